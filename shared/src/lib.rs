@@ -1,0 +1,13 @@
+//! The shared heart of Patience Race: cards, seeded deals, the rules of every
+//! game, the solver and the wire protocol.
+//!
+//! Everything here is pure: no I/O, no clock, no OS randomness. Time and
+//! seeds come in as arguments, so the server, the terminal client and the
+//! solver all compute the same thing from the same inputs.
+
+pub mod card;
+pub mod conformance;
+pub mod deck;
+pub mod game;
+pub mod games;
+pub mod rules;
