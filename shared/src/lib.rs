@@ -11,3 +11,4 @@ pub mod deck;
 pub mod game;
 pub mod games;
 pub mod rules;
+pub mod solver;

@@ -17,9 +17,10 @@ use crate::card::{Card, Suit};
 use crate::game::GameKind;
 
 /// A place where cards lie. Indices are 0-based here; the move notation
-/// numbers them from 1 for people.
+/// numbers them from 1 for people. Serialized as `{"kind": "pile", "index": 0}`
+/// or `{"kind": "stock"}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", tag = "kind", content = "index")]
 pub enum Zone {
     /// A tableau pile.
     Pile(u8),

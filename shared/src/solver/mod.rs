@@ -1,0 +1,275 @@
+//! The solver: proves deals winnable (with a line of moves) or unwinnable (by
+//! exhausting every reachable position), within a budget.
+//!
+//! The search is game-agnostic; each game supplies what makes it fast through
+//! [`SolverGame`]: a canonical position key (piles that differ only in order,
+//! or two copies of a card, are one position) and an ordered, pruned list of
+//! moves worth trying.
+//!
+//! Layout:
+//! - this module: the iterative depth-first search with its transposition
+//!   table, budgets, verdicts, hints and the search for winnable seeds;
+//! - one module per game with its [`SolverGame`] implementation.
+//!
+//! The solver is pure like the rest of `shared`: it reads no clock. A caller
+//! that wants a time limit passes a `should_stop` callback (see [`Budget`]);
+//! only the positions budget keeps verdicts reproducible.
+//!
+//! Every winning line is replayed through the plain rules engine before it is
+//! returned, so a pruning bug can cost a verdict but can never produce a false
+//! "winnable".
+
+pub mod any;
+
+use std::fmt;
+
+use rustc_hash::FxHashSet;
+
+use crate::rules::{MoveError, Outcome, Rules};
+
+/// What a game adds to its rules so the search is fast.
+pub trait SolverGame: Rules {
+    /// A 64-bit key of the position up to symmetries that do not change what
+    /// can be won: equal keys must mean equivalent positions (up to hash
+    /// collisions, which are 2^-64 events per pair).
+    fn canonical_key(&self) -> u64;
+
+    /// Clears `moves` and fills it with the moves worth trying, best first.
+    /// It may leave out moves that provably cannot change the verdict, and
+    /// may return a single move it proves safe to play at once. Every move it
+    /// returns must be legal.
+    fn search_moves(&self, moves: &mut Vec<Self::Move>);
+}
+
+/// How much work a search may do.
+#[derive(Clone, Copy)]
+pub struct Budget<'a> {
+    /// The most positions to expand (generate moves for) before giving up.
+    pub positions: u64,
+    /// Asked every few thousand positions; `true` stops the search with an
+    /// unknown verdict. Use it for time limits; `None` keeps the verdict
+    /// reproducible.
+    pub should_stop: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl Budget<'_> {
+    /// A budget of `positions` expanded positions and no other limit.
+    pub fn positions(positions: u64) -> Budget<'static> {
+        Budget { positions, should_stop: None }
+    }
+}
+
+impl fmt::Debug for Budget<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Budget")
+            .field("positions", &self.positions)
+            .field("should_stop", &self.should_stop.is_some())
+            .finish()
+    }
+}
+
+/// The positions budget the published figures use.
+pub const DEFAULT_BUDGET: u64 = 1_000_000;
+
+/// What the search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict<M> {
+    /// Winnable: this line of moves, from the position searched, wins.
+    Winnable(Vec<M>),
+    /// Every reachable position was searched and none is won.
+    Unwinnable,
+    /// The budget ran out first.
+    Unknown,
+}
+
+impl<M> Verdict<M> {
+    /// `winnable`, `unwinnable` or `unknown`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Winnable(_) => "winnable",
+            Verdict::Unwinnable => "unwinnable",
+            Verdict::Unknown => "unknown",
+        }
+    }
+
+    /// Whether the search settled the question either way.
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, Verdict::Unknown)
+    }
+}
+
+/// A verdict with the work it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution<M> {
+    /// The verdict.
+    pub verdict: Verdict<M>,
+    /// Positions expanded.
+    pub positions: u64,
+}
+
+/// A winning line the search found did not survive its replay through the
+/// rules engine. This is a solver bug (an unsound pruning rule or key); it
+/// is reported rather than trusted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("solver bug: its winning line failed replay at move {index}: {reason}")]
+pub struct ReplayFailure {
+    /// 0-based index of the first move that failed, or the line's length if
+    /// every move applied but the game was not won.
+    pub index: usize,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// Replays `line` from `start` through the rules engine and checks it wins.
+pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFailure> {
+    let mut state = start.clone();
+    for (index, &mv) in line.iter().enumerate() {
+        state
+            .apply(mv)
+            .map_err(|error: MoveError| ReplayFailure { index, reason: error.to_string() })?;
+    }
+    if state.is_won() {
+        Ok(())
+    } else {
+        Err(ReplayFailure { index: line.len(), reason: "the line ends in a position that is not won".into() })
+    }
+}
+
+/// One level of the explicit search stack.
+struct Frame<M> {
+    /// The move that led to this frame's position, with what it did, so it can
+    /// be undone when the frame is left. `None` for the root.
+    entered_by: Option<(M, Outcome)>,
+    /// This frame's moves are `arena[first..end]`; `next` is the next to try.
+    first: usize,
+    next: usize,
+}
+
+/// How often (in expanded positions) `should_stop` is asked.
+const STOP_CHECK_INTERVAL: u64 = 4096;
+
+/// Searches from `start` for a winning line: depth first, iteratively, with a
+/// transposition table of canonical keys so no position is expanded twice.
+///
+/// With no `should_stop`, the same position and budget always give the same
+/// result. The line of a winnable verdict has been replayed through the
+/// rules engine.
+pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G::Move>, ReplayFailure> {
+    let mut state = start.clone();
+    let mut seen: FxHashSet<u64> = FxHashSet::default();
+    let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
+    let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
+    let mut stack: Vec<Frame<G::Move>> = Vec::with_capacity(1024);
+    let mut positions = 0u64;
+
+    if state.is_won() {
+        return Ok(Solution { verdict: Verdict::Winnable(Vec::new()), positions });
+    }
+    seen.insert(state.canonical_key());
+    positions += 1;
+    state.search_moves(&mut scratch);
+    arena.extend_from_slice(&scratch);
+    stack.push(Frame { entered_by: None, first: 0, next: 0 });
+
+    while let Some(frame) = stack.last_mut() {
+        if frame.next == arena.len() {
+            // Every move from this position has been tried: leave it.
+            let first = frame.first;
+            let entered_by = frame.entered_by.take();
+            stack.pop();
+            arena.truncate(first);
+            if let Some((mv, outcome)) = entered_by {
+                state.undo(mv, &outcome);
+            }
+            continue;
+        }
+        let mv = arena[frame.next];
+        frame.next += 1;
+        let outcome = match state.apply(mv) {
+            Ok(outcome) => outcome,
+            // `search_moves` promises legal moves; a refused one is skipped
+            // rather than trusted, and the verdict stays sound.
+            Err(_) => continue,
+        };
+        if !seen.insert(state.canonical_key()) {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        if state.is_won() {
+            let mut line: Vec<G::Move> =
+                stack.iter().filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m)).collect();
+            line.push(mv);
+            verify_line(start, &line)?;
+            return Ok(Solution { verdict: Verdict::Winnable(line), positions });
+        }
+        if positions >= budget.positions {
+            return Ok(Solution { verdict: Verdict::Unknown, positions });
+        }
+        positions += 1;
+        if positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
+            return Ok(Solution { verdict: Verdict::Unknown, positions });
+        }
+        let first = arena.len();
+        state.search_moves(&mut scratch);
+        arena.extend_from_slice(&scratch);
+        stack.push(Frame { entered_by: Some((mv, outcome)), first, next: first });
+    }
+    Ok(Solution { verdict: Verdict::Unwinnable, positions })
+}
+
+/// The answer to "what should I play next?".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hint<M> {
+    /// The next move of a winning line.
+    Play(M),
+    /// The position is won already.
+    AlreadyWon,
+    /// No winning line exists from here.
+    NoWinningLine,
+    /// The budget ran out before either was found.
+    Unknown,
+}
+
+/// A hint for `position`: the first move of a winning line from it.
+pub fn hint<G: SolverGame>(position: &G, budget: Budget<'_>) -> Result<Hint<G::Move>, ReplayFailure> {
+    if position.is_won() {
+        return Ok(Hint::AlreadyWon);
+    }
+    Ok(match solve(position, budget)?.verdict {
+        Verdict::Winnable(line) => line.first().map_or(Hint::AlreadyWon, |&mv| Hint::Play(mv)),
+        Verdict::Unwinnable => Hint::NoWinningLine,
+        Verdict::Unknown => Hint::Unknown,
+    })
+}
+
+/// A seed proved winnable, with its line and how many seeds were passed over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WinnableDeal<M> {
+    /// The seed.
+    pub seed: u64,
+    /// A winning line from its deal.
+    pub line: Vec<M>,
+    /// Seeds tried before it: proved unwinnable or left unknown.
+    pub skipped: u64,
+}
+
+/// Walks `seeds` in order and returns the first whose deal the solver proves
+/// winnable within `budget`, or `None` if the stream ends first.
+///
+/// Unknown deals are skipped along with unwinnable ones, which tilts the
+/// deals chosen toward those the solver finds easy; `docs/WINNABILITY.md`
+/// measures how much.
+pub fn first_winnable<G: SolverGame>(
+    seeds: impl IntoIterator<Item = u64>,
+    deal: impl Fn(u64) -> G,
+    budget: Budget<'_>,
+) -> Result<Option<WinnableDeal<G::Move>>, ReplayFailure> {
+    let mut skipped = 0;
+    for seed in seeds {
+        if let Verdict::Winnable(line) = solve(&deal(seed), budget)?.verdict {
+            return Ok(Some(WinnableDeal { seed, line, skipped }));
+        }
+        skipped += 1;
+    }
+    Ok(None)
+}
