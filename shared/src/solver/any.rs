@@ -9,6 +9,7 @@ use crate::games::forty_thieves::{FortyThieves, Variant};
 use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
+use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::{Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve};
 
 /// A verdict without its line, for reports and statistics.
@@ -64,7 +65,7 @@ fn report_for<G: SolverGame>(game: GameKind, seed: u64, start: &G, budget: Budge
 /// Solves the deal of `game` for `seed`.
 pub fn solve_deal(game: GameKind, seed: u64, budget: Budget<'_>) -> Result<DealReport, ReplayFailure> {
     match game {
-        GameKind::ThreeBlindMice => report_for(game, seed, &ThreeBlindMice::deal(seed), budget),
+        GameKind::ThreeBlindMice => report_for(game, seed, &TbmSearch::new(ThreeBlindMice::deal(seed)), budget),
         GameKind::Indian => report_for(game, seed, &FortyThieves::deal(Variant::Indian, seed), budget),
         GameKind::Midshipman => report_for(game, seed, &FortyThieves::deal(Variant::Midshipman, seed), budget),
         GameKind::VirginiaReel => report_for(game, seed, &VirginiaReel::deal(seed), budget),
@@ -82,7 +83,7 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
         }
     }
     Ok(match position {
-        AnyGame::ThreeBlindMice(state) => wrap(hint(state, budget)?, AnyMove::ThreeBlindMice),
+        AnyGame::ThreeBlindMice(state) => wrap(hint(&TbmSearch::new(state.clone()), budget)?, AnyMove::ThreeBlindMice),
         AnyGame::FortyThieves(state) => wrap(hint(state, budget)?, AnyMove::FortyThieves),
         AnyGame::VirginiaReel(state) => wrap(hint(state, budget)?, AnyMove::VirginiaReel),
     })
@@ -116,7 +117,7 @@ pub fn first_winnable_deal(
         })
     }
     Ok(match game {
-        GameKind::ThreeBlindMice => wrap(game, first_winnable(seeds, ThreeBlindMice::deal, budget)?, AnyMove::ThreeBlindMice),
+        GameKind::ThreeBlindMice => wrap(game, first_winnable(seeds, |seed| TbmSearch::new(ThreeBlindMice::deal(seed)), budget)?, AnyMove::ThreeBlindMice),
         GameKind::Indian => wrap(
             game,
             first_winnable(seeds, |seed| FortyThieves::deal(Variant::Indian, seed), budget)?,

@@ -20,6 +20,8 @@
 //! "winnable".
 
 pub mod any;
+pub mod three_blind_mice;
+mod zobrist;
 
 use std::fmt;
 
