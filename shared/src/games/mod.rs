@@ -1,2 +1,3 @@
 //! The rules of each game, one module per family. Each is a pure state
 //! machine implementing [`crate::rules::Rules`].
+pub mod forty_thieves;
