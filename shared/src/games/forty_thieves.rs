@@ -24,6 +24,11 @@
 //! at the end; a foundation is just the rank of its top card, since its suit
 //! is fixed (foundations `2s` and `2s + 1` hold suit `s`).
 //!
+//! Notation (piles numbered from 1): `3>7` moves the top card of pile 3
+//! onto pile 7 (or into it, when empty); `3>f` sends it to its foundation;
+//! `w>7` and `w>f` do the same with the waste's top card; `s` turns the
+//! stock. Those are the canonical forms; reading ignores case and spaces.
+//!
 //! Stock order: the stock is what is left of the shuffled pack `P` after the
 //! tableau, and the first card turned is the next card of `P` after the
 //! tableau (`P[30]` in Indian, `P[36]` in Midshipman), as PySolFC deals it. The
@@ -495,7 +500,7 @@ impl FortyThieves {
                 "{label}: a face-down card on top would already have turned up"
             ));
         }
-        self.face_down[pile] = down.len() as u8;
+        let face_down = down.len();
         let cards: Vec<Card> = down.into_iter().chain(up).collect();
         if cards.len() > MAX_PILE_LEN {
             return Err(format!("{label}: more than {MAX_PILE_LEN} cards"));
@@ -511,6 +516,7 @@ impl FortyThieves {
             ));
         }
         self.piles[pile] = cards_into(cards, label)?;
+        self.face_down[pile] = face_down as u8;
         Ok(())
     }
 
