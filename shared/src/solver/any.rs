@@ -9,6 +9,7 @@ use crate::games::forty_thieves::{FortyThieves, Variant};
 use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
+use crate::solver::plain::Plain;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::{Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve};
 
@@ -66,9 +67,9 @@ fn report_for<G: SolverGame>(game: GameKind, seed: u64, start: &G, budget: Budge
 pub fn solve_deal(game: GameKind, seed: u64, budget: Budget<'_>) -> Result<DealReport, ReplayFailure> {
     match game {
         GameKind::ThreeBlindMice => report_for(game, seed, &TbmSearch::new(ThreeBlindMice::deal(seed)), budget),
-        GameKind::Indian => report_for(game, seed, &FortyThieves::deal(Variant::Indian, seed), budget),
-        GameKind::Midshipman => report_for(game, seed, &FortyThieves::deal(Variant::Midshipman, seed), budget),
-        GameKind::VirginiaReel => report_for(game, seed, &VirginiaReel::deal(seed), budget),
+        GameKind::Indian => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Indian, seed)), budget),
+        GameKind::Midshipman => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget),
+        GameKind::VirginiaReel => report_for(game, seed, &Plain(VirginiaReel::deal(seed)), budget),
     }
 }
 
@@ -84,8 +85,8 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
     }
     Ok(match position {
         AnyGame::ThreeBlindMice(state) => wrap(hint(&TbmSearch::new(state.clone()), budget)?, AnyMove::ThreeBlindMice),
-        AnyGame::FortyThieves(state) => wrap(hint(state, budget)?, AnyMove::FortyThieves),
-        AnyGame::VirginiaReel(state) => wrap(hint(state, budget)?, AnyMove::VirginiaReel),
+        AnyGame::FortyThieves(state) => wrap(hint(&Plain(state.clone()), budget)?, AnyMove::FortyThieves),
+        AnyGame::VirginiaReel(state) => wrap(hint(&Plain(state.clone()), budget)?, AnyMove::VirginiaReel),
     })
 }
 
@@ -120,14 +121,14 @@ pub fn first_winnable_deal(
         GameKind::ThreeBlindMice => wrap(game, first_winnable(seeds, |seed| TbmSearch::new(ThreeBlindMice::deal(seed)), budget)?, AnyMove::ThreeBlindMice),
         GameKind::Indian => wrap(
             game,
-            first_winnable(seeds, |seed| FortyThieves::deal(Variant::Indian, seed), budget)?,
+            first_winnable(seeds, |seed| Plain(FortyThieves::deal(Variant::Indian, seed)), budget)?,
             AnyMove::FortyThieves,
         ),
         GameKind::Midshipman => wrap(
             game,
-            first_winnable(seeds, |seed| FortyThieves::deal(Variant::Midshipman, seed), budget)?,
+            first_winnable(seeds, |seed| Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget)?,
             AnyMove::FortyThieves,
         ),
-        GameKind::VirginiaReel => wrap(game, first_winnable(seeds, VirginiaReel::deal, budget)?, AnyMove::VirginiaReel),
+        GameKind::VirginiaReel => wrap(game, first_winnable(seeds, |seed| Plain(VirginiaReel::deal(seed)), budget)?, AnyMove::VirginiaReel),
     })
 }

@@ -20,6 +20,7 @@
 //! "winnable".
 
 pub mod any;
+pub mod plain;
 pub mod three_blind_mice;
 mod zobrist;
 
