@@ -5,6 +5,7 @@
 //! seeds come in as arguments, so the server, the terminal client and the
 //! solver all compute the same thing from the same inputs.
 
+pub mod any;
 pub mod card;
 pub mod conformance;
 pub mod deck;
