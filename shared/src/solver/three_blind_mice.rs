@@ -19,15 +19,22 @@
 //! # The safe move
 //!
 //! If a pile's *top* card X (or a cell card X) can go onto its parent P, and
-//! P is a top card, playing it at once never loses a winnable game. X can
-//! never go anywhere but onto P, the only card that can ever go onto P is X,
-//! and P stays a top card until X arrives. Any winning line from before the
-//! move can be replayed after it: moves onto X are still legal (X is still a
-//! top card), a move of the card under X now carries nothing, a move of P now
-//! carries X as the line would later have, and the card uncovered under X
-//! (or the emptied pile) only adds options. The restriction to a top card
-//! matters: a buried card moves with everything lying on it, and carrying
-//! those onto P can bury the parent of a card among them. The test
+//! every card under P lies on its own parent down to a King at the bottom
+//! (or nothing lies under P), playing it at once never loses a winnable game.
+//! X can never go anywhere but onto P, the only card that can ever go onto P
+//! is X, and P stays a top card until X arrives. Any winning line from before
+//! the move can be replayed after it: moves onto X are still legal (X is still
+//! a top card), a move of the card under X now carries nothing, a move of P
+//! now carries X as the line would later have, and the card uncovered under X
+//! (or the emptied pile) only adds options. The cards under P are what can go
+//! wrong, which is why they must be settled: a card under P may need to move
+//! (carrying P) onto X or onto a card that will lie on X, and once X lies on
+//! P above it, it never can. (Seed 40 is such a deal: its 3♦ lies under the
+//! 5♦ and needs the 4♦, so laying the 4♦ on the 5♦ loses the game.) Cards
+//! that lie on their parents down to a bottom King never move on their own,
+//! so nothing under P can then need X. The restriction to a top X matters
+//! too: a buried card moves with everything lying on it, and carrying those
+//! onto P can bury the parent of a card among them. The test
 //! `safe_move_keeps_every_verdict` compares verdicts with and without the
 //! rule on a thousand deals.
 //!
@@ -117,6 +124,28 @@ impl TbmSearch {
             }
             TbmMove::CellToPile { cell, .. } => self.state.cell(usize::from(cell)).map(|card| (card, true)),
         }
+    }
+
+    /// Whether every card under the top of pile `pile` is settled: it lies on
+    /// its parent, down to a King at the bottom, or nothing lies under the top.
+    /// Settled cards never move on their own again.
+    fn under_top_is_settled(&self, pile: usize) -> bool {
+        let cards = self.state.pile(pile);
+        if cards.len() <= 1 {
+            return true;
+        }
+        self.state.face_down(pile) == 0
+            && cards[0].rank() == KING
+            && cards.windows(2).all(|pair| pair[1].next_higher() == Some(pair[0]))
+    }
+
+    /// Whether `mv` is the safe move of the module docs.
+    fn is_safe(&self, mv: TbmMove) -> bool {
+        let to = match mv {
+            TbmMove::PileToPile { to, .. } | TbmMove::CellToPile { to, .. } => usize::from(to),
+        };
+        self.moved_card(mv).is_some_and(|(card, on_top)| on_top && card.rank() != KING)
+            && self.under_top_is_settled(to)
     }
 
     /// Ordering score: higher is tried first.
@@ -209,9 +238,7 @@ impl SolverGame for TbmSearch {
     fn search_moves(&self, moves: &mut Vec<TbmMove>) {
         self.state.legal_moves(moves);
         if self.use_safe_move {
-            let safe = moves.iter().copied().find(|&mv| {
-                self.moved_card(mv).is_some_and(|(card, on_top)| on_top && card.rank() != KING)
-            });
+            let safe = moves.iter().copied().find(|&mv| self.is_safe(mv));
             if let Some(mv) = safe {
                 moves.clear();
                 moves.push(mv);
@@ -271,10 +298,10 @@ mod tests {
 
     #[test]
     fn key_ignores_pile_order_but_not_contents() {
-        let a = ThreeBlindMice::from_fixture("p1 Kh Qh\np2 9c\nc1 2d").expect("fixture");
-        let b = ThreeBlindMice::from_fixture("p2 Kh Qh\np5 9c\nc2 2d").expect("fixture");
-        let c = ThreeBlindMice::from_fixture("p1 Kh Qh\np2 9c\nc1 3d").expect("fixture");
-        let d = ThreeBlindMice::from_fixture("p1 Kh|Qh\np2 9c\nc1 2d").expect("fixture");
+        let a = ThreeBlindMice::from_fixture("p1: Kh Qh\np2: 9c\nc1: 2d").expect("fixture");
+        let b = ThreeBlindMice::from_fixture("p2: Kh Qh\np5: 9c\nc2: 2d").expect("fixture");
+        let c = ThreeBlindMice::from_fixture("p1: Kh Qh\np2: 9c\nc1: 3d").expect("fixture");
+        let d = ThreeBlindMice::from_fixture("p1: Kh | Qh\np2: 9c\nc1: 2d").expect("fixture");
         let key = |state: &ThreeBlindMice| TbmSearch::new(state.clone()).canonical_key();
         assert_eq!(key(&a), key(&b));
         assert_ne!(key(&a), key(&c));
