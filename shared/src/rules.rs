@@ -199,6 +199,35 @@ pub enum MoveError {
     /// The move is for a different game than the position's.
     #[error("that move belongs to another game")]
     WrongGame,
+
+    // Virginia Reel.
+    /// A gap in a Virginia Reel row is filled only with that row's base rank
+    /// (a 2, 3 or 4), taken from a reserve top or from another row.
+    #[error("{card} cannot fill the gap at {zone}")]
+    CannotFill {
+        /// The card offered as a filler.
+        card: Card,
+        /// The gap it was offered for.
+        zone: Zone,
+    },
+    /// Only an Ace may be discarded (Virginia Reel).
+    #[error("only an Ace can be discarded, not {card}")]
+    NotAnAce {
+        /// The card offered.
+        card: Card,
+    },
+    /// Two Virginia Reel cards swap only when each belongs in the other's row.
+    #[error("{first} and {second} do not belong in each other's rows")]
+    CannotSwap {
+        /// The card at the first position named.
+        first: Card,
+        /// The card at the second position named.
+        second: Card,
+    },
+    /// A Virginia Reel swap names its lower position first, so that each swap
+    /// has exactly one form.
+    #[error("a swap names its lower position first")]
+    SwapOutOfOrder,
 }
 
 /// A move's text that does not parse, or names nothing in this position.

@@ -61,7 +61,7 @@ fn allocations() -> u64 {
 /// rules calls alone (dealing is not counted). The move buffer is allocated up
 /// front with room for any position's moves, as the solver's is.
 fn allocations_in_play<R: Rules>(deal: impl Fn(u64) -> R) -> u64 {
-    let mut moves = Vec::with_capacity(512);
+    let mut moves = Vec::with_capacity(4096);
     let mut rng = TestRng::new(9);
     let mut counted = 0;
     for seed in 0..20 {

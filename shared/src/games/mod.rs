@@ -3,3 +3,4 @@
 
 pub mod forty_thieves;
 pub mod three_blind_mice;
+pub mod virginia_reel;
