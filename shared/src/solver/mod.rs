@@ -42,6 +42,13 @@ pub trait SolverGame: Rules {
     /// may return a single move it proves safe to play at once. Every move it
     /// returns must be legal.
     fn search_moves(&self, moves: &mut Vec<Self::Move>);
+
+    /// Whether the position is provably lost, so the search need not expand
+    /// it. Must never say `true` of a position from which a win exists.
+    /// The default proves nothing.
+    fn is_dead(&self) -> bool {
+        false
+    }
 }
 
 /// How much work a search may do.
@@ -170,6 +177,9 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
     }
     seen.insert(state.canonical_key());
     positions += 1;
+    if state.is_dead() {
+        return Ok(Solution { verdict: Verdict::Unwinnable, positions });
+    }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
     stack.push(Frame { entered_by: None, first: 0, next: 0 });
@@ -209,6 +219,10 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
             return Ok(Solution { verdict: Verdict::Unknown, positions });
         }
         positions += 1;
+        if state.is_dead() {
+            state.undo(mv, &outcome);
+            continue;
+        }
         if positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
             return Ok(Solution { verdict: Verdict::Unknown, positions });
         }
