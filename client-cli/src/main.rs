@@ -23,10 +23,26 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<String> {
     Ok(match cli.command {
         Command::Deal { game, seed, json } => inspect::deal(game, seed, json),
-        Command::Moves { game, seed, play, json } => inspect::moves(game, seed, &play, json)?,
-        Command::Solve { game, seed, budget, max_seconds, json } => solve::solve(game, seed, budget, max_seconds, json)?,
-        Command::Survey { game, deals, from, budget, threads, json } => {
-            solve::survey(game, deals, from, budget, threads, json)?
-        }
+        Command::Moves {
+            game,
+            seed,
+            play,
+            json,
+        } => inspect::moves(game, seed, &play, json)?,
+        Command::Solve {
+            game,
+            seed,
+            budget,
+            max_seconds,
+            json,
+        } => solve::solve(game, seed, budget, max_seconds, json)?,
+        Command::Survey {
+            game,
+            deals,
+            from,
+            budget,
+            threads,
+            json,
+        } => solve::survey(game, deals, from, budget, threads, json)?,
     })
 }

@@ -14,9 +14,21 @@ use patience_shared::rules::{Board, Zone, ZoneCards};
 /// The whole board as text, ending without a newline.
 pub fn board_text(board: &Board) -> String {
     let mut out = String::new();
-    let piles: Vec<&ZoneCards> = board.zones.iter().filter(|z| matches!(z.zone, Zone::Pile(_))).collect();
-    let reserves: Vec<&ZoneCards> = board.zones.iter().filter(|z| matches!(z.zone, Zone::Reserve(_))).collect();
-    let positions: Vec<&ZoneCards> = board.zones.iter().filter(|z| matches!(z.zone, Zone::Position(_))).collect();
+    let piles: Vec<&ZoneCards> = board
+        .zones
+        .iter()
+        .filter(|z| matches!(z.zone, Zone::Pile(_)))
+        .collect();
+    let reserves: Vec<&ZoneCards> = board
+        .zones
+        .iter()
+        .filter(|z| matches!(z.zone, Zone::Reserve(_)))
+        .collect();
+    let positions: Vec<&ZoneCards> = board
+        .zones
+        .iter()
+        .filter(|z| matches!(z.zone, Zone::Position(_)))
+        .collect();
     if !positions.is_empty() {
         out.push_str(&positions_grid(&positions));
     }
@@ -27,7 +39,10 @@ pub fn board_text(board: &Board) -> String {
         out.push_str(&columns("Reserve", &reserves));
     }
     for zone in &board.zones {
-        if matches!(zone.zone, Zone::Pile(_) | Zone::Reserve(_) | Zone::Position(_)) {
+        if matches!(
+            zone.zone,
+            Zone::Pile(_) | Zone::Reserve(_) | Zone::Position(_)
+        ) {
             continue;
         }
         let _ = writeln!(out, "{}", zone_line(zone));
@@ -36,7 +51,11 @@ pub fn board_text(board: &Board) -> String {
 }
 
 fn card_text(zone: &ZoneCards, index: usize, card: Card) -> String {
-    if index < usize::from(zone.face_down) { format!("({card})") } else { card.to_string() }
+    if index < usize::from(zone.face_down) {
+        format!("({card})")
+    } else {
+        card.to_string()
+    }
 }
 
 /// Zones drawn side by side as columns, bottom card first, numbered from 1.
@@ -52,7 +71,11 @@ fn columns(title: &str, zones: &[&ZoneCards]) -> String {
     for row in 0..height {
         let mut line = String::new();
         for zone in zones {
-            let cell = zone.cards.get(row).map(|&card| card_text(zone, row, card)).unwrap_or_default();
+            let cell = zone
+                .cards
+                .get(row)
+                .map(|&card| card_text(zone, row, card))
+                .unwrap_or_default();
             let _ = write!(line, "{cell:<WIDTH$}");
         }
         out.push_str(line.trim_end());
@@ -78,8 +101,17 @@ fn positions_grid(positions: &[&ZoneCards]) -> String {
     for (row_index, row) in positions.chunks(8).enumerate() {
         let mut line = format!("{}  ", (b'A' + row_index as u8) as char);
         for zone in row {
-            let cards: String = zone.cards.iter().enumerate().map(|(i, &c)| card_text(zone, i, c)).collect();
-            let cell = if cards.is_empty() { "--".to_string() } else { cards };
+            let cards: String = zone
+                .cards
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| card_text(zone, i, c))
+                .collect();
+            let cell = if cards.is_empty() {
+                "--".to_string()
+            } else {
+                cards
+            };
             let _ = write!(line, "{cell:<WIDTH$}");
         }
         out.push_str(line.trim_end());
@@ -103,9 +135,17 @@ fn zone_line(zone: &ZoneCards) -> String {
         // The stock's top, the next card turned, is its last card.
         zone.cards.iter().rev().map(Card::to_string).collect()
     } else {
-        zone.cards.iter().enumerate().map(|(i, &c)| card_text(zone, i, c)).collect()
+        zone.cards
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| card_text(zone, i, c))
+            .collect()
     };
-    if cards.is_empty() { format!("{label}: --") } else { format!("{label}: {}", cards.join(" ")) }
+    if cards.is_empty() {
+        format!("{label}: --")
+    } else {
+        format!("{label}: {}", cards.join(" "))
+    }
 }
 
 #[cfg(test)]
@@ -123,10 +163,26 @@ mod tests {
         let board = Board {
             game: GameKind::Indian,
             zones: vec![
-                ZoneCards { zone: Zone::Pile(0), face_down: 1, cards: vec![card("7h"), card("8c")] },
-                ZoneCards { zone: Zone::Pile(1), face_down: 0, cards: vec![card("Ks")] },
-                ZoneCards { zone: Zone::Stock, face_down: 2, cards: vec![card("2d"), card("3d")] },
-                ZoneCards { zone: Zone::Waste, face_down: 0, cards: vec![] },
+                ZoneCards {
+                    zone: Zone::Pile(0),
+                    face_down: 1,
+                    cards: vec![card("7h"), card("8c")],
+                },
+                ZoneCards {
+                    zone: Zone::Pile(1),
+                    face_down: 0,
+                    cards: vec![card("Ks")],
+                },
+                ZoneCards {
+                    zone: Zone::Stock,
+                    face_down: 2,
+                    cards: vec![card("2d"), card("3d")],
+                },
+                ZoneCards {
+                    zone: Zone::Waste,
+                    face_down: 0,
+                    cards: vec![],
+                },
             ],
         };
         assert_eq!(

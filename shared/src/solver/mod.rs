@@ -65,7 +65,10 @@ pub struct Budget<'a> {
 impl Budget<'_> {
     /// A budget of `positions` expanded positions and no other limit.
     pub fn positions(positions: u64) -> Budget<'static> {
-        Budget { positions, should_stop: None }
+        Budget {
+            positions,
+            should_stop: None,
+        }
     }
 }
 
@@ -134,14 +137,18 @@ pub struct ReplayFailure {
 pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFailure> {
     let mut state = start.clone();
     for (index, &mv) in line.iter().enumerate() {
-        state
-            .apply(mv)
-            .map_err(|error: MoveError| ReplayFailure { index, reason: error.to_string() })?;
+        state.apply(mv).map_err(|error: MoveError| ReplayFailure {
+            index,
+            reason: error.to_string(),
+        })?;
     }
     if state.is_won() {
         Ok(())
     } else {
-        Err(ReplayFailure { index: line.len(), reason: "the line ends in a position that is not won".into() })
+        Err(ReplayFailure {
+            index: line.len(),
+            reason: "the line ends in a position that is not won".into(),
+        })
     }
 }
 
@@ -164,7 +171,10 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
 /// rules engine.
-pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G::Move>, ReplayFailure> {
+pub fn solve<G: SolverGame>(
+    start: &G,
+    budget: Budget<'_>,
+) -> Result<Solution<G::Move>, ReplayFailure> {
     let mut state = start.clone();
     let mut seen: FxHashSet<u64> = FxHashSet::default();
     let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
@@ -173,16 +183,26 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
     let mut positions = 0u64;
 
     if state.is_won() {
-        return Ok(Solution { verdict: Verdict::Winnable(Vec::new()), positions });
+        return Ok(Solution {
+            verdict: Verdict::Winnable(Vec::new()),
+            positions,
+        });
     }
     seen.insert(state.canonical_key());
     positions += 1;
     if state.is_dead() {
-        return Ok(Solution { verdict: Verdict::Unwinnable, positions });
+        return Ok(Solution {
+            verdict: Verdict::Unwinnable,
+            positions,
+        });
     }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
-    stack.push(Frame { entered_by: None, first: 0, next: 0 });
+    stack.push(Frame {
+        entered_by: None,
+        first: 0,
+        next: 0,
+    });
 
     while let Some(frame) = stack.last_mut() {
         if frame.next == arena.len() {
@@ -209,29 +229,49 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
             continue;
         }
         if state.is_won() {
-            let mut line: Vec<G::Move> =
-                stack.iter().filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m)).collect();
+            let mut line: Vec<G::Move> = stack
+                .iter()
+                .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
+                .collect();
             line.push(mv);
             verify_line(start, &line)?;
-            return Ok(Solution { verdict: Verdict::Winnable(line), positions });
+            return Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                positions,
+            });
         }
         if positions >= budget.positions {
-            return Ok(Solution { verdict: Verdict::Unknown, positions });
+            return Ok(Solution {
+                verdict: Verdict::Unknown,
+                positions,
+            });
         }
         positions += 1;
         if state.is_dead() {
             state.undo(mv, &outcome);
             continue;
         }
-        if positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
-            return Ok(Solution { verdict: Verdict::Unknown, positions });
+        if positions.is_multiple_of(STOP_CHECK_INTERVAL)
+            && budget.should_stop.is_some_and(|stop| stop())
+        {
+            return Ok(Solution {
+                verdict: Verdict::Unknown,
+                positions,
+            });
         }
         let first = arena.len();
         state.search_moves(&mut scratch);
         arena.extend_from_slice(&scratch);
-        stack.push(Frame { entered_by: Some((mv, outcome)), first, next: first });
+        stack.push(Frame {
+            entered_by: Some((mv, outcome)),
+            first,
+            next: first,
+        });
     }
-    Ok(Solution { verdict: Verdict::Unwinnable, positions })
+    Ok(Solution {
+        verdict: Verdict::Unwinnable,
+        positions,
+    })
 }
 
 /// The answer to "what should I play next?".
@@ -248,7 +288,10 @@ pub enum Hint<M> {
 }
 
 /// A hint for `position`: the first move of a winning line from it.
-pub fn hint<G: SolverGame>(position: &G, budget: Budget<'_>) -> Result<Hint<G::Move>, ReplayFailure> {
+pub fn hint<G: SolverGame>(
+    position: &G,
+    budget: Budget<'_>,
+) -> Result<Hint<G::Move>, ReplayFailure> {
     if position.is_won() {
         return Ok(Hint::AlreadyWon);
     }
@@ -281,12 +324,14 @@ pub fn first_winnable<G: SolverGame>(
     deal: impl Fn(u64) -> G,
     budget: Budget<'_>,
 ) -> Result<Option<WinnableDeal<G::Move>>, ReplayFailure> {
-    let mut skipped = 0;
-    for seed in seeds {
+    for (skipped, seed) in (0u64..).zip(seeds) {
         if let Verdict::Winnable(line) = solve(&deal(seed), budget)?.verdict {
-            return Ok(Some(WinnableDeal { seed, line, skipped }));
+            return Ok(Some(WinnableDeal {
+                seed,
+                line,
+                skipped,
+            }));
         }
-        skipped += 1;
     }
     Ok(None)
 }

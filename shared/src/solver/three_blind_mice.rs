@@ -38,6 +38,26 @@
 //! `safe_move_keeps_every_verdict` compares verdicts with and without the
 //! rule on a thousand deals.
 //!
+//! # Dead positions
+//!
+//! Call a card's *final move* its one independent move left: a card not
+//! lying on its parent moves on its own only onto its parent (or, a King,
+//! into an empty pile), and once there it only travels with what lies under
+//! it. A winning line must make every such final move, and some must come
+//! before others:
+//!
+//! - C's final move lays it on its parent P, so P must be a top card then.
+//!   Only one card can take a card off P: the card Y lying directly on it,
+//!   by its own final move (moving P carries Y along, and moving a card above
+//!   Y leaves Y where it is). So Y's final move comes before C's.
+//! - If P is in a cell, P's final move (out of the cell) comes before C's.
+//! - A face-down C can move only once turned up, so once the card directly
+//!   on it has made its final move.
+//!
+//! If these "before" links close a cycle, no order of final moves satisfies
+//! them and the position is lost. Cards that lie on their parents, and Kings
+//! at the bottom of a pile, make no final move and take no part.
+//!
 //! # Pruning and ordering
 //!
 //! All empty piles are alike to the key, so a King goes only into the first
@@ -45,6 +65,8 @@
 //! then moves of fewer cards.
 
 use std::hash::{Hash, Hasher};
+
+use arrayvec::ArrayVec;
 
 use crate::card::KING;
 use crate::game::GameKind;
@@ -60,24 +82,46 @@ static FACE_DOWN: [u64; 8] = table(0x7b3b);
 /// Zobrist values by card index for the cards still in cells.
 static CELL_CARD: [u64; 52] = table(0x7b3c);
 
+/// Which of the search's shortcuts are on. All are on by default; the
+/// soundness tests turn each off to check it changes no verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TbmOptions {
+    /// Play the safe move of the module docs alone when there is one.
+    pub safe_move: bool,
+    /// Stop at positions proved dead by the module docs' cycle argument.
+    pub dead_positions: bool,
+}
+
+impl Default for TbmOptions {
+    fn default() -> TbmOptions {
+        TbmOptions {
+            safe_move: true,
+            dead_positions: true,
+        }
+    }
+}
+
 /// A Three Blind Mice position with the pile hashes the solver's key needs.
 #[derive(Clone, Debug)]
 pub struct TbmSearch {
     state: ThreeBlindMice,
     pile_hashes: [u64; PILES],
-    /// Whether the safe move of the module docs is used (tests turn it off).
-    use_safe_move: bool,
+    options: TbmOptions,
 }
 
 impl TbmSearch {
-    /// The search's view of `state`, with the safe move on.
+    /// The search's view of `state`, every shortcut on.
     pub fn new(state: ThreeBlindMice) -> TbmSearch {
-        TbmSearch::with_safe_move(state, true)
+        TbmSearch::with_options(state, TbmOptions::default())
     }
 
-    /// As [`TbmSearch::new`], choosing whether the safe move is used.
-    pub fn with_safe_move(state: ThreeBlindMice, use_safe_move: bool) -> TbmSearch {
-        let mut search = TbmSearch { state, pile_hashes: [0; PILES], use_safe_move };
+    /// As [`TbmSearch::new`], choosing the shortcuts.
+    pub fn with_options(state: ThreeBlindMice, options: TbmOptions) -> TbmSearch {
+        let mut search = TbmSearch {
+            state,
+            pile_hashes: [0; PILES],
+            options,
+        };
         for pile in 0..PILES {
             search.rehash(pile);
         }
@@ -122,7 +166,9 @@ impl TbmSearch {
                 let index = pile.len().checked_sub(usize::from(count))?;
                 Some((pile[index], count == 1))
             }
-            TbmMove::CellToPile { cell, .. } => self.state.cell(usize::from(cell)).map(|card| (card, true)),
+            TbmMove::CellToPile { cell, .. } => {
+                self.state.cell(usize::from(cell)).map(|card| (card, true))
+            }
         }
     }
 
@@ -136,7 +182,9 @@ impl TbmSearch {
         }
         self.state.face_down(pile) == 0
             && cards[0].rank() == KING
-            && cards.windows(2).all(|pair| pair[1].next_higher() == Some(pair[0]))
+            && cards
+                .windows(2)
+                .all(|pair| pair[1].next_higher() == Some(pair[0]))
     }
 
     /// Whether `mv` is the safe move of the module docs.
@@ -144,7 +192,8 @@ impl TbmSearch {
         let to = match mv {
             TbmMove::PileToPile { to, .. } | TbmMove::CellToPile { to, .. } => usize::from(to),
         };
-        self.moved_card(mv).is_some_and(|(card, on_top)| on_top && card.rank() != KING)
+        self.moved_card(mv)
+            .is_some_and(|(card, on_top)| on_top && card.rank() != KING)
             && self.under_top_is_settled(to)
     }
 
@@ -228,16 +277,116 @@ impl Rules for TbmSearch {
     }
 }
 
+/// Marks "no card" in the tables of [`TbmSearch::is_dead`].
+const NO_CARD: u8 = u8::MAX;
+
+impl TbmSearch {
+    /// For each card (by index), the cards whose final moves must come
+    /// before its own (see the module docs), at most two; `NO_CARD` pads.
+    fn must_follow(&self) -> [[u8; 2]; 52] {
+        let mut above = [NO_CARD; 52];
+        let mut face_down = [false; 52];
+        let mut settled = [true; 52];
+        let mut in_cell = [false; 52];
+        for pile in 0..PILES {
+            let cards = self.state.pile(pile);
+            for (depth, card) in cards.iter().enumerate() {
+                let index = card.index();
+                above[index] = cards.get(depth + 1).map_or(NO_CARD, |c| c.index() as u8);
+                face_down[index] = depth < self.state.face_down(pile);
+                settled[index] = if depth == 0 {
+                    card.rank() == KING
+                } else {
+                    card.next_higher() == Some(cards[depth - 1])
+                };
+            }
+        }
+        for card in (0..2).filter_map(|cell| self.state.cell(cell)) {
+            in_cell[card.index()] = true;
+            settled[card.index()] = false;
+        }
+        let mut before = [[NO_CARD; 2]; 52];
+        for index in 0..52 {
+            if settled[index] {
+                continue;
+            }
+            let card = crate::card::Card::from_index(index);
+            if let Some(parent) = card.next_higher() {
+                let parent = parent.index();
+                let blocker = if in_cell[parent] {
+                    parent as u8
+                } else {
+                    above[parent]
+                };
+                if blocker != NO_CARD
+                    && usize::from(blocker) != index
+                    && !settled[usize::from(blocker)]
+                {
+                    before[index][0] = blocker;
+                }
+            }
+            if face_down[index] && above[index] != NO_CARD && !settled[usize::from(above[index])] {
+                before[index][1] = above[index];
+            }
+        }
+        before
+    }
+}
+
 impl SolverGame for TbmSearch {
+    fn is_dead(&self) -> bool {
+        if !self.options.dead_positions {
+            return false;
+        }
+        let before = self.must_follow();
+        // Depth-first search for a cycle: 0 = unvisited, 1 = on the path, 2 = done.
+        let mut colour = [0u8; 52];
+        let mut path: ArrayVec<(u8, u8), 52> = ArrayVec::new();
+        for start in 0..52u8 {
+            if colour[usize::from(start)] != 0 {
+                continue;
+            }
+            colour[usize::from(start)] = 1;
+            path.push((start, 0));
+            while let Some(&mut (node, ref mut next)) = path.last_mut() {
+                let successors = before[usize::from(node)];
+                if usize::from(*next) < successors.len() {
+                    let successor = successors[usize::from(*next)];
+                    *next += 1;
+                    if successor == NO_CARD {
+                        continue;
+                    }
+                    match colour[usize::from(successor)] {
+                        0 => {
+                            colour[usize::from(successor)] = 1;
+                            path.push((successor, 0));
+                        }
+                        1 => return true,
+                        _ => {}
+                    }
+                } else {
+                    colour[usize::from(node)] = 2;
+                    path.pop();
+                }
+            }
+        }
+        false
+    }
+
     fn canonical_key(&self) -> u64 {
-        let piles = self.pile_hashes.iter().fold(0u64, |key, &hash| key.wrapping_add(mix64(hash)));
-        let cells = (0..2).filter_map(|cell| self.state.cell(cell)).fold(0u64, |key, card| key ^ CELL_CARD[card.index()]);
+        let piles = self
+            .pile_hashes
+            .iter()
+            .fold(0u64, |key, &hash| key.wrapping_add(mix64(hash)));
+        let cells = (0..2)
+            .filter_map(|cell| self.state.cell(cell))
+            .fold(0u64, |key, card| key ^ CELL_CARD[card.index()]);
         piles ^ mix64(cells)
     }
 
     fn search_moves(&self, moves: &mut Vec<TbmMove>) {
         self.state.legal_moves(moves);
-        if self.use_safe_move {
+        if self.options.safe_move {
             let safe = moves.iter().copied().find(|&mv| self.is_safe(mv));
             if let Some(mv) = safe {
                 moves.clear();
@@ -259,28 +408,95 @@ impl SolverGame for TbmSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::{Budget, Verdict, solve, verify_line};
+    use crate::solver::{Budget, Solution, Verdict, solve, verify_line};
 
     fn verdict_name<M>(verdict: &Verdict<M>) -> &'static str {
         verdict.name()
     }
 
-    /// The safe move is sound: with and without it, every deal gets the
-    /// same settled verdict (a deal either side leaves unknown is skipped).
-    #[test]
-    fn safe_move_keeps_every_verdict() {
-        let budget = Budget::positions(200_000);
+    /// Solves seeds 1..=1000 with `options` and with every shortcut on, and
+    /// checks that every deal settled both ways gets the same verdict.
+    /// Returns how many deals were compared.
+    fn compare_verdicts(options: TbmOptions, budget: u64) -> usize {
         let mut compared = 0;
         for seed in 1..=1000 {
-            let with = solve(&TbmSearch::with_safe_move(ThreeBlindMice::deal(seed), true), budget).expect("replay");
-            let without =
-                solve(&TbmSearch::with_safe_move(ThreeBlindMice::deal(seed), false), budget).expect("replay");
+            let deal = ThreeBlindMice::deal(seed);
+            let with =
+                solve(&TbmSearch::new(deal.clone()), Budget::positions(budget)).expect("replay");
+            let without = solve(
+                &TbmSearch::with_options(deal, options),
+                Budget::positions(budget),
+            )
+            .expect("replay");
             if with.verdict.is_settled() && without.verdict.is_settled() {
-                assert_eq!(verdict_name(&with.verdict), verdict_name(&without.verdict), "seed {seed}");
+                assert_eq!(
+                    verdict_name(&with.verdict),
+                    verdict_name(&without.verdict),
+                    "seed {seed}"
+                );
                 compared += 1;
             }
         }
+        compared
+    }
+
+    #[test]
+    fn safe_move_keeps_every_verdict() {
+        let compared = compare_verdicts(
+            TbmOptions {
+                safe_move: false,
+                ..TbmOptions::default()
+            },
+            30_000,
+        );
         assert!(compared >= 900, "only {compared} deals settled both ways");
+    }
+
+    #[test]
+    fn dead_positions_keep_every_verdict() {
+        let compared = compare_verdicts(
+            TbmOptions {
+                dead_positions: false,
+                ..TbmOptions::default()
+            },
+            30_000,
+        );
+        assert!(compared >= 300, "only {compared} deals settled both ways");
+    }
+
+    /// A sharper check of the dead-position rule: no position along a
+    /// winning line, found with the rule off, is ever called dead.
+    #[test]
+    fn no_position_on_a_winning_line_is_dead() {
+        let options = TbmOptions {
+            dead_positions: false,
+            ..TbmOptions::default()
+        };
+        let mut checked = 0;
+        for seed in 1..=1000 {
+            let deal = ThreeBlindMice::deal(seed);
+            let solution = solve(
+                &TbmSearch::with_options(deal.clone(), options),
+                Budget::positions(30_000),
+            );
+            let Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                ..
+            }) = solution
+            else {
+                continue;
+            };
+            let mut state = deal;
+            for mv in line {
+                assert!(
+                    !TbmSearch::new(state.clone()).is_dead(),
+                    "seed {seed}: dead position on a winning line"
+                );
+                state.apply(mv).expect("the line is legal");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 5_000, "only {checked} positions checked");
     }
 
     #[test]
@@ -288,7 +504,11 @@ mod tests {
         let mut winnable = 0;
         for seed in 1..=300 {
             let deal = ThreeBlindMice::deal(seed);
-            if let Verdict::Winnable(line) = solve(&TbmSearch::new(deal.clone()), Budget::positions(1_000_000)).expect("replay").verdict {
+            if let Verdict::Winnable(line) =
+                solve(&TbmSearch::new(deal.clone()), Budget::positions(1_000_000))
+                    .expect("replay")
+                    .verdict
+            {
                 verify_line(&deal, &line).expect("the line wins");
                 winnable += 1;
             }
@@ -317,12 +537,18 @@ mod tests {
             search.legal_moves(&mut moves);
             let Some(&mv) = moves.last() else { break };
             let outcome = search.apply(mv).expect("legal");
-            assert_eq!(search.canonical_key(), TbmSearch::new(search.state().clone()).canonical_key());
+            assert_eq!(
+                search.canonical_key(),
+                TbmSearch::new(search.state().clone()).canonical_key()
+            );
             played.push((mv, outcome));
         }
         while let Some((mv, outcome)) = played.pop() {
             search.undo(mv, &outcome);
-            assert_eq!(search.canonical_key(), TbmSearch::new(search.state().clone()).canonical_key());
+            assert_eq!(
+                search.canonical_key(),
+                TbmSearch::new(search.state().clone()).canonical_key()
+            );
         }
     }
 }
