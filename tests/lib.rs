@@ -164,6 +164,44 @@ impl Client {
         }
     }
 
+    /// Opens a WebSocket whose kernel receive buffer is small, for clients
+    /// that stop reading.
+    pub async fn connect_with_small_buffer(server: &Server) -> Client {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(4096).expect("buffer size");
+        let stream = socket.connect(server.address()).await.expect("connects");
+        let url = format!("ws://{}/", server.address());
+        let (socket, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
+            .await
+            .expect("websocket handshake");
+        Client {
+            socket,
+            frames: Vec::new(),
+            last_seq: 0,
+        }
+    }
+
+    /// Says hello as `name` and waits for the welcome.
+    pub async fn say_hello(&mut self, name: &str) {
+        self.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: name.to_string(),
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::Welcome { version, .. } => assert_eq!(version, PROTOCOL_VERSION),
+            other => panic!("expected welcome, got {other:?}"),
+        }
+    }
+
+    /// Every message received so far, decoded again from the recorded frames.
+    pub fn received(&self) -> Vec<ServerMessage> {
+        self.frames
+            .iter()
+            .filter_map(|frame| protocol::decode_server(frame).ok())
+            .collect()
+    }
+
     /// Connects and says hello as `name`.
     pub async fn hello(server: &Server, name: &str) -> Client {
         let mut client = Client::connect(server).await;

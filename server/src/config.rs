@@ -33,6 +33,9 @@ pub struct Config {
     /// Each connection's write buffer: the most it holds before it must
     /// write, in bytes.
     pub write_buffer_bytes: usize,
+    /// The kernel send buffer of each socket, in bytes; `None` keeps the
+    /// system's default. Smaller bounds the memory a stalled client pins.
+    pub socket_send_buffer_bytes: Option<usize>,
     /// Messages queued for one connection before it counts as too slow.
     pub outbox_capacity: usize,
     /// Messages per second a connection may send, on average.
@@ -86,6 +89,7 @@ impl Default for Config {
             max_message_bytes: 4096,
             read_buffer_bytes: 8192,
             write_buffer_bytes: 8192,
+            socket_send_buffer_bytes: None,
             outbox_capacity: 64,
             messages_per_second: 20,
             message_burst: 40,

@@ -29,6 +29,9 @@ pub async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok((stream, peer)) => {
                 backoff = Duration::from_millis(10);
                 let _ = stream.set_nodelay(true);
+                if let Some(bytes) = shared.config.socket_send_buffer_bytes {
+                    let _ = socket2::SockRef::from(&stream).set_send_buffer_size(bytes);
+                }
                 shared
                     .tracker
                     .spawn(connection::serve(Arc::clone(&shared), stream, peer, permit));

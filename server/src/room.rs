@@ -624,7 +624,12 @@ impl Room {
             Phase::Lobby if full || (self.quick && self.seats.len() >= 2) => {
                 self.begin_countdown(now)
             }
-            Phase::Countdown => self.maybe_start(now),
+            Phase::Countdown if full => {
+                // The room filled up during the countdown: no one else can
+                // come, so start as soon as the deal is there.
+                self.countdown_until = Some(now);
+                self.maybe_start(now);
+            }
             _ => {}
         }
     }
@@ -676,12 +681,19 @@ impl Room {
                 resume_token: new_token,
             },
         );
+        // The missed events if they are all kept and fit the outbox with
+        // room to spare; otherwise one snapshot says it all.
         let kept_from = self.log.front().map_or(self.seq + 1, |event| event.seq);
-        if last_seq <= self.seq && kept_from <= last_seq + 1 {
-            for event in self.log.iter().filter(|event| event.seq > last_seq) {
-                if event.audience.includes_seat(seat_number)
-                    && conn.send(event.frame.clone()).is_err()
-                {
+        let missed: Vec<Bytes> = self
+            .log
+            .iter()
+            .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
+            .map(|event| event.frame.clone())
+            .collect();
+        let fits = missed.len() < self.shared.config.outbox_capacity.saturating_sub(2);
+        if last_seq <= self.seq && kept_from <= last_seq + 1 && fits {
+            for frame in missed {
+                if conn.send(frame).is_err() {
                     bump(&self.shared.metrics.send_queue_drops);
                     conn.kick(ErrorCode::TooSlow, "too many missed events; resume again");
                     break;
@@ -816,8 +828,7 @@ impl Room {
             return;
         }
         let Some(seed) = self.seed else { return };
-        let full = self.seats.len() >= usize::from(self.max_players);
-        if !full && self.countdown_until.is_some_and(|until| now < until) {
+        if self.countdown_until.is_some_and(|until| now < until) {
             return;
         }
         let salt = new_secret(16);

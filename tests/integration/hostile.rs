@@ -323,3 +323,123 @@ async fn silent_clients_are_dropped_by_the_heartbeat() {
     );
     server.shutdown().await;
 }
+
+/// Ada moves and takes back until `enough` holds of what she was sent.
+async fn move_until(ada: &mut Client, first_move: &str, enough: impl Fn(&ServerMessage) -> bool) {
+    let already = ada.received().len();
+    for _ in 0..5_000 {
+        ada.play(first_move).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        ada.send(&ClientMessage::Undo).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        if ada.received().iter().skip(already).any(&enough) {
+            return;
+        }
+    }
+    panic!("the slow client was never dropped");
+}
+
+fn slow_server(config: &mut patience_server::Config) {
+    config.socket_send_buffer_bytes = Some(4096);
+    config.outbox_capacity = 4;
+    config.write_buffer_bytes = 1024;
+}
+
+#[tokio::test]
+async fn a_spectator_that_does_not_read_is_dropped_and_the_race_goes_on() {
+    let server = start_server(slow_server).await;
+    let (_, line) = first_deal();
+    let options = RoomOptions {
+        undo_allowed: true,
+        time_limit_ms: None,
+    };
+    let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
+    let mut lazy = Client::connect_with_small_buffer(&server).await;
+    lazy.say_hello("lazy").await;
+    lazy.send(&ClientMessage::Spectate { code }).await;
+    lazy.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    ada.recv_until(
+        |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 1),
+    )
+    .await;
+    // The spectator reads no more. Ada plays on, unslowed, until the server
+    // has dropped it.
+    move_until(
+        &mut ada,
+        &line[0],
+        |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 0),
+    )
+    .await;
+    assert!(
+        server
+            .metrics()
+            .send_queue_drops
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_player_that_cannot_keep_up_is_disconnected_and_may_resume() {
+    let server = start_server(slow_server).await;
+    let (_, line) = first_deal();
+    let options = RoomOptions {
+        undo_allowed: true,
+        time_limit_ms: None,
+    };
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut bob = Client::connect_with_small_buffer(&server).await;
+    bob.say_hello("bob").await;
+    let (code, _) = ada.create_room(2, options).await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    let last_seq = bob.last_seq;
+    move_until(&mut ada, &line[0], |message| {
+        matches!(message, ServerMessage::RoomUpdate { room, .. } if room.players.get(1).is_some_and(|bob| !bob.connected))
+    })
+    .await;
+    // Bob's connection was closed with too_slow; he comes back on a new one.
+    let closed = bob.closed().await;
+    assert!(
+        closed
+            .messages
+            .iter()
+            .any(|message| error_code(message) == Some(ErrorCode::TooSlow))
+            || closed.frame.is_none(),
+        "{closed:?}"
+    );
+    let mut bob = Client::hello(&server, "bob").await;
+    bob.send(&ClientMessage::Resume {
+        token: bob_token,
+        last_seq,
+    })
+    .await;
+    let resumed = bob.recv().await;
+    assert!(
+        matches!(resumed, ServerMessage::Resumed { seat: 1, .. }),
+        "{resumed:?}"
+    );
+    // He missed more than his outbox holds: a snapshot instead of the events.
+    let ServerMessage::Snapshot {
+        race: Some(race), ..
+    } = bob.recv().await
+    else {
+        panic!("expected a snapshot");
+    };
+    assert!(race.boards[0].progress.moves >= 2);
+    bob.play(&line[0]).await;
+    assert!(matches!(
+        bob.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+    server.shutdown().await;
+}
