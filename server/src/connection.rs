@@ -609,7 +609,15 @@ impl Session {
         });
     }
 
-    fn not_in_room(&self) -> bool {
+    fn not_in_room(&mut self) -> bool {
+        // A room that has closed (its actor gone) no longer holds anyone.
+        if self
+            .room
+            .as_ref()
+            .is_some_and(|room| room.commands.is_closed())
+        {
+            self.room = None;
+        }
         if self.room.is_some() {
             self.error(ErrorCode::AlreadyInRoom, "leave your room first");
         }

@@ -322,10 +322,22 @@ impl Room {
     }
 
     fn close(&mut self) {
+        // Whoever is still here is out of the room now (at shutdown the
+        // connections say so themselves).
+        self.shared.registry.remove(&self.code);
+        let tell = !self.shared.shutdown.is_cancelled();
+        let left = ServerMessage::Left {
+            code: self.code.to_string(),
+        };
         for seat in &self.seats {
             self.shared.registry.remove_token(&seat.token);
+            if let Some(conn) = seat.conn.as_ref().filter(|_| tell) {
+                let _ = conn.send_message(&left);
+            }
         }
-        self.shared.registry.remove(&self.code);
+        for conn in self.spectators.iter().filter(|_| tell) {
+            let _ = conn.send_message(&left);
+        }
         gauge(&self.shared.metrics.rooms, -1);
         if self.phase == Phase::Racing {
             gauge(&self.shared.metrics.races_running, -1);
@@ -745,7 +757,7 @@ impl Room {
                 if self.seats[index].status == PlayerStatus::Racing {
                     self.finish(index, status, now);
                 }
-                self.seats[index].status = PlayerStatus::Left.max_with(self.seats[index].status);
+                self.seats[index].status = left_unless_finished(self.seats[index].status);
             }
             Phase::Finished => self.seats[index].grace_until = None,
         }
@@ -1134,17 +1146,12 @@ impl Room {
     }
 }
 
-trait LeftStatus {
-    fn max_with(self, current: PlayerStatus) -> PlayerStatus;
-}
-
-impl LeftStatus for PlayerStatus {
-    /// `Left` for a seat given up, keeping how its race ended if it had.
-    fn max_with(self, current: PlayerStatus) -> PlayerStatus {
-        match current {
-            PlayerStatus::Waiting | PlayerStatus::Racing => self,
-            finished => finished,
-        }
+/// A seat given up in a race is `left`, unless its race had already ended
+/// some other way (won, resigned, stuck, out of time), which it keeps.
+fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
+    match current {
+        PlayerStatus::Waiting | PlayerStatus::Racing => PlayerStatus::Left,
+        finished => finished,
     }
 }
 

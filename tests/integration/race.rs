@@ -475,3 +475,29 @@ async fn only_the_owner_starts_early_and_seats_close_at_the_start() {
     ));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_lobby_closes_when_its_last_player_leaves_and_spectators_are_told() {
+    let server = start_server(|_| {}).await;
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut carol = Client::hello(&server, "carol").await;
+    let (code, _) = ada.create_room(3, RoomOptions::default()).await;
+    carol
+        .send(&ClientMessage::Spectate { code: code.clone() })
+        .await;
+    carol
+        .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    ada.send(&ClientMessage::Leave).await;
+    ada.recv_until(|message| matches!(message, ServerMessage::Left { .. }))
+        .await;
+    let left = carol
+        .recv_until(|message| matches!(message, ServerMessage::Left { .. }))
+        .await;
+    assert_eq!(left, ServerMessage::Left { code: code.clone() });
+    carol.send(&ClientMessage::JoinRoom { code }).await;
+    assert_eq!(carol.next_error().await, ErrorCode::RoomNotFound);
+    // Out of the closed room, Carol may open her own.
+    carol.create_room(2, RoomOptions::default()).await;
+    server.shutdown().await;
+}
