@@ -1,7 +1,7 @@
 //! A few proved-winnable deals per game, ready before anyone asks.
 //!
 //! One dedicated thread (never a runtime worker: a proof may take seconds)
-//! tops the pools up to their target size, one proof at a time, the emptiest
+//! tops the pools up to their target size, one seed at a time, the emptiest
 //! game first. Taking a deal wakes it. A race takes its deal when its
 //! countdown begins, so starting a race waits on the solver only if deals are
 //! taken faster than they are proved.
@@ -42,6 +42,8 @@ struct State {
     ready: HashMap<GameKind, VecDeque<u64>>,
     /// The next seed to try per game, when the stream is fixed.
     next_seed: HashMap<GameKind, u64>,
+    /// When each game was last tried (a growing attempt number).
+    last_tried: HashMap<GameKind, u64>,
     fixed_seeds: bool,
 }
 
@@ -61,6 +63,7 @@ impl DealPool {
                         .iter()
                         .map(|&game| (game, seed_start.unwrap_or(0)))
                         .collect(),
+                    last_tried: HashMap::new(),
                     fixed_seeds: seed_start.is_some(),
                 }),
                 wake_prover: Condvar::new(),
@@ -140,72 +143,74 @@ impl Inner {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// The game whose pool is emptiest, if any is below target.
+    /// The game to try a seed for: the emptiest below target, and among
+    /// equals the one tried longest ago, so that a game whose deals are hard
+    /// to prove never starves the others of more than one seed's work.
     fn neediest(&self, state: &State) -> Option<GameKind> {
         state
             .ready
             .iter()
             .filter(|(_, ready)| ready.len() < self.target)
-            .min_by_key(|(game, ready)| (ready.len(), **game))
+            .min_by_key(|(game, ready)| {
+                (
+                    ready.len(),
+                    state.last_tried.get(*game).copied().unwrap_or(0),
+                    **game,
+                )
+            })
             .map(|(game, _)| *game)
     }
 
+    /// Tries one seed at a time, for the neediest game, until stopped.
     fn prove_forever(&self) {
+        let mut random = rand::rng();
+        let mut attempts: u64 = 0;
         loop {
-            let (game, start, fixed) = {
+            let (game, seed) = {
                 let mut state = self.lock();
-                loop {
+                let game = loop {
                     if self.stopping() {
                         return;
                     }
                     if let Some(game) = self.neediest(&state) {
-                        let start = state.next_seed.get(&game).copied().unwrap_or(0);
-                        break (game, start, state.fixed_seeds);
+                        break game;
                     }
                     state = self
                         .wake_prover
                         .wait(state)
                         .unwrap_or_else(|poisoned| poisoned.into_inner());
-                }
+                };
+                attempts += 1;
+                state.last_tried.insert(game, attempts);
+                let seed = if state.fixed_seeds {
+                    let next = state.next_seed.entry(game).or_insert(0);
+                    let seed = *next;
+                    *next = next.wrapping_add(1);
+                    seed
+                } else {
+                    random.next_u64()
+                };
+                (game, seed)
             };
             let stop = || self.stopping();
             let budget = Budget {
                 positions: self.budget_positions,
                 should_stop: Some(&stop),
             };
-            let mut random = rand::rng();
-            let seeds: Box<dyn Iterator<Item = u64>> = if fixed {
-                Box::new((start..).take_while(|_| !self.stopping()))
-            } else {
-                Box::new(
-                    std::iter::from_fn(move || Some(random.next_u64()))
-                        .take_while(|_| !self.stopping()),
-                )
-            };
-            let _span = tracing::info_span!("deal_pool", game = %game).entered();
+            let _span = tracing::debug_span!("deal_pool", game = %game, seed).entered();
             let began = std::time::Instant::now();
-            match first_winnable_deal(game, seeds, budget) {
-                Ok(Some(deal)) => {
-                    tracing::debug!(
-                        skipped = deal.skipped,
-                        took_ms = began.elapsed().as_millis() as u64,
-                        "proved a deal"
-                    );
-                    let mut state = self.lock();
-                    state.next_seed.insert(game, deal.seed.wrapping_add(1));
-                    if let Some(ready) = state.ready.get_mut(&game) {
-                        ready.push_back(deal.seed);
+            match first_winnable_deal(game, std::iter::once(seed), budget) {
+                Ok(Some(_)) => {
+                    let took_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    tracing::debug!(took_ms, "proved a deal winnable");
+                    if let Some(ready) = self.lock().ready.get_mut(&game) {
+                        ready.push_back(seed);
                     }
-                    drop(state);
                     self.deal_ready.notify_waiters();
                 }
                 Ok(None) => {}
-                Err(failure) => {
-                    // A solver bug: skip past the seed it failed on and go on.
-                    tracing::error!(%failure, "the solver's line failed to replay");
-                    let mut state = self.lock();
-                    state.next_seed.insert(game, start.wrapping_add(1));
-                }
+                // A solver bug: log it and try the next seed.
+                Err(failure) => tracing::error!(%failure, "the solver's line failed to replay"),
             }
         }
     }
