@@ -3,9 +3,9 @@
 //! and a writer task that drains the connection's **bounded** outbox.
 //!
 //! Nothing here blocks on another client: rooms push frames into the outbox
-//! with `try_send`, and a connection whose outbox is full is kicked (a player
-//! may resume; a spectator simply rejoins). A connection's errors close that
-//! connection only.
+//! with `try_send`. A player whose outbox is full is disconnected (and may
+//! resume); a spectator's is coalesced by its room (events skipped, then one
+//! snapshot). A connection's errors close that connection only.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -62,6 +62,11 @@ impl ConnectionHandle {
             mpsc::error::TrySendError::Full(_) => SendFailure::Full,
             mpsc::error::TrySendError::Closed(_) => SendFailure::Closed,
         })
+    }
+
+    /// How many more messages the outbox takes now.
+    pub fn free_slots(&self) -> usize {
+        self.outbox.capacity()
     }
 
     /// Encodes and queues a message.

@@ -8,12 +8,15 @@
 //! Every event goes out as one encoded frame, shared by all its recipients,
 //! and numbered (`seq`). Events meant for players are kept in a bounded log
 //! so that a player who reconnects gets what it missed; older gaps get a
-//! snapshot instead. What leaves the room is built from [`View`]s only: the
+//! snapshot instead. Nobody is waited for: a player who cannot keep up is
+//! disconnected (and may resume), a spectator who cannot is coalesced (it
+//! skips events, then gets one snapshot). What leaves the room is built from
+//! [`View`]s only: the
 //! positions (`AnyGame`) and the seed stay here until the race is over.
 //!
 //! [`View`]: patience_shared::rules::View
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -196,6 +199,8 @@ struct Room {
     phase: Phase,
     seats: Vec<Seat>,
     spectators: Vec<ConnectionHandle>,
+    /// Spectators whose outbox overflowed: they get a snapshot when it has room.
+    behind: HashSet<u64>,
     seq: u64,
     log: VecDeque<LoggedEvent>,
     countdown_until: Option<Instant>,
@@ -243,6 +248,7 @@ pub fn create(
         phase: Phase::Lobby,
         seats: Vec::new(),
         spectators: Vec::new(),
+        behind: HashSet::new(),
         seq: 0,
         log: VecDeque::new(),
         countdown_until: None,
@@ -405,21 +411,39 @@ impl Room {
             }
         }
         if audience.includes_spectators() {
+            // A spectator whose outbox is full is not waited for and not
+            // dropped: it skips events until its outbox has room again, then
+            // gets one snapshot of the latest state (coalescing).
+            let catch_up = (!self.behind.is_empty()).then(|| {
+                Bytes::from(protocol::encode(&ServerMessage::Snapshot {
+                    seq: self.seq,
+                    room: self.info(),
+                    race: self.snapshot(),
+                }))
+            });
+            let capacity = self.shared.config.outbox_capacity;
             let before = self.spectators.len();
-            self.spectators
-                .retain(|conn| match conn.send(frame.clone()) {
-                    Ok(()) => true,
-                    Err(failure) => {
-                        if failure == SendFailure::Full {
-                            bump(&metrics.send_queue_drops);
-                            conn.kick(
-                                ErrorCode::TooSlow,
-                                "you fell behind; spectate again to catch up",
-                            );
-                        }
-                        false
+            let behind = &mut self.behind;
+            self.spectators.retain(|conn| {
+                let sent = match (&catch_up, behind.contains(&conn.id)) {
+                    (Some(snapshot), true) if conn.free_slots() * 2 >= capacity => conn
+                        .send(snapshot.clone())
+                        .map(|()| behind.remove(&conn.id)),
+                    (_, true) => Ok(true),
+                    (_, false) => conn.send(frame.clone()).map(|()| true),
+                };
+                match sent {
+                    Ok(_) => true,
+                    Err(SendFailure::Full) => {
+                        bump(&metrics.send_queue_drops);
+                        behind.insert(conn.id);
+                        true
                     }
-                });
+                    Err(SendFailure::Closed) => false,
+                }
+            });
+            let present: HashSet<u64> = self.spectators.iter().map(|conn| conn.id).collect();
+            self.behind.retain(|id| present.contains(id));
             self.changed |= self.spectators.len() != before;
         }
     }
