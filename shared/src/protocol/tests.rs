@@ -442,3 +442,40 @@ fn commitment_is_sha256_of_the_documented_text() {
         "330521493d0cdd459f1db36f67fb5bd403ccdd122530754345d4ae1e551ada03"
     );
 }
+
+#[test]
+fn every_move_error_reason_is_in_the_document() {
+    let document = include_str!("../../../docs/PROTOCOL.md");
+    let (zone, card) = (Zone::Pile(0), card("7h"));
+    let reasons = [
+        MoveError::NoSuchZone { zone },
+        MoveError::EmptySource { zone },
+        MoveError::NotEnoughCards { zone, count: 2 },
+        MoveError::CardNotInPlay { card },
+        MoveError::DoesNotBuild { card, onto: card },
+        MoveError::EmptyPileNeedsKing { card },
+        MoveError::ChangesNothing,
+        MoveError::NotNextForFoundation { card },
+        MoveError::SameZone,
+        MoveError::ZoneTakesNothing { zone },
+        MoveError::ZoneGivesNothing { zone },
+        MoveError::StockEmpty,
+        MoveError::GameOver,
+        MoveError::WrongGame,
+        MoveError::CannotFill { card, zone },
+        MoveError::NotAnAce { card },
+        MoveError::CannotSwap {
+            first: card,
+            second: card,
+        },
+        MoveError::SwapOutOfOrder,
+    ];
+    for reason in reasons {
+        let json = serde_json::to_value(&reason).unwrap_or_default();
+        let name = json["reason"].as_str().unwrap_or_default().to_string();
+        assert!(
+            document.contains(&format!("| `{name}` |")),
+            "{name} is not documented"
+        );
+    }
+}
