@@ -532,13 +532,15 @@ impl Session {
             }
             ClientMessage::Leave => {
                 if let Some(room) = self.room.take() {
-                    self.tell(
-                        &room,
-                        Command::Leave {
-                            conn_id: self.handle.id,
-                        },
-                    )
-                    .await;
+                    let command = Command::Leave {
+                        conn_id: self.handle.id,
+                    };
+                    if !self.tell(&room, command).await {
+                        // The room closed meanwhile: the client is out of it all the same.
+                        self.reply(&ServerMessage::Left {
+                            code: room.code.to_string(),
+                        });
+                    }
                 } else {
                     self.error(ErrorCode::NotInRoom, "you are in no room");
                 }
