@@ -774,3 +774,23 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_bucket_allows_its_burst_then_refuses() {
+        // One per second: the test runs far faster, so only the burst counts.
+        let mut bucket = TokenBucket::new(1, 3);
+        let allowed: Vec<bool> = (0..5).map(|_| bucket.allow()).collect();
+        assert_eq!(allowed, [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn close_reasons_are_the_error_codes_wire_names() {
+        assert_eq!(protocol_reason(ErrorCode::RateLimited), "rate_limited");
+        assert_eq!(close_code(ErrorCode::RateLimited), CloseCode::Policy);
+        assert_eq!(close_code(ErrorCode::ShuttingDown), CloseCode::Away);
+    }
+}

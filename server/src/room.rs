@@ -1084,18 +1084,7 @@ impl Room {
         };
         let mut order: Vec<&Seat> = self.seats.iter().collect();
         order.sort_by_key(|seat| {
-            let won = seat.status == PlayerStatus::Won;
-            (
-                !won,
-                if won {
-                    seat.finished_ms.unwrap_or(u64::MAX)
-                } else {
-                    0
-                },
-                std::cmp::Reverse(seat.progress.cards_home),
-                seat.progress.moves,
-                seat.seat,
-            )
+            standing_key(seat.seat, seat.status, seat.finished_ms, seat.progress)
         });
         let standings = (1u8..)
             .zip(order)
@@ -1170,6 +1159,29 @@ impl Room {
     }
 }
 
+/// The order of the standings: winners first, by finish time; then everyone
+/// by cards home (more first), then moves (fewer first); seat breaks ties.
+fn standing_key(
+    seat: u8,
+    status: PlayerStatus,
+    finished_ms: Option<u64>,
+    progress: Progress,
+) -> (bool, u64, std::cmp::Reverse<u16>, u32, u8) {
+    let won = status == PlayerStatus::Won;
+    let finish = if won {
+        finished_ms.unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    (
+        !won,
+        finish,
+        std::cmp::Reverse(progress.cards_home),
+        progress.moves,
+        seat,
+    )
+}
+
 /// A seat given up in a race is `left`, unless its race had already ended
 /// some other way (won, resigned, stuck, out of time), which it keeps.
 fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
@@ -1182,5 +1194,68 @@ fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
 async fn sleep_until(deadline: Option<Instant>) {
     if let Some(deadline) = deadline {
         tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranks `(seat, status, finished_ms, cards_home, moves)` rows and
+    /// checks the seats come out in `expected` order.
+    fn check(rows: &[(u8, PlayerStatus, Option<u64>, u16, u32)], expected: &[u8]) {
+        let mut rows = rows.to_vec();
+        rows.sort_by_key(|&(seat, status, finished_ms, cards_home, moves)| {
+            let progress = Progress {
+                moves,
+                cards_home,
+                elapsed_ms: 0,
+            };
+            standing_key(seat, status, finished_ms, progress)
+        });
+        let seats: Vec<u8> = rows.iter().map(|row| row.0).collect();
+        assert_eq!(seats, expected);
+    }
+
+    #[test]
+    fn standings_rank_by_won_finish_time_progress_then_moves() {
+        use PlayerStatus::*;
+        // Winners first, the faster first, whatever their move counts.
+        check(
+            &[(0, Won, Some(900), 52, 40), (1, Won, Some(500), 52, 90)],
+            &[1, 0],
+        );
+        // A winner beats more progress.
+        check(
+            &[(0, Resigned, Some(10), 51, 5), (1, Won, Some(999), 52, 99)],
+            &[1, 0],
+        );
+        // Others by cards home, then fewer moves, whatever ended their race.
+        check(
+            &[
+                (0, OutOfTime, Some(1000), 13, 50),
+                (1, Stuck, Some(300), 26, 70),
+                (2, Left, Some(100), 13, 20),
+                (3, Resigned, Some(50), 0, 0),
+            ],
+            &[1, 2, 0, 3],
+        );
+    }
+
+    #[test]
+    fn a_finished_status_survives_leaving() {
+        assert_eq!(
+            left_unless_finished(PlayerStatus::Racing),
+            PlayerStatus::Left
+        );
+        assert_eq!(
+            left_unless_finished(PlayerStatus::Waiting),
+            PlayerStatus::Left
+        );
+        assert_eq!(left_unless_finished(PlayerStatus::Won), PlayerStatus::Won);
+        assert_eq!(
+            left_unless_finished(PlayerStatus::Stuck),
+            PlayerStatus::Stuck
+        );
     }
 }

@@ -479,3 +479,48 @@ fn every_move_error_reason_is_in_the_document() {
         );
     }
 }
+
+#[test]
+fn cards_home_counts_foundations_discards_and_home_piles() {
+    let check = |zones: Vec<(Zone, &[&str])>, expected: u16| {
+        let view = View {
+            game: GameKind::VirginiaReel,
+            zones: zones
+                .into_iter()
+                .map(|(zone, cards)| ZoneView {
+                    zone,
+                    hidden: 0,
+                    face_up: cards.iter().map(|text| card(text)).collect(),
+                })
+                .collect(),
+        };
+        assert_eq!(cards_home(&view), expected);
+    };
+    check(
+        vec![
+            (Zone::Foundation(0), &["Ac", "2c"]),
+            (Zone::Pile(0), &["Kd"]),
+        ],
+        2,
+    );
+    check(vec![(Zone::Discard, &["Ah", "As"])], 2);
+    // Row A's base is a 2, row B's a 3, row C's a 4.
+    check(
+        vec![
+            (Zone::Position(0), &["2c", "5c"]),
+            (Zone::Position(1), &["3c"]),
+        ],
+        2,
+    );
+    check(
+        vec![
+            (Zone::Position(8), &["3d", "6d", "9d"]),
+            (Zone::Position(16), &["4s"]),
+        ],
+        4,
+    );
+    check(
+        vec![(Zone::Position(9), &["2d"]), (Zone::Reserve(0), &["4h"])],
+        0,
+    );
+}
