@@ -502,10 +502,10 @@ mod tests {
     #[test]
     fn winning_lines_replay_through_the_rules() {
         let mut winnable = 0;
-        for seed in 1..=300 {
+        for seed in 1..=5000 {
             let deal = ThreeBlindMice::deal(seed);
             if let Verdict::Winnable(line) =
-                solve(&TbmSearch::new(deal.clone()), Budget::positions(1_000_000))
+                solve(&TbmSearch::new(deal.clone()), Budget::positions(20_000))
                     .expect("replay")
                     .verdict
             {
@@ -513,7 +513,7 @@ mod tests {
                 winnable += 1;
             }
         }
-        assert!(winnable > 0);
+        assert!(winnable >= 1000, "only {winnable} winning lines replayed");
     }
 
     #[test]
