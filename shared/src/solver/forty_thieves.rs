@@ -338,6 +338,10 @@ impl FtSearch {
     fn has_immovable_card(&self) -> bool {
         let state = &self.state;
         let n_piles = state.n_piles();
+        if (0..n_piles).any(|pile| state.pile(pile).is_empty()) {
+            // Any card can go into an empty pile, so every card can move.
+            return false;
+        }
         // Zone `n_piles` is the waste; the others are the piles.
         let zone = |z: usize| {
             if z == n_piles {
@@ -434,20 +438,19 @@ fn face_bit(card: Card) -> u64 {
     1 << card.index()
 }
 
+/// The faces of one suit, in a mask of faces: 13 bits, Ace lowest.
+const SUIT_LANE: u64 = (1 << 13) - 1;
+
 /// The faces that build on some face of `parents`: one rank lower, in
 /// another suit.
 fn children_of(parents: u64) -> u64 {
+    let lanes: [u64; 4] = std::array::from_fn(|suit| (parents >> (13 * suit)) & SUIT_LANE);
     let mut children = 0;
-    let mut rest = parents;
-    while rest != 0 {
-        let index = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        let (suit, rank) = (index / 13, index % 13 + 1);
-        if rank > 1 {
-            for other in (0..4).filter(|&other| other != suit) {
-                children |= 1 << (other * 13 + rank - 2);
-            }
-        }
+    for suit in 0..4 {
+        let others = (0..4)
+            .filter(|&other| other != suit)
+            .fold(0, |mask, other| mask | lanes[other]);
+        children |= (others >> 1) << (13 * suit);
     }
     children
 }
@@ -458,13 +461,14 @@ fn children_of(parents: u64) -> u64 {
 fn homeable(tops: &[u8; FOUNDATIONS], movable: u64) -> u64 {
     let mut mask = 0;
     for suit in 0..4 {
+        let lane = (movable >> (13 * suit)) & SUIT_LANE;
         for &top in &tops[2 * suit..2 * suit + 2] {
-            for rank in usize::from(top) + 1..=usize::from(KING) {
-                let face = 1u64 << (suit * 13 + rank - 1);
-                mask |= face;
-                if movable & face == 0 {
-                    break;
-                }
+            let top = u32::from(top);
+            if top < u32::from(KING) {
+                // Bit 0 of `above` is the rank just above the foundation.
+                let above = lane >> top;
+                let count = ((!above).trailing_zeros() + 1).min(u32::from(KING) - top);
+                mask |= ((1u64 << count) - 1) << (13 * suit as u32 + top);
             }
         }
     }
@@ -699,6 +703,36 @@ mod tests {
             compared >= 500 && winnable >= 100,
             "{compared} compared, {winnable} winnable"
         );
+    }
+
+    #[test]
+    fn face_masks_match_their_definitions() {
+        let mut rng = TestRng::new(7);
+        for _ in 0..2000 {
+            let mask = (0..52).fold(0u64, |mask, index| {
+                mask | (u64::from(rng.below(3) == 0) << index)
+            });
+            let children = (0..52).fold(0u64, |found, index| {
+                let child = Card::from_index(index);
+                let has_parent = (0..52).any(|parent| {
+                    mask & (1 << parent) != 0 && builds_on(child, Card::from_index(parent))
+                });
+                found | (u64::from(has_parent) << index)
+            });
+            assert_eq!(children_of(mask), children, "{mask:x}");
+            let tops: [u8; FOUNDATIONS] = std::array::from_fn(|_| rng.below(14) as u8);
+            let homes = (0..52).fold(0u64, |found, index| {
+                let card = Card::from_index(index);
+                let suit = card.suit().index();
+                let reachable = tops[2 * suit..2 * suit + 2].iter().any(|&top| {
+                    top < card.rank()
+                        && (top + 1..card.rank())
+                            .all(|rank| mask & face_bit(Card::new(card.suit(), rank)) != 0)
+                });
+                found | (u64::from(reachable) << index)
+            });
+            assert_eq!(homeable(&tops, mask), homes, "{mask:x} {tops:?}");
+        }
     }
 
     fn fixture(text: &str) -> FortyThieves {
