@@ -9,6 +9,7 @@ use crate::games::forty_thieves::{FortyThieves, Variant};
 use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
+use crate::solver::forty_thieves::FtSearch;
 use crate::solver::plain::Plain;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::{
@@ -92,13 +93,13 @@ pub fn solve_deal(
         GameKind::Indian => report_for(
             game,
             seed,
-            &Plain(FortyThieves::deal(Variant::Indian, seed)),
+            &FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
             budget,
         ),
         GameKind::Midshipman => report_for(
             game,
             seed,
-            &Plain(FortyThieves::deal(Variant::Midshipman, seed)),
+            &FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
             budget,
         ),
         GameKind::VirginiaReel => report_for(game, seed, &Plain(VirginiaReel::deal(seed)), budget),
@@ -120,9 +121,10 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
             hint(&TbmSearch::new(state.clone()), budget)?,
             AnyMove::ThreeBlindMice,
         ),
-        AnyGame::FortyThieves(state) => {
-            wrap(hint(&Plain(state.clone()), budget)?, AnyMove::FortyThieves)
-        }
+        AnyGame::FortyThieves(state) => wrap(
+            hint(&FtSearch::new(state.clone()), budget)?,
+            AnyMove::FortyThieves,
+        ),
         AnyGame::VirginiaReel(state) => {
             wrap(hint(&Plain(state.clone()), budget)?, AnyMove::VirginiaReel)
         }
@@ -174,7 +176,7 @@ pub fn first_winnable_deal(
             game,
             first_winnable(
                 seeds,
-                |seed| Plain(FortyThieves::deal(Variant::Indian, seed)),
+                |seed| FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
                 budget,
             )?,
             AnyMove::FortyThieves,
@@ -183,7 +185,7 @@ pub fn first_winnable_deal(
             game,
             first_winnable(
                 seeds,
-                |seed| Plain(FortyThieves::deal(Variant::Midshipman, seed)),
+                |seed| FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
                 budget,
             )?,
             AnyMove::FortyThieves,

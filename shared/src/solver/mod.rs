@@ -20,6 +20,7 @@
 //! "winnable".
 
 pub mod any;
+pub mod forty_thieves;
 pub mod plain;
 pub mod three_blind_mice;
 mod zobrist;
@@ -48,6 +49,27 @@ pub trait SolverGame: Rules {
     /// The default proves nothing.
     fn is_dead(&self) -> bool {
         false
+    }
+
+    /// The size of one unit of the restart schedule for a search of
+    /// `budget` positions, or `None` (the default) for a single search.
+    ///
+    /// A depth-first search that goes wrong near the root can spend any
+    /// budget below that mistake. With restarts, the search runs in rounds
+    /// of `unit` times the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1, ...)
+    /// positions until the budget is spent, each round from scratch (a fresh
+    /// table) after [`SolverGame::set_round`] has reshuffled the move order.
+    /// Each round is a complete search, so one that runs out of positions
+    /// to expand still proves the position unwinnable.
+    fn restart_unit(&self, budget: u64) -> Option<u64> {
+        let _ = budget;
+        None
+    }
+
+    /// Prepares round `round` (0-based) of a search with restarts, e.g. by
+    /// changing how the move order breaks ties. The default does nothing.
+    fn set_round(&mut self, round: u64) {
+        let _ = round;
     }
 }
 
@@ -166,7 +188,9 @@ struct Frame<M> {
 const STOP_CHECK_INTERVAL: u64 = 4096;
 
 /// Searches from `start` for a winning line: depth first, iteratively, with a
-/// transposition table of canonical keys so no position is expanded twice.
+/// transposition table of canonical keys so no position is expanded twice
+/// in a round, restarting on the schedule the game asks for
+/// ([`SolverGame::restart_unit`]).
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
@@ -175,7 +199,70 @@ pub fn solve<G: SolverGame>(
     start: &G,
     budget: Budget<'_>,
 ) -> Result<Solution<G::Move>, ReplayFailure> {
-    let mut state = start.clone();
+    let Some(unit) = start.restart_unit(budget.positions) else {
+        return search_round(start, start, budget);
+    };
+    let unit = unit.max(1);
+    let mut positions = 0;
+    let mut round = 0;
+    while positions < budget.positions {
+        let mut position = start.clone();
+        position.set_round(round);
+        let share = luby(round)
+            .saturating_mul(unit)
+            .min(budget.positions - positions);
+        let found = search_round(
+            start,
+            &position,
+            Budget {
+                positions: share,
+                should_stop: budget.should_stop,
+            },
+        )?;
+        positions += found.positions;
+        if found.verdict.is_settled() {
+            return Ok(Solution {
+                verdict: found.verdict,
+                positions,
+            });
+        }
+        if found.positions < share {
+            // Stopped by `should_stop`.
+            break;
+        }
+        round += 1;
+    }
+    Ok(Solution {
+        verdict: Verdict::Unknown,
+        positions,
+    })
+}
+
+/// Term `index` (0-based) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1,
+/// 2, 1, 1, 2, 4, 8, ...: the restart schedule that is within a log factor
+/// of the best fixed schedule for every distribution of run lengths.
+fn luby(index: u64) -> u64 {
+    // With i = index + 1: if i = 2^k - 1 the term is 2^(k-1); otherwise it
+    // is the term at i - (2^(k-1) - 1), for the k with 2^(k-1) <= i < 2^k - 1.
+    let mut i = index.saturating_add(1);
+    loop {
+        let k = 64 - i.leading_zeros();
+        if i == u64::MAX >> (64 - k) {
+            return 1 << (k - 1);
+        }
+        i -= (1u64 << (k - 1)) - 1;
+    }
+}
+
+/// One round of [`solve`]: the depth-first search from `position`, whose
+/// winning line is checked by replaying it from `start` (the same position,
+/// before any round set-up).
+fn search_round<G: SolverGame>(
+    start: &G,
+    position: &G,
+    budget: Budget<'_>,
+) -> Result<Solution<G::Move>, ReplayFailure> {
+    let mut state = position.clone();
     let mut seen: FxHashSet<u64> = FxHashSet::default();
     let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
     let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
@@ -430,6 +517,19 @@ mod tests {
         .expect("replay");
         assert_eq!(stopped.verdict, Verdict::Unknown);
         assert!(stopped.positions <= STOP_CHECK_INTERVAL);
+    }
+
+    #[test]
+    fn the_restart_schedule_is_the_luby_sequence() {
+        let terms: Vec<u64> = (0..31).map(luby).collect();
+        assert_eq!(
+            terms,
+            [
+                1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2,
+                4, 8, 16
+            ]
+        );
+        assert_eq!(luby(u64::MAX - 1), 1 << 63);
     }
 
     #[test]
