@@ -9,8 +9,17 @@
 //!   text or JSON.
 //! - [`solve`]: `solve` and `survey`, the solver's commands.
 //! - [`text`]: boards rendered as plain text.
+//! - [`config`]: the name and the resume token kept between runs.
+//! - [`net`]: the protocol client, one WebSocket to the race server.
+//! - [`race`]: a room and its race as one client sees them (sans I/O).
+//! - [`position`]: legal moves, natural moves and solver lines computed
+//!   from what a player may see.
 
 pub mod cli;
+pub mod config;
 pub mod inspect;
+pub mod net;
+pub mod position;
+pub mod race;
 pub mod solve;
 pub mod text;
