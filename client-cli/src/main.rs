@@ -4,13 +4,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use patience_cli::cli::{Cli, Command};
-use patience_cli::{inspect, solve};
+use patience_cli::{app, inspect, solve};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(output) => {
-            println!("{output}");
+            if !output.is_empty() {
+                println!("{output}");
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -44,5 +46,9 @@ fn run(cli: Cli) -> anyhow::Result<String> {
             threads,
             json,
         } => solve::survey(game, deals, from, budget, threads, json)?,
+        client => {
+            app::run_client(client)?;
+            String::new()
+        }
     })
 }

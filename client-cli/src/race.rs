@@ -152,7 +152,12 @@ impl RaceState {
 
     /// Whether this client may still move.
     pub fn can_move(&self) -> bool {
-        self.phase() == Some(Phase::Racing) && self.my_status() == Some(PlayerStatus::Racing)
+        self.result.is_none()
+            && self.closed.is_none()
+            && self
+                .seat
+                .and_then(|seat| self.racers.get(&seat))
+                .is_some_and(|racer| racer.status == PlayerStatus::Racing)
     }
 
     /// Milliseconds since the race started, at `now`.

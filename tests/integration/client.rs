@@ -1,0 +1,204 @@
+//! The terminal client against a real server: two clients (the library the
+//! `patience` binary runs) and a bot race; and `--plain` practice driven
+//! through the real binary's standard input.
+
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use patience_cli::config::Store;
+use patience_cli::session::{Entry, Session};
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{ClientMessage, Phase, PlayerStatus, RoomOptions, ServerMessage};
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::{first_winnable_deal, solve_deal};
+use patience_tests::{binary, first_deal, start_server};
+
+/// Longest a test waits for one message: a safety net, never a way to pass time.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A config directory of this test's own.
+fn config_dir(name: &str) -> std::path::PathBuf {
+    let directory = std::env::temp_dir().join(format!(
+        "patience-client-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&directory);
+    directory
+}
+
+/// Reads messages until `done` holds for the session's state.
+async fn until(session: &mut Session, done: impl Fn(&Session) -> bool) {
+    while !done(session) {
+        tokio::time::timeout(PATIENCE, session.recv())
+            .await
+            .expect("a message within the test's patience")
+            .expect("the connection stays up");
+    }
+}
+
+#[tokio::test]
+async fn two_clients_and_a_bot_race_against_a_real_server() {
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let (_, line) = first_deal();
+    let ada_store = Store::in_directory(config_dir("ada"));
+    let (mut ada, _) = Session::start(
+        &url,
+        "ada",
+        Entry::Create {
+            game: GameKind::ThreeBlindMice,
+            players: 3,
+            public: false,
+            options: RoomOptions::default(),
+        },
+        ada_store.clone(),
+    )
+    .await
+    .expect("ada connects");
+    until(&mut ada, |s| s.state.room.is_some()).await;
+    let code = ada
+        .state
+        .room
+        .as_ref()
+        .map(|room| room.code.clone())
+        .unwrap_or_default();
+    let saved = ada_store.load().seat.expect("the resume token is saved");
+    assert_eq!(saved.code, code);
+
+    let (mut bob, _) = Session::start(
+        &url,
+        "bob",
+        Entry::Join(code.clone()),
+        Store::in_directory(config_dir("bob")),
+    )
+    .await
+    .expect("bob connects");
+    let bot = tokio::spawn({
+        let (url, code) = (url.clone(), code.clone());
+        async move { patience_cli::bot::run(&url, "bot", &code, Duration::ZERO).await }
+    });
+    let racing =
+        |s: &Session| s.state.phase() == Some(Phase::Racing) && s.state.my_board().is_some();
+    until(&mut ada, racing).await;
+    until(&mut bob, racing).await;
+    assert_eq!(
+        ada.state.my_board(),
+        bob.state.my_board(),
+        "one deal for all"
+    );
+
+    // Ada plays the solver's line; every move is accepted.
+    for text in &line {
+        ada.send(&ClientMessage::Move {
+            text: text.clone(),
+            seat: None,
+        })
+        .await
+        .expect("sent");
+        loop {
+            let (message, _) = tokio::time::timeout(PATIENCE, ada.recv())
+                .await
+                .expect("an answer")
+                .expect("connected");
+            match message {
+                ServerMessage::MoveAccepted { .. } => break,
+                ServerMessage::MoveRejected { message, .. } => panic!("{text} refused: {message}"),
+                _ => {}
+            }
+        }
+    }
+    until(&mut ada, |s| s.state.my_status() == Some(PlayerStatus::Won)).await;
+
+    // Bob sees Ada's progress, then resigns; the race ends once the bot is done.
+    until(&mut bob, |s| {
+        s.state
+            .racers
+            .get(&0)
+            .is_some_and(|r| r.status == PlayerStatus::Won)
+    })
+    .await;
+    bob.send(&ClientMessage::Resign).await.expect("sent");
+    until(&mut bob, |s| s.state.result.is_some()).await;
+    until(&mut ada, |s| s.state.result.is_some()).await;
+    tokio::time::timeout(PATIENCE, bot)
+        .await
+        .expect("the bot finishes")
+        .expect("the bot task")
+        .expect("the bot raced without error");
+
+    let result = ada.state.result.clone().expect("a result");
+    assert!(ada.state.verification.as_ref().is_some_and(|v| v.all_ok()));
+    assert!(bob.state.verification.as_ref().is_some_and(|v| v.all_ok()));
+    let standings: Vec<(&str, PlayerStatus)> = result
+        .standings
+        .iter()
+        .map(|standing| (standing.name.as_str(), standing.status))
+        .collect();
+    assert_eq!(standings[0], ("ada", PlayerStatus::Won));
+    assert!(standings.contains(&("bob", PlayerStatus::Resigned)));
+    let bot_status = standings
+        .iter()
+        .find(|(name, _)| *name == "bot")
+        .map(|s| s.1);
+    assert!(
+        matches!(
+            bot_status,
+            Some(PlayerStatus::Won | PlayerStatus::Stuck | PlayerStatus::Resigned)
+        ),
+        "{standings:?}"
+    );
+    let bot_log = result
+        .logs
+        .iter()
+        .find(|log| log.seat == 2)
+        .expect("the bot's log");
+    assert!(!bot_log.moves.is_empty(), "the bot played");
+    assert_eq!(
+        ada_store.load().seat,
+        None,
+        "a finished race forgets its token"
+    );
+    server.shutdown().await;
+}
+
+#[test]
+fn plain_practice_reads_moves_from_standard_input_and_wins() {
+    let game = GameKind::ThreeBlindMice;
+    let deal = first_winnable_deal(game, 1.., Budget::positions(200_000))
+        .expect("the solver replays")
+        .expect("a winnable deal");
+    let line = solve_deal(game, deal.seed, Budget::positions(200_000))
+        .expect("the solver replays")
+        .solution;
+    let mut child = Command::new(binary("patience-cli", "patience"))
+        .args(["practice", "tbm", &deal.seed.to_string(), "--plain"])
+        .env("PATIENCE_CONFIG_DIR", config_dir("practice"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("patience runs");
+    let mut script = String::from("1>1\nm\n");
+    for text in &line {
+        script.push_str(text);
+        script.push('\n');
+    }
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(script.as_bytes())
+        .expect("the script is written");
+    let output = child.wait_with_output().expect("patience exits");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(text.starts_with(&format!("Three Blind Mice · practice · seed {}", deal.seed)));
+    assert!(text.contains("refused: "), "{text}");
+    assert!(text.contains("moves: "), "{text}");
+    assert!(text.contains("##"), "face-down cards are hidden: {text}");
+    assert!(
+        text.contains(&format!("won in {} moves", line.len())),
+        "{text}"
+    );
+}
