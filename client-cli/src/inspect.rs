@@ -37,7 +37,7 @@ pub struct MovesJson {
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
     /// The text is not a move of this game.
-    #[error("move {number} of the list, {text:?}: {source}")]
+    #[error("move {number} of the list, {text:?}, cannot be read")]
     Unreadable {
         /// 1-based position in the list.
         number: usize,
@@ -47,7 +47,7 @@ pub enum PlayError {
         source: NotationError,
     },
     /// The move is not legal in the position reached.
-    #[error("move {number} of the list, {text:?}, is illegal: {source}")]
+    #[error("move {number} of the list, {text:?}, is illegal")]
     Illegal {
         /// 1-based position in the list.
         number: usize,

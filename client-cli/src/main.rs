@@ -1,5 +1,6 @@
 //! `patience`: thin entry point; the commands live in the `patience_cli` library.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -11,7 +12,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(output) => {
             if !output.is_empty() {
-                println!("{output}");
+                // A closed pipe (`patience deal ... | head`) is the reader's choice, not an error.
+                let _ = writeln!(std::io::stdout().lock(), "{output}");
             }
             ExitCode::SUCCESS
         }

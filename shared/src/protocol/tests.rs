@@ -524,3 +524,64 @@ fn cards_home_counts_foundations_discards_and_home_piles() {
         0,
     );
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn client_message() -> impl Strategy<Value = ClientMessage> {
+        prop_oneof![
+            (any::<u32>(), ".{0,30}")
+                .prop_map(|(version, name)| ClientMessage::Hello { version, name }),
+            ".{0,12}".prop_map(|code| ClientMessage::JoinRoom { code }),
+            (".{0,20}", proptest::option::of(any::<u8>()))
+                .prop_map(|(text, seat)| ClientMessage::Move { text, seat }),
+            (".{0,64}", any::<u64>())
+                .prop_map(|(token, last_seq)| ClientMessage::Resume { token, last_seq }),
+            (
+                2u8..=8,
+                any::<bool>(),
+                any::<bool>(),
+                proptest::option::of(any::<u64>())
+            )
+                .prop_map(|(max_players, public, undo_allowed, time_limit_ms)| {
+                    ClientMessage::CreateRoom {
+                        game: GameKind::Midshipman,
+                        max_players,
+                        public,
+                        options: RoomOptions {
+                            undo_allowed,
+                            time_limit_ms,
+                        },
+                    }
+                }),
+            Just(ClientMessage::Resign),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn client_messages_round_trip(message in client_message()) {
+            prop_assert_eq!(decode_client(&encode(&message)), Ok(message));
+        }
+
+        /// Whatever bytes arrive, decoding answers with a message or an
+        /// error, never a panic.
+        #[test]
+        fn any_bytes_decode_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode_client(&bytes);
+            let _ = decode_server(&bytes);
+        }
+
+        /// A message with one byte damaged decodes to some message or
+        /// fails cleanly (unknown keys are ignored, as the document says).
+        #[test]
+        fn damaged_messages_fail_cleanly(message in client_message(), index in any::<prop::sample::Index>(), byte in any::<u8>()) {
+            let mut bytes = encode(&message);
+            let at = index.index(bytes.len());
+            bytes[at] = byte;
+            let _ = decode_client(&bytes);
+        }
+    }
+}

@@ -335,3 +335,109 @@ pub fn first_winnable<G: SolverGame>(
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::three_blind_mice::ThreeBlindMice;
+    use crate::solver::three_blind_mice::TbmSearch;
+
+    fn tbm(seed: u64) -> TbmSearch {
+        TbmSearch::new(ThreeBlindMice::deal(seed))
+    }
+
+    /// Following hints from a winnable deal wins it, one hint at a time.
+    #[test]
+    fn following_hints_wins_a_winnable_deal() {
+        let found = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let mut position = tbm(found.seed);
+        for _ in 0..=52 {
+            match hint(&position, Budget::positions(100_000)).expect("replay") {
+                Hint::Play(mv) => {
+                    position.apply(mv).expect("a hint is legal");
+                }
+                Hint::AlreadyWon => return,
+                other => panic!("lost the thread: {other:?}"),
+            }
+        }
+        panic!("no win within 52 hints");
+    }
+
+    #[test]
+    fn hints_say_when_there_is_no_winning_line() {
+        let lost = (1..)
+            .find(|&seed| {
+                solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict)
+                    == Ok(Verdict::Unwinnable)
+            })
+            .expect("some seed is lost");
+        assert_eq!(
+            hint(&tbm(lost), Budget::positions(100_000)),
+            Ok(Hint::NoWinningLine)
+        );
+    }
+
+    #[test]
+    fn first_winnable_counts_the_seeds_it_skips() {
+        let found = first_winnable(1..=200, tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        assert_eq!(found.skipped, found.seed - 1);
+        verify_line(&tbm(found.seed), &found.line).expect("the line wins");
+        for seed in 1..found.seed {
+            assert!(!matches!(
+                solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict),
+                Ok(Verdict::Winnable(_))
+            ));
+        }
+        assert_eq!(
+            first_winnable(std::iter::empty::<u64>(), tbm, Budget::positions(10)),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn the_same_deal_and_budget_give_the_same_result() {
+        for seed in 1..=50 {
+            let budget = Budget::positions(5_000);
+            assert_eq!(solve(&tbm(seed), budget), solve(&tbm(seed), budget));
+        }
+    }
+
+    #[test]
+    fn a_tiny_budget_gives_unknown_and_a_stop_callback_stops() {
+        let winnable = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let starved = solve(&tbm(winnable.seed), Budget::positions(1)).expect("replay");
+        assert!(matches!(
+            starved.verdict,
+            Verdict::Winnable(_) | Verdict::Unknown
+        ));
+        let stop = || true;
+        let stopped = solve(
+            &crate::solver::plain::Plain(crate::games::forty_thieves::FortyThieves::deal(
+                crate::games::forty_thieves::Variant::Indian,
+                1,
+            )),
+            Budget {
+                positions: u64::MAX,
+                should_stop: Some(&stop),
+            },
+        )
+        .expect("replay");
+        assert_eq!(stopped.verdict, Verdict::Unknown);
+        assert!(stopped.positions <= STOP_CHECK_INTERVAL);
+    }
+
+    #[test]
+    fn verify_line_refuses_a_line_that_does_not_win() {
+        let deal = tbm(1);
+        let mut moves = Vec::new();
+        deal.legal_moves(&mut moves);
+        let failure = verify_line(&deal, &moves[..1]).expect_err("one move does not win");
+        assert_eq!(failure.index, 1);
+    }
+}
