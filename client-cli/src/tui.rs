@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use patience_shared::any::{AnyGame, AnyMove};
+use patience_shared::card::Card;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, Phase};
-use patience_shared::rules::{Outcome, Rules, View, Zone};
+use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
+use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
 use patience_shared::solver::any::hint_any;
 use patience_shared::solver::{Budget, Hint};
 use ratatui::Frame;
@@ -71,6 +72,8 @@ pub struct Ui {
     pub confirm_quit: bool,
     /// Watch mode: which racer is shown when boards do not fit side by side.
     pub watched: usize,
+    /// The card the last move turned up.
+    fresh: Option<Card>,
 }
 
 /// The zones the cursor visits, in order.
@@ -119,7 +122,16 @@ impl Ui {
         Marks {
             cursor: self.cursor(view),
             picked: self.picked,
+            fresh: self.fresh,
         }
+    }
+
+    /// Remembers the card a move turned up, to show it as it happens.
+    pub fn show_effects(&mut self, effects: &[Effect]) {
+        self.fresh = effects.iter().find_map(|effect| match effect {
+            Effect::TurnedUp { card, .. } | Effect::Drew { card } => Some(*card),
+            _ => None,
+        });
     }
 
     fn say(&mut self, text: impl Into<String>, error: bool) {
@@ -622,6 +634,7 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
                                 line.push_str(&effect_text(effect));
                             }
                             ui.say(line, false);
+                            ui.show_effects(&outcome.effects);
                             ui.picked = None;
                             history.push((mv, outcome));
                         }
@@ -662,15 +675,27 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
             .context("drawing")?;
         tokio::select! {
             received = session.recv() => match received {
-                Ok((message, notes)) => {
-                    if let patience_shared::protocol::ServerMessage::MoveRejected { .. } = message {
+                Ok((message, notes)) => match message {
+                    ServerMessage::MoveRejected { .. } => {
                         if let Some(line) = notes.last() {
                             ui.say(line.clone(), true);
                         }
-                    } else if let Some(line) = notes.last() {
-                        ui.say(line.clone(), false);
                     }
-                }
+                    // Others' moves show on the race panel; the footer keeps
+                    // this player's own feedback.
+                    ServerMessage::Progress { .. } => {}
+                    ServerMessage::MoveAccepted { effects, .. } => {
+                        ui.show_effects(&effects);
+                        if let Some(line) = notes.last() {
+                            ui.say(line.clone(), false);
+                        }
+                    }
+                    _ => {
+                        if let Some(line) = notes.last() {
+                            ui.say(line.clone(), false);
+                        }
+                    }
+                },
                 Err(error) => {
                     drop(terminal);
                     eprintln!("{error}");

@@ -202,3 +202,59 @@ fn plain_practice_reads_moves_from_standard_input_and_wins() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let ada_store = Store::in_directory(config_dir("ada-resume"));
+    let bob_store = Store::in_directory(config_dir("bob-resume"));
+    let create = Entry::Create {
+        game: GameKind::ThreeBlindMice,
+        players: 2,
+        public: false,
+        options: RoomOptions::default(),
+    };
+    let (mut ada, _) = Session::start(&url, "ada", create.clone(), ada_store.clone())
+        .await
+        .expect("ada connects");
+    until(&mut ada, |s| s.state.room.is_some()).await;
+    let code = ada
+        .state
+        .room
+        .as_ref()
+        .map(|room| room.code.clone())
+        .unwrap_or_default();
+    let (mut bob, _) = Session::start(&url, "bob", Entry::Join(code.clone()), bob_store)
+        .await
+        .expect("bob connects");
+    let racing = |s: &Session| s.state.my_board().is_some() && s.state.can_move();
+    until(&mut ada, racing).await;
+    until(&mut bob, racing).await;
+    let board = ada.state.my_board().cloned();
+
+    // Ada's client dies without a word; started again with the same config,
+    // it is back in its seat with its board, and a new token is saved.
+    let old_token = ada_store.load().seat.map(|seat| seat.token);
+    drop(ada);
+    let (mut ada, notes) = Session::start(&url, "ada", create, ada_store.clone())
+        .await
+        .expect("ada reconnects");
+    assert!(
+        notes
+            .iter()
+            .any(|note| note.contains(&format!("back in room {code}"))),
+        "{notes:?}"
+    );
+    until(&mut ada, racing).await;
+    assert_eq!(ada.state.my_board().cloned(), board);
+    let new_token = ada_store.load().seat.map(|seat| seat.token);
+    assert!(new_token.is_some() && new_token != old_token);
+
+    ada.send(&ClientMessage::Resign).await.expect("sent");
+    bob.send(&ClientMessage::Resign).await.expect("sent");
+    until(&mut ada, |s| s.state.result.is_some()).await;
+    assert!(ada.state.verification.as_ref().is_some_and(|v| v.all_ok()));
+    assert_eq!(ada_store.load().seat, None);
+    server.shutdown().await;
+}

@@ -30,6 +30,8 @@ pub struct Marks {
     pub cursor: Option<Spot>,
     /// The card picked up to move.
     pub picked: Option<Spot>,
+    /// A card just turned up, shown bold and underlined.
+    pub fresh: Option<Card>,
 }
 
 /// The back of a face-down card.
@@ -54,6 +56,8 @@ pub fn card_label(card: Card) -> String {
     format!("{rank}{suit}")
 }
 
+/// Cards look like cards: a white face, red or black ink, readable on dark
+/// and light terminals alike.
 fn card_style(card: Card) -> Style {
     let style = Style::default().bg(Color::White);
     if card.is_red() {
@@ -69,6 +73,15 @@ fn back_style() -> Style {
 
 fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
+}
+
+/// A card's style, bold and underlined when it was just turned up.
+fn fresh_style(card: Card, marks: Marks) -> Style {
+    if marks.fresh == Some(card) {
+        card_style(card).add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+    } else {
+        card_style(card)
+    }
 }
 
 /// The style of a spot: reversed under the cursor, yellow when picked.
@@ -91,7 +104,7 @@ fn top_span(zone: &ZoneView, width: usize, marks: Marks) -> Span<'static> {
     match zone.face_up.last() {
         Some(&card) => Span::styled(
             format!("{:<width$}", card_label(card)),
-            marked(card_style(card), marks, zone.zone, 0),
+            marked(fresh_style(card, marks), marks, zone.zone, 0),
         ),
         None if zone.hidden > 0 => Span::styled(
             format!("{:<width$}", format!("{BACK}{}", zone.hidden)),
@@ -148,7 +161,7 @@ pub fn board_lines(view: &View, marks: Marks, width: u16, height: u16) -> Vec<Li
                     let depth = shown - 1 - index;
                     spans.push(Span::styled(
                         format!("{:<4}", card_label(card)),
-                        marked(card_style(card), marks, Zone::Waste, depth),
+                        marked(fresh_style(card, marks), marks, Zone::Waste, depth),
                     ));
                 }
                 if zone.face_up.is_empty() {
@@ -271,7 +284,7 @@ fn columns_lines(
                         Span::styled(format!("{:<column_width$}", format!("⋮{count}")), dim())
                     }
                     Some(Entry::Card(card, depth)) => {
-                        let style = marked(card_style(*card), marks, zone.zone, *depth);
+                        let style = marked(fresh_style(*card, marks), marks, zone.zone, *depth);
                         let label =
                             format!("{:<width$}", card_label(*card), width = column_width - 1);
                         Span::styled(label, style)
@@ -313,7 +326,7 @@ fn reel_rows(view: &View, marks: Marks) -> Vec<Line<'static>> {
                 .is_some_and(|card| usize::from(card.rank()) == row + 2);
             match zone.face_up.last() {
                 Some(&card) => {
-                    let mut style = marked(card_style(card), marks, zone.zone, 0);
+                    let mut style = marked(fresh_style(card, marks), marks, zone.zone, 0);
                     if !home {
                         style = style.add_modifier(Modifier::DIM | Modifier::ITALIC);
                     }
