@@ -22,14 +22,17 @@ use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
 use patience_shared::solver::any::hint_any;
 use patience_shared::solver::{Budget, Hint};
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{
+    self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use tokio::sync::mpsc;
 
-use self::board::{Marks, Spot, board_lines, card_label};
+use self::board::{Marks, Spot, board_lines, card_label, spot_at};
 use self::screens::{help_lines, lobby_lines, race_panel_lines, results_lines};
 use crate::plain::PRACTICE_BUDGET;
 use crate::position::{MoveShape, guess, move_between, move_shapes, natural_move};
@@ -273,6 +276,26 @@ impl Ui {
         Action::None
     }
 
+    /// A mouse click on `spot`: the cursor goes there and the card is picked
+    /// up or dropped, as with Enter; a right click sends it to its natural
+    /// place.
+    pub fn click(&mut self, view: &View, spot: Spot, natural: bool) -> Action {
+        let slot_zone = match spot.zone {
+            Zone::Foundation(_) => Zone::Foundation(0),
+            zone => zone,
+        };
+        let Some(index) = slots(view).iter().position(|&zone| zone == slot_zone) else {
+            return Action::None;
+        };
+        self.slot = index;
+        self.depth = spot.depth;
+        if natural {
+            self.natural(view)
+        } else {
+            self.pick_or_drop(view)
+        }
+    }
+
     fn shapes(&mut self, view: &View) -> Option<Vec<MoveShape>> {
         match guess(view, 0) {
             Ok(position) => Some(move_shapes(&position)),
@@ -458,6 +481,47 @@ pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
 /// Width of the race panel beside the board.
 const PANEL_WIDTH: u16 = 26;
 
+/// Where the player's board is drawn in a frame of `area`.
+fn board_area(area: Rect, with_panel: bool) -> Rect {
+    let [_, body, _] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    if with_panel {
+        let [left, _] =
+            Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
+        left
+    } else {
+        body
+    }
+}
+
+/// The spot a mouse event points at, and whether it asks for the natural move.
+fn clicked(event: &MouseEvent, view: &View, area: Rect) -> Option<(Spot, bool)> {
+    let natural = match event.kind {
+        MouseEventKind::Down(MouseButton::Left) => false,
+        MouseEventKind::Down(MouseButton::Right) => true,
+        _ => return None,
+    };
+    let inside = event.column >= area.x
+        && event.row >= area.y
+        && event.column < area.x + area.width
+        && event.row < area.y + area.height;
+    if !inside {
+        return None;
+    }
+    spot_at(
+        view,
+        area.width,
+        area.height,
+        event.column - area.x,
+        event.row - area.y,
+    )
+    .map(|spot| (spot, natural))
+}
+
 /// Draws an online screen: lobby, race (board and panel), watch or results.
 pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, now: Instant) {
     let area = frame.area();
@@ -558,12 +622,29 @@ struct TerminalGuard(ratatui::DefaultTerminal);
 
 impl TerminalGuard {
     fn new() -> TerminalGuard {
-        TerminalGuard(ratatui::init())
+        let terminal = ratatui::init();
+        // Mouse clicks where the terminal supports them; keys work regardless.
+        let _ = ratatui::crossterm::execute!(
+            std::io::stdout(),
+            ratatui::crossterm::event::EnableMouseCapture
+        );
+        TerminalGuard(terminal)
+    }
+
+    fn area(&self) -> Rect {
+        self.0
+            .size()
+            .map(|size| Rect::new(0, 0, size.width, size.height))
+            .unwrap_or_default()
     }
 }
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        let _ = ratatui::crossterm::execute!(
+            std::io::stdout(),
+            ratatui::crossterm::event::DisableMouseCapture
+        );
         ratatui::restore();
     }
 }
@@ -598,10 +679,17 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
             .0
             .draw(|frame| draw_practice(frame, &screen, &ui))
             .context("drawing")?;
-        let Event::Key(key) = event::read().context("reading the keyboard")? else {
-            continue;
+        let action = match event::read().context("reading the keyboard")? {
+            Event::Key(key) => ui.key(key, Some(&view), false),
+            Event::Mouse(mouse) => {
+                match clicked(&mouse, &view, board_area(terminal.area(), false)) {
+                    Some((spot, natural)) => ui.click(&view, spot, natural),
+                    None => continue,
+                }
+            }
+            _ => continue,
         };
-        match ui.key(key, Some(&view), false) {
+        match action {
             Action::None | Action::StartEarly => {}
             Action::Quit => return Ok(()),
             Action::Undo => match history.pop() {
@@ -703,11 +791,26 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
                 }
             },
             event = events.recv() => {
-                let Some(Event::Key(key)) = event else { continue };
                 let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Countdown))
                     && session.state.racers.is_empty();
                 let board = session.state.my_board().cloned();
-                let message = match ui.key(key, board.as_ref(), in_lobby) {
+                let action = match (event, &board) {
+                    (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
+                    (Some(Event::Mouse(mouse)), Some(view)) => {
+                        match clicked(&mouse, view, board_area(terminal.area(), true)) {
+                            Some((spot, natural)) => ui.click(view, spot, natural),
+                            None => continue,
+                        }
+                    }
+                    (None, _) => {
+                        // The terminal is gone: keep the seat for a resume.
+                        drop(terminal);
+                        session.close().await;
+                        return Ok(());
+                    }
+                    _ => continue,
+                };
+                let message = match action {
                     Action::None => None,
                     Action::Move(text) => Some(ClientMessage::Move { text, seat: None }),
                     Action::Undo => Some(ClientMessage::Undo),

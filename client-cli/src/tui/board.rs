@@ -349,3 +349,38 @@ fn reel_rows(view: &View, marks: Marks) -> Vec<Line<'static>> {
     }
     lines
 }
+
+/// The card or place drawn at column `x`, line `y` of a board drawn by
+/// [`board_lines`] in `width` × `height`, for mouse clicks. Each candidate
+/// spot is drawn under the cursor in turn and the click is matched against
+/// the highlighted cell: slow in theory, instant for a board's hundred spots,
+/// and it cannot disagree with the drawing.
+pub fn spot_at(view: &View, width: u16, height: u16, x: u16, y: u16) -> Option<Spot> {
+    let candidates = view.zones.iter().flat_map(|zone| {
+        (0..zone.face_up.len().max(1)).map(move |depth| Spot {
+            zone: zone.zone,
+            depth,
+        })
+    });
+    for spot in candidates {
+        let marks = Marks {
+            cursor: Some(spot),
+            ..Marks::default()
+        };
+        let lines = board_lines(view, marks, width, height);
+        let Some(line) = lines.get(usize::from(y)) else {
+            continue;
+        };
+        let mut left = 0usize;
+        for span in &line.spans {
+            let span_width = span.width();
+            if span.style.add_modifier.contains(Modifier::REVERSED)
+                && (left..left + span_width).contains(&usize::from(x))
+            {
+                return Some(spot);
+            }
+            left += span_width;
+        }
+    }
+    None
+}

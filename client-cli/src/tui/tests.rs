@@ -144,6 +144,32 @@ fn keys_pick_a_card_and_drop_it_or_send_it_to_its_natural_place() {
     );
 }
 
+#[test]
+fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
+    let view = AnyGame::deal(GameKind::Indian, 1).view();
+    // Line 4 is the first face-up row; column 10 is pile 3 (five columns each).
+    let spot = board::spot_at(&view, 80, 22, 10, 4);
+    assert_eq!(
+        spot,
+        Some(Spot {
+            zone: Zone::Pile(2),
+            depth: 1
+        })
+    );
+    assert_eq!(
+        board::spot_at(&view, 80, 22, 10, 5).map(|spot| spot.depth),
+        Some(0)
+    );
+    assert_eq!(board::spot_at(&view, 80, 22, 79, 5), None);
+    let mut ui = Ui::default();
+    let top = Spot {
+        zone: Zone::Pile(2),
+        depth: 0,
+    };
+    assert_eq!(ui.click(&view, top, false), Action::None);
+    assert_eq!(ui.marks(&view).picked, Some(top));
+}
+
 fn room(phase: Phase, players: &[(&str, PlayerStatus)], max_players: u8) -> RoomInfo {
     RoomInfo {
         code: "K7PQ3M".into(),
