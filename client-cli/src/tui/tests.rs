@@ -65,6 +65,49 @@ fn help_overlay() {
     insta::assert_snapshot!(practice_frame(GameKind::ThreeBlindMice, 1, &ui));
 }
 
+#[test]
+fn long_piles_fold_to_fit_a_short_terminal() {
+    use patience_shared::rules::ZoneView;
+    let card = |text: &str| text.parse().expect("a card");
+    let run: Vec<_> = [
+        "Ks", "Qs", "Js", "Ts", "9s", "8s", "7s", "6s", "5s", "4s", "3s", "2s",
+    ]
+    .iter()
+    .map(|text| card(text))
+    .collect();
+    let mut zones = vec![ZoneView {
+        zone: Zone::Pile(0),
+        hidden: 3,
+        face_up: run,
+    }];
+    zones.extend((1..10).map(|pile| ZoneView {
+        zone: Zone::Pile(pile),
+        hidden: if pile > 6 { 1 } else { 0 },
+        face_up: vec![card("Ah")],
+    }));
+    zones.extend((0..2).map(|cell| ZoneView {
+        zone: Zone::Cell(cell),
+        hidden: 0,
+        face_up: vec![],
+    }));
+    let view = View {
+        game: GameKind::ThreeBlindMice,
+        zones,
+    };
+    let screen = PracticeScreen {
+        game: GameKind::ThreeBlindMice,
+        seed: 0,
+        view: &view,
+        moves: 40,
+        state: Some("stuck: u takes back"),
+    };
+    insta::assert_snapshot!(render(60, 12, |frame| draw_practice(
+        frame,
+        &screen,
+        &Ui::default()
+    )));
+}
+
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::from(code)
 }
