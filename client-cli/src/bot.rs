@@ -106,6 +106,7 @@ pub async fn run(server: &str, name: &str, code: &str, pace: Duration) -> Result
     let mut next_move: Option<(Instant, String)> = None;
     let mut awaiting_answer = false;
     let mut seen: HashSet<View> = HashSet::new();
+    let mut moves_played = 0u64;
     loop {
         let due = next_move.as_ref().map(|(at, _)| *at);
         tokio::select! {
@@ -138,7 +139,8 @@ pub async fn run(server: &str, name: &str, code: &str, pace: Duration) -> Result
                 match plan.steps.pop_front() {
                     Some((text, after)) => {
                         expected = Some(after);
-                        next_move = Some((Instant::now() + pace, text));
+                        next_move = Some((Instant::now() + human_pace(pace, moves_played), text));
+                        moves_played += 1;
                     }
                     None => {
                         session.send(&ClientMessage::Resign).await?;
@@ -156,6 +158,15 @@ pub async fn run(server: &str, name: &str, code: &str, pace: Duration) -> Result
     }
     session.close().await;
     Ok(())
+}
+
+/// `pace` varied by up to a third either way, the same for the same move
+/// number: people do not move like a metronome.
+fn human_pace(pace: Duration, move_number: u64) -> Duration {
+    let mut hash = move_number.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    hash ^= hash >> 29;
+    let factor = 2.0 / 3.0 + (hash % 1000) as f64 / 1500.0;
+    pace.mul_f64(factor)
 }
 
 async fn sleep_until(due: Option<Instant>) {

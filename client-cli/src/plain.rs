@@ -175,16 +175,15 @@ pub async fn online(
                         break;
                     }
                 };
-                for note in notes {
+                for note in &notes {
                     writeln!(output, "{note}")?;
                 }
-                let show_board = match &message {
-                    ServerMessage::RaceStarted { .. } | ServerMessage::MoveAccepted { .. } => true,
-                    ServerMessage::Resumed { .. } | ServerMessage::Snapshot { .. } => {
-                        session.state.my_board().is_some()
-                    }
-                    _ => false,
-                };
+                let show_board = !notes.is_empty()
+                    && (session.caught_up()
+                        || matches!(
+                            message,
+                            ServerMessage::RaceStarted { .. } | ServerMessage::MoveAccepted { .. }
+                        ));
                 if show_board && let Some(board) = session.state.my_board() {
                     writeln!(output, "{}\n", view_text(board))?;
                 }

@@ -12,7 +12,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, Phase, RoomOptions, ServerMessage};
 
 use crate::config::{SavedSeat, Store};
-use crate::net::{Connection, NetError};
+use crate::net::{Connection, NetError, seq_of};
 use crate::race::RaceState;
 
 /// How a session enters a room.
@@ -68,6 +68,11 @@ pub struct Session {
     pub state: RaceState,
     name: String,
     store: Store,
+    /// After a resume: the room's latest event when the seat was taken back.
+    /// Events up to it are history being replayed, applied quietly.
+    replay_until: Option<u64>,
+    /// The replay just ended with the last message received.
+    caught_up: bool,
 }
 
 impl Session {
@@ -86,6 +91,8 @@ impl Session {
             state: RaceState::default(),
             name: name.to_string(),
             store,
+            replay_until: None,
+            caught_up: false,
         };
         let mut notes = Vec::new();
         let saved = session.store.load().seat.filter(|seat| {
@@ -170,9 +177,33 @@ impl Session {
         self.connection.close().await;
     }
 
+    /// Whether the last message received ended the replay of a resume: the
+    /// state is whole again (a front end shows the board then).
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
+    }
+
     fn absorb(&mut self, message: ServerMessage) -> Vec<String> {
         let token_before = self.state.resume_token.clone();
-        let notes = self.state.apply(message, Instant::now());
+        let seq = seq_of(&message);
+        let resumed = match message {
+            ServerMessage::Resumed { seq, .. } => Some(seq),
+            _ => None,
+        };
+        let mut notes = self.state.apply(message, Instant::now());
+        self.caught_up = false;
+        if let Some(resumed) = resumed {
+            self.replay_until = Some(resumed);
+        } else if let (Some(until), Some(seq)) = (self.replay_until, seq) {
+            // History the resume replays: the state takes it in, people have
+            // seen it already.
+            notes.clear();
+            if seq >= until {
+                self.replay_until = None;
+                self.caught_up = true;
+                notes.push("caught up with the race".into());
+            }
+        }
         let over = self.state.result.is_some()
             || self.state.closed.is_some()
             || self.state.phase() == Some(Phase::Finished);
