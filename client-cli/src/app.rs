@@ -105,6 +105,9 @@ fn practice(
     seed: Option<u64>,
     plain: bool,
 ) -> anyhow::Result<()> {
+    if seed.is_none() && std::io::stderr().is_terminal() {
+        eprintln!("Looking for a deal the solver proves winnable…");
+    }
     let (seed, note) = plain::practice_deal(game, seed);
     if use_plain(plain) {
         let stdin = std::io::stdin();

@@ -16,7 +16,7 @@ use std::time::Duration;
 use patience_shared::any::AnyGame;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Rules, View, Zone};
-use patience_shared::solver::Budget;
+use patience_shared::solver::{Budget, Verdict};
 use tokio::time::Instant;
 
 use crate::config::Store;
@@ -24,8 +24,13 @@ use crate::net::NetError;
 use crate::position::{guess, move_shapes, solve_line};
 use crate::session::{Entry, Session};
 
-/// The solver budget of one plan.
+/// The solver budget of one plan of Three Blind Mice, whose solver settles
+/// most positions in far less.
 pub const BOT_BUDGET: u64 = 100_000;
+
+/// The budget for the two-deck games, whose plain search rarely settles a
+/// position early: a plan must stay well under a human move's time.
+pub const BOT_BUDGET_TWO_DECKS: u64 = 25_000;
 
 /// A bot's plan: each move's text and the board expected after it.
 #[derive(Debug, Default)]
@@ -45,7 +50,13 @@ fn make_plan(board: &View, variation: u64, seen: &HashSet<View>) -> Plan {
         let Ok(position) = guess(board, variation * GUESSES_PER_PLAN + attempt) else {
             return Plan::default();
         };
-        if let Ok(Some(line)) = solve_line(&position, Budget::positions(BOT_BUDGET)) {
+        let budget = if board.game.decks() == 1 {
+            BOT_BUDGET
+        } else {
+            BOT_BUDGET_TWO_DECKS
+        };
+        let verdict = solve_line(&position, Budget::positions(budget));
+        if let Ok(Verdict::Winnable(line)) = verdict {
             let mut state = position.clone();
             let mut steps = VecDeque::new();
             for mv in line {
@@ -58,6 +69,11 @@ fn make_plan(board: &View, variation: u64, seen: &HashSet<View>) -> Plan {
             return Plan { steps };
         }
         first_guess.get_or_insert(position);
+        // A search that ran out of budget on one guess will on the others
+        // too; only proofs of unwinnable guesses are worth another guess.
+        if !matches!(verdict, Ok(Verdict::Unwinnable)) {
+            break;
+        }
     }
     first_guess
         .and_then(|position| good_move(&position, seen))
@@ -67,9 +83,9 @@ fn make_plan(board: &View, variation: u64, seen: &HashSet<View>) -> Plan {
         .unwrap_or_default()
 }
 
-/// A move that makes progress without a plan: a card home, else the stock,
-/// else one that uncovers a face-down card, else any, never back to a board
-/// already seen.
+/// A move that makes progress without a plan: a card home, else one that
+/// uncovers a face-down card, else one from the waste, else the stock, else
+/// any, never back to a board already seen.
 fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<(String, View)> {
     let before = position.view();
     let uncovers = |zone: Zone, depth: usize| {
@@ -86,9 +102,10 @@ fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<(String, View)>
             let after = after.view();
             let rank = match (shape.to, shape.from) {
                 (Some(Zone::Foundation(_) | Zone::Discard), _) => 0,
-                (_, Zone::Stock) => 1,
-                _ if uncovers(shape.from, shape.depth) => 2,
-                _ => 3,
+                _ if uncovers(shape.from, shape.depth) => 1,
+                (_, Zone::Waste | Zone::Reserve(_)) => 2,
+                (_, Zone::Stock) => 3,
+                _ => 4,
             };
             (!seen.contains(&after)).then_some((rank, shape.text, after))
         })

@@ -329,28 +329,29 @@ pub fn move_between(
         .min_by_key(|shape| shape.text.len())
 }
 
-/// A winning line from `position`, if the solver finds one within `budget`.
-/// Run it off any async runtime.
+/// The solver's verdict on `position` within `budget`, its line as moves
+/// of [`AnyMove`]. Run it off any async runtime.
 pub fn solve_line(
     position: &AnyGame,
     budget: Budget<'_>,
-) -> Result<Option<Vec<AnyMove>>, ReplayFailure> {
-    fn line<M>(verdict: Verdict<M>, wrap: fn(M) -> AnyMove) -> Option<Vec<AnyMove>> {
+) -> Result<Verdict<AnyMove>, ReplayFailure> {
+    fn wrap<M>(verdict: Verdict<M>, into: fn(M) -> AnyMove) -> Verdict<AnyMove> {
         match verdict {
-            Verdict::Winnable(line) => Some(line.into_iter().map(wrap).collect()),
-            _ => None,
+            Verdict::Winnable(line) => Verdict::Winnable(line.into_iter().map(into).collect()),
+            Verdict::Unwinnable => Verdict::Unwinnable,
+            Verdict::Unknown => Verdict::Unknown,
         }
     }
     Ok(match position {
-        AnyGame::ThreeBlindMice(state) => line(
+        AnyGame::ThreeBlindMice(state) => wrap(
             solve(&TbmSearch::new(state.clone()), budget)?.verdict,
             AnyMove::ThreeBlindMice,
         ),
-        AnyGame::FortyThieves(state) => line(
+        AnyGame::FortyThieves(state) => wrap(
             solve(&Plain(state.clone()), budget)?.verdict,
             AnyMove::FortyThieves,
         ),
-        AnyGame::VirginiaReel(state) => line(
+        AnyGame::VirginiaReel(state) => wrap(
             solve(&Plain(state.clone()), budget)?.verdict,
             AnyMove::VirginiaReel,
         ),
