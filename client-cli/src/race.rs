@@ -465,3 +465,63 @@ pub fn clock_text(duration: Duration) -> String {
     let seconds = duration.as_secs();
     format!("{}:{:02}", seconds / 60, seconds % 60)
 }
+
+#[cfg(test)]
+mod tests {
+    use patience_shared::game::GameKind;
+    use patience_shared::protocol::{MoveLog, Reveal};
+    use patience_shared::rules::MoveError;
+
+    use super::*;
+
+    fn result(salt: &str, moves: &[&str]) -> RaceResult {
+        RaceResult {
+            standings: Vec::new(),
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: salt.into(),
+            },
+            logs: vec![MoveLog {
+                seat: 0,
+                moves: moves.iter().map(|text| text.to_string()).collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn verification_checks_the_commitment_and_replays_every_log() {
+        let salt = "00112233445566778899aabbccddeeff";
+        let commitment = protocol::commitment(GameKind::ThreeBlindMice, 7, salt);
+        let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7);
+        let mut legal = Vec::new();
+        deal.legal_moves(&mut legal);
+        let first = deal.format_move(legal[0]);
+        let check = |result: RaceResult, commitment_ok: bool, log_ok: bool| {
+            let verification = Verification::check(&result, &commitment);
+            assert_eq!(verification.commitment_ok, commitment_ok);
+            assert_eq!(verification.logs_ok.get(&0), Some(&log_ok));
+        };
+        check(result(salt, &[&first, "undo", &first]), true, true);
+        check(result("ffff", &[&first]), false, true);
+        check(result(salt, &["undo"]), true, false);
+        check(result(salt, &["1>1"]), true, false);
+    }
+
+    #[test]
+    fn a_refused_move_is_said_in_words_and_kept_until_the_next_move() {
+        let mut state = RaceState::default();
+        let notes = state.apply(
+            ServerMessage::MoveRejected {
+                text: "7h>5".into(),
+                code: ErrorCode::IllegalMove,
+                reason: Some(MoveError::ChangesNothing),
+                message: "that move changes nothing".into(),
+            },
+            Instant::now(),
+        );
+        assert_eq!(notes, ["\"7h>5\" refused: that move changes nothing"]);
+        assert!(state.last_rejection.is_some());
+        assert!(!state.can_move(), "no seat, no race");
+    }
+}

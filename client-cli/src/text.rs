@@ -213,4 +213,25 @@ mod tests {
             "Piles:\n1    2\n(7h) Ks\n8c\n\nStock (2 cards, next first): 3d 2d\nWaste (0): --"
         );
     }
+
+    #[test]
+    fn a_view_hides_face_down_cards_and_the_stock() {
+        let view = Board {
+            game: GameKind::Indian,
+            zones: vec![
+                ZoneCards {
+                    zone: Zone::Pile(0),
+                    face_down: 1,
+                    cards: vec![card("7h"), card("8c")],
+                },
+                ZoneCards {
+                    zone: Zone::Stock,
+                    face_down: 2,
+                    cards: vec![card("2d"), card("3d")],
+                },
+            ],
+        }
+        .to_view();
+        assert_eq!(view_text(&view), "Piles:\n1\n##\n8c\n\nStock: 2 cards");
+    }
 }
