@@ -258,3 +258,111 @@ async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
     assert_eq!(ada_store.load().seat, None);
     server.shutdown().await;
 }
+
+/// Waits for a line of the child's output containing `wanted`, and returns
+/// every line read until then.
+async fn wait_for_line(
+    lines: &std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<String>>>,
+    wanted: &'static str,
+) -> Vec<String> {
+    let lines = std::sync::Arc::clone(lines);
+    tokio::task::spawn_blocking(move || {
+        let lines = lines.lock().expect("one reader at a time");
+        let mut seen = Vec::new();
+        loop {
+            let line = lines
+                .recv_timeout(PATIENCE)
+                .unwrap_or_else(|_| panic!("no line with {wanted:?} in {seen:#?}"));
+            let found = line.contains(wanted);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
+    })
+    .await
+    .expect("the reader thread")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
+    use std::io::BufRead as _;
+
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let (mut ada, _) = Session::start(
+        &url,
+        "ada",
+        Entry::Create {
+            game: GameKind::ThreeBlindMice,
+            players: 2,
+            public: false,
+            options: RoomOptions::default(),
+        },
+        Store::in_directory(config_dir("ada-plain")),
+    )
+    .await
+    .expect("ada connects");
+    until(&mut ada, |s| s.state.room.is_some()).await;
+    let code = ada
+        .state
+        .room
+        .as_ref()
+        .map(|room| room.code.clone())
+        .unwrap_or_default();
+
+    let mut child = Command::new(binary("patience-cli", "patience"))
+        .args(["join", &code, "--server", &url, "--name", "bob", "--plain"])
+        .env("PATIENCE_CONFIG_DIR", config_dir("bob-plain"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("patience runs");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1024);
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(receiver));
+
+    let started = wait_for_line(&lines, "the race has started").await;
+    assert!(
+        started
+            .iter()
+            .any(|line| line.contains(&format!("joined room {code}")))
+    );
+    let board = wait_for_line(&lines, "Cell 2:").await;
+    assert!(board.iter().any(|line| line.contains("##")), "{board:#?}");
+
+    stdin.write_all(b"1>1\n").expect("bob types");
+    let refused = wait_for_line(&lines, "refused").await;
+    assert!(
+        refused
+            .iter()
+            .any(|line| line.contains("\"1>1\" refused: "))
+    );
+    stdin.write_all(b"resign\n").expect("bob types");
+    wait_for_line(&lines, "bob resigned").await;
+
+    ada.send(&ClientMessage::Resign).await.expect("sent");
+    until(&mut ada, |s| s.state.result.is_some()).await;
+    let end = wait_for_line(&lines, "verified").await;
+    assert!(
+        end.iter().any(|line| line.contains("the race is over")),
+        "{end:#?}"
+    );
+    drop(stdin);
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("the waiting thread")
+        .expect("patience exits");
+    assert!(status.success());
+    server.shutdown().await;
+}
