@@ -135,7 +135,12 @@ async fn two_clients_and_a_bot_race_against_a_real_server() {
         .iter()
         .map(|standing| (standing.name.as_str(), standing.status))
         .collect();
-    assert_eq!(standings[0], ("ada", PlayerStatus::Won));
+    // The bot may win too, and even first: both rank above a resignation.
+    assert!(
+        standings.contains(&("ada", PlayerStatus::Won)),
+        "{standings:?}"
+    );
+    assert_ne!(standings[0].1, PlayerStatus::Resigned);
     assert!(standings.contains(&("bob", PlayerStatus::Resigned)));
     let bot_status = standings
         .iter()
