@@ -136,7 +136,11 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
             "reconnecting"
         };
         lines.push(Line::from(vec![
-            Span::raw(format!("{} moves · ", racer.progress.moves)),
+            Span::raw(format!(
+                "{} move{} · ",
+                racer.progress.moves,
+                if racer.progress.moves == 1 { "" } else { "s" }
+            )),
             Span::styled(status.to_string(), status_style(racer.status)),
         ]));
     }
