@@ -611,7 +611,7 @@ fn draw_watch(
             view,
             Marks::default(),
             column.width,
-            column.height - 1,
+            column.height.saturating_sub(1),
         ));
         frame.render_widget(Paragraph::new(lines), *column);
     }
