@@ -411,3 +411,33 @@ fn results() {
         now
     )));
 }
+
+#[test]
+fn frames_of_any_size_draw_without_panicking() {
+    let (spectating, now, _) = racing(None);
+    let (playing, _, _) = racing(Some(1));
+    let help = Ui {
+        help: true,
+        ..Ui::default()
+    };
+    for (width, height) in [(1, 1), (10, 4), (40, 10), (80, 24), (200, 60)] {
+        for game in GameKind::ALL {
+            practice_frame_sized(game, width, height, &help);
+        }
+        for state in [&spectating, &playing] {
+            render(width, height, |frame| draw_online(frame, state, &help, now));
+        }
+    }
+}
+
+fn practice_frame_sized(game: GameKind, width: u16, height: u16, ui: &Ui) -> String {
+    let view = AnyGame::deal(game, 3).view();
+    let screen = PracticeScreen {
+        game,
+        seed: 3,
+        view: &view,
+        moves: 0,
+        state: None,
+    };
+    render(width, height, |frame| draw_practice(frame, &screen, ui))
+}
