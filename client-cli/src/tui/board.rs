@@ -124,7 +124,12 @@ fn zones<'a>(view: &'a View, wanted: impl Fn(Zone) -> bool + 'a) -> Vec<&'a Zone
 /// The board as lines that fit `width` × `height` where they can.
 pub fn board_lines(view: &View, marks: Marks, width: u16, height: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let column_width = if width >= 60 { 5 } else { 4 };
+    // Wider columns when the terminal has room; 4 still fits ten piles in 40.
+    let column_width = match width {
+        90.. => 7,
+        60.. => 5,
+        _ => 4,
+    };
     match view.game {
         GameKind::ThreeBlindMice => {
             let mut spans = vec![Span::raw("cells ")];
@@ -179,12 +184,11 @@ pub fn board_lines(view: &View, marks: Marks, width: u16, height: u16) -> Vec<Li
             lines.extend(reel_rows(view, marks));
         }
     }
-    let (title, columns): (&str, Vec<&ZoneView>) = if view.game == GameKind::VirginiaReel {
-        ("reserve", zones(view, |z| matches!(z, Zone::Reserve(_))))
+    let columns = if view.game == GameKind::VirginiaReel {
+        zones(view, |z| matches!(z, Zone::Reserve(_)))
     } else {
-        ("piles", zones(view, |z| matches!(z, Zone::Pile(_))))
+        zones(view, |z| matches!(z, Zone::Pile(_)))
     };
-    let _ = title;
     let mut header = Vec::new();
     for (number, zone) in columns.iter().enumerate() {
         let label = format!("{:<column_width$}", (number + 1) % 100);

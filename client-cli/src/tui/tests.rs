@@ -42,6 +42,12 @@ fn three_blind_mice_board() {
 }
 
 #[test]
+fn a_wide_terminal_gets_wider_columns() {
+    let frame = practice_frame_sized(GameKind::Indian, 120, 16, &Ui::default());
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
 fn indian_board() {
     insta::assert_snapshot!(practice_frame(GameKind::Indian, 1, &Ui::default()));
 }
