@@ -50,7 +50,13 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             name,
         } => runtime().and_then(|runtime| {
             runtime
-                .block_on(crate::bot::run(&server, &name, &join, pace_of(pace)))
+                .block_on(crate::bot::run(
+                    &server,
+                    &name,
+                    &join,
+                    pace_of(pace),
+                    |line| println!("{line}"),
+                ))
                 .context("the bot stopped")
         }),
         Command::Play {
@@ -137,7 +143,7 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
             if let Some(room) = &session.state.room {
                 let (server, code) = (online.server.clone(), room.code.clone());
                 tokio::spawn(async move {
-                    if let Err(error) = crate::bot::run(&server, "bot", &code, pace).await {
+                    if let Err(error) = crate::bot::run(&server, "bot", &code, pace, |_| {}).await {
                         eprintln!("the bot stopped: {error}");
                     }
                 });

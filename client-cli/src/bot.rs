@@ -113,10 +113,20 @@ fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<(String, View)>
         .map(|(_, text, after)| (text, after))
 }
 
-/// Joins room `code` on `server` as `name` and races until the race ends.
-pub async fn run(server: &str, name: &str, code: &str, pace: Duration) -> Result<(), NetError> {
-    let (mut session, _) =
+/// Joins room `code` on `server` as `name` and races until the race ends,
+/// telling `log` what happens in the room.
+pub async fn run(
+    server: &str,
+    name: &str,
+    code: &str,
+    pace: Duration,
+    mut log: impl FnMut(&str) + Send,
+) -> Result<(), NetError> {
+    let (mut session, notes) =
         Session::start(server, name, Entry::Join(code.to_string()), Store::none()).await?;
+    for note in &notes {
+        log(note);
+    }
     let mut plan = Plan::default();
     let mut expected: Option<View> = None;
     let mut variation = 0u64;
@@ -128,7 +138,10 @@ pub async fn run(server: &str, name: &str, code: &str, pace: Duration) -> Result
         let due = next_move.as_ref().map(|(at, _)| *at);
         tokio::select! {
             received = session.recv() => {
-                let (message, _) = received?;
+                let (message, notes) = received?;
+                for note in &notes {
+                    log(note);
+                }
                 if session.state.result.is_some() || session.state.closed.is_some() {
                     break;
                 }

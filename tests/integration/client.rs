@@ -76,7 +76,7 @@ async fn two_clients_and_a_bot_race_against_a_real_server() {
     .expect("bob connects");
     let bot = tokio::spawn({
         let (url, code) = (url.clone(), code.clone());
-        async move { patience_cli::bot::run(&url, "bot", &code, Duration::ZERO).await }
+        async move { patience_cli::bot::run(&url, "bot", &code, Duration::ZERO, |_| {}).await }
     });
     let racing =
         |s: &Session| s.state.phase() == Some(Phase::Racing) && s.state.my_board().is_some();
