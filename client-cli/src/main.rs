@@ -5,14 +5,16 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use patience_cli::cli::{Cli, Command};
-use patience_cli::{inspect, solve};
+use patience_cli::{app, inspect, solve};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(output) => {
-            // A closed pipe (`patience deal ... | head`) is the reader's choice, not an error.
-            let _ = writeln!(std::io::stdout().lock(), "{output}");
+            if !output.is_empty() {
+                // A closed pipe (`patience deal ... | head`) is the reader's choice, not an error.
+                let _ = writeln!(std::io::stdout().lock(), "{output}");
+            }
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -46,5 +48,9 @@ fn run(cli: Cli) -> anyhow::Result<String> {
             threads,
             json,
         } => solve::survey(game, deals, from, budget, threads, json)?,
+        client => {
+            app::run_client(client)?;
+            String::new()
+        }
     })
 }

@@ -3,6 +3,7 @@
 
 mod admin;
 mod allocation;
+mod client;
 mod hostile;
 mod inspect;
 mod race;

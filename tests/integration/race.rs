@@ -249,7 +249,9 @@ async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
     let (_, line) = first_deal();
     let options = RoomOptions {
         undo_allowed: false,
-        time_limit_ms: Some(300),
+        // Long enough for one move even on a loaded machine; the test waits
+        // for the end, not for the time.
+        time_limit_ms: Some(1_000),
     };
     let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
     ada.play(&line[0]).await;
