@@ -101,9 +101,21 @@
 //! share from 57% to 97%. Restarts cannot change a verdict: a round that
 //! runs out of positions to expand has searched every reachable position.
 //!
+//! # Hints
+//!
+//! A hint is the first move of a winning line, but following hints one at
+//! a time need not win here: a move between piles can be taken back, and
+//! the line found from the next position may start by taking back the last
+//! hint. A caller that gives hints should keep the whole line and ask again
+//! only when the player leaves it.
+//!
+//! # Tests
+//!
 //! Each shortcut can be turned off ([`FtOptions`]); the tests
-//! `*_keep_every_verdict` solve a late position of each of a thousand deals
-//! with and without it and compare the verdicts.
+//! `*_keep_every_verdict` play each of a thousand deals to a late position
+//! (small enough for a search of 3,000 positions to settle most of them)
+//! and compare the verdicts with and without it. Winning lines of hundreds
+//! of deals are replayed through the plain rules engine.
 
 use std::hash::{Hash, Hasher};
 
@@ -923,6 +935,42 @@ mod tests {
     fn winning_lines_replay_through_the_rules() {
         let lines = winning_lines(200, FtOptions::default());
         assert!(lines.len() >= 200, "only {} winning lines", lines.len());
+    }
+
+    /// A hint from any position along a winning line is a move to play.
+    /// (Following hints one at a time need not win: moves between piles can
+    /// be taken back, and the line found from the next position may start
+    /// by taking back the last hint. A caller keeps the line and asks again
+    /// only when the player leaves it.)
+    #[test]
+    fn hints_along_a_winning_line_are_moves_to_play() {
+        for variant in Variant::ALL {
+            let deal = FortyThieves::deal(variant, 2);
+            let budget = Budget::positions(100_000);
+            let Verdict::Winnable(line) = solve(&FtSearch::new(deal.clone()), budget)
+                .expect("replay")
+                .verdict
+            else {
+                panic!("{variant:?} deal 2 is winnable");
+            };
+            let mut position = FtSearch::new(deal);
+            for (index, &mv) in line.iter().enumerate() {
+                // Every fourth position keeps the test quick.
+                if index % 4 == 0 {
+                    let hint = crate::solver::hint(&position, budget).expect("replay");
+                    let crate::solver::Hint::Play(hinted) = hint else {
+                        panic!("{variant:?}, move {index}: {hint:?}");
+                    };
+                    let mut after = position.clone();
+                    after.apply(hinted).expect("a hint is legal");
+                }
+                position.apply(mv).expect("the line is legal");
+            }
+            assert_eq!(
+                crate::solver::hint(&position, budget),
+                Ok(crate::solver::Hint::AlreadyWon)
+            );
+        }
     }
 
     /// A sharper check of the dead-position rule: no position along a
