@@ -43,20 +43,36 @@
 //! Call a card's *final move* its one independent move left: a card not
 //! lying on its parent moves on its own only onto its parent (or, a King,
 //! into an empty pile), and once there it only travels with what lies under
-//! it. A winning line must make every such final move, and some must come
-//! before others:
+//! it. Cards lying on their parents, and Kings at the bottom of a pile, make
+//! no final move. A winning line must make every final move, each only once
+//! what it needs has happened:
 //!
 //! - C's final move lays it on its parent P, so P must be a top card then.
 //!   Only one card can take a card off P: the card Y lying directly on it,
 //!   by its own final move (moving P carries Y along, and moving a card above
-//!   Y leaves Y where it is). So Y's final move comes before C's.
-//! - If P is in a cell, P's final move (out of the cell) comes before C's.
+//!   Y leaves Y where it is). So Y's final move comes first. If P is in a
+//!   cell, P's own final move comes first.
+//! - If P lies above C in C's own pile, C cannot reach it until some card
+//!   between them (P included) has made its final move and carried P away;
+//!   moving C, or a card under C, carries P along.
 //! - A face-down C can move only once turned up, so once the card directly
 //!   on it has made its final move.
+//! - Kings are different: a King lying on another card need not move at all,
+//!   since its finished run leaves from wherever it lies. So a King stops
+//!   blocking the card under it either by its final move into an empty pile
+//!   (one empty now, one emptied by the final move of its bottom card, or one
+//!   a finished run leaves) or by leaving with its run, once every other
+//!   card of its suit has made its final move. A King is never required to
+//!   move.
 //!
-//! If these "before" links close a cycle, no order of final moves satisfies
-//! them and the position is lost. Cards that lie on their parents, and Kings
-//! at the bottom of a pile, make no final move and take no part.
+//! Starting from nothing, the search adds every final move whose needs are
+//! met by moves already added, until nothing more can be added. Any real
+//! winning line makes its final moves in an order that meets these needs, so
+//! each of them would be added; a required final move left out therefore
+//! proves the position lost. (It ignores capacity, e.g. that one empty pile
+//! takes only one King, and treats any King-bottomed pile as one a run may
+//! empty: a relaxation, so it may miss a lost position but never calls a
+//! winnable one lost.)
 //!
 //! # Pruning and ordering
 //!
@@ -280,20 +296,37 @@ impl Rules for TbmSearch {
 /// Marks "no card" in the tables of [`TbmSearch::is_dead`].
 const NO_CARD: u8 = u8::MAX;
 
+/// Card indices of the four Kings.
+const KING_INDICES: [usize; 4] = [12, 25, 38, 51];
+
+/// What must happen before a card's final move (see the module docs).
+#[derive(Clone, Copy)]
+struct Requirement {
+    /// Final moves that must all come first (`NO_CARD` pads).
+    all_of: [u8; 2],
+    /// `any_of[..any_len]`: at least one of these final moves must come first.
+    any_of: [u8; 52],
+    any_len: u8,
+    /// Whether this is a King's final move, which needs an empty pile.
+    needs_empty_pile: bool,
+}
+
 impl TbmSearch {
-    /// For each card (by index), the cards whose final moves must come
-    /// before its own (see the module docs), at most two; `NO_CARD` pads.
-    fn must_follow(&self) -> [[u8; 2]; 52] {
+    /// The requirements of every card that has a final move to make, by card
+    /// index; `None` for cards that make none (settled or gone).
+    fn requirements(&self) -> [Option<Requirement>; 52] {
         let mut above = [NO_CARD; 52];
         let mut face_down = [false; 52];
         let mut settled = [true; 52];
         let mut in_cell = [false; 52];
+        let mut pile_of = [NO_CARD; 52];
         for pile in 0..PILES {
             let cards = self.state.pile(pile);
             for (depth, card) in cards.iter().enumerate() {
                 let index = card.index();
                 above[index] = cards.get(depth + 1).map_or(NO_CARD, |c| c.index() as u8);
                 face_down[index] = depth < self.state.face_down(pile);
+                pile_of[index] = pile as u8;
                 settled[index] = if depth == 0 {
                     card.rank() == KING
                 } else {
@@ -305,74 +338,64 @@ impl TbmSearch {
             in_cell[card.index()] = true;
             settled[card.index()] = false;
         }
-        let mut before = [[NO_CARD; 2]; 52];
+        let mut requirements = [None; 52];
         for index in 0..52 {
             if settled[index] {
                 continue;
             }
             let card = crate::card::Card::from_index(index);
-            if let Some(parent) = card.next_higher() {
-                let parent = parent.index();
-                let blocker = if in_cell[parent] {
-                    parent as u8
-                } else {
-                    above[parent]
-                };
-                if blocker != NO_CARD
-                    && usize::from(blocker) != index
-                    && !settled[usize::from(blocker)]
-                {
-                    before[index][0] = blocker;
+            let mut requirement = Requirement {
+                all_of: [NO_CARD; 2],
+                any_of: [NO_CARD; 52],
+                any_len: 0,
+                needs_empty_pile: false,
+            };
+            match card.next_higher().map(|parent| parent.index()) {
+                None => requirement.needs_empty_pile = true,
+                Some(parent) => {
+                    // P must be a top card: the card lying on it must leave first.
+                    let blocker = if in_cell[parent] {
+                        parent as u8
+                    } else {
+                        above[parent]
+                    };
+                    if blocker != NO_CARD && usize::from(blocker) != index {
+                        requirement.all_of[0] = blocker;
+                    }
+                    // P must not lie above C in C's own pile: some card between
+                    // them (P included) must leave first, carrying P away.
+                    if pile_of[parent] != NO_CARD && pile_of[parent] == pile_of[index] {
+                        let mut walker = above[index];
+                        let mut found_parent = false;
+                        while walker != NO_CARD {
+                            if !settled[usize::from(walker)] {
+                                requirement.any_of[usize::from(requirement.any_len)] = walker;
+                                requirement.any_len += 1;
+                            }
+                            if usize::from(walker) == parent {
+                                found_parent = true;
+                                break;
+                            }
+                            walker = above[usize::from(walker)];
+                        }
+                        // P lies below C: nothing is needed beyond P being a top card.
+                        if !found_parent {
+                            requirement.any_len = 0;
+                        }
+                    }
                 }
             }
-            if face_down[index] && above[index] != NO_CARD && !settled[usize::from(above[index])] {
-                before[index][1] = above[index];
+            // A face-down card moves only once the card on it has left.
+            if face_down[index] && above[index] != NO_CARD {
+                requirement.all_of[1] = above[index];
             }
+            requirements[index] = Some(requirement);
         }
-        before
+        requirements
     }
 }
 
 impl SolverGame for TbmSearch {
-    fn is_dead(&self) -> bool {
-        if !self.options.dead_positions {
-            return false;
-        }
-        let before = self.must_follow();
-        // Depth-first search for a cycle: 0 = unvisited, 1 = on the path, 2 = done.
-        let mut colour = [0u8; 52];
-        let mut path: ArrayVec<(u8, u8), 52> = ArrayVec::new();
-        for start in 0..52u8 {
-            if colour[usize::from(start)] != 0 {
-                continue;
-            }
-            colour[usize::from(start)] = 1;
-            path.push((start, 0));
-            while let Some(&mut (node, ref mut next)) = path.last_mut() {
-                let successors = before[usize::from(node)];
-                if usize::from(*next) < successors.len() {
-                    let successor = successors[usize::from(*next)];
-                    *next += 1;
-                    if successor == NO_CARD {
-                        continue;
-                    }
-                    match colour[usize::from(successor)] {
-                        0 => {
-                            colour[usize::from(successor)] = 1;
-                            path.push((successor, 0));
-                        }
-                        1 => return true,
-                        _ => {}
-                    }
-                } else {
-                    colour[usize::from(node)] = 2;
-                    path.pop();
-                }
-            }
-        }
-        false
-    }
-
     fn canonical_key(&self) -> u64 {
         let piles = self
             .pile_hashes
@@ -382,6 +405,78 @@ impl SolverGame for TbmSearch {
             .filter_map(|cell| self.state.cell(cell))
             .fold(0u64, |key, card| key ^ CELL_CARD[card.index()]);
         piles ^ mix64(cells)
+    }
+
+    fn is_dead(&self) -> bool {
+        if !self.options.dead_positions {
+            return false;
+        }
+        let requirements = self.requirements();
+        // Where a King's final move can go: a pile empty now, one emptied by
+        // the final move of its bottom card (not a King), or one a finished run
+        // leaves: under a King lying at the bottom now, or one moved there.
+        let mut king_can_land = false;
+        let mut bottoms: ArrayVec<u8, PILES> = ArrayVec::new();
+        for pile in 0..PILES {
+            match self.state.pile(pile).first() {
+                Some(bottom) if bottom.rank() != KING => bottoms.push(bottom.index() as u8),
+                // Empty, or a King at the bottom whose run may leave.
+                _ => king_can_land = true,
+            }
+        }
+        // Grow the set of final moves that could have happened, to a fixpoint.
+        // A settled card never makes one, so it never counts as having moved.
+        let mut happened = [false; 52];
+        loop {
+            let mut progress = false;
+            for (index, requirement) in requirements.iter().enumerate() {
+                let Some(requirement) = requirement else {
+                    continue;
+                };
+                if happened[index] {
+                    continue;
+                }
+                let has_happened = |card: u8| card != NO_CARD && happened[usize::from(card)];
+                let all_done = requirement
+                    .all_of
+                    .iter()
+                    .all(|&card| card == NO_CARD || has_happened(card));
+                let any_done = requirement.any_len == 0
+                    || requirement.any_of[..usize::from(requirement.any_len)]
+                        .iter()
+                        .any(|&card| has_happened(card));
+                let ready = if requirement.needs_empty_pile {
+                    // A King stops blocking by its final move, or by leaving with
+                    // its finished run, which needs every other card of its suit.
+                    let suit_linked = (index / 13 * 13..index / 13 * 13 + 12)
+                        .all(|other| requirements[other].is_none() || happened[other]);
+                    let lands = king_can_land
+                        || bottoms.iter().any(|&card| has_happened(card))
+                        || (KING_INDICES
+                            .iter()
+                            .any(|&king| king != index && happened[king]));
+                    lands || suit_linked
+                } else {
+                    true
+                };
+                if all_done && any_done && ready {
+                    happened[index] = true;
+                    progress = true;
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        // Kings need not make a final move (their run may finish where they
+        // lie); every other card must.
+        requirements
+            .iter()
+            .zip(happened)
+            .enumerate()
+            .any(|(index, (requirement, happened))| {
+                requirement.is_some() && !happened && index % 13 != 12
+            })
     }
 
     fn search_moves(&self, moves: &mut Vec<TbmMove>) {
@@ -497,6 +592,45 @@ mod tests {
             }
         }
         assert!(checked >= 5_000, "only {checked} positions checked");
+    }
+
+    /// Along random games, the first position called dead is checked with
+    /// the rule off: the search without it must not find a win.
+    #[test]
+    fn positions_called_dead_are_not_winnable() {
+        let options = TbmOptions {
+            dead_positions: false,
+            ..TbmOptions::default()
+        };
+        let mut rng = crate::conformance::TestRng::new(20);
+        let mut moves = Vec::new();
+        let mut checked = 0;
+        for seed in 1..=1000 {
+            let mut state = ThreeBlindMice::deal(seed);
+            loop {
+                if TbmSearch::new(state.clone()).is_dead() {
+                    let verdict = solve(
+                        &TbmSearch::with_options(state.clone(), options),
+                        Budget::positions(20_000),
+                    )
+                    .expect("replay")
+                    .verdict;
+                    assert!(
+                        !matches!(verdict, Verdict::Winnable(_)),
+                        "seed {seed}: a dead position wins:\n{state}"
+                    );
+                    checked += 1;
+                    // Positions after a dead one are mostly dead for the same reason.
+                    break;
+                }
+                state.legal_moves(&mut moves);
+                let Some(&mv) = moves.get(rng.below(moves.len().max(1))) else {
+                    break;
+                };
+                state.apply(mv).expect("legal");
+            }
+        }
+        assert!(checked >= 700, "only {checked} dead positions checked");
     }
 
     #[test]
