@@ -293,6 +293,9 @@ async fn wait_for_line(
 async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
     use std::io::BufRead as _;
 
+    // Build (or find) the binary before the race starts, so a cold build
+    // cannot eat into the race's clocks.
+    let patience = binary("patience-cli", "patience");
     let server = start_server(|_| {}).await;
     let url = format!("ws://{}/", server.address());
     let (mut ada, _) = Session::start(
@@ -316,7 +319,7 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
         .map(|room| room.code.clone())
         .unwrap_or_default();
 
-    let mut child = Command::new(binary("patience-cli", "patience"))
+    let mut child = Command::new(&patience)
         .args(["join", &code, "--server", &url, "--name", "bob", "--plain"])
         .env("PATIENCE_CONFIG_DIR", config_dir("bob-plain"))
         .stdin(Stdio::piped())
