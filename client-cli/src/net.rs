@@ -166,5 +166,11 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Resumed { .. } => "resumed",
         ServerMessage::Left { .. } => "left",
         ServerMessage::ShuttingDown { .. } => "shutting_down",
+        ServerMessage::Registered { .. } => "registered",
+        ServerMessage::Authenticated { .. } => "authenticated",
+        ServerMessage::DailyStarted { .. } => "daily_started",
+        ServerMessage::DailyFinished { .. } => "daily_finished",
+        ServerMessage::LeaderboardPage { .. } => "leaderboard_page",
+        ServerMessage::ReplayData { .. } => "replay_data",
     }
 }

@@ -418,6 +418,14 @@ impl RaceState {
                 notes.push(format!("the server is stopping: {message}"));
                 self.closed = Some(message);
             }
+            // Account, daily, leaderboard and replay answers belong to other
+            // commands; a room's race never asks for them.
+            ServerMessage::Registered { .. }
+            | ServerMessage::Authenticated { .. }
+            | ServerMessage::DailyStarted { .. }
+            | ServerMessage::DailyFinished { .. }
+            | ServerMessage::LeaderboardPage { .. }
+            | ServerMessage::ReplayData { .. } => {}
         }
         notes
     }

@@ -91,6 +91,44 @@ pub enum ClientMessage {
         /// The `seq` of the last room event the client saw (0 if none).
         last_seq: u64,
     },
+    /// Creates a player account. The answer, [`ServerMessage::Registered`],
+    /// carries the account's secret token: the only way to use it later.
+    Register {
+        /// The player's name: see [`valid_player_name`].
+        name: String,
+    },
+    /// Says which registered player this connection is, for the daily deal,
+    /// leaderboards (the player's own rank) and the results of its races.
+    Authenticate {
+        /// The token from [`ServerMessage::Registered`].
+        token: String,
+    },
+    /// Plays the day's deal of `game`: starts the player's one attempt, or
+    /// takes it back where it stopped. Needs [`ClientMessage::Authenticate`].
+    /// Moves then go as [`ClientMessage::Move`], and
+    /// [`ClientMessage::Resign`] ends the attempt.
+    DailyPlay {
+        /// The game.
+        game: GameKind,
+    },
+    /// A day's leaderboard of `game`.
+    Leaderboard {
+        /// The game.
+        game: GameKind,
+        /// The UTC date, `YYYY-MM-DD`; `None` for today.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        date: Option<String>,
+        /// Rows wanted from the top (the server caps it); `None` for its default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// A finished race, or a finished daily attempt, with all it takes to
+    /// play it back.
+    Replay {
+        /// The race's id, from [`RaceResult::race_id`], a
+        /// [`DailyResult`] or a [`LeaderboardRow`].
+        race_id: u64,
+    },
 }
 
 /// Options of a room's race.
@@ -259,7 +297,157 @@ pub enum ServerMessage {
         /// For people.
         message: String,
     },
+    /// A new account: the connection is now this player.
+    Registered {
+        /// The player's id.
+        player: u64,
+        /// The player's name, as stored.
+        name: String,
+        /// The account's secret, shown this once: the server keeps only its
+        /// hash, and a lost token is a lost account.
+        token: String,
+    },
+    /// The connection is now this registered player.
+    Authenticated {
+        /// The player's id.
+        player: u64,
+        /// The player's name.
+        name: String,
+    },
+    /// The player's daily attempt is open, new or taken back. Moves are
+    /// answered with [`ServerMessage::MoveAccepted`], whose `seq` is the
+    /// attempt's move count, and [`ServerMessage::MoveRejected`].
+    DailyStarted {
+        /// The attempt.
+        attempt: DailyAttempt,
+    },
+    /// The player's daily attempt is over: its result, committed to the
+    /// server's database before this message is sent.
+    DailyFinished {
+        /// The result and where it ranks.
+        result: DailyResult,
+    },
+    /// The answer to [`ClientMessage::Leaderboard`].
+    LeaderboardPage {
+        /// The page.
+        page: LeaderboardPage,
+    },
+    /// The answer to [`ClientMessage::Replay`].
+    ReplayData {
+        /// The finished race.
+        race: RaceRecord,
+    },
 }
+
+/// A player's attempt at the day's deal, as the player may see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyAttempt {
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date whose deal this is, `YYYY-MM-DD`.
+    pub date: String,
+    /// SHA-256 of the day's deal, see [`commitment`]; revealed with the
+    /// day's leaderboard once the day is over.
+    pub commitment: String,
+    /// The player's board now.
+    pub board: View,
+    /// The moves played so far, in notation.
+    pub moves: Vec<String>,
+    /// The player's progress; `elapsed_ms` is the server's clock since the
+    /// attempt began.
+    pub progress: Progress,
+    /// The attempt's time limit in milliseconds.
+    pub time_limit_ms: u64,
+    /// Whether the attempt was begun before (this is a resume).
+    pub resumed: bool,
+}
+
+/// How a daily attempt ended, and where it ranks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DailyResult {
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// Won, resigned, stuck or out of time.
+    pub status: PlayerStatus,
+    /// Moves, cards home and time at the end.
+    pub progress: Progress,
+    /// The attempt's rank among the day's finished attempts so far.
+    pub rank: u32,
+    /// How many attempts of the day have finished so far.
+    pub finishers: u32,
+    /// The attempt, as a race of one, for [`ClientMessage::Replay`].
+    pub race_id: u64,
+}
+
+/// One line of a daily leaderboard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderboardRow {
+    /// 1 for the best: won first, then less time, then fewer moves.
+    pub rank: u32,
+    /// The player's name.
+    pub name: String,
+    /// How the attempt ended.
+    pub status: PlayerStatus,
+    /// Milliseconds from the attempt's start to its end.
+    pub elapsed_ms: u64,
+    /// Moves played.
+    pub moves: u32,
+    /// Cards brought home.
+    pub cards_home: u16,
+    /// The attempt as a race, for [`ClientMessage::Replay`] (which refuses
+    /// while the day runs unless the asker has finished too).
+    pub race_id: u64,
+}
+
+/// A day's leaderboard of one game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderboardPage {
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// Whether the day is over: the ranking is final.
+    pub day_over: bool,
+    /// Finished attempts in all.
+    pub finishers: u32,
+    /// Attempts still being played.
+    pub playing: u32,
+    /// The top rows.
+    pub rows: Vec<LeaderboardRow>,
+    /// The asking player's own row, whether or not it is in `rows`.
+    pub own: Option<LeaderboardRow>,
+    /// The day's deal, once the day is over (`None` before).
+    pub reveal: Option<Reveal>,
+}
+
+/// A finished race kept by the server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceRecord {
+    /// The race's id.
+    pub race_id: u64,
+    /// For a daily attempt, its UTC date.
+    pub daily: Option<String>,
+    /// When the race ended: milliseconds since the Unix epoch, server clock.
+    pub ended_at_ms: u64,
+    /// Standings, the deal's seed and every move.
+    pub result: RaceResult,
+}
+
+/// Whether `name` may be a registered player's name: 3 to 20 characters,
+/// ASCII letters, digits, `_` and `-`, starting with a letter. Names are
+/// unique without regard to case.
+pub fn valid_player_name(name: &str) -> bool {
+    (3..=MAX_PLAYER_NAME_CHARS).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The longest registered player's name.
+pub const MAX_PLAYER_NAME_CHARS: usize = 20;
 
 /// The per-connection limits a server enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -388,6 +576,10 @@ pub struct SeatBoard {
 /// The end of a race: who placed where, the deal's secret, every move.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RaceResult {
+    /// The id under which the server keeps the race, for
+    /// [`ClientMessage::Replay`]; `None` if it could not be stored.
+    #[serde(default)]
+    pub race_id: Option<u64>,
     /// Best first: won, then finish time, then progress, then fewer moves.
     pub standings: Vec<Standing>,
     /// The deal's seed and salt, to check the commitment.
@@ -500,6 +692,21 @@ pub enum ErrorCode {
     NothingToUndo,
     /// The resume token is unknown, used up, or its seat is gone.
     InvalidResumeToken,
+    /// A player's name that breaks the rules of [`valid_player_name`].
+    InvalidName,
+    /// Another player has that name.
+    NameTaken,
+    /// The account token is unknown.
+    InvalidToken,
+    /// The request needs a registered player: authenticate first.
+    NotAuthenticated,
+    /// The player has finished today's deal of this game already.
+    DailyAlreadyPlayed,
+    /// No finished race has that id.
+    RaceNotFound,
+    /// That daily attempt may be watched once the day is over, or by those
+    /// who have finished the same deal.
+    ReplayNotYet,
     /// The server failed; nothing changed.
     Internal,
 }

@@ -57,6 +57,7 @@ fn progress() -> Progress {
 
 fn result() -> RaceResult {
     RaceResult {
+        race_id: Some(731),
         standings: vec![Standing {
             rank: 1,
             seat: 0,
@@ -138,6 +139,33 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
                 last_seq: 17,
             },
         ),
+        (
+            "register",
+            ClientMessage::Register {
+                name: "ada".to_string(),
+            },
+        ),
+        (
+            "authenticate",
+            ClientMessage::Authenticate {
+                token: "c2f1e0d9c8b7a6958473625140302f1e0d1c2b3a49586776".to_string(),
+            },
+        ),
+        (
+            "daily_play",
+            ClientMessage::DailyPlay {
+                game: GameKind::ThreeBlindMice,
+            },
+        ),
+        (
+            "leaderboard",
+            ClientMessage::Leaderboard {
+                game: GameKind::ThreeBlindMice,
+                date: Some("2026-12-01".to_string()),
+                limit: Some(10),
+            },
+        ),
+        ("replay", ClientMessage::Replay { race_id: 731 }),
     ]
 }
 
@@ -295,7 +323,90 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 message: "the server is restarting".to_string(),
             },
         ),
+        (
+            "registered",
+            ServerMessage::Registered {
+                player: 17,
+                name: "ada".to_string(),
+                token: "c2f1e0d9c8b7a6958473625140302f1e0d1c2b3a49586776".to_string(),
+            },
+        ),
+        (
+            "authenticated",
+            ServerMessage::Authenticated {
+                player: 17,
+                name: "ada".to_string(),
+            },
+        ),
+        (
+            "daily_started",
+            ServerMessage::DailyStarted {
+                attempt: DailyAttempt {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    commitment: "5e8f2a3c9d6b1e4f7a0c3d6e9b2f5a8c1d4e7f0a3b6c9d2e5f8a1b4c7d0e3f6a"
+                        .to_string(),
+                    board: small_view(),
+                    moves: vec!["7h>4".to_string()],
+                    progress: progress(),
+                    time_limit_ms: 3_600_000,
+                    resumed: true,
+                },
+            },
+        ),
+        (
+            "daily_finished",
+            ServerMessage::DailyFinished {
+                result: DailyResult {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    status: PlayerStatus::Won,
+                    progress: progress(),
+                    rank: 3,
+                    finishers: 41,
+                    race_id: 731,
+                },
+            },
+        ),
+        (
+            "leaderboard_page",
+            ServerMessage::LeaderboardPage {
+                page: LeaderboardPage {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    day_over: false,
+                    finishers: 41,
+                    playing: 5,
+                    rows: vec![leaderboard_row()],
+                    own: Some(leaderboard_row()),
+                    reveal: None,
+                },
+            },
+        ),
+        (
+            "replay_data",
+            ServerMessage::ReplayData {
+                race: RaceRecord {
+                    race_id: 731,
+                    daily: None,
+                    ended_at_ms: 1_764_547_200_000,
+                    result: result(),
+                },
+            },
+        ),
     ]
+}
+
+fn leaderboard_row() -> LeaderboardRow {
+    LeaderboardRow {
+        rank: 1,
+        name: "ada".to_string(),
+        status: PlayerStatus::Won,
+        elapsed_ms: 184_020,
+        moves: 61,
+        cards_home: 52,
+        race_id: 731,
+    }
 }
 
 /// Hex bytes, space-separated, 32 to a line: the layout of the document.
@@ -391,6 +502,13 @@ fn every_error_code_is_in_the_document() {
         ErrorCode::UndoNotAllowed,
         ErrorCode::NothingToUndo,
         ErrorCode::InvalidResumeToken,
+        ErrorCode::InvalidName,
+        ErrorCode::NameTaken,
+        ErrorCode::InvalidToken,
+        ErrorCode::NotAuthenticated,
+        ErrorCode::DailyAlreadyPlayed,
+        ErrorCode::RaceNotFound,
+        ErrorCode::ReplayNotYet,
         ErrorCode::Internal,
     ];
     for code in codes {
@@ -557,7 +675,39 @@ mod properties {
                     }
                 }),
             Just(ClientMessage::Resign),
+            ".{0,30}".prop_map(|name| ClientMessage::Register { name }),
+            ".{0,64}".prop_map(|token| ClientMessage::Authenticate { token }),
+            (
+                proptest::option::of("[0-9-]{0,12}"),
+                proptest::option::of(any::<u32>())
+            )
+                .prop_map(|(date, limit)| ClientMessage::Leaderboard {
+                    game: GameKind::VirginiaReel,
+                    date,
+                    limit,
+                }),
+            any::<u64>().prop_map(|race_id| ClientMessage::Replay { race_id }),
         ]
+    }
+
+    #[test]
+    fn player_names_follow_the_rules() {
+        let good = ["ada", "Ada_Lovelace-1815", "abc", "a2345678901234567890"];
+        let bad = [
+            "",
+            "ab",
+            "1ada",
+            "_ada",
+            "ada lovelace",
+            "adä",
+            "a23456789012345678901",
+        ];
+        for name in good {
+            assert!(valid_player_name(name), "{name}");
+        }
+        for name in bad {
+            assert!(!valid_player_name(name), "{name}");
+        }
     }
 
     proptest! {
