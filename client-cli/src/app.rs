@@ -1,18 +1,24 @@
 //! The client's commands, from parsed arguments to a finished run: practice
-//! offline, play, create, join and watch online, and the bot. `main.rs`
-//! calls [`run_client`]; each front end (`--plain` or the terminal UI) gets
-//! a started [`Session`].
+//! offline, play, create, join and watch online, the bot, and the player's
+//! commands: register, daily, leaderboard and replay. `main.rs` calls
+//! [`run_client`]; each race front end (`--plain` or the terminal UI) gets
+//! a started [`Session`], the daily front ends an opened attempt.
 
 use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use patience_shared::protocol::RoomOptions;
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{RoomOptions, valid_player_name};
 
+use crate::account::{self, AccountError};
 use crate::cli::{Command, Online};
 use crate::config::Store;
-use crate::plain;
+use crate::daily::{self, Opened};
+use crate::net::Connection;
+use crate::replay::{Cursor, Replay};
 use crate::session::{Entry, Session};
+use crate::{leaderboard, plain};
 
 /// Whether to use the line mode: asked for, or no terminal to draw on.
 fn use_plain(asked: bool) -> bool {
@@ -98,8 +104,141 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
         ),
         Command::Join { code, online } => online_command(Entry::Join(code), online, None),
         Command::Watch { code, online } => online_command(Entry::Watch(code), online, None),
+        Command::Register {
+            name,
+            server,
+            force,
+        } => register(&name, &server, force),
+        Command::Daily { game, online } => daily_command(game, online),
+        Command::Leaderboard {
+            game,
+            date,
+            limit,
+            json,
+            server,
+        } => runtime()?.block_on(async {
+            let store = Store::from_environment();
+            let (page, warnings) = leaderboard::fetch(&server, &store, game, date, limit)
+                .await
+                .with_context(|| format!("asking {server} for the leaderboard"))?;
+            for warning in warnings {
+                eprintln!("{warning}");
+            }
+            if json {
+                println!("{}", leaderboard::page_json(&page));
+            } else {
+                println!("{}", leaderboard::page_text(&page));
+            }
+            Ok(())
+        }),
+        Command::Replay {
+            race_id,
+            server,
+            plain,
+            speed,
+            seat,
+        } => replay_command(race_id, &server, plain, speed, seat),
         _ => anyhow::bail!("not a client command"),
     }
+}
+
+/// `patience register NAME`: a new account, its token saved in the config
+/// directory, and the warning that the token is the only key to it.
+fn register(name: &str, server: &str, force: bool) -> anyhow::Result<()> {
+    if !valid_player_name(name) {
+        return Err(AccountError::InvalidName(name.to_string()).into());
+    }
+    let store = Store::from_environment();
+    if !force && let Some(stored) = store.account(server) {
+        return Err(AccountError::AlreadyRegistered {
+            server: stored.server,
+            name: stored.name,
+            player: stored.player,
+        }
+        .into());
+    }
+    runtime()?.block_on(async {
+        let mut connection = Connection::open(server, name)
+            .await
+            .with_context(|| format!("connecting to {server}"))?;
+        let registered = account::register(&mut connection, name, &store).await;
+        connection.close().await;
+        let (account, path) = registered?;
+        println!("{}", account::registered_text(&account, &path));
+        Ok(())
+    })
+}
+
+/// `patience daily GAME`: opens the attempt and plays it in the chosen
+/// front end. Today's deal played already is not an error (exit status 0).
+fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
+    let store = Store::from_environment();
+    let name = online.name.or_else(|| store.load().name);
+    let plain = use_plain(online.plain);
+    runtime()?.block_on(async move {
+        match daily::open(&online.server, &store, game, name).await? {
+            Opened::AlreadyPlayed { notes } => {
+                for note in notes {
+                    println!("{note}");
+                }
+                Ok(())
+            }
+            Opened::Attempt(attempt) => {
+                let daily::Attempt {
+                    connection,
+                    state,
+                    notes,
+                } = *attempt;
+                if plain {
+                    daily::plain(
+                        connection,
+                        state,
+                        notes,
+                        plain::stdin_lines(),
+                        std::io::stdout(),
+                    )
+                    .await
+                } else {
+                    crate::tui::daily::run(connection, state, notes).await
+                }
+            }
+        }
+    })
+}
+
+/// `patience replay RACE_ID`: fetches the race and plays it back.
+fn replay_command(
+    race_id: u64,
+    server: &str,
+    plain: bool,
+    speed: f64,
+    seat: Option<u8>,
+) -> anyhow::Result<()> {
+    let store = Store::from_environment();
+    let (record, warnings) = runtime()?
+        .block_on(crate::replay::fetch(server, &store, race_id))
+        .with_context(|| format!("asking {server} for race {race_id}"))?;
+    for warning in warnings {
+        eprintln!("{warning}");
+    }
+    let replay = Replay::new(record);
+    let track = match seat {
+        None => 0,
+        Some(number) => replay.track_of(number.saturating_sub(1)).with_context(|| {
+            format!(
+                "race {race_id} has no seat {number}; its seats are 1 to {}",
+                replay.tracks.len()
+            )
+        })?,
+    };
+    if use_plain(plain) {
+        println!(
+            "{}",
+            crate::replay::plain_text(&replay, seat.map(|number| number.saturating_sub(1)))
+        );
+        return Ok(());
+    }
+    crate::tui::replay::run(&replay, Cursor::new(track, speed))
 }
 
 fn pace_of(seconds: f64) -> Duration {

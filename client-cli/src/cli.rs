@@ -104,6 +104,64 @@ pub enum Command {
         #[arg(long, default_value = "bot")]
         name: String,
     },
+    /// Register a player on the server; its secret token is kept in the config directory.
+    Register {
+        /// The player's name: 3 to 20 characters, ASCII letters, digits, _ and -, starting with a letter.
+        name: String,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+        /// Register even if an account is stored for this server (its token is then forgotten).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Play the day's deal of GAME: one attempt per player and day, on the server's clock.
+    ///
+    /// Registers first (as --name, or the remembered name) if no account is
+    /// stored. Run it again after a dropped connection to take the attempt
+    /// back. When today's deal was played already it says so, shows your
+    /// result and exits successfully.
+    Daily {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// Server, name (for a first registration), plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// Show a day's leaderboard of GAME's daily deal.
+    Leaderboard {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// The UTC date, YYYY-MM-DD (default: today, on the server's clock).
+        #[arg(long)]
+        date: Option<String>,
+        /// Rows from the top (the server allows at most 100).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Print the page as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Play a finished race or daily attempt back, step by step or at speed.
+    Replay {
+        /// The race's id, as results and leaderboards show it.
+        race_id: u64,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+        /// Print every step and board as text, then the standings.
+        #[arg(long)]
+        plain: bool,
+        /// Moves per second when playing.
+        #[arg(long, default_value_t = 2.0)]
+        speed: f64,
+        /// Show this seat only (1 is the first seat).
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..))]
+        seat: Option<u8>,
+    },
     /// Show the deal of GAME for SEED, every card included.
     Deal {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).

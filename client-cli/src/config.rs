@@ -1,11 +1,18 @@
 //! What the client remembers between runs: the player's name and the seat
 //! of a race in progress, so a client that crashed or lost its network takes
-//! its seat back when started again.
+//! its seat back when started again; and the registered accounts.
 //!
-//! Stored as JSON in `client.json` in the user's config directory
-//! (`$XDG_CONFIG_HOME/patience` on Linux), or in `$PATIENCE_CONFIG_DIR` when
-//! that is set, which keeps tests hermetic. A missing or unreadable file is
-//! an empty configuration, never an error: losing it only costs a resume.
+//! Stored as JSON in the user's config directory (`$XDG_CONFIG_HOME/patience`
+//! on Linux), or in `$PATIENCE_CONFIG_DIR` when that is set, which keeps
+//! tests hermetic:
+//!
+//! - `client.json`: [`Settings`]. A missing or unreadable file is an empty
+//!   configuration, never an error: losing it only costs a resume.
+//! - `account.json`: [`Account`]s, one per server, each with its secret
+//!   token, the only key to the account (the server keeps only a hash).
+//!   Written readable by its owner only (0600 on Unix). An unreadable file
+//!   reads as no account, but is never overwritten by accident: saving over
+//!   a file that does not parse is refused.
 
 use std::path::PathBuf;
 
@@ -16,6 +23,35 @@ pub const CONFIG_DIR_ENV: &str = "PATIENCE_CONFIG_DIR";
 
 /// The file name inside the config directory.
 const FILE_NAME: &str = "client.json";
+
+/// The accounts' file name inside the config directory.
+pub const ACCOUNT_FILE_NAME: &str = "account.json";
+
+/// A registered player on one server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The server's URL as given, without a trailing `/`.
+    pub server: String,
+    /// The player's id.
+    pub player: u64,
+    /// The player's name, as the server stored it.
+    pub name: String,
+    /// The secret token: the only key to the account.
+    pub token: String,
+}
+
+/// The contents of `account.json`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Accounts {
+    #[serde(default)]
+    accounts: Vec<Account>,
+}
+
+/// A server URL as accounts are keyed: `ws://host:port/` and
+/// `ws://host:port` are the same server.
+pub fn server_key(server: &str) -> &str {
+    server.trim().trim_end_matches('/')
+}
 
 /// A seat held in a race, enough to take it back with `resume`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +141,79 @@ impl Store {
         change(&mut settings);
         self.save(&settings)
     }
+
+    /// Where the accounts are kept, if anywhere.
+    pub fn account_path(&self) -> Option<PathBuf> {
+        let directory = self.path.as_ref()?.parent()?;
+        Some(directory.join(ACCOUNT_FILE_NAME))
+    }
+
+    /// The account stored for `server`, if any (and if the file reads).
+    pub fn account(&self, server: &str) -> Option<Account> {
+        let text = std::fs::read_to_string(self.account_path()?).ok()?;
+        let accounts: Accounts = serde_json::from_str(&text).ok()?;
+        accounts
+            .accounts
+            .into_iter()
+            .find(|account| account.server == server_key(server))
+    }
+
+    /// Stores `account`, replacing any account of the same server, in a file
+    /// only its owner may read. Returns the file's path.
+    pub fn save_account(&self, account: &Account) -> std::io::Result<PathBuf> {
+        let Some(path) = self.account_path() else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no config directory to keep the account in (set PATIENCE_CONFIG_DIR)",
+            ));
+        };
+        let mut accounts = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str::<Accounts>(&text).map_err(|error| {
+                // Other accounts' tokens may be in there: never write over them.
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} does not read as accounts ({error}); move it away first",
+                        path.display()
+                    ),
+                )
+            })?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Accounts::default(),
+            Err(error) => return Err(error),
+        };
+        let mut account = account.clone();
+        account.server = server_key(&account.server).to_string();
+        accounts
+            .accounts
+            .retain(|kept| kept.server != account.server);
+        accounts.accounts.push(account);
+        if let Some(directory) = path.parent() {
+            std::fs::create_dir_all(directory)?;
+        }
+        let text = serde_json::to_string_pretty(&accounts).map_err(std::io::Error::other)?;
+        let temporary = path.with_extension("json.tmp");
+        write_private(&temporary, text.as_bytes())?;
+        std::fs::rename(&temporary, &path)?;
+        Ok(path)
+    }
+}
+
+/// Writes a file that only its owner may read or write (0600 on Unix),
+/// from its creation on: the secret is never readable by others, not even
+/// for an instant.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let _ = std::fs::remove_file(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 #[cfg(test)]
@@ -134,6 +243,71 @@ mod tests {
         assert_eq!(store.load().name.as_deref(), Some("ada"));
         std::fs::write(directory.join(FILE_NAME), "not json").expect("writable");
         assert_eq!(store.load(), Settings::default());
+        let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    fn account(server: &str, player: u64, name: &str) -> Account {
+        Account {
+            server: server.into(),
+            player,
+            name: name.into(),
+            token: format!("token-of-{name}"),
+        }
+    }
+
+    #[test]
+    fn accounts_are_kept_per_server_in_a_private_file() {
+        let directory =
+            std::env::temp_dir().join(format!("patience-account-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let store = Store::in_directory(&directory);
+        assert_eq!(store.account("ws://a:1"), None);
+        let path = store
+            .save_account(&account("ws://a:1/", 1, "ada"))
+            .expect("the temp dir is writable");
+        store
+            .save_account(&account("ws://b:2", 2, "bob"))
+            .expect("writable");
+        // A trailing slash names the same server.
+        assert_eq!(
+            store.account("ws://a:1"),
+            Some(account("ws://a:1", 1, "ada"))
+        );
+        assert_eq!(store.account("ws://b:2/").map(|a| a.player), Some(2));
+        // Registering again on a server replaces its account only.
+        store
+            .save_account(&account("ws://a:1", 3, "cyd"))
+            .expect("writable");
+        assert_eq!(
+            store.account("ws://a:1").map(|a| a.name),
+            Some("cyd".into())
+        );
+        assert_eq!(
+            store.account("ws://b:2").map(|a| a.name),
+            Some("bob".into())
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path)
+                .expect("saved")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // A damaged file reads as no account and is never written over.
+        std::fs::write(&path, "{ not json").expect("writable");
+        assert_eq!(store.account("ws://b:2"), None);
+        assert!(store.save_account(&account("ws://c:3", 4, "dan")).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("{ not json")
+        );
+        assert!(
+            Store::none()
+                .save_account(&account("ws://a:1", 1, "ada"))
+                .is_err()
+        );
         let _ = std::fs::remove_dir_all(&directory);
     }
 }

@@ -15,18 +15,26 @@
 //! - [`race`]: a room and its race as one client sees them (sans I/O).
 //! - [`plain`]: the `--plain` line mode, online and in practice.
 //! - [`session`]: entering a room, resuming a seat, reconnecting.
+//! - [`account`]: `register`, and signing in with the stored token.
+//! - [`daily`]: `daily`, the player's attempt at the day's deal.
+//! - [`leaderboard`]: `leaderboard`, a day's ranking as a table or JSON.
+//! - [`replay`]: `replay`, a finished race played back from its logs.
 //! - [`position`]: legal moves, natural moves and solver lines computed
 //!   from what a player may see.
 
+pub mod account;
 pub mod app;
 pub mod bot;
 pub mod cli;
 pub mod config;
+pub mod daily;
 pub mod inspect;
+pub mod leaderboard;
 pub mod net;
 pub mod plain;
 pub mod position;
 pub mod race;
+pub mod replay;
 pub mod session;
 pub mod solve;
 pub mod text;

@@ -367,6 +367,11 @@ impl RaceState {
                         "NOT verified: the reveal or a move log does not check out".into()
                     });
                 }
+                if let Some(race_id) = result.race_id {
+                    notes.push(format!(
+                        "race id {race_id}: `patience replay {race_id}` plays it back"
+                    ));
+                }
                 self.verification = verification;
                 self.result = Some(result);
             }
@@ -474,6 +479,12 @@ pub fn clock_text(duration: Duration) -> String {
     format!("{}:{:02}", seconds / 60, seconds % 60)
 }
 
+/// Milliseconds as `m:ss.t`, tenths truncated: `184020` is `3:04.0`.
+pub fn tenths_text(milliseconds: u64) -> String {
+    let tenths = milliseconds / 100;
+    format!("{}:{:02}.{}", tenths / 600, tenths / 10 % 60, tenths % 10)
+}
+
 #[cfg(test)]
 mod tests {
     use patience_shared::game::GameKind;
@@ -484,6 +495,7 @@ mod tests {
 
     fn result(salt: &str, moves: &[&str]) -> RaceResult {
         RaceResult {
+            race_id: None,
             standings: Vec::new(),
             reveal: Reveal {
                 game: GameKind::ThreeBlindMice,
@@ -494,6 +506,21 @@ mod tests {
                 seat: 0,
                 moves: moves.iter().map(|text| text.to_string()).collect(),
             }],
+        }
+    }
+
+    #[test]
+    fn times_read_as_minutes_seconds_and_tenths() {
+        for (milliseconds, expected) in [
+            (0, "0:00.0"),
+            (99, "0:00.0"),
+            (100, "0:00.1"),
+            (59_999, "0:59.9"),
+            (60_000, "1:00.0"),
+            (184_020, "3:04.0"),
+            (3_600_000, "60:00.0"),
+        ] {
+            assert_eq!(tenths_text(milliseconds), expected, "{milliseconds} ms");
         }
     }
 

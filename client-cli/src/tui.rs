@@ -2,13 +2,16 @@
 //! results and watch mode.
 //!
 //! Layout of this module: [`board`] draws one board; [`screens`] the lobby,
-//! the race panel, the results and the help; this file holds the cursor and
+//! the race panel, the results and the help; [`daily`] the daily attempt's
+//! screen and loop; [`replay`] the replay's; this file holds the cursor and
 //! the keys ([`Ui`]), the whole-screen drawing ([`draw_practice`],
 //! [`draw_online`]) and the two event loops. Drawing is a pure function of
 //! the state and an instant, so snapshot tests render frames with
 //! ratatui's `TestBackend`.
 
 pub mod board;
+pub mod daily;
+pub mod replay;
 pub mod screens;
 
 use std::time::{Duration, Instant};
@@ -52,6 +55,8 @@ pub enum Action {
     Hint,
     /// Start the countdown now (room owner).
     StartEarly,
+    /// Give up the race or the daily attempt (typed: `:resign`).
+    Resign,
     /// Leave: resigns a race.
     Quit,
 }
@@ -164,6 +169,7 @@ impl Ui {
                         "hint" | "h" => Action::Hint,
                         "quit" | "q" => Action::Quit,
                         "start" => Action::StartEarly,
+                        "resign" => Action::Resign,
                         _ => Action::Move(text),
                     };
                 }
@@ -380,8 +386,15 @@ impl Ui {
     }
 }
 
-/// The bottom line: the command line, the feedback, or the keys.
-fn footer(ui: &Ui, practice: bool) -> Line<'static> {
+/// What leaving asks in practice.
+const PRACTICE_QUIT: &str = "Leave practice? (y/n)";
+
+/// What leaving asks in a room.
+const RACE_QUIT: &str = "Leave? In a race this resigns. (y/n)";
+
+/// The bottom line: the command line, the feedback, or the keys; `quit` is
+/// the question leaving asks.
+fn footer(ui: &Ui, quit: &'static str) -> Line<'static> {
     if let Some(command) = &ui.command {
         return Line::from(vec![
             Span::styled("move: ", Style::default().add_modifier(Modifier::BOLD)),
@@ -390,11 +403,7 @@ fn footer(ui: &Ui, practice: bool) -> Line<'static> {
     }
     if ui.confirm_quit {
         return Line::from(Span::styled(
-            if practice {
-                "Leave practice? (y/n)"
-            } else {
-                "Leave? In a race this resigns. (y/n)"
-            },
+            quit,
             Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
@@ -472,7 +481,7 @@ pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
     frame.render_widget(Paragraph::new(title_line(heading)), title);
     let lines = board_lines(screen.view, ui.marks(screen.view), body.width, body.height);
     frame.render_widget(Paragraph::new(lines), body);
-    frame.render_widget(Paragraph::new(footer(ui, true)), foot);
+    frame.render_widget(Paragraph::new(footer(ui, PRACTICE_QUIT)), foot);
     if ui.help {
         overlay(frame, area, help_lines(true));
     }
@@ -562,7 +571,7 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
     } else {
         draw_watch(frame, state, ui, now, body);
     }
-    frame.render_widget(Paragraph::new(footer(ui, false)), foot);
+    frame.render_widget(Paragraph::new(footer(ui, RACE_QUIT)), foot);
     if ui.help {
         overlay(frame, area, help_lines(false));
     }
@@ -691,6 +700,7 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
         };
         match action {
             Action::None | Action::StartEarly => {}
+            Action::Resign => ui.say("practice has nothing to resign: q leaves", true),
             Action::Quit => return Ok(()),
             Action::Undo => match history.pop() {
                 Some((mv, outcome)) => {
@@ -815,6 +825,7 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
                     Action::Move(text) => Some(ClientMessage::Move { text, seat: None }),
                     Action::Undo => Some(ClientMessage::Undo),
                     Action::StartEarly => Some(ClientMessage::StartEarly),
+                    Action::Resign => Some(ClientMessage::Resign),
                     Action::Hint => {
                         ui.say("hints are for practice only", true);
                         None

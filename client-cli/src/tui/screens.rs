@@ -9,15 +9,15 @@ use ratatui::text::{Line, Span};
 
 use crate::race::{RaceState, clock_text, status_text};
 
-fn bold() -> Style {
+pub(super) fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
 }
 
-fn dim() -> Style {
+pub(super) fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 
-fn status_style(status: PlayerStatus) -> Style {
+pub(super) fn status_style(status: PlayerStatus) -> Style {
     match status {
         PlayerStatus::Won => Style::default()
             .fg(Color::Green)
@@ -91,7 +91,7 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
 }
 
 /// A progress bar of `width` cells for `done` out of `total`.
-fn bar(done: usize, total: usize, width: usize) -> String {
+pub(super) fn bar(done: usize, total: usize, width: usize) -> String {
     let filled = (done * width).checked_div(total).unwrap_or(0).min(width);
     format!("{}{}", "█".repeat(filled), "░".repeat(width - filled))
 }
@@ -205,6 +205,11 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
             }
         }
         None => lines.push(Line::from("(no commitment seen: nothing to verify)")),
+    }
+    if let Some(race_id) = result.race_id {
+        lines.push(Line::from(format!(
+            "Watch it again: patience replay {race_id}"
+        )));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("Press q to leave.", dim())));

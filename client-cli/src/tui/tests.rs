@@ -382,6 +382,7 @@ fn results() {
         ServerMessage::RaceEnded {
             seq: 9,
             result: RaceResult {
+                race_id: Some(731),
                 standings: vec![
                     standing(1, 1, "bob", PlayerStatus::Resigned, 0, 1),
                     standing(2, 0, "ada", PlayerStatus::Resigned, 0, 0),
@@ -446,4 +447,130 @@ fn practice_frame_sized(game: GameKind, width: u16, height: u16, ui: &Ui) -> Str
         state: None,
     };
     render(width, height, |frame| draw_practice(frame, &screen, ui))
+}
+
+/// The daily attempt of Three Blind Mice seed 1, resumed 45.25 s in on the
+/// server's clock, seen 10 s later.
+fn daily_state() -> (crate::daily::DailyState, Instant) {
+    let start = Instant::now();
+    let mut state = crate::daily::DailyState::default();
+    state.apply(
+        ServerMessage::DailyStarted {
+            attempt: crate::daily::tests::attempt(true, 45_250),
+        },
+        start,
+    );
+    (state, start + Duration::from_secs(10))
+}
+
+#[test]
+fn daily_attempt_with_the_servers_clock() {
+    let (state, now) = daily_state();
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_daily(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn daily_finished_with_its_rank_and_race_id() {
+    let (mut state, now) = daily_state();
+    state.apply(
+        ServerMessage::DailyFinished {
+            result: crate::daily::tests::result(PlayerStatus::Won),
+        },
+        now,
+    );
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_daily(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn daily_leave_asks_first_and_keeps_the_attempt_open() {
+    let (state, now) = daily_state();
+    let mut ui = Ui::default();
+    let board = state.board().cloned();
+    assert_eq!(
+        ui.key(key(KeyCode::Char('q')), board.as_ref(), false),
+        Action::None
+    );
+    let frame = render(80, 24, |frame| daily::draw_daily(frame, &state, &ui, now));
+    assert!(
+        frame.contains("The attempt stays open and its clock runs"),
+        "{frame}"
+    );
+    // `:resign` is typed, never a single key.
+    let mut ui = Ui::default();
+    ui.key(key(KeyCode::Char(':')), board.as_ref(), false);
+    for c in "resign".chars() {
+        ui.key(key(KeyCode::Char(c)), board.as_ref(), false);
+    }
+    assert_eq!(
+        ui.key(key(KeyCode::Enter), board.as_ref(), false),
+        Action::Resign
+    );
+}
+
+fn replay_at(step: usize, playing: bool) -> (crate::replay::Replay, crate::replay::Cursor) {
+    let (record, _) = crate::replay::tests::record();
+    let replay = crate::replay::Replay::new(record);
+    let mut cursor = crate::replay::Cursor::new(0, 2.0);
+    cursor.step = step;
+    cursor.playing = playing;
+    (replay, cursor)
+}
+
+#[test]
+fn replay_at_the_deal() {
+    let (replay, cursor) = replay_at(0, false);
+    insta::assert_snapshot!(render(80, 24, |frame| replay::draw_replay(
+        frame, &replay, &cursor
+    )));
+}
+
+#[test]
+fn replay_playing_at_the_end_with_the_standing() {
+    let (replay, cursor) = replay_at(4, true);
+    insta::assert_snapshot!(render(80, 24, |frame| replay::draw_replay(
+        frame, &replay, &cursor
+    )));
+}
+
+#[test]
+fn replay_keys() {
+    use crate::replay::ReplayKey;
+    let check = |code: KeyCode, expected: Option<Option<ReplayKey>>| {
+        assert_eq!(replay::replay_key(key(code)), expected, "{code:?}");
+    };
+    check(KeyCode::Right, Some(Some(ReplayKey::Forward)));
+    check(KeyCode::Left, Some(Some(ReplayKey::Back)));
+    check(KeyCode::Char(' '), Some(Some(ReplayKey::PlayPause)));
+    check(KeyCode::Home, Some(Some(ReplayKey::First)));
+    check(KeyCode::End, Some(Some(ReplayKey::Last)));
+    check(KeyCode::Tab, Some(Some(ReplayKey::NextSeat)));
+    check(KeyCode::Char('2'), Some(Some(ReplayKey::Seat(2))));
+    check(KeyCode::Char('+'), Some(Some(ReplayKey::Faster)));
+    check(KeyCode::Char('-'), Some(Some(ReplayKey::Slower)));
+    check(KeyCode::Char('q'), Some(None));
+    check(KeyCode::Char('x'), None);
+}
+
+#[test]
+fn daily_and_replay_frames_of_any_size_draw_without_panicking() {
+    let (state, now) = daily_state();
+    let (replay, cursor) = replay_at(2, false);
+    for (width, height) in [(1, 1), (10, 4), (40, 10), (80, 24), (200, 60)] {
+        render(width, height, |frame| {
+            daily::draw_daily(frame, &state, &Ui::default(), now)
+        });
+        render(width, height, |frame| {
+            replay::draw_replay(frame, &replay, &cursor)
+        });
+    }
 }

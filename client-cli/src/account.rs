@@ -1,0 +1,288 @@
+//! Player accounts from the client's side: `patience register`, and signing
+//! in with the stored token before the daily deal, a leaderboard or a replay.
+//!
+//! [`register`] and [`authenticate`] each send one request on an open
+//! [`Connection`] and read its answer; [`connect`] opens a connection as
+//! the account stored for the server (registering first when asked to and
+//! none is stored). The account lives in `account.json` beside the client's
+//! config ([`Store::save_account`]).
+
+use patience_shared::protocol::{ClientMessage, ErrorCode, ServerMessage, valid_player_name};
+
+use crate::config::{Account, Store, server_key};
+use crate::net::{Connection, NetError, message_name};
+
+/// Why an account could not be made or used.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    /// Another player has the name (names are unique whatever their case).
+    #[error("the name {0:?} is taken on this server: choose another")]
+    NameTaken(String),
+    /// The name breaks the naming rules.
+    #[error(
+        "{0:?} is not a valid player name: 3 to 20 characters, ASCII letters, digits, `_` and `-`, starting with a letter"
+    )]
+    InvalidName(String),
+    /// No name to register under.
+    #[error("no player name: give one with --name (3 to 20 characters, starting with a letter)")]
+    NoName,
+    /// The server does not know the stored token.
+    #[error(
+        "the server does not know the stored account {name} (player {player}); its token in {path} no longer works"
+    )]
+    UnknownToken {
+        /// The stored name.
+        name: String,
+        /// The stored id.
+        player: u64,
+        /// Where the account is stored.
+        path: String,
+    },
+    /// An account is stored for the server already.
+    #[error(
+        "an account is stored for {server} already ({name}, player {player}); registering again replaces its token, the only key to it: pass --force to do so"
+    )]
+    AlreadyRegistered {
+        /// The server.
+        server: String,
+        /// The stored name.
+        name: String,
+        /// The stored id.
+        player: u64,
+    },
+    /// Registered, but the token could not be saved. The message shows the
+    /// token, or the account would be lost with it.
+    #[error(
+        "registered {name} (player {player}) but could not save the account: {error}. Keep this token, the only key to the account: {token}"
+    )]
+    NotSaved {
+        /// The new player's name.
+        name: String,
+        /// The new player's id.
+        player: u64,
+        /// The secret token.
+        token: String,
+        /// Why saving failed.
+        error: std::io::Error,
+    },
+    /// The server refused for another reason.
+    #[error("the server refused: {message}")]
+    Refused {
+        /// Its code.
+        code: ErrorCode,
+        /// Its words.
+        message: String,
+    },
+    /// The server answered with something else.
+    #[error("the server answered {0} instead")]
+    Unexpected(&'static str),
+    /// The connection failed.
+    #[error(transparent)]
+    Net(#[from] NetError),
+}
+
+/// Registers `name` on `connection` and stores the new account. Returns the
+/// account and the file it is kept in.
+pub async fn register(
+    connection: &mut Connection,
+    name: &str,
+    store: &Store,
+) -> Result<(Account, String), AccountError> {
+    if !valid_player_name(name) {
+        return Err(AccountError::InvalidName(name.to_string()));
+    }
+    connection
+        .send(&ClientMessage::Register {
+            name: name.to_string(),
+        })
+        .await?;
+    match connection.recv().await? {
+        ServerMessage::Registered {
+            player,
+            name,
+            token,
+        } => {
+            let account = Account {
+                server: server_key(connection.server()).to_string(),
+                player,
+                name,
+                token,
+            };
+            match store.save_account(&account) {
+                Ok(path) => {
+                    let remembered = account.name.clone();
+                    let _ = store.update(|settings| settings.name = Some(remembered));
+                    Ok((account, path.display().to_string()))
+                }
+                Err(error) => Err(AccountError::NotSaved {
+                    name: account.name,
+                    player: account.player,
+                    token: account.token,
+                    error,
+                }),
+            }
+        }
+        ServerMessage::Error { code, message } => Err(match code {
+            ErrorCode::NameTaken => AccountError::NameTaken(name.to_string()),
+            ErrorCode::InvalidName => AccountError::InvalidName(name.to_string()),
+            code => AccountError::Refused { code, message },
+        }),
+        other => Err(AccountError::Unexpected(message_name(&other))),
+    }
+}
+
+/// Says which player `connection` is, with the stored account's token.
+pub async fn authenticate(
+    connection: &mut Connection,
+    account: &Account,
+    store: &Store,
+) -> Result<(), AccountError> {
+    connection
+        .send(&ClientMessage::Authenticate {
+            token: account.token.clone(),
+        })
+        .await?;
+    match connection.recv().await? {
+        ServerMessage::Authenticated { .. } => Ok(()),
+        ServerMessage::Error {
+            code: ErrorCode::InvalidToken,
+            ..
+        } => Err(AccountError::UnknownToken {
+            name: account.name.clone(),
+            player: account.player,
+            path: store
+                .account_path()
+                .map_or_else(|| "the config".into(), |path| path.display().to_string()),
+        }),
+        ServerMessage::Error { code, message } => Err(AccountError::Refused { code, message }),
+        other => Err(AccountError::Unexpected(message_name(&other))),
+    }
+}
+
+/// The plain warning shown once an account is made.
+pub fn registered_text(account: &Account, path: &str) -> String {
+    format!(
+        "registered {} as player {} on {}\n\
+         The account's token is saved in {path}.\n\
+         That token is the only key to the account: the server keeps no copy \
+         it could give back. Keep the file safe (back it up); if it is lost, \
+         so is the account.",
+        account.name, account.player, account.server
+    )
+}
+
+/// What [`connect`] does without a stored account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Anonymous {
+    /// Stay anonymous (leaderboards, replays).
+    Allowed,
+    /// Register under this name first, if any (the first daily play).
+    Register(Option<String>),
+}
+
+/// A connection to `server` past `hello`, authenticated as the account
+/// stored for it. Without one it registers (`Anonymous::Register`) or stays
+/// anonymous. Returns the account, if any, and lines to show.
+pub async fn connect(
+    server: &str,
+    store: &Store,
+    without_account: Anonymous,
+) -> Result<(Connection, Option<Account>, Vec<String>), AccountError> {
+    let stored = store.account(server);
+    let hello_name = match (&stored, &without_account) {
+        (Some(account), _) => account.name.clone(),
+        (None, Anonymous::Register(Some(name))) => name.clone(),
+        (None, _) => store
+            .load()
+            .name
+            .filter(|name| valid_player_name(name))
+            .unwrap_or_else(|| "player".into()),
+    };
+    if let (None, Anonymous::Register(name)) = (&stored, &without_account) {
+        match name {
+            None => return Err(AccountError::NoName),
+            Some(name) if !valid_player_name(name) => {
+                return Err(AccountError::InvalidName(name.clone()));
+            }
+            Some(_) => {}
+        }
+    }
+    let mut connection = Connection::open(server, &hello_name).await?;
+    let mut notes = Vec::new();
+    let account = match (stored, without_account) {
+        (Some(account), _) => {
+            authenticate(&mut connection, &account, store).await?;
+            Some(account)
+        }
+        (None, Anonymous::Register(name)) => {
+            let name = name.unwrap_or_default();
+            let (account, path) = register(&mut connection, &name, store).await?;
+            notes.extend(registered_text(&account, &path).lines().map(String::from));
+            Some(account)
+        }
+        (None, Anonymous::Allowed) => None,
+    };
+    Ok((connection, account, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_names_the_file_and_says_the_token_is_the_only_key() {
+        let account = Account {
+            server: "ws://127.0.0.1:7878".into(),
+            player: 17,
+            name: "ada".into(),
+            token: "secret".into(),
+        };
+        let text = registered_text(&account, "/home/ada/.config/patience/account.json");
+        assert!(text.starts_with("registered ada as player 17 on ws://127.0.0.1:7878\n"));
+        assert!(text.contains("/home/ada/.config/patience/account.json"));
+        assert!(text.contains("only key to the account"));
+        assert!(
+            !text.contains("secret"),
+            "the token itself is never printed"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let check = |error: AccountError, expected: &str| {
+            let text = error.to_string();
+            assert!(text.contains(expected), "{text:?} lacks {expected:?}");
+        };
+        check(AccountError::NameTaken("ada".into()), "\"ada\" is taken");
+        check(
+            AccountError::InvalidName("1x".into()),
+            "\"1x\" is not a valid player name",
+        );
+        check(AccountError::NoName, "--name");
+        check(
+            AccountError::AlreadyRegistered {
+                server: "ws://s".into(),
+                name: "ada".into(),
+                player: 1,
+            },
+            "--force",
+        );
+    }
+
+    #[tokio::test]
+    async fn a_bad_name_is_refused_before_anything_is_sent() {
+        let directory =
+            std::env::temp_dir().join(format!("patience-account-none-{}", std::process::id()));
+        let store = Store::in_directory(&directory);
+        // No server listens on port 9 of this host; the name is refused first.
+        let refused = connect(
+            "ws://127.0.0.1:9",
+            &store,
+            Anonymous::Register(Some("x".into())),
+        )
+        .await;
+        assert!(matches!(refused, Err(AccountError::InvalidName(name)) if name == "x"));
+        let refused = connect("ws://127.0.0.1:9", &store, Anonymous::Register(None)).await;
+        assert!(matches!(refused, Err(AccountError::NoName)));
+    }
+}

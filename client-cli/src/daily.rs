@@ -1,0 +1,600 @@
+//! `patience daily GAME`: the player's one attempt at the day's deal.
+//!
+//! [`open`] signs in (registering on the first daily play when no account
+//! is stored), sends `daily_play` and reads the answer: a new or resumed
+//! attempt, or the news that today's deal was played already. The attempt
+//! itself is [`DailyState`], a sans-I/O state machine fed with the server's
+//! messages and the instants they arrived, drawn by the terminal UI
+//! (`tui::daily`) or played line by line by [`plain`].
+//!
+//! The clock is the server's: the attempt's elapsed time comes in
+//! `daily_started` and the final time in `daily_finished`; between the two
+//! the client only counts on from the server's figure.
+//!
+//! A dropped connection ends the client; the attempt stays open on the
+//! server with its clock running, and `patience daily GAME` again takes it
+//! back where it stopped (`resumed`). When today's deal is played already,
+//! the command says so, shows the player's row of the leaderboard and exits
+//! successfully: nothing went wrong.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    ClientMessage, DailyAttempt, DailyResult, ErrorCode, LeaderboardRow, PlayerStatus,
+    ServerMessage,
+};
+use patience_shared::rules::{Effect, View};
+use tokio::sync::mpsc;
+
+use crate::account::{self, AccountError, Anonymous};
+use crate::config::Store;
+use crate::net::{Connection, NetError, message_name};
+use crate::position::{guess, move_shapes};
+use crate::race::{effect_text, status_text, tenths_text};
+use crate::text::view_text;
+
+/// Why a daily attempt could not be opened or went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum DailyError {
+    /// Signing in or registering failed.
+    #[error(transparent)]
+    Account(#[from] AccountError),
+    /// The server refused the attempt.
+    #[error("the server refused the daily deal: {message}")]
+    Refused {
+        /// Its code.
+        code: ErrorCode,
+        /// Its words.
+        message: String,
+    },
+    /// The server answered with something else.
+    #[error("the server answered daily_play with {0}")]
+    Unexpected(&'static str),
+    /// The connection failed.
+    #[error(
+        "{0}; the attempt stays open on the server with its clock running: run `patience daily` again to take it back"
+    )]
+    Net(#[from] NetError),
+}
+
+/// An attempt opened, new or resumed: play it on this connection.
+pub struct Attempt {
+    /// The connection, signed in.
+    pub connection: Connection,
+    /// The attempt so far.
+    pub state: DailyState,
+    /// Lines to show first (registration, start or resume).
+    pub notes: Vec<String>,
+}
+
+/// What `daily_play` opened.
+pub enum Opened {
+    /// The attempt: play it.
+    Attempt(Box<Attempt>),
+    /// Today's deal of this game is played already.
+    AlreadyPlayed {
+        /// Lines to show: the server's words and the player's row.
+        notes: Vec<String>,
+    },
+}
+
+/// Signs in to `server` (registering as `name` if no account is stored) and
+/// opens the day's attempt at `game`.
+pub async fn open(
+    server: &str,
+    store: &Store,
+    game: GameKind,
+    name: Option<String>,
+) -> Result<Opened, DailyError> {
+    let (mut connection, _, mut notes) =
+        account::connect(server, store, Anonymous::Register(name)).await?;
+    connection.send(&ClientMessage::DailyPlay { game }).await?;
+    let message = connection.recv().await?;
+    match message {
+        ServerMessage::DailyStarted { .. } => {
+            let mut state = DailyState::default();
+            notes.extend(state.apply(message, Instant::now()));
+            Ok(Opened::Attempt(Box::new(Attempt {
+                connection,
+                state,
+                notes,
+            })))
+        }
+        ServerMessage::Error {
+            code: ErrorCode::DailyAlreadyPlayed,
+            ..
+        } => {
+            notes.push(format!(
+                "You have played today's {} deal already: one attempt per day.",
+                game.title()
+            ));
+            notes.extend(own_row_lines(&mut connection, game).await);
+            connection.close().await;
+            Ok(Opened::AlreadyPlayed { notes })
+        }
+        ServerMessage::Error { code, message } => Err(DailyError::Refused { code, message }),
+        // The answer to `daily_play` comes first; anything else is a surprise.
+        other => Err(DailyError::Unexpected(message_name(&other))),
+    }
+}
+
+/// The player's row of today's leaderboard, as lines, if the server gives it.
+async fn own_row_lines(connection: &mut Connection, game: GameKind) -> Vec<String> {
+    let asked = connection
+        .send(&ClientMessage::Leaderboard {
+            game,
+            date: None,
+            limit: Some(1),
+        })
+        .await;
+    if asked.is_err() {
+        return Vec::new();
+    }
+    match connection.recv().await {
+        Ok(ServerMessage::LeaderboardPage { page }) => match page.own {
+            Some(row) => vec![own_row_text(&row, page.finishers)],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+fn own_row_text(row: &LeaderboardRow, finishers: u32) -> String {
+    format!(
+        "Your result: {} in {}, {} moves, {} cards home; rank {} of {} so far; `patience replay {}` shows it again.",
+        status_text(row.status),
+        tenths_text(row.elapsed_ms),
+        row.moves,
+        row.cards_home,
+        row.rank,
+        finishers,
+        row.race_id
+    )
+}
+
+/// The player's daily attempt as the client knows it.
+#[derive(Clone, Debug, Default)]
+pub struct DailyState {
+    /// The attempt as `daily_started` gave it, kept up to date by each
+    /// accepted move (board, moves, progress).
+    pub attempt: Option<DailyAttempt>,
+    /// When the attempt began by this client's clock (from the server's
+    /// elapsed time at `daily_started`), and its time limit.
+    pub clock: Option<(Instant, Duration)>,
+    /// The end, once the server has committed it.
+    pub result: Option<DailyResult>,
+    /// The last refusal, in words, until the next accepted move.
+    pub last_rejection: Option<String>,
+    /// What the last accepted move did.
+    pub last_effects: Vec<Effect>,
+    /// No legal move is left.
+    pub stuck: bool,
+    /// The server closed the attempt's connection, and why.
+    pub closed: Option<String>,
+}
+
+impl DailyState {
+    /// The board.
+    pub fn board(&self) -> Option<&View> {
+        self.attempt.as_ref().map(|attempt| &attempt.board)
+    }
+
+    /// Whether moves may still be sent.
+    pub fn can_move(&self) -> bool {
+        self.attempt.is_some() && self.result.is_none() && self.closed.is_none()
+    }
+
+    /// The attempt's time on the server's clock at `now`: counted on from
+    /// the server's figure while it runs, the server's final figure after.
+    pub fn elapsed(&self, now: Instant) -> Duration {
+        if let Some(result) = &self.result {
+            return Duration::from_millis(result.progress.elapsed_ms);
+        }
+        match self.clock {
+            Some((started, limit)) => now.saturating_duration_since(started).min(limit),
+            None => Duration::ZERO,
+        }
+    }
+
+    /// Applies a server message received at `now`; returns lines for people.
+    pub fn apply(&mut self, message: ServerMessage, now: Instant) -> Vec<String> {
+        let mut notes = Vec::new();
+        match message {
+            ServerMessage::DailyStarted { attempt } => {
+                let elapsed = Duration::from_millis(attempt.progress.elapsed_ms);
+                self.clock = Some((
+                    now.checked_sub(elapsed).unwrap_or(now),
+                    Duration::from_millis(attempt.time_limit_ms),
+                ));
+                notes.push(format!(
+                    "{} · daily deal of {}",
+                    attempt.game.title(),
+                    attempt.date
+                ));
+                notes.push(if attempt.resumed {
+                    format!(
+                        "resumed: {} moves played, {} on the server's clock (limit {})",
+                        attempt.progress.moves,
+                        tenths_text(attempt.progress.elapsed_ms),
+                        tenths_text(attempt.time_limit_ms)
+                    )
+                } else {
+                    format!(
+                        "started: one attempt, the server's clock runs (limit {}); no undo",
+                        tenths_text(attempt.time_limit_ms)
+                    )
+                });
+                self.attempt = Some(attempt);
+            }
+            ServerMessage::MoveAccepted {
+                text,
+                effects,
+                board,
+                progress,
+                ..
+            } => {
+                let mut line = format!("you played {text}");
+                for effect in &effects {
+                    line.push_str("; ");
+                    line.push_str(&effect_text(effect));
+                }
+                notes.push(line);
+                self.last_rejection = None;
+                self.last_effects = effects;
+                if let Some(attempt) = &mut self.attempt {
+                    attempt.board = board;
+                    attempt.moves.push(text);
+                    attempt.progress = progress;
+                }
+            }
+            ServerMessage::MoveRejected { text, message, .. } => {
+                let line = format!("{text:?} refused: {message}");
+                self.last_rejection = Some(line.clone());
+                notes.push(line);
+            }
+            ServerMessage::Stuck { .. } => {
+                self.stuck = true;
+                notes.push("you have no legal move left".into());
+            }
+            ServerMessage::DailyFinished { result } => {
+                notes.extend(result_lines(&result));
+                self.result = Some(result);
+            }
+            ServerMessage::Error { code, message } => {
+                notes.push(format!("error: {message}"));
+                if code.is_fatal() {
+                    self.closed = Some(message);
+                }
+            }
+            ServerMessage::ShuttingDown { message } => {
+                notes.push(format!("the server is stopping: {message}"));
+                self.closed = Some(message);
+            }
+            // Room events and other answers do not concern the attempt.
+            _ => {}
+        }
+        notes
+    }
+}
+
+/// A finished attempt in words.
+pub fn result_lines(result: &DailyResult) -> Vec<String> {
+    let verdict = match result.status {
+        PlayerStatus::Won => "won",
+        status => status_text(status),
+    };
+    vec![
+        format!(
+            "daily {} {}: {verdict} in {}, {} moves, {} cards home",
+            result.game.title(),
+            result.date,
+            tenths_text(result.progress.elapsed_ms),
+            result.progress.moves,
+            result.progress.cards_home
+        ),
+        format!(
+            "rank {} of {} finishers so far",
+            result.rank, result.finishers
+        ),
+        format!(
+            "race id {}: `patience replay {}` plays it back",
+            result.race_id, result.race_id
+        ),
+    ]
+}
+
+/// Help for the daily's line commands.
+pub const HELP: &str = "Type a move in the notation (e.g. 7h>4, 3>f, w>7, s, r3>B4, d), or:\n\
+  b board   m moves   resign (ends the attempt)   ? help\n\
+  q quit (the attempt stays open, its clock runs: `patience daily` takes it back)";
+
+/// Plays the attempt line by line: moves from `input`, board and events to
+/// `output`, until the attempt ends, `quit`, or the end of input once every
+/// move sent is answered (the attempt then stays open).
+pub async fn plain(
+    mut connection: Connection,
+    mut state: DailyState,
+    notes: Vec<String>,
+    mut input: mpsc::Receiver<String>,
+    mut output: impl Write,
+) -> anyhow::Result<()> {
+    for note in notes {
+        writeln!(output, "{note}")?;
+    }
+    if let Some(board) = state.board() {
+        writeln!(output, "{}\n", view_text(board))?;
+    }
+    output.flush()?;
+    let mut input_open = true;
+    // Moves and resignations sent and not answered yet.
+    let mut pending = 0usize;
+    loop {
+        if state.result.is_some() || state.closed.is_some() {
+            break;
+        }
+        if !input_open && pending == 0 {
+            writeln!(
+                output,
+                "end of input: the attempt stays open, its clock runs; `patience daily` takes it back"
+            )?;
+            break;
+        }
+        tokio::select! {
+            received = connection.recv() => {
+                let message = match received {
+                    Ok(message) => message,
+                    Err(error) => {
+                        output.flush()?;
+                        return Err(DailyError::Net(error).into());
+                    }
+                };
+                let answered = matches!(
+                    message,
+                    ServerMessage::MoveAccepted { .. }
+                        | ServerMessage::MoveRejected { .. }
+                        | ServerMessage::DailyFinished { .. }
+                );
+                let show_board = matches!(message, ServerMessage::MoveAccepted { .. });
+                if answered {
+                    pending = pending.saturating_sub(1);
+                }
+                for note in state.apply(message, Instant::now()) {
+                    writeln!(output, "{note}")?;
+                }
+                if show_board && let Some(board) = state.board() {
+                    writeln!(output, "{}\n", view_text(board))?;
+                }
+                output.flush()?;
+            }
+            line = input.recv(), if input_open => {
+                let Some(line) = line else {
+                    input_open = false;
+                    continue;
+                };
+                let message = match line.trim() {
+                    "" => None,
+                    "q" | "quit" => {
+                        writeln!(
+                            output,
+                            "left: the attempt stays open, its clock runs; `patience daily` takes it back"
+                        )?;
+                        break;
+                    }
+                    "?" | "help" => {
+                        writeln!(output, "{HELP}")?;
+                        None
+                    }
+                    "b" | "board" => {
+                        if let Some(board) = state.board() {
+                            writeln!(output, "{}", view_text(board))?;
+                        }
+                        None
+                    }
+                    "m" | "moves" => {
+                        writeln!(output, "moves: {}", legal_texts(state.board()).join(" "))?;
+                        None
+                    }
+                    "u" | "undo" => {
+                        writeln!(output, "the daily deal has no undo")?;
+                        None
+                    }
+                    "h" | "hint" => {
+                        writeln!(output, "hints are for practice only")?;
+                        None
+                    }
+                    "resign" => Some(ClientMessage::Resign),
+                    text => Some(ClientMessage::Move {
+                        text: text.to_string(),
+                        seat: None,
+                    }),
+                };
+                if let Some(message) = message {
+                    if let Err(error) = connection.send(&message).await {
+                        return Err(DailyError::Net(error).into());
+                    }
+                    pending += 1;
+                }
+                output.flush()?;
+            }
+        }
+    }
+    output.flush()?;
+    connection.close().await;
+    Ok(())
+}
+
+/// The legal moves of a board as notation, computed from what is face up.
+pub fn legal_texts(board: Option<&View>) -> Vec<String> {
+    board
+        .and_then(|board| guess(board, 0).ok())
+        .map(|position| {
+            move_shapes(&position)
+                .into_iter()
+                .map(|shape| shape.text)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use patience_shared::any::AnyGame;
+    use patience_shared::protocol::Progress;
+    use patience_shared::rules::Rules;
+
+    use super::*;
+
+    /// Today's attempt at Three Blind Mice seed 1, `moves` in, begun
+    /// `elapsed_ms` ago on the server's clock.
+    pub(crate) fn attempt(resumed: bool, elapsed_ms: u64) -> DailyAttempt {
+        DailyAttempt {
+            game: GameKind::ThreeBlindMice,
+            date: "2026-12-01".into(),
+            commitment: "5e8f".into(),
+            board: AnyGame::deal(GameKind::ThreeBlindMice, 1).view(),
+            moves: Vec::new(),
+            progress: Progress {
+                moves: 0,
+                cards_home: 0,
+                elapsed_ms,
+            },
+            time_limit_ms: 3_600_000,
+            resumed,
+        }
+    }
+
+    pub(crate) fn result(status: PlayerStatus) -> DailyResult {
+        DailyResult {
+            game: GameKind::ThreeBlindMice,
+            date: "2026-12-01".into(),
+            status,
+            progress: Progress {
+                moves: 61,
+                cards_home: 52,
+                elapsed_ms: 184_020,
+            },
+            rank: 3,
+            finishers: 41,
+            race_id: 731,
+        }
+    }
+
+    #[test]
+    fn the_clock_is_the_servers_and_stops_at_its_final_time() {
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        let notes = state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(true, 45_250),
+            },
+            start,
+        );
+        assert_eq!(
+            notes,
+            [
+                "Three Blind Mice · daily deal of 2026-12-01",
+                "resumed: 0 moves played, 0:45.2 on the server's clock (limit 60:00.0)",
+            ]
+        );
+        assert!(state.can_move());
+        let later = start + Duration::from_secs(10);
+        assert_eq!(state.elapsed(later), Duration::from_millis(55_250));
+        // Never beyond the time limit.
+        assert_eq!(
+            state.elapsed(start + Duration::from_secs(7200)),
+            Duration::from_secs(3600)
+        );
+        let notes = state.apply(
+            ServerMessage::DailyFinished {
+                result: result(PlayerStatus::Won),
+            },
+            later,
+        );
+        assert_eq!(
+            notes,
+            [
+                "daily Three Blind Mice 2026-12-01: won in 3:04.0, 61 moves, 52 cards home",
+                "rank 3 of 41 finishers so far",
+                "race id 731: `patience replay 731` plays it back",
+            ]
+        );
+        assert!(!state.can_move());
+        assert_eq!(state.elapsed(later), Duration::from_millis(184_020));
+    }
+
+    #[test]
+    fn moves_update_the_board_and_refusals_are_kept_until_the_next_move() {
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            },
+            start,
+        );
+        let mut position = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+        let mut legal = Vec::new();
+        position.legal_moves(&mut legal);
+        let text = position.format_move(legal[0]);
+        let outcome = position.apply(legal[0]).expect("a legal move");
+        let refused = state.apply(
+            ServerMessage::MoveRejected {
+                text: "1>1".into(),
+                code: ErrorCode::BadNotation,
+                reason: None,
+                message: "no such move".into(),
+            },
+            start,
+        );
+        assert_eq!(refused, ["\"1>1\" refused: no such move"]);
+        assert!(state.last_rejection.is_some());
+        let played = state.apply(
+            ServerMessage::MoveAccepted {
+                seq: 1,
+                text: text.clone(),
+                effects: outcome.effects.to_vec(),
+                board: position.view(),
+                progress: Progress {
+                    moves: 1,
+                    cards_home: 0,
+                    elapsed_ms: 1_500,
+                },
+            },
+            start,
+        );
+        assert!(played[0].starts_with(&format!("you played {text}")));
+        assert_eq!(state.last_rejection, None);
+        let attempt = state.attempt.as_ref().expect("an attempt");
+        assert_eq!(attempt.moves, [text]);
+        assert_eq!(attempt.progress.moves, 1);
+        assert_eq!(state.board(), Some(&position.view()));
+        // A fatal error closes the attempt's connection.
+        state.apply(
+            ServerMessage::Error {
+                code: ErrorCode::Replaced,
+                message: "another connection took the attempt".into(),
+            },
+            start,
+        );
+        assert!(!state.can_move());
+    }
+
+    #[test]
+    fn an_earlier_result_reads_as_one_line() {
+        let row = LeaderboardRow {
+            rank: 2,
+            name: "ada".into(),
+            status: PlayerStatus::Resigned,
+            elapsed_ms: 61_000,
+            moves: 4,
+            cards_home: 13,
+            race_id: 9,
+        };
+        assert_eq!(
+            own_row_text(&row, 5),
+            "Your result: resigned in 1:01.0, 4 moves, 13 cards home; rank 2 of 5 so far; `patience replay 9` shows it again."
+        );
+    }
+}

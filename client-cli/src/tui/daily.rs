@@ -1,0 +1,249 @@
+//! The daily attempt in the terminal UI: the board as in a race, and beside
+//! it a panel with the server's clock, the moves, the cards home and, once
+//! the attempt is over, its result (status, time, rank, race id).
+//!
+//! [`draw_daily`] is a pure function of the [`DailyState`], the [`Ui`] and
+//! an instant, snapshot-tested like the other screens; [`run`] is the event
+//! loop. Leaving (`q`) keeps the attempt open on the server, its clock
+//! running; `:resign` ends it.
+
+use std::time::Instant;
+
+use anyhow::Context as _;
+use patience_shared::protocol::{ClientMessage, ServerMessage};
+use ratatui::Frame;
+use ratatui::crossterm::event::Event;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use super::board::board_lines;
+use super::screens::{bar, bold, dim, help_lines, status_style};
+use super::{
+    Action, PANEL_WIDTH, TerminalGuard, Ui, board_area, clicked, footer, overlay, terminal_events,
+    title_line,
+};
+use crate::daily::{DailyError, DailyState, result_lines};
+use crate::net::Connection;
+use crate::race::{clock_text, status_text, tenths_text};
+
+/// What leaving asks during the daily.
+const DAILY_QUIT: &str = "Leave? The attempt stays open and its clock runs. (y/n)";
+
+/// The panel beside the board: clock, progress, and the result at the end.
+pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Line<'static>> {
+    let Some(attempt) = &state.attempt else {
+        return vec![Line::from("opening the attempt…")];
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(format!("⏱ {}", clock_text(state.elapsed(now))), bold()),
+            Span::styled(
+                format!(
+                    " / {}",
+                    clock_text(std::time::Duration::from_millis(attempt.time_limit_ms))
+                ),
+                dim(),
+            ),
+        ]),
+        Line::from(Span::styled("the server's clock", dim())),
+        Line::from(""),
+    ];
+    let progress = state
+        .result
+        .as_ref()
+        .map_or(attempt.progress, |result| result.progress);
+    let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
+    lines.push(Line::from(vec![
+        Span::styled(
+            bar(
+                usize::from(progress.cards_home),
+                attempt.game.card_count(),
+                bar_width,
+            ),
+            Style::default().fg(Color::Green),
+        ),
+        Span::raw(format!(" {:>3}", progress.cards_home)),
+    ]));
+    lines.push(Line::from(format!(
+        "{} move{}",
+        progress.moves,
+        if progress.moves == 1 { "" } else { "s" }
+    )));
+    if attempt.resumed {
+        lines.push(Line::from(Span::styled("resumed", dim())));
+    }
+    if state.stuck && state.result.is_none() {
+        lines.push(Line::from(Span::styled(
+            "no legal move left",
+            Style::default().fg(Color::Yellow),
+        )));
+    }
+    match &state.result {
+        Some(result) => {
+            lines.push(Line::from(""));
+            lines.push(Line::from(Span::styled(
+                status_text(result.status).to_string(),
+                status_style(result.status),
+            )));
+            lines.push(Line::from(format!(
+                "time  {}",
+                tenths_text(result.progress.elapsed_ms)
+            )));
+            lines.push(Line::from(format!(
+                "rank  {} of {}",
+                result.rank, result.finishers
+            )));
+            lines.push(Line::from(Span::styled("(finishers so far)", dim())));
+            lines.push(Line::from(format!("race  {}", result.race_id)));
+            lines.push(Line::from(""));
+            lines.push(Line::from(Span::styled("Watch it again:", dim())));
+            lines.push(Line::from(format!("patience replay {}", result.race_id)));
+            lines.push(Line::from(Span::styled("Press q to leave.", dim())));
+        }
+        None => {
+            lines.push(Line::from(""));
+            lines.push(Line::from(Span::styled(":resign ends it", dim())));
+            lines.push(Line::from(Span::styled("q leaves it open", dim())));
+        }
+    }
+    lines
+}
+
+/// Draws the daily: title, board and panel, footer.
+pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) {
+    let area = frame.area();
+    let [title, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let heading = match &state.attempt {
+        Some(attempt) => format!(
+            " Patience Race · {} · daily deal of {} ",
+            attempt.game.title(),
+            attempt.date
+        ),
+        None => " Patience Race · daily deal ".to_string(),
+    };
+    frame.render_widget(Paragraph::new(title_line(heading)), title);
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
+    if let Some(board) = state.board() {
+        frame.render_widget(
+            Paragraph::new(board_lines(board, ui.marks(board), left.width, left.height)),
+            left,
+        );
+    }
+    frame.render_widget(
+        Paragraph::new(daily_panel_lines(state, now, right.width))
+            .block(Block::default().borders(Borders::LEFT)),
+        right,
+    );
+    frame.render_widget(Paragraph::new(footer(ui, DAILY_QUIT)), foot);
+    if ui.help {
+        overlay(frame, area, help_lines(false));
+    }
+}
+
+/// Plays the attempt in the terminal UI until it ends and the player
+/// leaves, or the player leaves it open. Prints the result (or how to come
+/// back) once the terminal is restored.
+pub async fn run(
+    mut connection: Connection,
+    mut state: DailyState,
+    notes: Vec<String>,
+) -> anyhow::Result<()> {
+    let mut terminal = TerminalGuard::new();
+    let mut events = terminal_events();
+    let mut ui = Ui {
+        message: notes.last().map(|note| (note.clone(), false)),
+        ..Ui::default()
+    };
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    let outcome: Result<(), DailyError> = loop {
+        terminal
+            .0
+            .draw(|frame| draw_daily(frame, &state, &ui, Instant::now()))
+            .context("drawing")?;
+        tokio::select! {
+            received = connection.recv() => match received {
+                Ok(message) => {
+                    let rejected = matches!(message, ServerMessage::MoveRejected { .. });
+                    if let ServerMessage::MoveAccepted { effects, .. } = &message {
+                        ui.show_effects(effects);
+                        ui.picked = None;
+                    }
+                    let notes = state.apply(message, Instant::now());
+                    if let Some(line) = notes.first() {
+                        ui.say(line.clone(), rejected);
+                    }
+                }
+                Err(error) => break Err(DailyError::Net(error)),
+            },
+            event = events.recv() => {
+                let board = state.board().cloned();
+                let action = match (event, &board) {
+                    (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), false),
+                    (Some(Event::Mouse(mouse)), Some(view)) => {
+                        match clicked(&mouse, view, board_area(terminal.area(), true)) {
+                            Some((spot, natural)) => ui.click(view, spot, natural),
+                            None => continue,
+                        }
+                    }
+                    (None, _) => break Ok(()),
+                    _ => continue,
+                };
+                let message = match action {
+                    Action::None | Action::StartEarly => None,
+                    Action::Quit => break Ok(()),
+                    Action::Undo => {
+                        ui.say("the daily deal has no undo", true);
+                        None
+                    }
+                    Action::Hint => {
+                        ui.say("hints are for practice only", true);
+                        None
+                    }
+                    Action::Resign if state.can_move() => Some(ClientMessage::Resign),
+                    Action::Move(text) if state.can_move() => {
+                        Some(ClientMessage::Move { text, seat: None })
+                    }
+                    Action::Resign | Action::Move(_) => {
+                        ui.say("the attempt is over: q leaves", true);
+                        None
+                    }
+                };
+                if let Some(message) = message
+                    && let Err(error) = connection.send(&message).await
+                {
+                    break Err(DailyError::Net(error));
+                }
+            }
+            _ = tick.tick() => {}
+        }
+    };
+    drop(terminal);
+    connection.close().await;
+    outcome?;
+    let game = state
+        .attempt
+        .as_ref()
+        .map_or("GAME", |attempt| attempt.game.slug());
+    match (&state.result, &state.closed) {
+        (Some(result), _) => {
+            for line in result_lines(result) {
+                println!("{line}");
+            }
+        }
+        (None, Some(reason)) => println!(
+            "The server closed the connection ({reason}); the attempt stays open: `patience daily {game}` takes it back."
+        ),
+        (None, None) => println!(
+            "The attempt stays open and its clock runs: `patience daily {game}` takes it back."
+        ),
+    }
+    Ok(())
+}
