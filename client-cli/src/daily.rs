@@ -597,4 +597,244 @@ pub(crate) mod tests {
             "Your result: resigned in 1:01.0, 4 moves, 13 cards home; rank 2 of 5 so far; `patience replay 9` shows it again."
         );
     }
+
+    fn temporary_store(name: &str) -> Store {
+        let directory =
+            std::env::temp_dir().join(format!("patience-daily-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        Store::in_directory(directory)
+    }
+
+    /// Plays `lines` through [`plain`] on an opened attempt; returns the output.
+    async fn play(opened: Opened, lines: &[&str]) -> String {
+        let Opened::Attempt(attempt) = opened else {
+            panic!("an attempt was expected");
+        };
+        let (sender, receiver) = mpsc::channel(16);
+        for line in lines {
+            sender
+                .send(line.to_string())
+                .await
+                .expect("the channel is open");
+        }
+        drop(sender);
+        let Attempt {
+            connection,
+            state,
+            notes,
+        } = *attempt;
+        let mut output = Vec::new();
+        plain(connection, state, notes, receiver, &mut output)
+            .await
+            .expect("the attempt plays");
+        String::from_utf8_lossy(&output).into_owned()
+    }
+
+    #[tokio::test]
+    async fn the_first_daily_play_registers_then_plays_and_resigns_line_by_line() {
+        let position = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+        let mut legal = Vec::new();
+        position.legal_moves(&mut legal);
+        let first = position.format_move(legal[0]);
+        let (url, received) = crate::fake_server::start({
+            let first = first.clone();
+            move |message| match message {
+                ClientMessage::Register { name } => vec![ServerMessage::Registered {
+                    player: 17,
+                    name: name.clone(),
+                    token: "c2f1".into(),
+                }],
+                ClientMessage::DailyPlay { .. } => vec![ServerMessage::DailyStarted {
+                    attempt: attempt(false, 0),
+                }],
+                ClientMessage::Move { text, .. } if *text == first => {
+                    let mut position = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+                    let mut legal = Vec::new();
+                    position.legal_moves(&mut legal);
+                    let outcome = position.apply(legal[0]).expect("a legal move");
+                    vec![ServerMessage::MoveAccepted {
+                        seq: 1,
+                        text: text.clone(),
+                        effects: outcome.effects.to_vec(),
+                        board: position.view(),
+                        progress: Progress::default(),
+                    }]
+                }
+                ClientMessage::Move { text, .. } => vec![ServerMessage::MoveRejected {
+                    text: text.clone(),
+                    code: ErrorCode::BadNotation,
+                    reason: None,
+                    message: "no such move".into(),
+                }],
+                ClientMessage::Resign => vec![ServerMessage::DailyFinished {
+                    result: result(PlayerStatus::Resigned),
+                }],
+                _ => Vec::new(),
+            }
+        })
+        .await;
+        let store = temporary_store("first");
+        let opened = open(&url, &store, GameKind::ThreeBlindMice, Some("ada".into()))
+            .await
+            .expect("the attempt opens");
+        let output = play(opened, &["m", &first, "1>1", "u", "resign"]).await;
+        for wanted in [
+            "registered ada as player 17",
+            "only key to the account",
+            "started: one attempt",
+            "moves: ",
+            &format!("you played {first}"),
+            "\"1>1\" refused: no such move",
+            "the daily deal has no undo",
+            "resigned in 3:04.0",
+            "rank 3 of 41",
+            "patience replay 731",
+        ] {
+            assert!(
+                output.contains(wanted),
+                "{wanted:?} missing from:\n{output}"
+            );
+        }
+        assert!(!output.contains("c2f1"), "the token is never printed");
+        let account = store.account(&url).expect("the account is stored");
+        assert_eq!((account.player, account.token.as_str()), (17, "c2f1"));
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(matches!(sent[1], ClientMessage::Register { ref name } if name == "ada"));
+        assert!(matches!(sent[2], ClientMessage::DailyPlay { .. }));
+    }
+
+    #[tokio::test]
+    async fn a_stored_account_signs_in_and_takes_the_attempt_back() {
+        let (url, received) = crate::fake_server::start(|message| match message {
+            ClientMessage::Authenticate { .. } => vec![ServerMessage::Authenticated {
+                player: 17,
+                name: "ada".into(),
+            }],
+            ClientMessage::DailyPlay { .. } => vec![ServerMessage::DailyStarted {
+                attempt: attempt(true, 45_250),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let store = temporary_store("resume");
+        store
+            .save_account(&crate::config::Account {
+                server: url.clone(),
+                player: 17,
+                name: "ada".into(),
+                token: "c2f1".into(),
+            })
+            .expect("writable");
+        let opened = open(&url, &store, GameKind::ThreeBlindMice, None)
+            .await
+            .expect("the attempt opens");
+        let output = play(opened, &[]).await;
+        assert!(
+            output.contains("resumed: 0 moves played, 0:45.2"),
+            "{output}"
+        );
+        assert!(
+            output.contains("end of input: the attempt stays open"),
+            "{output}"
+        );
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(matches!(sent[1], ClientMessage::Authenticate { ref token } if token == "c2f1"));
+    }
+
+    #[tokio::test]
+    async fn a_deal_played_already_shows_the_players_result() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::Register { .. } => vec![ServerMessage::Registered {
+                player: 1,
+                name: "bob".into(),
+                token: "t".into(),
+            }],
+            ClientMessage::DailyPlay { .. } => vec![ServerMessage::Error {
+                code: ErrorCode::DailyAlreadyPlayed,
+                message: "played already".into(),
+            }],
+            ClientMessage::Leaderboard { .. } => {
+                vec![ServerMessage::LeaderboardPage {
+                    page: patience_shared::protocol::LeaderboardPage {
+                        game: GameKind::ThreeBlindMice,
+                        date: "2026-12-01".into(),
+                        day_over: false,
+                        finishers: 5,
+                        playing: 0,
+                        rows: Vec::new(),
+                        own: Some(LeaderboardRow {
+                            rank: 2,
+                            name: "bob".into(),
+                            status: PlayerStatus::Won,
+                            elapsed_ms: 1_000,
+                            moves: 3,
+                            cards_home: 52,
+                            race_id: 9,
+                        }),
+                        reveal: None,
+                    },
+                }]
+            }
+            _ => Vec::new(),
+        })
+        .await;
+        let store = temporary_store("played");
+        let Opened::AlreadyPlayed { notes } =
+            open(&url, &store, GameKind::ThreeBlindMice, Some("bob".into()))
+                .await
+                .expect("an answer")
+        else {
+            panic!("the deal was played already");
+        };
+        assert_eq!(
+            notes.last().map(String::as_str),
+            Some(
+                "Your result: won in 0:01.0, 3 moves, 52 cards home; rank 2 of 5 so far; `patience replay 9` shows it again."
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn refusals_are_typed() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::Register { .. } => vec![ServerMessage::Error {
+                code: ErrorCode::NameTaken,
+                message: "taken".into(),
+            }],
+            ClientMessage::Authenticate { .. } => vec![ServerMessage::Error {
+                code: ErrorCode::InvalidToken,
+                message: "unknown".into(),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let store = temporary_store("refusals");
+        let taken = open(&url, &store, GameKind::ThreeBlindMice, Some("ada".into())).await;
+        assert!(
+            matches!(taken, Err(DailyError::Account(AccountError::NameTaken(ref name))) if name == "ada"),
+            "{:?}",
+            taken.err()
+        );
+        assert_eq!(store.account(&url), None, "nothing stored");
+        store
+            .save_account(&crate::config::Account {
+                server: url.clone(),
+                player: 17,
+                name: "ada".into(),
+                token: "old".into(),
+            })
+            .expect("writable");
+        let unknown = open(&url, &store, GameKind::ThreeBlindMice, None).await;
+        assert!(
+            matches!(
+                unknown,
+                Err(DailyError::Account(AccountError::UnknownToken {
+                    player: 17,
+                    ..
+                }))
+            ),
+            "{:?}",
+            unknown.err()
+        );
+    }
 }

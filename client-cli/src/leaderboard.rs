@@ -234,4 +234,74 @@ The day is still running: ranks may change, and the deal is revealed once it is 
         assert!(json.contains("\"day_over\": true"), "{json}");
         assert!(json.contains("\"game\": \"three-blind-mice\""), "{json}");
     }
+
+    #[tokio::test]
+    async fn a_stored_account_signs_in_first_and_a_stale_token_only_warns() {
+        let (url, received) = crate::fake_server::start(|message| match message {
+            ClientMessage::Authenticate { token } if token == "good" => {
+                vec![ServerMessage::Authenticated {
+                    player: 4,
+                    name: "dan".into(),
+                }]
+            }
+            ClientMessage::Authenticate { .. } => vec![ServerMessage::Error {
+                code: patience_shared::protocol::ErrorCode::InvalidToken,
+                message: "unknown token".into(),
+            }],
+            ClientMessage::Leaderboard { date, .. } if date.as_deref() == Some("bad") => {
+                vec![ServerMessage::Error {
+                    code: patience_shared::protocol::ErrorCode::InvalidRequest,
+                    message: "not a date".into(),
+                }]
+            }
+            ClientMessage::Leaderboard { .. } => vec![ServerMessage::LeaderboardPage {
+                page: page(false, None),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let directory =
+            std::env::temp_dir().join(format!("patience-leaderboard-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let store = Store::in_directory(&directory);
+        let mut account = crate::config::Account {
+            server: url.clone(),
+            player: 4,
+            name: "dan".into(),
+            token: "good".into(),
+        };
+        store.save_account(&account).expect("writable");
+        let game = GameKind::ThreeBlindMice;
+        let (fetched, warnings) = fetch(&url, &store, game, None, Some(3))
+            .await
+            .expect("a page");
+        assert_eq!(
+            (fetched, warnings),
+            (page(false, None), Vec::<String>::new())
+        );
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(matches!(sent[1], ClientMessage::Authenticate { .. }));
+        assert_eq!(
+            sent[2],
+            ClientMessage::Leaderboard {
+                game,
+                date: None,
+                limit: Some(3)
+            }
+        );
+        account.token = "stale".into();
+        store.save_account(&account).expect("writable");
+        let (_, warnings) = fetch(&url, &store, game, None, None)
+            .await
+            .expect("a page all the same");
+        assert!(
+            warnings[0].contains("showing the leaderboard anonymously"),
+            "{warnings:?}"
+        );
+        let refused = fetch(&url, &Store::none(), game, Some("bad".into()), None).await;
+        assert!(
+            matches!(refused, Err(AccountError::Refused { ref message, .. }) if message == "not a date")
+        );
+        let _ = std::fs::remove_dir_all(&directory);
+    }
 }

@@ -28,6 +28,8 @@ pub mod bot;
 pub mod cli;
 pub mod config;
 pub mod daily;
+#[cfg(test)]
+mod fake_server;
 pub mod inspect;
 pub mod leaderboard;
 pub mod net;

@@ -544,4 +544,30 @@ pub(crate) mod tests {
         assert_eq!(cursor.speed, 0.1);
         assert_eq!(Cursor::new(0, f64::NAN).speed, 1.0);
     }
+
+    #[tokio::test]
+    async fn fetch_asks_for_the_race_and_types_a_refusal() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::Replay { race_id: 731 } => {
+                vec![ServerMessage::ReplayData { race: record().0 }]
+            }
+            ClientMessage::Replay { .. } => vec![ServerMessage::Error {
+                code: patience_shared::protocol::ErrorCode::RaceNotFound,
+                message: "no race has that id".into(),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let (fetched, warnings) = fetch(&url, &Store::none(), 731).await.expect("the race");
+        assert_eq!(fetched, record().0);
+        assert!(warnings.is_empty());
+        let missing = fetch(&url, &Store::none(), 5).await;
+        assert!(matches!(
+            missing,
+            Err(AccountError::Refused {
+                code: patience_shared::protocol::ErrorCode::RaceNotFound,
+                ..
+            })
+        ));
+    }
 }
