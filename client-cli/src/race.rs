@@ -484,6 +484,7 @@ mod tests {
 
     fn result(salt: &str, moves: &[&str]) -> RaceResult {
         RaceResult {
+            race_id: None,
             standings: Vec::new(),
             reveal: Reveal {
                 game: GameKind::ThreeBlindMice,
