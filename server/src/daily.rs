@@ -491,9 +491,40 @@ impl Play {
     }
 }
 
+/// Closes expired attempts now and then until the server stops.
+pub async fn sweep_forever(shared: Arc<crate::Shared>) {
+    let period = crate::config::millis(shared.config.daily_sweep_interval_ms);
+    let mut ticker = tokio::time::interval(period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => break,
+            _ = ticker.tick() => {}
+        }
+        match shared.daily.sweep(unix_now_ms()).await {
+            Ok(0) => {}
+            Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
+            Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
+        }
+    }
+}
+
+/// The server's wall clock in Unix milliseconds: the one clock of daily
+/// attempts and stored races.
+pub fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Checked against Python's `hmac` module.
+    const GOLDEN_START: u64 = 3_163_303_686_179_999_000;
 
     #[test]
     fn dates_are_utc_days() {
@@ -533,6 +564,16 @@ mod tests {
     }
 
     #[test]
+    fn the_stream_start_is_pinned() {
+        // A golden value: changing the derivation changes every server's
+        // daily deal, so it is a breaking change.
+        assert_eq!(
+            stream_start(&[7u8; 32], GameKind::ThreeBlindMice, "2026-12-01"),
+            GOLDEN_START
+        );
+    }
+
+    #[test]
     fn the_stream_depends_on_secret_game_and_date() {
         let secret = [7u8; 32];
         let base = stream_start(&secret, GameKind::ThreeBlindMice, "2026-12-01");
@@ -550,32 +591,4 @@ mod tests {
             stream_start(&[8u8; 32], GameKind::ThreeBlindMice, "2026-12-01")
         );
     }
-}
-
-/// Closes expired attempts now and then until the server stops.
-pub async fn sweep_forever(shared: Arc<crate::Shared>) {
-    let period = crate::config::millis(shared.config.daily_sweep_interval_ms);
-    let mut ticker = tokio::time::interval(period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
-            _ = ticker.tick() => {}
-        }
-        match shared.daily.sweep(unix_now_ms()).await {
-            Ok(0) => {}
-            Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
-            Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
-        }
-    }
-}
-
-/// The server's wall clock in Unix milliseconds: the one clock of daily
-/// attempts and stored races.
-pub fn unix_now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
 }

@@ -179,3 +179,47 @@ fn serve(mut store: Box<dyn Store>, mut jobs: mpsc::Receiver<Job>, stats: &Stats
     }
     tracing::debug!("database thread stopped");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_sharing_a_batch_fail_or_succeed_on_their_own() {
+        let database = Database::open(None, 16).expect("opens");
+        let calls: Vec<_> = (0u8..200)
+            .map(|index| {
+                let database = database.clone();
+                tokio::spawn(async move {
+                    // Every even call asks for the same name: one wins.
+                    let name = if index % 2 == 0 {
+                        "twin".to_string()
+                    } else {
+                        format!("p{index}")
+                    };
+                    database
+                        .call(move |store| store.register(&name, &[index; 32], 0))
+                        .await
+                })
+            })
+            .collect();
+        let mut registered = 0;
+        let mut taken = 0;
+        for call in calls {
+            match call.await.expect("the task runs") {
+                Ok(_) => registered += 1,
+                Err(StoreError::NameTaken(name)) => {
+                    assert_eq!(name, "twin");
+                    taken += 1;
+                }
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        assert_eq!((registered, taken), (101, 99));
+        let stats = database.stats();
+        assert_eq!(stats.jobs.load(Ordering::Relaxed), 200);
+        assert_eq!(stats.errors.load(Ordering::Relaxed), 0);
+        // Whatever the batching, every answer came after a commit.
+        assert!(stats.commits.load(Ordering::Relaxed) >= 1);
+    }
+}
