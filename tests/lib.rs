@@ -96,6 +96,9 @@ pub fn test_config() -> Config {
         solver_budget_positions: SOLVER_BUDGET,
         finished_room_linger_ms: 5_000,
         shutdown_grace_ms: 1_000,
+        // In memory unless a test gives a directory: tests that check
+        // persistence use their own temporary directory.
+        data_dir: None,
         ..Config::default()
     }
 }

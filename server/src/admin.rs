@@ -60,7 +60,9 @@ async fn answer(shared: &Shared, mut stream: TcpStream) -> std::io::Result<()> {
         ("GET", "/metrics") => (
             "200 OK",
             "text/plain; version=0.0.4",
-            shared.metrics.render(&shared.pool.ready_counts()),
+            shared
+                .metrics
+                .render(&shared.pool.ready_counts(), shared.database.stats()),
         ),
         ("GET", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
         _ => (

@@ -77,6 +77,21 @@ pub struct Config {
     pub solver_budget_positions: u64,
     /// How long shutdown waits for connections to close.
     pub shutdown_grace_ms: u64,
+    /// Where the database lives (`patience.sqlite3` inside it); `None`
+    /// keeps everything in memory, lost when the server stops.
+    pub data_dir: Option<PathBuf>,
+    /// The secret that keys the daily deals, 64 hex digits. Servers that
+    /// share it deal the same daily boards. Unset, the database's own secret
+    /// is used, generated on the first start.
+    pub daily_secret: Option<String>,
+    /// The time limit of a daily attempt.
+    pub daily_time_limit_ms: u64,
+    /// How often open daily attempts whose time is up are closed.
+    pub daily_sweep_interval_ms: u64,
+    /// Database calls waiting before callers wait.
+    pub database_queue: usize,
+    /// The most leaderboard rows one request gets.
+    pub leaderboard_max_rows: u32,
 }
 
 impl Default for Config {
@@ -110,8 +125,28 @@ impl Default for Config {
             deal_seed_start: None,
             solver_budget_positions: 1_000_000,
             shutdown_grace_ms: 3_000,
+            data_dir: Some(PathBuf::from("patience-data")),
+            daily_secret: None,
+            daily_time_limit_ms: 60 * 60 * 1000,
+            daily_sweep_interval_ms: 60_000,
+            database_queue: 4096,
+            leaderboard_max_rows: 100,
         }
     }
+}
+
+/// A secret of 32 bytes written as 64 hex digits.
+pub fn parse_secret(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut secret = [0u8; 32];
+    for (byte, pair) in secret.iter_mut().zip(text.as_bytes().chunks(2)) {
+        let pair = std::str::from_utf8(pair).ok()?;
+        *byte = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(secret)
 }
 
 /// Milliseconds as a [`Duration`].
@@ -162,6 +197,19 @@ pub struct Cli {
     /// Solver positions per seed.
     #[arg(long, env = "PATIENCE_SOLVER_BUDGET")]
     pub solver_budget_positions: Option<u64>,
+    /// The data directory (the database is `patience.sqlite3` in it).
+    #[arg(long = "data", value_name = "DIR", env = "PATIENCE_DATA")]
+    pub data_dir: Option<PathBuf>,
+    /// Keep everything in memory: nothing survives a restart.
+    #[arg(long, env = "PATIENCE_IN_MEMORY", conflicts_with = "data_dir")]
+    pub in_memory: bool,
+    /// The daily-deal secret, 64 hex digits (shared by servers that must
+    /// deal the same daily boards).
+    #[arg(long, env = "PATIENCE_DAILY_SECRET", hide_env_values = true)]
+    pub daily_secret: Option<String>,
+    /// The time limit of a daily attempt, in milliseconds.
+    #[arg(long, env = "PATIENCE_DAILY_TIME_LIMIT_MS")]
+    pub daily_time_limit_ms: Option<u64>,
 }
 
 impl Cli {
@@ -204,6 +252,16 @@ impl Cli {
             &mut config.solver_budget_positions,
             self.solver_budget_positions,
         );
+        if self.data_dir.is_some() {
+            config.data_dir = self.data_dir;
+        }
+        if self.in_memory {
+            config.data_dir = None;
+        }
+        if self.daily_secret.is_some() {
+            config.daily_secret = self.daily_secret;
+        }
+        set(&mut config.daily_time_limit_ms, self.daily_time_limit_ms);
         config.validate()?;
         Ok(config)
     }
@@ -238,6 +296,24 @@ impl Config {
             self.event_log_capacity > 0,
             "event_log_capacity must be at least 1"
         );
+        if let Some(secret) = &self.daily_secret {
+            anyhow::ensure!(
+                parse_secret(secret).is_some(),
+                "daily_secret must be 64 hex digits"
+            );
+        }
+        anyhow::ensure!(
+            self.daily_time_limit_ms > 0,
+            "daily_time_limit_ms must be at least 1"
+        );
+        anyhow::ensure!(
+            self.daily_sweep_interval_ms > 0 && self.database_queue > 0,
+            "daily_sweep_interval_ms and database_queue must be at least 1"
+        );
+        anyhow::ensure!(
+            self.leaderboard_max_rows > 0,
+            "leaderboard_max_rows must be at least 1"
+        );
         Ok(())
     }
 }
@@ -269,6 +345,36 @@ mod tests {
         assert_eq!(config.deal_games, vec![GameKind::ThreeBlindMice]);
         assert_eq!(config.grace_period_ms, 60_000);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn secrets_are_64_hex_digits() {
+        let secret = "00ff".repeat(16);
+        assert_eq!(
+            parse_secret(&secret).map(|bytes| (bytes[0], bytes[1])),
+            Some((0x00, 0xff))
+        );
+        for bad in [
+            "",
+            "00ff",
+            &"zz".repeat(32),
+            &"0".repeat(65),
+            &"é".repeat(32),
+        ] {
+            assert_eq!(parse_secret(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_data_directory_comes_from_the_flag_and_in_memory_drops_it() {
+        let config = Cli::parse_from(["patience-server", "--data", "/tmp/x"])
+            .into_config()
+            .expect("valid");
+        assert_eq!(config.data_dir, Some(PathBuf::from("/tmp/x")));
+        let config = Cli::parse_from(["patience-server", "--in-memory"])
+            .into_config()
+            .expect("valid");
+        assert_eq!(config.data_dir, None);
     }
 
     #[test]

@@ -16,7 +16,8 @@ use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, RoomOptions, ServerMessage,
+    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus, RoomOptions,
+    ServerMessage,
 };
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
@@ -29,9 +30,13 @@ use tracing::Instrument as _;
 
 use crate::Shared;
 use crate::config::millis;
+use crate::daily;
 use crate::metrics::{bump, gauge};
 use crate::registry::{RoomHandle, token_hash};
 use crate::room::{self, Command, Refusal};
+use crate::store::Player;
+
+mod accounts;
 
 /// The longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
@@ -172,10 +177,15 @@ async fn run(shared: &Arc<Shared>, socket: WebSocketStream<TcpStream>, id: u64, 
         } else {
             hello_deadline
         };
+        let daily_deadline = session.daily_deadline();
         let next = tokio::select! {
             biased;
             _ = handle.closing.cancelled() => break,
             _ = shared.shutdown.cancelled() => break,
+            _ = tokio::time::sleep_until(daily_deadline.unwrap_or(wait)), if daily_deadline.is_some() => {
+                session.finish_daily(patience_shared::protocol::PlayerStatus::OutOfTime).await;
+                continue;
+            }
             next = tokio::time::timeout_at(wait, stream.next()) => next,
         };
         let message = match next {
@@ -395,7 +405,11 @@ struct Session {
     handle: ConnectionHandle,
     greeted: bool,
     name: String,
+    /// The registered player this connection is, once it says so.
+    player: Option<Player>,
     room: Option<RoomHandle>,
+    /// The daily attempt this connection plays, if any.
+    daily: Option<daily::Play>,
     messages: TokenBucket,
     moves: TokenBucket,
 }
@@ -410,7 +424,9 @@ impl Session {
             handle,
             greeted: false,
             name: String::new(),
+            player: None,
             room: None,
+            daily: None,
             messages,
             moves,
         }
@@ -480,9 +496,14 @@ impl Session {
                 if self.not_in_room() {
                     match self.shared.registry.room(&code) {
                         Some(room) => {
-                            let name = self.name.clone();
-                            self.enter(room, |conn, reply| Command::Join { conn, name, reply })
-                                .await;
+                            let (name, player) = self.identity();
+                            self.enter(room, |conn, reply| Command::Join {
+                                conn,
+                                name,
+                                player,
+                                reply,
+                            })
+                            .await;
                         }
                         None => self.error(
                             ErrorCode::RoomNotFound,
@@ -556,6 +577,9 @@ impl Session {
                     self.rate_limited("moves");
                     return;
                 }
+                if self.daily.is_some() {
+                    return self.daily_move(text, seat).await;
+                }
                 let command = Command::Move {
                     conn_id: self.handle.id,
                     text,
@@ -569,18 +593,44 @@ impl Session {
                     self.rate_limited("moves");
                     return;
                 }
+                if self.daily.is_some() {
+                    bump(&self.shared.metrics.moves_rejected);
+                    return self.reply(&ServerMessage::MoveRejected {
+                        text: protocol::UNDO_TEXT.to_string(),
+                        code: ErrorCode::UndoNotAllowed,
+                        reason: None,
+                        message: "daily deals allow no undo".to_string(),
+                    });
+                }
                 self.forward(Command::Undo {
                     conn_id: self.handle.id,
                 })
                 .await;
             }
             ClientMessage::Resign => {
+                if self.daily.is_some() {
+                    return self.finish_daily(PlayerStatus::Resigned).await;
+                }
                 self.forward(Command::Resign {
                     conn_id: self.handle.id,
                 })
                 .await
             }
+            ClientMessage::Register { name } => self.register(name).await,
+            ClientMessage::Authenticate { token } => self.authenticate(&token).await,
+            ClientMessage::DailyPlay { game } => self.daily_play(game).await,
+            ClientMessage::Leaderboard { game, date, limit } => {
+                self.leaderboard(game, date, limit).await
+            }
+            ClientMessage::Replay { race_id } => self.replay(race_id).await,
         }
+    }
+
+    /// When the open daily attempt's time is up, on the runtime's clock.
+    fn daily_deadline(&self) -> Option<tokio::time::Instant> {
+        let play = self.daily.as_ref()?;
+        let left = play.deadline_ms.saturating_sub(daily::unix_now_ms());
+        Some(tokio::time::Instant::now() + Duration::from_millis(left))
     }
 
     fn hello(&mut self, version: u32, name: &str) {
@@ -616,6 +666,14 @@ impl Session {
         });
     }
 
+    /// The name others see, and the registered player if there is one.
+    fn identity(&self) -> (String, Option<crate::store::PlayerId>) {
+        (
+            self.name.clone(),
+            self.player.as_ref().map(|player| player.id),
+        )
+    }
+
     fn not_in_room(&mut self) -> bool {
         // A room that has closed (its actor gone) no longer holds anyone.
         if self
@@ -627,6 +685,12 @@ impl Session {
         }
         if self.room.is_some() {
             self.error(ErrorCode::AlreadyInRoom, "leave your room first");
+        } else if self.daily.is_some() {
+            self.error(
+                ErrorCode::AlreadyInRoom,
+                "you are playing the daily deal: finish it or resign first",
+            );
+            return false;
         }
         self.room.is_none()
     }
@@ -668,9 +732,14 @@ impl Session {
             );
         }
         let room = room::create(&self.shared, game, max_players, public, quick, options);
-        let name = self.name.clone();
-        self.enter(room, |conn, reply| Command::Join { conn, name, reply })
-            .await;
+        let (name, player) = self.identity();
+        self.enter(room, |conn, reply| Command::Join {
+            conn,
+            name,
+            player,
+            reply,
+        })
+        .await;
     }
 
     async fn quick_race(&mut self, game: GameKind) {
@@ -681,9 +750,14 @@ impl Session {
             );
         }
         for room in self.shared.registry.quick_race_candidates(game) {
-            let name = self.name.clone();
+            let (name, player) = self.identity();
             if self
-                .try_enter(&room, |conn, reply| Command::Join { conn, name, reply })
+                .try_enter(&room, |conn, reply| Command::Join {
+                    conn,
+                    name,
+                    player,
+                    reply,
+                })
                 .await
                 .is_ok()
             {
@@ -763,6 +837,7 @@ impl Session {
 
     /// Tells the room this connection is gone.
     async fn disconnected(&mut self) {
+        self.leave_daily();
         if let Some(room) = self.room.take() {
             self.tell(
                 &room,

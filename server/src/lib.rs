@@ -8,6 +8,10 @@
 //! - [`room`]: the room actor that owns a race;
 //! - [`registry`]: rooms by code and resume tokens by hash (handles only);
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
+//! - [`store`]: what is kept (players, finished races, daily deals and
+//!   attempts) behind a small trait, SQLite by default;
+//! - [`database`]: the thread that owns the store and commits in batches;
+//! - [`daily`]: the deal of the day and players' attempts at it;
 //! - [`metrics`] and [`admin`]: `/metrics` and `/healthz`.
 //!
 //! [`start`] binds the sockets and returns a [`Server`] handle with its
@@ -17,11 +21,14 @@
 pub mod admin;
 pub mod config;
 pub mod connection;
+pub mod daily;
+pub mod database;
 pub mod deal_pool;
 pub mod listener;
 pub mod metrics;
 pub mod registry;
 pub mod room;
+pub mod store;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,6 +40,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use crate::config::Config;
+use crate::daily::Daily;
+use crate::database::{Database, OpenError};
 use crate::deal_pool::DealPool;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
@@ -46,6 +55,10 @@ pub struct Shared {
     pub registry: Registry,
     /// Proved deals.
     pub pool: DealPool,
+    /// The database.
+    pub database: Database,
+    /// Daily deals and attempts.
+    pub daily: Daily,
     /// Counters for `/metrics`.
     pub metrics: Metrics,
     /// Cancelled when the server stops.
@@ -72,6 +85,12 @@ pub enum StartError {
     /// The deal pool's thread could not start.
     #[error("cannot start the deal pool: {0}")]
     DealPool(std::io::Error),
+    /// The database could not be opened.
+    #[error(transparent)]
+    Database(#[from] OpenError),
+    /// The database could not be read.
+    #[error("cannot read the database: {0}")]
+    Storage(#[from] store::StoreError),
 }
 
 /// A running server.
@@ -100,6 +119,27 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         Some(admin) => Some(bind(admin).await?),
         None => None,
     };
+    let database = Database::open(config.data_dir.as_deref(), config.database_queue)?;
+    let secret = match config
+        .daily_secret
+        .as_deref()
+        .and_then(config::parse_secret)
+    {
+        Some(secret) => secret,
+        None => {
+            let mut fresh = [0u8; 32];
+            rand::Rng::fill_bytes(&mut rand::rng(), &mut fresh);
+            database
+                .call(move |store| store.server_secret(fresh))
+                .await?
+        }
+    };
+    let daily = Daily::new(
+        database.clone(),
+        secret,
+        config.solver_budget_positions,
+        config.daily_time_limit_ms,
+    );
     let pool = DealPool::start(
         &config.deal_games,
         config.deal_pool_size,
@@ -112,6 +152,8 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         config,
         registry: Registry::default(),
         pool,
+        database,
+        daily,
         metrics: Metrics::default(),
         shutdown: CancellationToken::new(),
         tracker: TaskTracker::new(),
@@ -120,6 +162,9 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
     shared
         .tracker
         .spawn(listener::accept_loop(Arc::clone(&shared), listener));
+    shared
+        .tracker
+        .spawn(daily::sweep_forever(Arc::clone(&shared)));
     let admin_address = admin.map(|(admin, local)| {
         shared
             .tracker

@@ -39,6 +39,8 @@ pub struct Metrics {
     pub rate_limited: AtomicU64,
     /// Frames that were not messages of the protocol.
     pub malformed_messages: AtomicU64,
+    /// Database calls that failed (each is logged).
+    pub storage_errors: AtomicU64,
     move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
     move_count: AtomicU64,
     move_sum_nanos: AtomicU64,
@@ -68,7 +70,7 @@ impl Metrics {
 
     /// The Prometheus text exposition of every metric; `pool` lists the
     /// proved deals ready per game.
-    pub fn render(&self, pool: &[(String, usize)]) -> String {
+    pub fn render(&self, pool: &[(String, usize)], database: &crate::database::Stats) -> String {
         let mut out = String::with_capacity(2048);
         let load_u = |value: &AtomicU64| value.load(Ordering::Relaxed);
         let load_i = |value: &AtomicI64| value.load(Ordering::Relaxed);
@@ -150,6 +152,36 @@ impl Metrics {
             "Frames that were not protocol messages.",
             load_u(&self.malformed_messages).to_string(),
         );
+        metric(
+            "patience_storage_errors_total",
+            "counter",
+            "Database calls that failed.",
+            load_u(&self.storage_errors).to_string(),
+        );
+        metric(
+            "patience_database_jobs_total",
+            "counter",
+            "Database calls run.",
+            load_u(&database.jobs).to_string(),
+        );
+        metric(
+            "patience_database_commits_total",
+            "counter",
+            "Transactions committed (each holds a batch of calls).",
+            load_u(&database.commits).to_string(),
+        );
+        metric(
+            "patience_database_failed_jobs_total",
+            "counter",
+            "Database calls whose transaction could not begin or commit.",
+            load_u(&database.errors).to_string(),
+        );
+        metric(
+            "patience_database_commit_seconds_total",
+            "counter",
+            "Time spent committing.",
+            (load_u(&database.commit_micros) as f64 / 1e6).to_string(),
+        );
 
         let _ = writeln!(
             out,
@@ -187,7 +219,10 @@ mod tests {
         metrics.observe_move(Duration::from_micros(70));
         metrics.observe_move(Duration::from_millis(3));
         metrics.observe_move(Duration::from_secs(1));
-        let text = metrics.render(&[("three-blind-mice".to_string(), 2)]);
+        let text = metrics.render(
+            &[("three-blind-mice".to_string(), 2)],
+            &crate::database::Stats::default(),
+        );
         assert!(
             text.contains("patience_move_handling_seconds_bucket{le=\"0.0001\"} 1\n"),
             "{text}"

@@ -14,7 +14,9 @@ use patience_shared::protocol::{Phase, ROOM_CODE_ALPHABET};
 use rand::{Rng as _, RngExt as _};
 use tokio::sync::mpsc;
 
+use crate::connection::ConnectionHandle;
 use crate::room::Command;
+use crate::store::AttemptKey;
 
 /// The length of a room code.
 pub const ROOM_CODE_LENGTH: usize = 6;
@@ -75,11 +77,13 @@ impl RoomSummary {
 /// A SHA-256 of a resume token: the server keeps no token itself.
 pub type TokenHash = [u8; 32];
 
-/// Rooms by code, and resume tokens by hash.
+/// Rooms by code, resume tokens by hash, and which connection plays each
+/// open daily attempt.
 #[derive(Debug, Default)]
 pub struct Registry {
     rooms: DashMap<Arc<str>, RoomHandle>,
     tokens: DashMap<TokenHash, Arc<str>>,
+    daily_players: DashMap<AttemptKey, ConnectionHandle>,
 }
 
 impl Registry {
@@ -131,6 +135,22 @@ impl Registry {
     /// Forgets a token.
     pub fn remove_token(&self, hash: &TokenHash) {
         self.tokens.remove(hash);
+    }
+
+    /// Records that `conn` plays the attempt `key`; returns the connection
+    /// that played it before, which must stop.
+    pub fn claim_daily(&self, key: AttemptKey, conn: ConnectionHandle) -> Option<ConnectionHandle> {
+        let id = conn.id;
+        self.daily_players
+            .insert(key, conn)
+            .filter(|previous| previous.id != id)
+    }
+
+    /// Forgets that connection `conn_id` plays `key` (if another took it
+    /// over since, that one stays).
+    pub fn release_daily(&self, key: &AttemptKey, conn_id: u64) {
+        self.daily_players
+            .remove_if(key, |_, conn| conn.id == conn_id);
     }
 
     /// The room a token opens a seat of.

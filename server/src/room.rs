@@ -36,6 +36,7 @@ use crate::config::millis;
 use crate::connection::{ConnectionHandle, SendFailure};
 use crate::metrics::{bump, gauge};
 use crate::registry::{RoomHandle, RoomSummary, TokenHash, new_secret, token_hash};
+use crate::store::{NewRace, PlayerId};
 
 /// Commands waiting for a room before senders wait.
 const INBOX_CAPACITY: usize = 256;
@@ -68,6 +69,8 @@ pub enum Command {
         conn: ConnectionHandle,
         /// Its display name.
         name: String,
+        /// The registered player, if the connection is one.
+        player: Option<PlayerId>,
         /// Whether it got a seat.
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
@@ -163,6 +166,7 @@ struct LoggedEvent {
 struct Seat {
     seat: u8,
     name: String,
+    player: Option<PlayerId>,
     conn: Option<ConnectionHandle>,
     token: TokenHash,
     /// Set while the player is away: when its seat is given up.
@@ -209,6 +213,8 @@ struct Room {
     race: Option<Race>,
     close_at: Option<Instant>,
     changed: bool,
+    /// A result to store and announce.
+    unsaved: Option<RaceResult>,
 }
 
 /// Opens a room, registers it, and starts its actor.
@@ -257,6 +263,7 @@ pub fn create(
         race: None,
         close_at: None,
         changed: false,
+        unsaved: None,
     };
     gauge(&shared.metrics.rooms, 1);
     let span = tracing::info_span!("room", code = %handle.code, %game);
@@ -284,6 +291,9 @@ impl Room {
                 _ = sleep_until(deadline), if deadline.is_some() => {}
             }
             self.on_time(Instant::now());
+            if let Some(result) = self.unsaved.take() {
+                self.save_and_announce(result).await;
+            }
             if self.changed {
                 self.changed = false;
                 self.summary.set(
@@ -537,7 +547,12 @@ impl Room {
 
     fn handle(&mut self, command: Command) {
         match command {
-            Command::Join { conn, name, reply } => self.join(conn, name, reply),
+            Command::Join {
+                conn,
+                name,
+                player,
+                reply,
+            } => self.join(conn, name, player, reply),
             Command::Spectate { conn, reply } => {
                 let _ = reply.send(Ok(()));
                 self.send_to(
@@ -598,6 +613,7 @@ impl Room {
         &mut self,
         conn: ConnectionHandle,
         name: String,
+        player: Option<PlayerId>,
         reply: oneshot::Sender<Result<(), Refusal>>,
     ) {
         let refusal = match self.phase {
@@ -631,6 +647,7 @@ impl Room {
             Seat {
                 seat: seat_number,
                 name,
+                player,
                 conn: Some(conn.clone()),
                 token: hash,
                 grace_until: None,
@@ -1097,6 +1114,7 @@ impl Room {
             })
             .collect();
         let result = RaceResult {
+            race_id: None,
             standings,
             reveal: Reveal {
                 game: self.game,
@@ -1112,15 +1130,49 @@ impl Room {
                 })
                 .collect(),
         };
-        if let Some(race) = self.race.as_mut() {
-            race.result = Some(result.clone());
-        }
         self.phase = Phase::Finished;
         self.close_at = Some(now + millis(self.shared.config.finished_room_linger_ms));
         self.changed = true;
         bump(&self.shared.metrics.races_finished);
         gauge(&self.shared.metrics.races_running, -1);
         tracing::info!("race ended");
+        // The result is announced by `run` once it is stored.
+        self.unsaved = Some(result);
+    }
+
+    /// Stores the race's result, then announces it with its id: nobody
+    /// hears a result the database does not hold. If storing fails, the
+    /// result is announced without an id (and the failure logged and
+    /// counted), since the race is over either way.
+    async fn save_and_announce(&mut self, mut result: RaceResult) {
+        let race = NewRace {
+            daily: None,
+            ended_at_ms: crate::daily::unix_now_ms(),
+            result: result.clone(),
+            players: self
+                .seats
+                .iter()
+                .filter_map(|seat| Some((seat.seat, seat.player?)))
+                .collect(),
+        };
+        match self
+            .shared
+            .database
+            .call(move |store| store.record_race(&race))
+            .await
+        {
+            Ok(race_id) => {
+                tracing::info!(race_id, "race stored");
+                result.race_id = Some(race_id);
+            }
+            Err(error) => {
+                bump(&self.shared.metrics.storage_errors);
+                tracing::error!(%error, "the race's result could not be stored");
+            }
+        }
+        if let Some(race) = self.race.as_mut() {
+            race.result = Some(result.clone());
+        }
         self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceEnded {
             seq,
             result,

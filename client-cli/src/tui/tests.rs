@@ -382,7 +382,7 @@ fn results() {
         ServerMessage::RaceEnded {
             seq: 9,
             result: RaceResult {
-                race_id: Some(731),
+                race_id: Some(7),
                 standings: vec![
                     standing(1, 1, "bob", PlayerStatus::Resigned, 0, 1),
                     standing(2, 0, "ada", PlayerStatus::Resigned, 0, 0),

@@ -1,0 +1,378 @@
+//! The requests of a connection that are not room business: accounts, the
+//! daily attempt, leaderboards and replays. Each awaits the database thread
+//! (never the disk on this task), and answers only once what it changed is
+//! committed.
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    self, ErrorCode, LeaderboardPage, PlayerStatus, Reveal, ServerMessage,
+};
+
+use super::Session;
+use crate::daily::{self, DailyError, Refused, unix_now_ms};
+use crate::metrics::bump;
+use crate::registry::{new_secret, token_hash};
+use crate::store::{AttemptKey, StoreError};
+
+/// The leaderboard rows sent when a request names no limit.
+const DEFAULT_LEADERBOARD_ROWS: u32 = 20;
+
+/// The time of a result, for people: `m:ss.t`.
+fn clock(ms: u64) -> String {
+    format!("{}:{:02}.{}", ms / 60_000, ms / 1000 % 60, ms / 100 % 10)
+}
+
+impl Session {
+    /// Answers a failed database call: the client hears `internal`, the
+    /// log and `/metrics` hear the cause.
+    fn storage_failed(&self, error: &dyn std::fmt::Display) {
+        tracing::error!(%error, "storage failed");
+        bump(&self.shared.metrics.storage_errors);
+        self.error(
+            ErrorCode::Internal,
+            "the server could not reach its database; try again",
+        );
+    }
+
+    pub(super) async fn register(&mut self, name: String) {
+        if let Some(player) = &self.player {
+            let message = format!("this connection is already {}", player.name);
+            return self.error(ErrorCode::InvalidRequest, message);
+        }
+        if !protocol::valid_player_name(&name) {
+            return self.error(
+                ErrorCode::InvalidName,
+                format!(
+                    "a player's name has 3 to {} characters: letters, digits, _ and -, starting with a letter",
+                    protocol::MAX_PLAYER_NAME_CHARS
+                ),
+            );
+        }
+        let token = new_secret(24);
+        let hash = token_hash(&token);
+        let now = unix_now_ms();
+        let stored_name = name.clone();
+        match self
+            .shared
+            .database
+            .call(move |store| store.register(&stored_name, &hash, now))
+            .await
+        {
+            Ok(player) => {
+                tracing::info!(player = player.id, "player registered");
+                self.name = player.name.clone();
+                self.reply(&ServerMessage::Registered {
+                    player: player.id,
+                    name: player.name.clone(),
+                    token,
+                });
+                self.player = Some(player);
+            }
+            Err(StoreError::NameTaken(_)) => self.error(
+                ErrorCode::NameTaken,
+                format!("another player is called {name}"),
+            ),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn authenticate(&mut self, token: &str) {
+        if self.daily.is_some() {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "finish your daily attempt before changing players",
+            );
+        }
+        let hash = token_hash(token);
+        match self
+            .shared
+            .database
+            .call(move |store| store.player_by_token(&hash))
+            .await
+        {
+            Ok(Some(player)) => {
+                self.name = player.name.clone();
+                self.reply(&ServerMessage::Authenticated {
+                    player: player.id,
+                    name: player.name.clone(),
+                });
+                self.player = Some(player);
+            }
+            Ok(None) => self.error(ErrorCode::InvalidToken, "no player has that token"),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn daily_play(&mut self, game: GameKind) {
+        let Some(player) = self.player.clone() else {
+            return self.error(
+                ErrorCode::NotAuthenticated,
+                "register or authenticate to play the daily deal",
+            );
+        };
+        if !self.shared.pool.deals(game) {
+            return self.error(
+                ErrorCode::GameUnavailable,
+                format!("this server does not deal {game}"),
+            );
+        }
+        // An attempt already open here (this game's, or another's, whose
+        // clock keeps running) is let go: this request opens the one asked.
+        self.leave_daily();
+        if !self.not_in_room() {
+            return;
+        }
+        let now = unix_now_ms();
+        match self.shared.daily.open(&player, game, now).await {
+            Ok((play, resumed)) => {
+                let attempt = play.attempt(now, self.shared.daily.time_limit_ms(), resumed);
+                // One connection plays an attempt at a time: the newest.
+                if let Some(previous) = self
+                    .shared
+                    .registry
+                    .claim_daily(play.key.clone(), self.handle.clone())
+                {
+                    previous.kick(
+                        ErrorCode::Replaced,
+                        "your daily attempt was taken up by another connection",
+                    );
+                }
+                tracing::info!(player = player.id, %game, date = %play.key.date, resumed, "daily attempt open");
+                self.daily = Some(play);
+                self.reply(&ServerMessage::DailyStarted { attempt });
+            }
+            Err(DailyError::AlreadyPlayed(result)) => self.error(
+                ErrorCode::DailyAlreadyPlayed,
+                format!(
+                    "you have played {}'s {game}: {} with {} moves in {}, rank {} of {} (race {})",
+                    result.date,
+                    status_word(result.status),
+                    result.progress.moves,
+                    clock(result.progress.elapsed_ms),
+                    result.rank,
+                    result.finishers,
+                    result.race_id
+                ),
+            ),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    /// Stops playing the daily attempt on this connection (it stays open).
+    pub(super) fn leave_daily(&mut self) {
+        if let Some(play) = self.daily.take() {
+            self.shared
+                .registry
+                .release_daily(&play.key, self.handle.id);
+        }
+    }
+
+    pub(super) async fn daily_move(&mut self, text: String, seat: Option<u8>) {
+        let reject = |session: &Session, text: String, code, reason, message: String| {
+            bump(&session.shared.metrics.moves_rejected);
+            session.reply(&ServerMessage::MoveRejected {
+                text,
+                code,
+                reason,
+                message,
+            });
+        };
+        if let Some(seat) = seat.filter(|&seat| seat != 0) {
+            let message = format!("a daily attempt has one board, seat 0, not seat {seat}");
+            return reject(self, text, ErrorCode::NotYourBoard, None, message);
+        }
+        let now = unix_now_ms();
+        if self
+            .daily
+            .as_ref()
+            .is_some_and(|play| now >= play.deadline_ms)
+        {
+            let message = "your time is up".to_string();
+            reject(self, text, ErrorCode::RaceOver, None, message);
+            return self.finish_daily(PlayerStatus::OutOfTime).await;
+        }
+        let Some(play) = self.daily.as_mut() else {
+            return;
+        };
+        let accepted = match play.play(&text) {
+            Ok(accepted) => accepted,
+            Err(Refused::Notation(message)) => {
+                return reject(self, text, ErrorCode::BadNotation, None, message);
+            }
+            Err(Refused::Illegal(error)) => {
+                let message = error.to_string();
+                return reject(self, text, ErrorCode::IllegalMove, Some(error), message);
+            }
+        };
+        if let Err(error) = self.shared.daily.record_move(play).await {
+            play.take_back(accepted);
+            tracing::error!(%error, "a daily move could not be saved");
+            bump(&self.shared.metrics.storage_errors);
+            let message = "the move could not be saved; nothing changed, try again".to_string();
+            return reject(self, text, ErrorCode::Internal, None, message);
+        }
+        bump(&self.shared.metrics.moves_accepted);
+        let progress = play.progress(now);
+        let ended = play.ended();
+        let accepted = ServerMessage::MoveAccepted {
+            seq: u64::from(progress.moves),
+            text: accepted.text,
+            effects: accepted.effects,
+            board: play.view(),
+            progress,
+        };
+        self.reply(&accepted);
+        if let Some(status) = ended {
+            self.finish_daily(status).await;
+        }
+    }
+
+    /// Ends the daily attempt as `status`, and tells the player once the
+    /// result is committed.
+    pub(super) async fn finish_daily(&mut self, status: PlayerStatus) {
+        let Some(play) = self.daily.as_ref() else {
+            return;
+        };
+        let now = unix_now_ms();
+        match self.shared.daily.finish(play, status, now).await {
+            Ok(result) => {
+                tracing::info!(?status, rank = result.rank, "daily attempt finished");
+                self.leave_daily();
+                self.reply(&ServerMessage::DailyFinished { result });
+            }
+            // The sweeper closed it first (its time was up): say so.
+            Err(DailyError::Store(StoreError::AttemptNotOpen)) => {
+                self.leave_daily();
+                self.error(ErrorCode::RaceOver, "your daily attempt is over");
+            }
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn leaderboard(
+        &mut self,
+        game: GameKind,
+        date: Option<String>,
+        limit: Option<u32>,
+    ) {
+        let now = unix_now_ms();
+        let date = match date {
+            Some(text) => match daily::parse_date(&text) {
+                Some(date) => date,
+                None => {
+                    return self.error(
+                        ErrorCode::InvalidRequest,
+                        format!("{text:?} is not a date written YYYY-MM-DD"),
+                    );
+                }
+            },
+            None => match daily::date_of(now) {
+                Some(date) => date,
+                None => return self.storage_failed(&"the server's clock is out of range"),
+            },
+        };
+        let limit = limit
+            .unwrap_or(DEFAULT_LEADERBOARD_ROWS)
+            .min(self.shared.config.leaderboard_max_rows);
+        let player = self.player.as_ref().map(|player| player.id);
+        let day_over = daily::day_closed(&date, now, self.shared.daily.time_limit_ms());
+        let query_date = date.clone();
+        let answer = self
+            .shared
+            .database
+            .call(move |store| {
+                let board = store.leaderboard(game, &query_date, limit, player)?;
+                let deal = if day_over {
+                    store.daily_deal(game, &query_date)?
+                } else {
+                    None
+                };
+                Ok((board, deal))
+            })
+            .await;
+        match answer {
+            Ok((board, deal)) => self.reply(&ServerMessage::LeaderboardPage {
+                page: LeaderboardPage {
+                    game,
+                    date,
+                    day_over,
+                    finishers: board.finishers,
+                    playing: board.playing,
+                    rows: board.rows,
+                    own: board.own,
+                    reveal: deal.map(|deal| Reveal {
+                        game,
+                        seed: deal.seed,
+                        salt: deal.salt,
+                    }),
+                },
+            }),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn replay(&mut self, race_id: u64) {
+        let player = self.player.as_ref().map(|player| player.id);
+        let time_limit_ms = self.shared.daily.time_limit_ms();
+        let now = unix_now_ms();
+        let answer = self
+            .shared
+            .database
+            .call(move |store| {
+                let Some(race) = store.race(race_id)? else {
+                    return Ok(None);
+                };
+                // A daily attempt holds the day's seed: while the day is
+                // open, only those who have finished that deal may see it.
+                let allowed = match (&race.daily, player) {
+                    (None, _) => true,
+                    (Some(date), _) if daily::day_closed(date, now, time_limit_ms) => true,
+                    (Some(date), Some(player)) => {
+                        let key = AttemptKey {
+                            player,
+                            game: race.result.reveal.game,
+                            date: date.clone(),
+                        };
+                        store
+                            .attempt(&key)?
+                            .is_some_and(|attempt| attempt.finish.is_some())
+                    }
+                    (Some(_), None) => false,
+                };
+                Ok(Some((race, allowed)))
+            })
+            .await;
+        match answer {
+            Ok(Some((race, true))) => self.reply(&ServerMessage::ReplayData { race }),
+            Ok(Some((_, false))) => self.error(
+                ErrorCode::ReplayNotYet,
+                "that daily attempt can be watched once the day is over, or once you have finished the same deal",
+            ),
+            Ok(None) => self.error(ErrorCode::RaceNotFound, format!("no finished race has the id {race_id}")),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+}
+
+fn status_word(status: PlayerStatus) -> &'static str {
+    match status {
+        PlayerStatus::Won => "won",
+        PlayerStatus::Resigned => "resigned",
+        PlayerStatus::Stuck => "stuck",
+        PlayerStatus::OutOfTime => "out of time",
+        PlayerStatus::Left => "left",
+        PlayerStatus::Waiting | PlayerStatus::Racing => "still open",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_clocks_read_minutes_seconds_and_tenths() {
+        assert_eq!(clock(0), "0:00.0");
+        assert_eq!(clock(184_020), "3:04.0");
+        assert_eq!(clock(3_599_999), "59:59.9");
+    }
+}

@@ -1,0 +1,231 @@
+//! What the server keeps: players, finished races, daily deals and daily
+//! attempts, behind the small [`Store`] trait.
+//!
+//! [`Store`] is synchronous and knows nothing of tasks or sockets: the
+//! [`database`](crate::database) thread owns the one store and runs every
+//! call there, batching concurrent calls into one transaction. SQLite
+//! ([`sqlite::SqliteStore`]) is the embedded default; another database
+//! (PostgreSQL for scale-out) implements the same trait.
+//!
+//! Every method that writes more than one row is atomic on its own, so a
+//! failed call leaves nothing half-written whatever else shares its batch.
+
+pub mod sqlite;
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult};
+
+/// A registered player's id.
+pub type PlayerId = u64;
+
+/// A SHA-256 hash of a secret token.
+pub type TokenHash = [u8; 32];
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another player has this name (names are unique whatever their case).
+    #[error("the name {0:?} is taken")]
+    NameTaken(String),
+    /// The player already has an attempt at this daily deal.
+    #[error("this daily attempt has already begun")]
+    AttemptExists,
+    /// The daily attempt is not open (never begun, or finished).
+    #[error("this daily attempt is not open")]
+    AttemptNotOpen,
+    /// The daily attempt already has a move at this index.
+    #[error("move {0} of this daily attempt is already recorded")]
+    MoveConflict(u32),
+    /// A stored value that cannot be read back.
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
+    /// The database was written by a newer server.
+    #[error("the database has schema version {found}; this server knows up to {known}")]
+    NewerSchema {
+        /// The database's version.
+        found: u32,
+        /// The newest this code knows.
+        known: u32,
+    },
+    /// The database engine failed.
+    #[error("database error: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// The batch this call was part of could not be committed: nothing of
+    /// it was kept.
+    #[error("the database could not commit: {0}")]
+    Commit(String),
+    /// The database thread has stopped, or could not start a transaction
+    /// for the call (which then wrote nothing).
+    #[error("the database is unavailable")]
+    Closed,
+}
+
+/// A registered player.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Player {
+    /// Its id.
+    pub id: PlayerId,
+    /// Its name, as registered.
+    pub name: String,
+}
+
+/// Which daily attempt: one per player, game and UTC date.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AttemptKey {
+    /// Whose.
+    pub player: PlayerId,
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date, `YYYY-MM-DD`.
+    pub date: String,
+}
+
+/// The deal of a game on a date, once found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DailyDeal {
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The first seed of the day's stream that the solver proved winnable.
+    pub seed: u64,
+    /// The commitment's salt, 32 hex digits.
+    pub salt: String,
+}
+
+/// A daily attempt as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// When it began: Unix milliseconds, the server's clock.
+    pub started_at_ms: u64,
+    /// Every accepted move, in order.
+    pub moves: Vec<String>,
+    /// How it ended, once it has.
+    pub finish: Option<AttemptFinish>,
+}
+
+/// How a daily attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttemptFinish {
+    /// Won, resigned, stuck or out of time.
+    pub status: PlayerStatus,
+    /// Moves, cards home and elapsed time at the end.
+    pub progress: Progress,
+    /// When it ended: Unix milliseconds.
+    pub finished_at_ms: u64,
+    /// The attempt as a race of one.
+    pub race_id: u64,
+}
+
+/// A finished race to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewRace {
+    /// For a daily attempt, its UTC date.
+    pub daily: Option<String>,
+    /// When it ended: Unix milliseconds.
+    pub ended_at_ms: u64,
+    /// Standings, reveal and logs; its `race_id` is ignored.
+    pub result: RaceResult,
+    /// The registered player in each seat, if any, by seat number.
+    pub players: Vec<(u8, PlayerId)>,
+}
+
+/// Where an attempt ranks among a day's finished attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rank {
+    /// 1 for the best.
+    pub rank: u32,
+    /// Finished attempts in all.
+    pub finishers: u32,
+}
+
+/// A day's leaderboard of one game, as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leaderboard {
+    /// Finished attempts in all.
+    pub finishers: u32,
+    /// Attempts still open.
+    pub playing: u32,
+    /// The top rows, best first.
+    pub rows: Vec<LeaderboardRow>,
+    /// The asking player's row, if it has finished.
+    pub own: Option<LeaderboardRow>,
+}
+
+/// An open daily attempt whose time is up, for the sweeper to close.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiredAttempt {
+    /// Which.
+    pub key: AttemptKey,
+    /// The player's name.
+    pub name: String,
+    /// When it began.
+    pub started_at_ms: u64,
+    /// Its moves.
+    pub moves: Vec<String>,
+}
+
+/// Everything the server keeps. Calls run one at a time on the database
+/// thread, inside transactions that [`Store::begin`] and [`Store::commit`]
+/// bracket.
+pub trait Store: Send {
+    /// Starts a transaction holding the calls that follow.
+    fn begin(&mut self) -> Result<(), StoreError>;
+    /// Makes every call since [`Store::begin`] durable.
+    fn commit(&mut self) -> Result<(), StoreError>;
+    /// Drops every call since [`Store::begin`].
+    fn rollback(&mut self);
+
+    /// The server's secret for daily deals: the stored one, or `fresh`
+    /// stored now if there is none.
+    fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError>;
+
+    /// Creates a player.
+    fn register(
+        &mut self,
+        name: &str,
+        token: &TokenHash,
+        now_ms: u64,
+    ) -> Result<Player, StoreError>;
+    /// The player whose token hashes to `token`.
+    fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError>;
+
+    /// The deal of `game` on `date`, if found before.
+    fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError>;
+    /// Keeps a day's deal; if one is kept already, that one stays and is
+    /// returned (the first server to find it wins).
+    fn save_daily_deal(&mut self, deal: &DailyDeal) -> Result<DailyDeal, StoreError>;
+
+    /// A player's attempt at a daily deal.
+    fn attempt(&mut self, key: &AttemptKey) -> Result<Option<Attempt>, StoreError>;
+    /// Begins an attempt; [`StoreError::AttemptExists`] if there is one.
+    fn begin_attempt(&mut self, key: &AttemptKey, started_at_ms: u64) -> Result<(), StoreError>;
+    /// Records the attempt's move number `index` (from 0).
+    fn record_move(&mut self, key: &AttemptKey, index: u32, text: &str) -> Result<(), StoreError>;
+    /// Closes an open attempt and stores it as a race of one; returns the
+    /// race's id. [`StoreError::AttemptNotOpen`] if it is not open.
+    fn finish_attempt(
+        &mut self,
+        key: &AttemptKey,
+        status: PlayerStatus,
+        progress: Progress,
+        race: &NewRace,
+    ) -> Result<u64, StoreError>;
+    /// Open attempts that began at or before `started_by_ms`.
+    fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError>;
+    /// Where a finished attempt ranks.
+    fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError>;
+    /// A day's leaderboard: `limit` rows from the top, and `player`'s own.
+    fn leaderboard(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        limit: u32,
+        player: Option<PlayerId>,
+    ) -> Result<Leaderboard, StoreError>;
+
+    /// Stores a finished race; returns its id.
+    fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError>;
+    /// A finished race.
+    fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError>;
+}

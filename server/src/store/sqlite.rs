@@ -1,0 +1,750 @@
+//! The embedded default [`Store`]: one SQLite file in the data directory.
+//!
+//! The file is in WAL mode with `synchronous = FULL`: a transaction that
+//! [`Store::commit`] returned from survives a killed process and a power
+//! cut. Its cost, one fsync per commit, is shared by every call of a batch
+//! (see [`database`](crate::database)).
+//!
+//! The schema is versioned with `PRAGMA user_version`; [`MIGRATIONS`] brings
+//! any older file up to date when the server starts, in one transaction, and
+//! a file from a newer server is refused rather than misread.
+//!
+//! Unsigned 64-bit values (seeds, ids, times) are stored as SQLite's signed
+//! integers with the same bits. Move logs are MessagePack arrays of strings.
+
+use std::path::Path;
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    LeaderboardRow, MoveLog, PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
+};
+use rusqlite::{Connection, OptionalExtension as _, Row, params};
+
+use super::{
+    Attempt, AttemptFinish, AttemptKey, DailyDeal, ExpiredAttempt, Leaderboard, NewRace, Player,
+    PlayerId, Rank, Store, StoreError, TokenHash,
+};
+
+/// The schema, one step per version: step `n` takes version `n` to `n + 1`.
+/// Steps are never edited once released; a change is a new step.
+pub const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
+CREATE TABLE players (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    token_hash    BLOB NOT NULL UNIQUE,
+    created_at_ms INTEGER NOT NULL
+);
+CREATE TABLE races (
+    id          INTEGER PRIMARY KEY,
+    game        TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    salt        TEXT NOT NULL,
+    daily_date  TEXT,
+    ended_at_ms INTEGER NOT NULL
+);
+CREATE TABLE race_players (
+    race_id    INTEGER NOT NULL REFERENCES races (id),
+    seat       INTEGER NOT NULL,
+    player_id  INTEGER REFERENCES players (id),
+    name       TEXT NOT NULL,
+    rank       INTEGER NOT NULL,
+    status     TEXT NOT NULL,
+    moves      INTEGER NOT NULL,
+    cards_home INTEGER NOT NULL,
+    elapsed_ms INTEGER NOT NULL,
+    log        BLOB NOT NULL,
+    PRIMARY KEY (race_id, seat)
+) WITHOUT ROWID;
+CREATE INDEX race_players_by_player ON race_players (player_id);
+CREATE TABLE daily_deals (
+    game TEXT NOT NULL,
+    date TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    salt TEXT NOT NULL,
+    PRIMARY KEY (game, date)
+) WITHOUT ROWID;
+CREATE TABLE daily_attempts (
+    player_id      INTEGER NOT NULL REFERENCES players (id),
+    game           TEXT NOT NULL,
+    date           TEXT NOT NULL,
+    started_at_ms  INTEGER NOT NULL,
+    status         TEXT NOT NULL,
+    won            INTEGER,
+    moves          INTEGER,
+    cards_home     INTEGER,
+    elapsed_ms     INTEGER,
+    finished_at_ms INTEGER,
+    race_id        INTEGER REFERENCES races (id),
+    PRIMARY KEY (player_id, game, date)
+) WITHOUT ROWID;
+CREATE INDEX daily_ranking ON daily_attempts
+    (game, date, won DESC, elapsed_ms, moves, finished_at_ms, player_id)
+    WHERE race_id IS NOT NULL;
+CREATE INDEX daily_open ON daily_attempts (started_at_ms) WHERE race_id IS NULL;
+CREATE TABLE daily_moves (
+    player_id INTEGER NOT NULL,
+    game      TEXT NOT NULL,
+    date      TEXT NOT NULL,
+    idx       INTEGER NOT NULL,
+    text      TEXT NOT NULL,
+    PRIMARY KEY (player_id, game, date, idx),
+    FOREIGN KEY (player_id, game, date) REFERENCES daily_attempts (player_id, game, date)
+) WITHOUT ROWID;
+"#];
+
+/// The status an open daily attempt has in the database.
+const OPEN: &str = "racing";
+
+/// The SQLite store.
+#[derive(Debug)]
+pub struct SqliteStore {
+    connection: Connection,
+}
+
+fn int(value: u64) -> i64 {
+    value.cast_signed()
+}
+
+fn uint(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
+    Ok(row.get::<_, i64>(index)?.cast_unsigned())
+}
+
+fn status_name(status: PlayerStatus) -> &'static str {
+    match status {
+        PlayerStatus::Waiting => "waiting",
+        PlayerStatus::Racing => OPEN,
+        PlayerStatus::Won => "won",
+        PlayerStatus::Resigned => "resigned",
+        PlayerStatus::Stuck => "stuck",
+        PlayerStatus::OutOfTime => "out_of_time",
+        PlayerStatus::Left => "left",
+    }
+}
+
+fn parse_status(name: &str) -> Result<PlayerStatus, StoreError> {
+    Ok(match name {
+        "waiting" => PlayerStatus::Waiting,
+        OPEN => PlayerStatus::Racing,
+        "won" => PlayerStatus::Won,
+        "resigned" => PlayerStatus::Resigned,
+        "stuck" => PlayerStatus::Stuck,
+        "out_of_time" => PlayerStatus::OutOfTime,
+        "left" => PlayerStatus::Left,
+        other => return Err(StoreError::Corrupt(format!("unknown status {other:?}"))),
+    })
+}
+
+fn parse_game(slug: &str) -> Result<GameKind, StoreError> {
+    slug.parse()
+        .map_err(|_| StoreError::Corrupt(format!("unknown game {slug:?}")))
+}
+
+fn encode_log(moves: &[String]) -> Vec<u8> {
+    // A list of strings always encodes; the empty blob would read back as
+    // corrupt rather than pass for an empty log.
+    rmp_serde::to_vec(moves).unwrap_or_default()
+}
+
+fn decode_log(bytes: &[u8]) -> Result<Vec<String>, StoreError> {
+    rmp_serde::from_slice(bytes).map_err(|error| StoreError::Corrupt(format!("move log: {error}")))
+}
+
+/// Whether an error is a UNIQUE or PRIMARY KEY violation.
+fn is_duplicate(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::ConstraintViolation
+                && matches!(
+                    failure.extended_code,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                        | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                )
+    )
+}
+
+impl SqliteStore {
+    /// Opens (creating if need be) the database file and migrates it.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let connection = Connection::open(path)?;
+        // In WAL mode readers never block the writer and a commit appends
+        // to the log: the pragma answers with the mode it got.
+        let mode: String =
+            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(mode, "the database did not switch to WAL mode");
+        }
+        SqliteStore::prepare(connection)
+    }
+
+    /// A database in memory, gone when the server stops: for tests and
+    /// throw-away servers.
+    pub fn in_memory() -> Result<SqliteStore, StoreError> {
+        SqliteStore::prepare(Connection::open_in_memory()?)
+    }
+
+    fn prepare(connection: Connection) -> Result<SqliteStore, StoreError> {
+        connection.pragma_update(None, "synchronous", "FULL")?;
+        connection.pragma_update(None, "foreign_keys", true)?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mut store = SqliteStore { connection };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        let version: i64 = self
+            .connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        u32::try_from(version).map_err(|_| StoreError::Corrupt(format!("user_version {version}")))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let known = u32::try_from(MIGRATIONS.len()).unwrap_or(u32::MAX);
+        let found = self.schema_version()?;
+        if found > known {
+            return Err(StoreError::NewerSchema { found, known });
+        }
+        if found == known {
+            return Ok(());
+        }
+        let transaction = self.connection.transaction()?;
+        for (version, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            tracing::info!(from = version, "migrating the database");
+            transaction.execute_batch(step)?;
+        }
+        transaction.pragma_update(None, "user_version", known)?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// Runs `work` so that it keeps all of its writes or none.
+    fn atomically<T>(
+        &mut self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.connection.execute_batch("SAVEPOINT call")?;
+        match work(&self.connection) {
+            Ok(value) => {
+                self.connection.execute_batch("RELEASE call")?;
+                Ok(value)
+            }
+            Err(error) => {
+                if let Err(undo) = self
+                    .connection
+                    .execute_batch("ROLLBACK TO call; RELEASE call")
+                {
+                    tracing::error!(%undo, "could not roll back a failed call");
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreError> {
+    let reveal = &race.result.reveal;
+    connection.execute(
+        "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            reveal.game.slug(),
+            int(reveal.seed),
+            reveal.salt,
+            race.daily,
+            int(race.ended_at_ms)
+        ],
+    )?;
+    let race_id = connection.last_insert_rowid().cast_unsigned();
+    let mut insert = connection.prepare_cached(
+        "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves, cards_home, elapsed_ms, log)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for standing in &race.result.standings {
+        let player = race
+            .players
+            .iter()
+            .find(|(seat, _)| *seat == standing.seat)
+            .map(|(_, player)| int(*player));
+        let log = race
+            .result
+            .logs
+            .iter()
+            .find(|log| log.seat == standing.seat)
+            .map(|log| log.moves.as_slice())
+            .unwrap_or_default();
+        insert.execute(params![
+            int(race_id),
+            standing.seat,
+            player,
+            standing.name,
+            standing.rank,
+            status_name(standing.status),
+            standing.progress.moves,
+            standing.progress.cards_home,
+            int(standing.progress.elapsed_ms),
+            encode_log(log),
+        ])?;
+    }
+    Ok(race_id)
+}
+
+/// The leaderboard columns of `daily_attempts a JOIN players p`, in the
+/// order [`leaderboard_row`] reads them (the rank comes separately).
+const ROW_COLUMNS: &str = "p.name, a.status, a.elapsed_ms, a.moves, a.cards_home, a.race_id";
+
+/// The ranking order of finished attempts: won first, then less time, then
+/// fewer moves; then who finished first, then who registered first. The
+/// row-value comparison in [`Store::rank`] must say the same.
+const RANKING: &str = "a.won DESC, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id";
+
+fn leaderboard_row(row: &Row<'_>, rank: u32) -> rusqlite::Result<(LeaderboardRow, String)> {
+    Ok((
+        LeaderboardRow {
+            rank,
+            name: row.get(0)?,
+            status: PlayerStatus::Waiting,
+            elapsed_ms: uint(row, 2)?,
+            moves: row.get(3)?,
+            cards_home: row.get(4)?,
+            race_id: uint(row, 5)?,
+        },
+        row.get(1)?,
+    ))
+}
+
+fn with_status((mut row, status): (LeaderboardRow, String)) -> Result<LeaderboardRow, StoreError> {
+    row.status = parse_status(&status)?;
+    Ok(row)
+}
+
+impl Store for SqliteStore {
+    fn begin(&mut self) -> Result<(), StoreError> {
+        // IMMEDIATE takes the write lock now, so that a second server on the
+        // same file waits here (busy_timeout) instead of failing mid-batch.
+        self.connection.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.connection.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    fn rollback(&mut self) {
+        if let Err(error) = self.connection.execute_batch("ROLLBACK") {
+            tracing::error!(%error, "rollback failed");
+        }
+    }
+
+    fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        self.connection.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('daily_secret', ?1)",
+            params![fresh.as_slice()],
+        )?;
+        let stored: Vec<u8> = self.connection.query_row(
+            "SELECT value FROM meta WHERE key = 'daily_secret'",
+            [],
+            |row| row.get(0),
+        )?;
+        stored
+            .try_into()
+            .map_err(|_| StoreError::Corrupt("the daily secret is not 32 bytes".to_string()))
+    }
+
+    fn register(
+        &mut self,
+        name: &str,
+        token: &TokenHash,
+        now_ms: u64,
+    ) -> Result<Player, StoreError> {
+        let inserted = self.connection.execute(
+            "INSERT INTO players (name, token_hash, created_at_ms) VALUES (?1, ?2, ?3)",
+            params![name, token.as_slice(), int(now_ms)],
+        );
+        match inserted {
+            Ok(_) => Ok(Player {
+                id: self.connection.last_insert_rowid().cast_unsigned(),
+                name: name.to_string(),
+            }),
+            Err(error) if is_duplicate(&error) => Err(StoreError::NameTaken(name.to_string())),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT id, name FROM players WHERE token_hash = ?1",
+                params![token.as_slice()],
+                |row| {
+                    Ok(Player {
+                        id: uint(row, 0)?,
+                        name: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError> {
+        Ok(self
+            .connection
+            .query_row(
+                "SELECT seed, salt FROM daily_deals WHERE game = ?1 AND date = ?2",
+                params![game.slug(), date],
+                |row| {
+                    Ok(DailyDeal {
+                        game,
+                        date: date.to_string(),
+                        seed: uint(row, 0)?,
+                        salt: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
+    fn save_daily_deal(&mut self, deal: &DailyDeal) -> Result<DailyDeal, StoreError> {
+        self.connection.execute(
+            "INSERT OR IGNORE INTO daily_deals (game, date, seed, salt) VALUES (?1, ?2, ?3, ?4)",
+            params![deal.game.slug(), deal.date, int(deal.seed), deal.salt],
+        )?;
+        self.daily_deal(deal.game, &deal.date)?
+            .ok_or_else(|| StoreError::Corrupt("a saved daily deal is missing".to_string()))
+    }
+
+    fn attempt(&mut self, key: &AttemptKey) -> Result<Option<Attempt>, StoreError> {
+        let header = self
+            .connection
+            .query_row(
+                "SELECT started_at_ms, status, moves, cards_home, elapsed_ms, finished_at_ms, race_id
+                 FROM daily_attempts WHERE player_id = ?1 AND game = ?2 AND date = ?3",
+                params![int(key.player), key.game.slug(), key.date],
+                |row| {
+                    let started_at_ms = uint(row, 0)?;
+                    let status: String = row.get(1)?;
+                    let race_id: Option<i64> = row.get(6)?;
+                    let finish = match race_id {
+                        Some(race_id) => Some((
+                            status,
+                            Progress {
+                                moves: row.get(2)?,
+                                cards_home: row.get(3)?,
+                                elapsed_ms: uint(row, 4)?,
+                            },
+                            uint(row, 5)?,
+                            race_id.cast_unsigned(),
+                        )),
+                        None => None,
+                    };
+                    Ok((started_at_ms, finish))
+                },
+            )
+            .optional()?;
+        let Some((started_at_ms, finish)) = header else {
+            return Ok(None);
+        };
+        let finish = match finish {
+            Some((status, progress, finished_at_ms, race_id)) => Some(AttemptFinish {
+                status: parse_status(&status)?,
+                progress,
+                finished_at_ms,
+                race_id,
+            }),
+            None => None,
+        };
+        let mut statement = self.connection.prepare_cached(
+            "SELECT text FROM daily_moves WHERE player_id = ?1 AND game = ?2 AND date = ?3 ORDER BY idx",
+        )?;
+        let moves = statement
+            .query_map(params![int(key.player), key.game.slug(), key.date], |row| {
+                row.get(0)
+            })?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(Some(Attempt {
+            started_at_ms,
+            moves,
+            finish,
+        }))
+    }
+
+    fn begin_attempt(&mut self, key: &AttemptKey, started_at_ms: u64) -> Result<(), StoreError> {
+        let inserted = self.connection.execute(
+            "INSERT INTO daily_attempts (player_id, game, date, started_at_ms, status)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                int(key.player),
+                key.game.slug(),
+                key.date,
+                int(started_at_ms),
+                OPEN
+            ],
+        );
+        match inserted {
+            Ok(_) => Ok(()),
+            Err(error) if is_duplicate(&error) => Err(StoreError::AttemptExists),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    fn record_move(&mut self, key: &AttemptKey, index: u32, text: &str) -> Result<(), StoreError> {
+        let inserted = self.connection.execute(
+            "INSERT INTO daily_moves (player_id, game, date, idx, text)
+             SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (
+                 SELECT 1 FROM daily_attempts
+                 WHERE player_id = ?1 AND game = ?2 AND date = ?3 AND race_id IS NULL)",
+            params![int(key.player), key.game.slug(), key.date, index, text],
+        );
+        match inserted {
+            Ok(1) => Ok(()),
+            Ok(_) => Err(StoreError::AttemptNotOpen),
+            Err(error) if is_duplicate(&error) => Err(StoreError::MoveConflict(index)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    fn finish_attempt(
+        &mut self,
+        key: &AttemptKey,
+        status: PlayerStatus,
+        progress: Progress,
+        race: &NewRace,
+    ) -> Result<u64, StoreError> {
+        self.atomically(|connection| {
+            let race_id = insert_race(connection, race)?;
+            let updated = connection.execute(
+                "UPDATE daily_attempts
+                 SET status = ?4, won = ?5, moves = ?6, cards_home = ?7, elapsed_ms = ?8,
+                     finished_at_ms = ?9, race_id = ?10
+                 WHERE player_id = ?1 AND game = ?2 AND date = ?3 AND race_id IS NULL",
+                params![
+                    int(key.player),
+                    key.game.slug(),
+                    key.date,
+                    status_name(status),
+                    status == PlayerStatus::Won,
+                    progress.moves,
+                    progress.cards_home,
+                    int(progress.elapsed_ms),
+                    int(race.ended_at_ms),
+                    int(race_id),
+                ],
+            )?;
+            if updated == 1 {
+                Ok(race_id)
+            } else {
+                Err(StoreError::AttemptNotOpen)
+            }
+        })
+    }
+
+    fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT a.player_id, a.game, a.date, a.started_at_ms, p.name
+             FROM daily_attempts a JOIN players p ON p.id = a.player_id
+             WHERE a.race_id IS NULL AND a.started_at_ms <= ?1",
+        )?;
+        let rows = statement
+            .query_map(params![int(started_by_ms)], |row| {
+                Ok((
+                    uint(row, 0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    uint(row, 3)?,
+                    row.get::<_, String>(4)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(statement);
+        let mut expired = Vec::with_capacity(rows.len());
+        for (player, game, date, started_at_ms, name) in rows {
+            let key = AttemptKey {
+                player,
+                game: parse_game(&game)?,
+                date,
+            };
+            let moves = self.attempt(&key)?.map(|attempt| attempt.moves);
+            expired.push(ExpiredAttempt {
+                key,
+                name,
+                started_at_ms,
+                moves: moves.unwrap_or_default(),
+            });
+        }
+        Ok(expired)
+    }
+
+    fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError> {
+        let rank = self
+            .connection
+            .query_row(
+                "SELECT
+                    (SELECT COUNT(*) FROM daily_attempts b
+                     WHERE b.game = a.game AND b.date = a.date AND b.race_id IS NOT NULL
+                       AND (-b.won, b.elapsed_ms, b.moves, b.finished_at_ms, b.player_id)
+                         < (-a.won, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id)),
+                    (SELECT COUNT(*) FROM daily_attempts c
+                     WHERE c.game = a.game AND c.date = a.date AND c.race_id IS NOT NULL)
+                 FROM daily_attempts a
+                 WHERE a.player_id = ?1 AND a.game = ?2 AND a.date = ?3 AND a.race_id IS NOT NULL",
+                params![int(key.player), key.game.slug(), key.date],
+                |row| {
+                    Ok(Rank {
+                        rank: row.get::<_, u32>(0)? + 1,
+                        finishers: row.get(1)?,
+                    })
+                },
+            )
+            .optional()?;
+        Ok(rank)
+    }
+
+    fn leaderboard(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        limit: u32,
+        player: Option<PlayerId>,
+    ) -> Result<Leaderboard, StoreError> {
+        let (finishers, playing): (u32, u32) = self.connection.query_row(
+            "SELECT COUNT(race_id), COUNT(*) - COUNT(race_id)
+             FROM daily_attempts WHERE game = ?1 AND date = ?2",
+            params![game.slug(), date],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        let mut statement = self.connection.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS} FROM daily_attempts a JOIN players p ON p.id = a.player_id
+             WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL
+             ORDER BY {RANKING} LIMIT ?3"
+        ))?;
+        let mut rank = 0;
+        let rows = statement
+            .query_map(params![game.slug(), date, limit], |row| {
+                rank += 1;
+                leaderboard_row(row, rank)
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(statement);
+        let rows = rows
+            .into_iter()
+            .map(with_status)
+            .collect::<Result<Vec<_>, _>>()?;
+        let own = match player {
+            Some(player) => {
+                let key = AttemptKey {
+                    player,
+                    game,
+                    date: date.to_string(),
+                };
+                match self.rank(&key)? {
+                    Some(Rank { rank, .. }) => {
+                        let row = self.connection.query_row(
+                            &format!(
+                                "SELECT {ROW_COLUMNS} FROM daily_attempts a
+                                 JOIN players p ON p.id = a.player_id
+                                 WHERE a.player_id = ?1 AND a.game = ?2 AND a.date = ?3"
+                            ),
+                            params![int(player), game.slug(), date],
+                            |row| leaderboard_row(row, rank),
+                        )?;
+                        Some(with_status(row)?)
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        Ok(Leaderboard {
+            finishers,
+            playing,
+            rows,
+            own,
+        })
+    }
+
+    fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
+        self.atomically(|connection| insert_race(connection, race))
+    }
+
+    fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
+        let header = self
+            .connection
+            .query_row(
+                "SELECT game, seed, salt, daily_date, ended_at_ms FROM races WHERE id = ?1",
+                params![int(race_id)],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        uint(row, 1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                        uint(row, 4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((game, seed, salt, daily, ended_at_ms)) = header else {
+            return Ok(None);
+        };
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log
+             FROM race_players WHERE race_id = ?1 ORDER BY rank",
+        )?;
+        let rows = statement
+            .query_map(params![int(race_id)], |row| {
+                Ok((
+                    row.get::<_, u8>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, u8>(2)?,
+                    row.get::<_, String>(3)?,
+                    Progress {
+                        moves: row.get(4)?,
+                        cards_home: row.get(5)?,
+                        elapsed_ms: uint(row, 6)?,
+                    },
+                    row.get::<_, Vec<u8>>(7)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut standings = Vec::with_capacity(rows.len());
+        let mut logs = Vec::with_capacity(rows.len());
+        for (seat, name, rank, status, progress, log) in rows {
+            standings.push(Standing {
+                rank,
+                seat,
+                name,
+                status: parse_status(&status)?,
+                progress,
+            });
+            logs.push(MoveLog {
+                seat,
+                moves: decode_log(&log)?,
+            });
+        }
+        logs.sort_by_key(|log| log.seat);
+        Ok(Some(RaceRecord {
+            race_id,
+            daily,
+            ended_at_ms,
+            result: RaceResult {
+                race_id: Some(race_id),
+                standings,
+                reveal: Reveal {
+                    game: parse_game(&game)?,
+                    seed,
+                    salt,
+                },
+                logs,
+            },
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;
