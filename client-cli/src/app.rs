@@ -176,7 +176,11 @@ fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let name = online.name.or_else(|| store.load().name);
     let plain = use_plain(online.plain);
     runtime()?.block_on(async move {
-        match daily::open(&online.server, &store, game, name).await? {
+        match daily::open(&online.server, &store, game, name, |line| {
+            println!("{line}")
+        })
+        .await?
+        {
             Opened::AlreadyPlayed { notes } => {
                 for note in notes {
                     println!("{note}");

@@ -25,7 +25,7 @@ use patience_shared::protocol::{
     ClientMessage, DailyAttempt, DailyResult, ErrorCode, LeaderboardRow, PlayerStatus,
     ServerMessage,
 };
-use patience_shared::rules::{Effect, View};
+use patience_shared::rules::{Effect, Rules as _, View};
 use tokio::sync::mpsc;
 
 use crate::account::{self, AccountError, Anonymous};
@@ -81,15 +81,22 @@ pub enum Opened {
 }
 
 /// Signs in to `server` (registering as `name` if no account is stored) and
-/// opens the day's attempt at `game`.
+/// opens the day's attempt at `game`. A registration's lines go to
+/// `announce` at once, whatever happens next: they carry the warning about
+/// the new account's token.
 pub async fn open(
     server: &str,
     store: &Store,
     game: GameKind,
     name: Option<String>,
+    mut announce: impl FnMut(&str),
 ) -> Result<Opened, DailyError> {
-    let (mut connection, _, mut notes) =
+    let (mut connection, _, registered) =
         account::connect(server, store, Anonymous::Register(name)).await?;
+    for line in &registered {
+        announce(line);
+    }
+    let mut notes = Vec::new();
     connection.send(&ClientMessage::DailyPlay { game }).await?;
     let message = connection.recv().await?;
     match message {
@@ -184,6 +191,18 @@ impl DailyState {
     /// Whether moves may still be sent.
     pub fn can_move(&self) -> bool {
         self.attempt.is_some() && self.result.is_none() && self.closed.is_none()
+    }
+
+    /// Whether the board shows the attempt over (won, or no legal move
+    /// left) while the server's result has not come yet: it follows, and a
+    /// client that has nothing more to send still waits for it.
+    pub fn result_due(&self) -> bool {
+        self.result.is_none()
+            && (self.stuck
+                || self
+                    .board()
+                    .and_then(|board| guess(board, 0).ok())
+                    .is_some_and(|position| position.is_won() || position.is_stuck()))
     }
 
     /// The attempt's time on the server's clock at `now`: counted on from
@@ -334,7 +353,7 @@ pub async fn plain(
         if state.result.is_some() || state.closed.is_some() {
             break;
         }
-        if !input_open && pending == 0 {
+        if !input_open && pending == 0 && !state.result_due() {
             writeln!(
                 output,
                 "end of input: the attempt stays open, its clock runs; `patience daily` takes it back"
@@ -582,6 +601,51 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_won_board_waits_for_the_servers_result() {
+        use patience_shared::solver::Budget;
+        use patience_shared::solver::any::{first_winnable_deal, solve_deal};
+        let game = GameKind::ThreeBlindMice;
+        let budget = Budget::positions(crate::plain::PRACTICE_BUDGET);
+        let deal = first_winnable_deal(game, 1.., budget)
+            .expect("the solver replays")
+            .expect("a winnable deal");
+        let line = solve_deal(game, deal.seed, budget)
+            .expect("the solver replays")
+            .solution;
+        let mut position = AnyGame::deal(game, deal.seed);
+        let mut state = DailyState::default();
+        let mut started = attempt(false, 0);
+        started.board = position.view();
+        state.apply(
+            ServerMessage::DailyStarted { attempt: started },
+            Instant::now(),
+        );
+        for text in &line {
+            assert!(!state.result_due(), "before {text}");
+            let mv = position.parse_move(text).expect("the solver's notation");
+            position.apply(mv).expect("the solver's line is legal");
+            state.apply(
+                ServerMessage::MoveAccepted {
+                    seq: 1,
+                    text: text.clone(),
+                    effects: Vec::new(),
+                    board: position.view(),
+                    progress: Progress::default(),
+                },
+                Instant::now(),
+            );
+        }
+        assert!(state.result_due());
+        state.apply(
+            ServerMessage::DailyFinished {
+                result: result(PlayerStatus::Won),
+            },
+            Instant::now(),
+        );
+        assert!(!state.result_due());
+    }
+
+    #[test]
     fn an_earlier_result_reads_as_one_line() {
         let row = LeaderboardRow {
             rank: 2,
@@ -603,6 +667,24 @@ pub(crate) mod tests {
             std::env::temp_dir().join(format!("patience-daily-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&directory);
         Store::in_directory(directory)
+    }
+
+    /// Opens the attempt, collecting what is announced.
+    async fn open_collecting(
+        url: &str,
+        store: &Store,
+        name: Option<&str>,
+    ) -> (Result<Opened, DailyError>, Vec<String>) {
+        let mut announced = Vec::new();
+        let opened = open(
+            url,
+            store,
+            GameKind::ThreeBlindMice,
+            name.map(String::from),
+            |line| announced.push(line.to_string()),
+        )
+        .await;
+        (opened, announced)
     }
 
     /// Plays `lines` through [`plain`] on an opened attempt; returns the output.
@@ -674,10 +756,13 @@ pub(crate) mod tests {
         })
         .await;
         let store = temporary_store("first");
-        let opened = open(&url, &store, GameKind::ThreeBlindMice, Some("ada".into()))
-            .await
-            .expect("the attempt opens");
-        let output = play(opened, &["m", &first, "1>1", "u", "resign"]).await;
+        let (opened, announced) = open_collecting(&url, &store, Some("ada")).await;
+        let output = play(
+            opened.expect("the attempt opens"),
+            &["m", &first, "1>1", "u", "resign"],
+        )
+        .await;
+        let output = format!("{}\n{output}", announced.join("\n"));
         for wanted in [
             "registered ada as player 17",
             "only key to the account",
@@ -725,10 +810,9 @@ pub(crate) mod tests {
                 token: "c2f1".into(),
             })
             .expect("writable");
-        let opened = open(&url, &store, GameKind::ThreeBlindMice, None)
-            .await
-            .expect("the attempt opens");
-        let output = play(opened, &[]).await;
+        let (opened, announced) = open_collecting(&url, &store, None).await;
+        assert!(announced.is_empty(), "no registration: {announced:?}");
+        let output = play(opened.expect("the attempt opens"), &[]).await;
         assert!(
             output.contains("resumed: 0 moves played, 0:45.2"),
             "{output}"
@@ -779,11 +863,8 @@ pub(crate) mod tests {
         })
         .await;
         let store = temporary_store("played");
-        let Opened::AlreadyPlayed { notes } =
-            open(&url, &store, GameKind::ThreeBlindMice, Some("bob".into()))
-                .await
-                .expect("an answer")
-        else {
+        let (opened, _) = open_collecting(&url, &store, Some("bob")).await;
+        let Opened::AlreadyPlayed { notes } = opened.expect("an answer") else {
             panic!("the deal was played already");
         };
         assert_eq!(
@@ -809,7 +890,7 @@ pub(crate) mod tests {
         })
         .await;
         let store = temporary_store("refusals");
-        let taken = open(&url, &store, GameKind::ThreeBlindMice, Some("ada".into())).await;
+        let (taken, _) = open_collecting(&url, &store, Some("ada")).await;
         assert!(
             matches!(taken, Err(DailyError::Account(AccountError::NameTaken(ref name))) if name == "ada"),
             "{:?}",
@@ -824,7 +905,7 @@ pub(crate) mod tests {
                 token: "old".into(),
             })
             .expect("writable");
-        let unknown = open(&url, &store, GameKind::ThreeBlindMice, None).await;
+        let (unknown, _) = open_collecting(&url, &store, None).await;
         assert!(
             matches!(
                 unknown,

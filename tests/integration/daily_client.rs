@@ -1,0 +1,424 @@
+//! The `patience` binary's player commands against a real server: register,
+//! the daily deal in `--plain` mode (a resignation, a resume, and a whole
+//! winning line), the leaderboard as a table and as JSON, and replays.
+//!
+//! The tests never know the day's seed in advance: Ada resigns her attempt,
+//! which lets her replay it, and the replay shows the seed; Bob then plays
+//! the solver's line for that seed.
+
+use std::io::{BufRead as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::time::Duration;
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{LeaderboardPage, PlayerStatus};
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::solve_deal;
+use patience_tests::{SOLVER_BUDGET, binary, start_server};
+
+/// Longest a test waits for one line: a safety net, never a way to pass time.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A config directory of this test's own.
+fn config_dir(name: &str) -> PathBuf {
+    let directory = std::env::temp_dir().join(format!(
+        "patience-daily-client-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&directory);
+    directory
+}
+
+/// Runs `patience` to the end with `config` as its config directory and
+/// `input` on standard input.
+async fn run(config: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(binary("patience-cli", "patience"))
+        .args(args)
+        .env("PATIENCE_CONFIG_DIR", config)
+        .env_remove("PATIENCE_SERVER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("patience runs");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_string();
+    tokio::task::spawn_blocking(move || {
+        stdin
+            .write_all(input.as_bytes())
+            .expect("the input is written");
+        drop(stdin);
+        child.wait_with_output().expect("patience exits")
+    })
+    .await
+    .expect("the waiting thread")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A `patience` process driven line by line.
+struct Interactive {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Interactive {
+    fn start(config: &Path, args: &[&str]) -> Interactive {
+        let mut child = Command::new(binary("patience-cli", "patience"))
+            .args(args)
+            .env("PATIENCE_CONFIG_DIR", config)
+            .env_remove("PATIENCE_SERVER")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("patience runs");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, lines) = sync_channel(4096);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Interactive {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn type_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        writeln!(stdin, "{line}").expect("patience reads its input");
+    }
+
+    /// Reads lines until one contains `wanted`; returns it.
+    async fn wait_for(&mut self, wanted: &str) -> String {
+        loop {
+            let lines = std::mem::replace(&mut self.lines, sync_channel(1).1);
+            let (lines, line) = tokio::task::spawn_blocking(move || {
+                let line = lines.recv_timeout(PATIENCE);
+                (lines, line)
+            })
+            .await
+            .expect("the reading thread");
+            self.lines = lines;
+            let line = line.unwrap_or_else(|_| {
+                panic!("no line with {wanted:?} in:\n{}", self.seen.join("\n"))
+            });
+            self.seen.push(line.clone());
+            if line.contains(wanted) {
+                return line;
+            }
+        }
+    }
+
+    /// Closes standard input and waits for a successful exit.
+    async fn finish(mut self) -> Vec<String> {
+        drop(self.stdin.take());
+        let mut child = self.child;
+        let status = tokio::task::spawn_blocking(move || child.wait())
+            .await
+            .expect("the waiting thread")
+            .expect("patience exits");
+        let mut seen = self.seen;
+        seen.extend(self.lines.try_iter());
+        assert!(status.success(), "{status}:\n{}", seen.join("\n"));
+        seen
+    }
+}
+
+/// The number after `key` in `text`, e.g. the race id after `race id `.
+fn number_after(text: &str, key: &str) -> u64 {
+    let start = text
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} not in {text}"))
+        + key.len();
+    text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {key:?} in {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_daily_leaderboard_and_replay_through_the_binary() {
+    let patience = binary("patience-cli", "patience");
+    assert!(patience.exists());
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let (ada, bob, stranger) = (config_dir("ada"), config_dir("bob"), config_dir("stranger"));
+
+    // Register: the token goes to a private file, with a plain warning.
+    let registered = run(&ada, &["register", "ada", "--server", &url], "").await;
+    let said = text(&registered);
+    assert!(registered.status.success(), "{said}");
+    assert!(said.contains("registered ada as player "), "{said}");
+    assert!(said.contains("only key to the account"), "{said}");
+    let account_file = ada.join("account.json");
+    let stored = std::fs::read_to_string(&account_file).expect("the account is saved");
+    assert!(stored.contains("\"token\""), "{stored}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&account_file)
+            .expect("saved")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // Names are unique whatever their case, and validated.
+    let taken = run(&bob, &["register", "ADA", "--server", &url], "").await;
+    assert!(!taken.status.success());
+    assert!(
+        text(&taken).contains("\"ADA\" is taken"),
+        "{}",
+        text(&taken)
+    );
+    let invalid = run(&bob, &["register", "9lives", "--server", &url], "").await;
+    assert!(!invalid.status.success());
+    assert!(text(&invalid).contains("not a valid player name"));
+    // A second registration would lose the first account's key: refused.
+    let again = run(&ada, &["register", "ada2", "--server", &url], "").await;
+    assert!(!again.status.success());
+    assert!(text(&again).contains("--force"), "{}", text(&again));
+
+    // Ada plays one move of the daily deal, then resigns.
+    let mut daily = Interactive::start(&ada, &["daily", "tbm", "--server", &url, "--plain"]);
+    daily.wait_for("started: one attempt").await;
+    daily.type_line("m");
+    let moves = daily.wait_for("moves: ").await;
+    let first = moves
+        .trim_start_matches("moves: ")
+        .split_whitespace()
+        .next()
+        .expect("the deal has a legal move")
+        .to_string();
+    daily.type_line(&first);
+    daily.wait_for(&format!("you played {first}")).await;
+    daily.type_line("1>1");
+    daily.wait_for("refused").await;
+    daily.type_line("resign");
+    let resigned = daily.wait_for("daily Three Blind Mice ").await;
+    assert!(resigned.contains(": resigned in "), "{resigned}");
+    daily.wait_for("rank 1 of 1 finishers so far").await;
+    let race_line = daily.wait_for("race id ").await;
+    let ada_race = number_after(&race_line, "race id ");
+    daily.finish().await;
+
+    // One attempt per day: a friendly message and Ada's result, status 0.
+    let twice = run(&ada, &["daily", "tbm", "--server", &url, "--plain"], "").await;
+    let said = text(&twice);
+    assert!(twice.status.success(), "{said}");
+    assert!(
+        said.contains("played today's Three Blind Mice deal already"),
+        "{said}"
+    );
+    assert!(said.contains("Your result: resigned"), "{said}");
+    assert!(
+        said.contains(&format!("patience replay {ada_race}")),
+        "{said}"
+    );
+
+    // Having finished, Ada may watch her attempt; its replay shows the seed.
+    let replay = run(
+        &ada,
+        &["replay", &ada_race.to_string(), "--server", &url, "--plain"],
+        "",
+    )
+    .await;
+    let said = text(&replay);
+    assert!(replay.status.success(), "{said}");
+    assert!(said.starts_with(&format!(
+        "Replay of race {ada_race} · Three Blind Mice · seed "
+    )));
+    assert!(said.contains("daily deal of "), "{said}");
+    assert!(said.contains("== seat 1: ada (1 moves) =="), "{said}");
+    assert!(said.contains(&format!("\n1. {first}")), "{said}");
+    assert!(said.contains("Standings:\n1. ada resigned in "), "{said}");
+    let seed = number_after(&said, " · seed ");
+
+    // Someone who has not finished the day's deal may not watch it yet.
+    let refused = run(
+        &stranger,
+        &["replay", &ada_race.to_string(), "--server", &url, "--plain"],
+        "",
+    )
+    .await;
+    assert!(!refused.status.success(), "{}", text(&refused));
+
+    // Bob's first daily play registers him, and he plays the solver's line.
+    let line = solve_deal(
+        GameKind::ThreeBlindMice,
+        seed,
+        Budget::positions(SOLVER_BUDGET),
+    )
+    .expect("the solver replays its line")
+    .solution;
+    assert!(!line.is_empty(), "the daily deal is proved winnable");
+    let script: String = line.iter().map(|text| format!("{text}\n")).collect();
+    let won = run(
+        &bob,
+        &["daily", "tbm", "--server", &url, "--plain", "--name", "bob"],
+        &script,
+    )
+    .await;
+    let said = text(&won);
+    assert!(won.status.success(), "{said}");
+    assert!(said.contains("registered bob as player "), "{said}");
+    assert!(
+        said.contains(": won in ")
+            && said.contains(&format!("{} moves, 52 cards home", line.len())),
+        "{said}"
+    );
+    assert!(said.contains("rank 1 of 2 finishers so far"), "{said}");
+    let bob_race = number_after(&said, "race id ");
+
+    // The leaderboard, as Ada sees it: Bob first, Ada's own row marked.
+    let board = run(&ada, &["leaderboard", "tbm", "--server", &url], "").await;
+    let said = text(&board);
+    assert!(board.status.success(), "{said}");
+    assert!(said.contains("Three Blind Mice · daily deal of "), "{said}");
+    assert!(said.contains("2 finished, 0 playing"), "{said}");
+    let rows: Vec<&str> = said
+        .lines()
+        .filter(|row| row.contains("  ada  ") || row.contains("  bob  "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{said}");
+    assert!(
+        rows[0].trim_start().starts_with("1  bob") && rows[0].contains("won"),
+        "{said}"
+    );
+    assert!(
+        rows[0].trim_end().ends_with(&bob_race.to_string()),
+        "{said}"
+    );
+    assert!(
+        rows[1].trim_start().starts_with("2  ada") && rows[1].ends_with("← you"),
+        "{said}"
+    );
+    assert!(said.contains("The day is still running"), "{said}");
+    // With one row only, Ada's own row comes below the table.
+    let top = run(
+        &ada,
+        &["leaderboard", "tbm", "--limit", "1", "--server", &url],
+        "",
+    )
+    .await;
+    let said = text(&top);
+    assert!(said.contains("   ⋮\n"), "{said}");
+    assert!(said.contains("ada") && said.contains("← you"), "{said}");
+    // JSON is the protocol's page.
+    let json = run(
+        &stranger,
+        &["leaderboard", "tbm", "--json", "--server", &url],
+        "",
+    )
+    .await;
+    assert!(json.status.success(), "{}", text(&json));
+    let page: LeaderboardPage =
+        serde_json::from_slice(&json.stdout).expect("the output is the page as JSON");
+    assert_eq!(page.finishers, 2);
+    assert_eq!(page.rows[0].status, PlayerStatus::Won);
+    assert_eq!(page.own, None, "the stranger has no account");
+    assert!(!page.day_over && page.reveal.is_none());
+
+    // Bob's winning attempt plays back to the end.
+    let replay = run(
+        &bob,
+        &[
+            "replay",
+            &bob_race.to_string(),
+            "--server",
+            &url,
+            "--plain",
+            "--seat",
+            "1",
+        ],
+        "",
+    )
+    .await;
+    let said = text(&replay);
+    assert!(replay.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("\n{}. {}", line.len(), line[line.len() - 1])),
+        "{said}"
+    );
+    assert!(!said.contains("the log stops"), "{said}");
+    assert!(said.contains("Standings:\n1. bob won in "), "{said}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
+    let _ = binary("patience-cli", "patience");
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let carol = config_dir("carol");
+    // The first daily play registers Carol; the test server deals Three
+    // Blind Mice only, so this one is refused after that.
+    let refused = run(
+        &carol,
+        &[
+            "daily",
+            "midshipman",
+            "--server",
+            &url,
+            "--plain",
+            "--name",
+            "carol",
+        ],
+        "",
+    )
+    .await;
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(text(&refused).contains("registered carol as player "));
+    // Signed in with the stored token this time.
+    let mut daily = Interactive::start(&carol, &["daily", "tbm", "--server", &url, "--plain"]);
+    daily.wait_for("started: one attempt").await;
+    daily.type_line("m");
+    let moves = daily.wait_for("moves: ").await;
+    let first = moves
+        .trim_start_matches("moves: ")
+        .split_whitespace()
+        .next()
+        .expect("a legal move")
+        .to_string();
+    daily.type_line(&first);
+    daily.wait_for(&format!("you played {first}")).await;
+    // The end of input leaves the attempt open, its clock running.
+    let seen = daily.finish().await;
+    assert!(
+        seen.iter()
+            .any(|line| line.contains("the attempt stays open")),
+        "{seen:#?}"
+    );
+
+    let resumed = run(
+        &carol,
+        &["daily", "tbm", "--server", &url, "--plain"],
+        "resign\n",
+    )
+    .await;
+    let said = text(&resumed);
+    assert!(resumed.status.success(), "{said}");
+    assert!(said.contains("resumed: 1 moves played"), "{said}");
+    assert!(said.contains(": resigned in "), "{said}");
+    assert!(said.contains("1 moves, "), "{said}");
+    server.shutdown().await;
+}
