@@ -133,7 +133,7 @@ pub enum Command {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,
         /// The UTC date, YYYY-MM-DD (default: today, on the server's clock).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_date)]
         date: Option<String>,
         /// Rows from the top (the server allows at most 100).
         #[arg(long)]
@@ -221,4 +221,91 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A `YYYY-MM-DD` date as the protocol writes it (the server checks that
+/// the day exists; this catches typing slips before connecting).
+pub fn parse_date(text: &str) -> Result<String, String> {
+    let parts: Vec<&str> = text.split('-').collect();
+    let number = |part: &str, digits: usize, range: std::ops::RangeInclusive<u32>| {
+        part.len() == digits
+            && part.chars().all(|c| c.is_ascii_digit())
+            && part
+                .parse::<u32>()
+                .is_ok_and(|value| range.contains(&value))
+    };
+    match parts.as_slice() {
+        [year, month, day]
+            if number(year, 4, 1..=9999) && number(month, 2, 1..=12) && number(day, 2, 1..=31) =>
+        {
+            Ok(text.to_string())
+        }
+        _ => Err(format!("{text:?} is not a date written YYYY-MM-DD")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_written_year_month_day() {
+        for (text, ok) in [
+            ("2026-12-01", true),
+            ("2026-02-31", true), // the server knows calendars
+            ("2026-12-1", false),
+            ("26-12-01", false),
+            ("2026-13-01", false),
+            ("2026-00-10", false),
+            ("2026-12-32", false),
+            ("today", false),
+            ("2026-12-01-", false),
+            ("+026-12-01", false),
+        ] {
+            assert_eq!(parse_date(text).is_ok(), ok, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_player_commands_parse() {
+        use clap::Parser as _;
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|cli| cli.command);
+        assert!(matches!(
+            parse(&["patience", "register", "ada", "--server", "ws://h:1"]),
+            Ok(Command::Register { ref name, force: false, .. }) if name == "ada"
+        ));
+        assert!(matches!(
+            parse(&["patience", "daily", "tbm", "--plain", "--name", "ada"]),
+            Ok(Command::Daily { game: GameKind::ThreeBlindMice, ref online })
+                if online.plain && online.name.as_deref() == Some("ada")
+        ));
+        assert!(matches!(
+            parse(&[
+                "patience",
+                "leaderboard",
+                "vr",
+                "--date",
+                "2026-12-01",
+                "--limit",
+                "5",
+                "--json"
+            ]),
+            Ok(Command::Leaderboard {
+                game: GameKind::VirginiaReel,
+                limit: Some(5),
+                json: true,
+                ..
+            })
+        ));
+        assert!(parse(&["patience", "leaderboard", "tbm", "--date", "yesterday"]).is_err());
+        assert!(matches!(
+            parse(&["patience", "replay", "731", "--seat", "2", "--speed", "8"]),
+            Ok(Command::Replay {
+                race_id: 731,
+                seat: Some(2),
+                ..
+            })
+        ));
+        assert!(parse(&["patience", "replay", "731", "--seat", "0"]).is_err());
+    }
 }
