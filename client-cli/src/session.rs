@@ -1,5 +1,6 @@
-//! An online session: connect, take back a saved seat or enter a room, keep
-//! the resume token in the config directory, and reconnect after a drop.
+//! An online session: connect (signed in as the account stored for the
+//! server, if any), take back a saved seat or enter a room, keep the resume
+//! token in the config directory, and reconnect after a drop.
 //!
 //! The front ends (`--plain`, the terminal UI) own the loop; this module
 //! gives them [`Session::start`], [`Session::recv`] (which applies each
@@ -85,7 +86,16 @@ impl Session {
         entry: Entry,
         store: Store,
     ) -> Result<(Session, Vec<String>), NetError> {
-        let connection = Connection::open(server, name).await?;
+        let mut connection = Connection::open(server, name).await?;
+        let mut notes = Vec::new();
+        // A registered player races as itself, so its races are kept as its own.
+        if let Some(account) = store.account(server) {
+            match crate::account::authenticate(&mut connection, &account, &store).await {
+                Ok(()) => notes.push(format!("signed in as {}", account.name)),
+                Err(crate::account::AccountError::Net(error)) => return Err(error),
+                Err(error) => notes.push(format!("racing unregistered: {error}")),
+            }
+        }
         let mut session = Session {
             connection,
             state: RaceState::default(),
@@ -94,7 +104,6 @@ impl Session {
             replay_until: None,
             caught_up: false,
         };
-        let mut notes = Vec::new();
         let saved = session.store.load().seat.filter(|seat| {
             seat.server == server
                 && match &entry {

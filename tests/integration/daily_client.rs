@@ -422,3 +422,112 @@ async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
     assert!(said.contains("1 moves, "), "{said}");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_player_races_as_itself_and_the_race_plays_back() {
+    use patience_cli::config::Store;
+    use patience_cli::session::{Entry, Session};
+    use patience_shared::protocol::{ClientMessage, RoomOptions};
+
+    let _ = binary("patience-cli", "patience");
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let dan = config_dir("dan");
+    let registered = run(&dan, &["register", "dan", "--server", &url], "").await;
+    assert!(registered.status.success(), "{}", text(&registered));
+
+    let (mut host, notes) = Session::start(
+        &url,
+        "someone",
+        Entry::Create {
+            game: GameKind::ThreeBlindMice,
+            players: 2,
+            public: false,
+            options: RoomOptions::default(),
+        },
+        Store::in_directory(&dan),
+    )
+    .await
+    .expect("dan connects");
+    assert!(notes.contains(&"signed in as dan".to_string()), "{notes:?}");
+    let mut until = async |session: &mut Session, done: &dyn Fn(&Session) -> bool| {
+        let mut seen = Vec::new();
+        while !done(session) {
+            let (_, notes) = tokio::time::timeout(PATIENCE, session.recv())
+                .await
+                .expect("a message within the test's patience")
+                .expect("the connection stays up");
+            seen.extend(notes);
+        }
+        seen
+    };
+    until(&mut host, &|s| s.state.room.is_some()).await;
+    let code = host
+        .state
+        .room
+        .as_ref()
+        .map(|room| room.code.clone())
+        .unwrap_or_default();
+    let (mut guest, _) = Session::start(
+        &url,
+        "eve",
+        Entry::Join(code),
+        Store::in_directory(config_dir("eve")),
+    )
+    .await
+    .expect("eve connects");
+    let racing = |s: &Session| s.state.can_move();
+    until(&mut host, &racing).await;
+    until(&mut guest, &racing).await;
+    host.send(&ClientMessage::Resign).await.expect("sent");
+    guest.send(&ClientMessage::Resign).await.expect("sent");
+    let notes = until(&mut host, &|s| s.state.result.is_some()).await;
+    let race_id = host
+        .state
+        .result
+        .as_ref()
+        .and_then(|result| result.race_id)
+        .expect("the server kept the race");
+    assert!(
+        notes.contains(&format!(
+            "race id {race_id}: `patience replay {race_id}` plays it back"
+        )),
+        "{notes:?}"
+    );
+    let standings = host.state.result.as_ref().map(|result| {
+        result
+            .standings
+            .iter()
+            .map(|standing| standing.name.clone())
+            .collect::<Vec<_>>()
+    });
+    assert!(
+        standings.is_some_and(|names| names.contains(&"dan".to_string())),
+        "dan raced under his registered name"
+    );
+
+    let replay = run(
+        &config_dir("anyone"),
+        &["replay", &race_id.to_string(), "--server", &url, "--plain"],
+        "",
+    )
+    .await;
+    let said = text(&replay);
+    assert!(replay.status.success(), "{said}");
+    assert!(said.starts_with(&format!(
+        "Replay of race {race_id} · Three Blind Mice · seed "
+    )));
+    assert!(!said.contains("daily deal of"), "{said}");
+    assert!(said.contains("== seat 1: dan (0 moves) =="), "{said}");
+    assert!(said.contains("== seat 2: eve (0 moves) =="), "{said}");
+    assert!(said.contains("Standings:\n1. "), "{said}");
+    let missing = run(
+        &config_dir("anyone"),
+        &["replay", "999999", "--server", &url, "--plain"],
+        "",
+    )
+    .await;
+    assert!(!missing.status.success());
+    assert!(text(&missing).contains("asking "), "{}", text(&missing));
+    server.shutdown().await;
+}
