@@ -450,7 +450,7 @@ async fn a_registered_player_races_as_itself_and_the_race_plays_back() {
     .await
     .expect("dan connects");
     assert!(notes.contains(&"signed in as dan".to_string()), "{notes:?}");
-    let mut until = async |session: &mut Session, done: &dyn Fn(&Session) -> bool| {
+    let until = async |session: &mut Session, done: &dyn Fn(&Session) -> bool| {
         let mut seen = Vec::new();
         while !done(session) {
             let (_, notes) = tokio::time::timeout(PATIENCE, session.recv())
