@@ -57,6 +57,12 @@ pub enum DailyError {
         "{0}; the attempt stays open on the server with its clock running: run `patience daily` again to take it back"
     )]
     Net(#[from] NetError),
+    /// The server closed the connection (stopping, or the attempt was
+    /// taken over by another connection).
+    #[error(
+        "the server closed the connection ({0}); the attempt stays open with its clock running: run `patience daily` again to take it back"
+    )]
+    Closed(String),
 }
 
 /// An attempt opened, new or resumed: play it on this connection.
@@ -350,8 +356,12 @@ pub async fn plain(
     // Moves and resignations sent and not answered yet.
     let mut pending = 0usize;
     loop {
-        if state.result.is_some() || state.closed.is_some() {
+        if state.result.is_some() {
             break;
+        }
+        if let Some(reason) = &state.closed {
+            output.flush()?;
+            return Err(DailyError::Closed(reason.clone()).into());
         }
         if !input_open && pending == 0 && !state.result_due() {
             writeln!(

@@ -531,3 +531,58 @@ async fn a_registered_player_races_as_itself_and_the_race_plays_back() {
     assert!(text(&missing).contains("asking "), "{}", text(&missing));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_database() {
+    let _ = binary("patience-cli", "patience");
+    let data = config_dir("restart-data");
+    let server = start_server(|config| config.data_dir = Some(data.clone())).await;
+    let address = server.address();
+    let url = format!("ws://{address}/");
+    let fay = config_dir("fay");
+    let mut daily = Interactive::start(
+        &fay,
+        &["daily", "tbm", "--server", &url, "--plain", "--name", "fay"],
+    );
+    daily.wait_for("started: one attempt").await;
+    daily.type_line("m");
+    let moves = daily.wait_for("moves: ").await;
+    let first = moves
+        .trim_start_matches("moves: ")
+        .split_whitespace()
+        .next()
+        .expect("a legal move")
+        .to_string();
+    daily.type_line(&first);
+    daily.wait_for(&format!("you played {first}")).await;
+
+    // The server stops; the client says how to come back and fails.
+    server.shutdown().await;
+    daily.wait_for("the server is stopping").await;
+    drop(daily.stdin.take());
+    let mut child = daily.child;
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("the waiting thread")
+        .expect("patience exits");
+    assert!(!status.success());
+
+    // Started again on the same data, it deals the same attempt back.
+    let server = start_server(|config| {
+        config.data_dir = Some(data.clone());
+        config.listen = address;
+    })
+    .await;
+    let resumed = run(
+        &fay,
+        &["daily", "tbm", "--server", &url, "--plain"],
+        "b\nresign\n",
+    )
+    .await;
+    let said = text(&resumed);
+    assert!(resumed.status.success(), "{said}");
+    assert!(said.contains("resumed: 1 moves played"), "{said}");
+    assert!(said.contains(": resigned in "), "{said}");
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&data);
+}
