@@ -18,6 +18,17 @@ pub enum AccountError {
     /// Another player has the name (names are unique whatever their case).
     #[error("the name {0:?} is taken on this server: choose another")]
     NameTaken(String),
+    /// The name is taken, and an account of that name is stored for
+    /// another URL: likely the same server under another address.
+    #[error(
+        "the name {name:?} is taken on this server; an account {name} is stored for {stored_for}: if that is the same server, give that URL with --server"
+    )]
+    NameTakenStoredElsewhere {
+        /// The name.
+        name: String,
+        /// The URL the account is stored for.
+        stored_for: String,
+    },
     /// The name breaks the naming rules.
     #[error(
         "{0:?} is not a valid player name: 3 to 20 characters, ASCII letters, digits, `_` and `-`, starting with a letter"
@@ -123,7 +134,17 @@ pub async fn register(
             }
         }
         ServerMessage::Error { code, message } => Err(match code {
-            ErrorCode::NameTaken => AccountError::NameTaken(name.to_string()),
+            ErrorCode::NameTaken => match store
+                .accounts()
+                .into_iter()
+                .find(|account| account.name.eq_ignore_ascii_case(name))
+            {
+                Some(account) => AccountError::NameTakenStoredElsewhere {
+                    name: name.to_string(),
+                    stored_for: account.server,
+                },
+                None => AccountError::NameTaken(name.to_string()),
+            },
             ErrorCode::InvalidName => AccountError::InvalidName(name.to_string()),
             code => AccountError::Refused { code, message },
         }),
@@ -259,6 +280,13 @@ mod tests {
             "\"1x\" is not a valid player name",
         );
         check(AccountError::NoName, "--name");
+        check(
+            AccountError::NameTakenStoredElsewhere {
+                name: "ada".into(),
+                stored_for: "ws://localhost:7878".into(),
+            },
+            "stored for ws://localhost:7878: if that is the same server, give that URL with --server",
+        );
         check(
             AccountError::AlreadyRegistered {
                 server: "ws://s".into(),

@@ -150,12 +150,18 @@ impl Store {
 
     /// The account stored for `server`, if any (and if the file reads).
     pub fn account(&self, server: &str) -> Option<Account> {
-        let text = std::fs::read_to_string(self.account_path()?).ok()?;
-        let accounts: Accounts = serde_json::from_str(&text).ok()?;
-        accounts
-            .accounts
+        self.accounts()
             .into_iter()
             .find(|account| account.server == server_key(server))
+    }
+
+    /// Every stored account, whatever its server.
+    pub fn accounts(&self) -> Vec<Account> {
+        self.account_path()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| serde_json::from_str::<Accounts>(&text).ok())
+            .map(|accounts| accounts.accounts)
+            .unwrap_or_default()
     }
 
     /// Stores `account`, replacing any account of the same server, in a file

@@ -273,6 +273,13 @@ impl DailyState {
                     attempt.moves.push(text);
                     attempt.progress = progress;
                 }
+                // The server's time of the move keeps this clock on the
+                // server's, whatever this machine's clock did meanwhile.
+                if let Some((started, _)) = &mut self.clock {
+                    *started = now
+                        .checked_sub(Duration::from_millis(progress.elapsed_ms))
+                        .unwrap_or(now);
+                }
             }
             ServerMessage::MoveRejected { text, message, .. } => {
                 let line = format!("{text:?} refused: {message}");
@@ -594,6 +601,8 @@ pub(crate) mod tests {
             start,
         );
         assert!(played[0].starts_with(&format!("you played {text}")));
+        // The clock follows the server's time of the move.
+        assert_eq!(state.elapsed(start), Duration::from_millis(1_500));
         assert_eq!(state.last_rejection, None);
         let attempt = state.attempt.as_ref().expect("an attempt");
         assert_eq!(attempt.moves, [text]);

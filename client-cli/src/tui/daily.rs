@@ -31,6 +31,32 @@ use crate::race::{clock_text, status_text, tenths_text};
 /// What leaving asks during the daily.
 const DAILY_QUIT: &str = "Leave? The attempt stays open and its clock runs. (y/n)";
 
+/// The keys of the daily: a race's, without undo, tabs or starting, with
+/// resigning.
+pub fn daily_help_lines() -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = help_lines(false)
+        .into_iter()
+        .filter(|line| {
+            let text: String = line
+                .spans
+                .iter()
+                .map(|span| span.content.as_ref())
+                .collect();
+            !(text.starts_with("u ")
+                || text.starts_with("tab")
+                || text.starts_with("s ")
+                || text.starts_with("q "))
+        })
+        .collect();
+    lines.push(Line::from(
+        ":resign     give up: the attempt ends, ranked as resigned",
+    ));
+    lines.push(Line::from(
+        "q           leave; the attempt stays open, its clock runs",
+    ));
+    lines
+}
+
 /// The panel beside the board: clock, progress, and the result at the end.
 pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Line<'static>> {
     let Some(attempt) = &state.attempt else {
@@ -144,7 +170,7 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
     );
     frame.render_widget(Paragraph::new(footer(ui, DAILY_QUIT)), foot);
     if ui.help {
-        overlay(frame, area, help_lines(false));
+        overlay(frame, area, daily_help_lines());
     }
 }
 

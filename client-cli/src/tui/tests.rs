@@ -492,6 +492,18 @@ fn daily_finished_with_its_rank_and_race_id() {
 }
 
 #[test]
+fn daily_help() {
+    let (state, now) = daily_state();
+    let ui = Ui {
+        help: true,
+        ..Ui::default()
+    };
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_daily(
+        frame, &state, &ui, now
+    )));
+}
+
+#[test]
 fn daily_leave_asks_first_and_keeps_the_attempt_open() {
     let (state, now) = daily_state();
     let mut ui = Ui::default();
