@@ -4,6 +4,7 @@
 mod admin;
 mod allocation;
 mod client;
+mod daily;
 mod hostile;
 mod inspect;
 mod race;
