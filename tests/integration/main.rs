@@ -5,6 +5,7 @@ mod admin;
 mod allocation;
 mod client;
 mod daily;
+mod durability;
 mod hostile;
 mod inspect;
 mod race;
