@@ -294,3 +294,37 @@ async fn a_raced_result_is_stored_before_it_is_announced_and_replays_to_anyone()
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_attempt_runs_out_of_time_on_the_servers_clock_connected_or_not() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let directory = data.path().to_path_buf();
+    let server = start_server(move |config| {
+        config.data_dir = Some(directory);
+        config.daily_secret = Some(daily_secret_hex());
+        config.daily_time_limit_ms = 300;
+    })
+    .await;
+    // Bob opens his attempt and drops; his clock keeps running.
+    let (mut bob, bob_token) = player(&server, "bob").await;
+    bob.daily_play().await;
+    bob.drop_connection();
+    // Ada opens hers after Bob and stays: the server ends it when her time
+    // is up, without a word from her.
+    let (mut ada, _) = player(&server, "ada").await;
+    ada.daily_play().await;
+    let result = finished(&mut ada).await;
+    assert_eq!(result.status, PlayerStatus::OutOfTime);
+    assert_eq!(result.progress.elapsed_ms, 300);
+    // Bob's time ran out before Ada's: coming back gets him no new attempt.
+    let mut bob = Client::hello(&server, "bob").await;
+    bob.authenticate(&bob_token).await;
+    bob.send(&ClientMessage::DailyPlay {
+        game: GameKind::ThreeBlindMice,
+    })
+    .await;
+    assert_eq!(bob.next_error().await, ErrorCode::DailyAlreadyPlayed);
+    let page = leaderboard(&mut bob, None).await;
+    assert_eq!((page.finishers, page.playing), (2, 0));
+    server.shutdown().await;
+}
