@@ -61,7 +61,7 @@ use futures::{SinkExt as _, StreamExt as _};
 use patience_server::{Config, Server};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, ErrorCode, PROTOCOL_VERSION, RoomOptions, ServerMessage,
+    self, ClientMessage, DailyAttempt, ErrorCode, PROTOCOL_VERSION, RoomOptions, ServerMessage,
 };
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::{first_winnable_deal, solve_deal};
@@ -156,7 +156,12 @@ pub struct Closed {
 impl Client {
     /// Opens a WebSocket to the server.
     pub async fn connect(server: &Server) -> Client {
-        let url = format!("ws://{}/", server.address());
+        Client::connect_to(server.address()).await
+    }
+
+    /// Opens a WebSocket to a server at `address` (one in another process).
+    pub async fn connect_to(address: SocketAddr) -> Client {
+        let url = format!("ws://{address}/");
         let (socket, _) = tokio_tungstenite::connect_async(url)
             .await
             .expect("websocket connects");
@@ -207,7 +212,12 @@ impl Client {
 
     /// Connects and says hello as `name`.
     pub async fn hello(server: &Server, name: &str) -> Client {
-        let mut client = Client::connect(server).await;
+        Client::hello_to(server.address(), name).await
+    }
+
+    /// Connects to `address` and says hello as `name`.
+    pub async fn hello_to(address: SocketAddr, name: &str) -> Client {
+        let mut client = Client::connect_to(address).await;
         client
             .send(&ClientMessage::Hello {
                 version: PROTOCOL_VERSION,
@@ -368,6 +378,54 @@ impl Client {
         }
     }
 
+    /// Registers a player named `name`: its id and secret token.
+    pub async fn register(&mut self, name: &str) -> (u64, String) {
+        self.send(&ClientMessage::Register {
+            name: name.to_string(),
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::Registered { player, token, .. } => (player, token),
+            other => panic!("expected registered, got {other:?}"),
+        }
+    }
+
+    /// Becomes the player with this token.
+    pub async fn authenticate(&mut self, token: &str) -> u64 {
+        self.send(&ClientMessage::Authenticate {
+            token: token.to_string(),
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::Authenticated { player, .. } => player,
+            other => panic!("expected authenticated, got {other:?}"),
+        }
+    }
+
+    /// Opens (or takes back) today's Three Blind Mice attempt.
+    pub async fn daily_play(&mut self) -> DailyAttempt {
+        self.send(&ClientMessage::DailyPlay {
+            game: GameKind::ThreeBlindMice,
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::DailyStarted { attempt } => attempt,
+            other => panic!("expected daily_started, got {other:?}"),
+        }
+    }
+
+    /// Plays `moves`, each answered before the next is sent.
+    pub async fn play_all(&mut self, moves: &[String]) {
+        for text in moves {
+            self.play(text).await;
+            let answer = self.move_answer().await;
+            assert!(
+                matches!(&answer, ServerMessage::MoveAccepted { text: played, .. } if played == text),
+                "{text}: {answer:?}"
+            );
+        }
+    }
+
     /// Waits for the answer to this client's move: accepted or rejected.
     pub async fn move_answer(&mut self) -> ServerMessage {
         self.recv_until(|message| {
@@ -411,4 +469,108 @@ pub async fn two_player_race(
     ada.race_started().await;
     bob.race_started().await;
     (ada, bob, code, ada_token, bob_token)
+}
+
+// ----- Daily deals -----
+
+/// The daily secret of the test servers, so that tests can find the day's
+/// deal as the server does (a real server's secret is known to no client).
+pub const DAILY_SECRET: [u8; 32] = [0x5a; 32];
+
+/// [`DAILY_SECRET`] as the configuration writes it.
+pub fn daily_secret_hex() -> String {
+    protocol::to_hex(&DAILY_SECRET)
+}
+
+/// The Three Blind Mice daily deal of `date` on a test server, and the
+/// solver's winning line for it: computed here, never sent by the server.
+pub fn daily_deal(date: &str) -> (u64, Vec<String>) {
+    let start = patience_server::daily::stream_start(&DAILY_SECRET, GameKind::ThreeBlindMice, date);
+    let deal = first_winnable_deal(
+        GameKind::ThreeBlindMice,
+        start..,
+        Budget::positions(SOLVER_BUDGET),
+    )
+    .expect("the solver's line replays")
+    .expect("a winnable deal exists");
+    let report = solve_deal(
+        GameKind::ThreeBlindMice,
+        deal.seed,
+        Budget::positions(SOLVER_BUDGET),
+    )
+    .expect("the solver's line replays");
+    (deal.seed, report.solution)
+}
+
+// ----- The server as a process -----
+
+/// A `patience-server` process, killed when dropped.
+pub struct ServerProcess {
+    child: std::process::Child,
+    /// Where it listens.
+    pub address: SocketAddr,
+}
+
+impl ServerProcess {
+    /// Starts the real binary on 127.0.0.1:0 with the test settings, the
+    /// data directory `data` and `extra` flags, and waits for its address.
+    pub fn start(data: &std::path::Path, extra: &[&str]) -> ServerProcess {
+        use std::io::BufRead as _;
+        let settings = data.with_extension("toml");
+        std::fs::write(
+            &settings,
+            format!(
+                "listen = \"127.0.0.1:0\"\n\
+                 countdown_ms = 10\n\
+                 messages_per_second = 10000\n\
+                 message_burst = 10000\n\
+                 moves_per_second = 10000\n\
+                 move_burst = 10000\n\
+                 deal_games = [\"three-blind-mice\"]\n\
+                 deal_pool_size = 2\n\
+                 deal_seed_start = {SEED_START}\n\
+                 solver_budget_positions = {SOLVER_BUDGET}\n\
+                 daily_secret = \"{}\"\n",
+                daily_secret_hex()
+            ),
+        )
+        .expect("the settings file is written");
+        let mut child = Command::new(binary("patience-server", "patience-server"))
+            .arg("--config")
+            .arg(&settings)
+            .arg("--data")
+            .arg(data)
+            .arg("--no-admin")
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("patience-server starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the server prints its address");
+        let address = line
+            .trim()
+            .rsplit("ws://")
+            .next()
+            .and_then(|address| address.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        ServerProcess { child, address }
+    }
+
+    /// Kills the process with SIGKILL, as a crash or `kill -9` would, and
+    /// waits for it to be gone.
+    pub fn kill(mut self) {
+        self.child.kill().expect("the server is killed");
+        self.child.wait().expect("the server is reaped");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

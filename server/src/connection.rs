@@ -183,7 +183,10 @@ async fn run(shared: &Arc<Shared>, socket: WebSocketStream<TcpStream>, id: u64, 
             _ = handle.closing.cancelled() => break,
             _ = shared.shutdown.cancelled() => break,
             _ = tokio::time::sleep_until(daily_deadline.unwrap_or(wait)), if daily_deadline.is_some() => {
-                session.finish_daily(patience_shared::protocol::PlayerStatus::OutOfTime).await;
+                // The deadline is on the wall clock; the timer only wakes us.
+                if session.daily_time_is_up() {
+                    session.finish_daily(PlayerStatus::OutOfTime).await;
+                }
                 continue;
             }
             next = tokio::time::timeout_at(wait, stream.next()) => next,
@@ -626,11 +629,19 @@ impl Session {
         }
     }
 
-    /// When the open daily attempt's time is up, on the runtime's clock.
+    /// When the open daily attempt's time is up, on the runtime's clock
+    /// (rounded up to the next millisecond).
     fn daily_deadline(&self) -> Option<tokio::time::Instant> {
         let play = self.daily.as_ref()?;
         let left = play.deadline_ms.saturating_sub(daily::unix_now_ms());
-        Some(tokio::time::Instant::now() + Duration::from_millis(left))
+        Some(tokio::time::Instant::now() + Duration::from_millis(left + 1))
+    }
+
+    /// Whether the open daily attempt's time is up on the server's clock.
+    fn daily_time_is_up(&self) -> bool {
+        self.daily
+            .as_ref()
+            .is_some_and(|play| daily::unix_now_ms() >= play.deadline_ms)
     }
 
     fn hello(&mut self, version: u32, name: &str) {

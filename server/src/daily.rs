@@ -136,6 +136,14 @@ impl Daily {
         }
     }
 
+    /// Drops the remembered deals of days before `date` (they stay in the
+    /// database).
+    pub fn forget_before(&self, date: Option<&str>) {
+        if let Some(date) = date {
+            self.deals.retain(|(_, day), _| day.as_str() >= date);
+        }
+    }
+
     /// Each attempt's time limit.
     pub fn time_limit_ms(&self) -> u64 {
         self.time_limit_ms
@@ -509,6 +517,35 @@ pub async fn sweep_forever(shared: Arc<crate::Shared>) {
     }
 }
 
+/// Finds today's and tomorrow's deals ahead of the players, every hour,
+/// so that the first player of a day does not wait for the solver (a
+/// Virginia Reel proof can take minutes). Tomorrow's deal is as secret as
+/// today's: it is kept only in the database.
+pub async fn prepare_forever(shared: Arc<crate::Shared>) {
+    let mut ticker = tokio::time::interval(std::time::Duration::from_secs(60 * 60));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => break,
+            _ = ticker.tick() => {}
+        }
+        let now = unix_now_ms();
+        let days = [date_of(now), date_of(now.saturating_add(DAY_MS))];
+        shared.daily.forget_before(days[0].as_deref());
+        for date in days.iter().flatten() {
+            for &game in &shared.config.deal_games {
+                let found = tokio::select! {
+                    _ = shared.shutdown.cancelled() => return,
+                    found = shared.daily.deal(game, date) => found,
+                };
+                if let Err(error) = found {
+                    tracing::error!(%error, %game, %date, "cannot prepare the daily deal");
+                }
+            }
+        }
+    }
+}
+
 /// The server's wall clock in Unix milliseconds: the one clock of daily
 /// attempts and stored races.
 pub fn unix_now_ms() -> u64 {
@@ -561,6 +598,62 @@ mod tests {
         assert!(!day_closed("2026-11-30", midnight + limit - 1, limit));
         assert!(day_closed("2026-11-30", midnight + limit, limit));
         assert!(!day_closed("2026-12-01", midnight + limit, limit));
+    }
+
+    #[tokio::test]
+    async fn the_sweep_closes_expired_attempts_as_out_of_time_with_their_moves() {
+        let database = Database::open(None, 16).expect("opens");
+        let limit = 1_000;
+        let daily = Daily::new(database.clone(), [3; 32], 100_000, limit);
+        let date = "2026-12-01".to_string();
+        let deal = daily
+            .deal(GameKind::ThreeBlindMice, &date)
+            .await
+            .expect("a deal");
+        let position = AnyGame::deal(GameKind::ThreeBlindMice, deal.seed);
+        let mut moves = Vec::new();
+        position.legal_moves(&mut moves);
+        let first = position.format_move(moves[0]);
+        let (early, late) = (
+            AttemptKey {
+                player: 1,
+                game: GameKind::ThreeBlindMice,
+                date: date.clone(),
+            },
+            AttemptKey {
+                player: 2,
+                game: GameKind::ThreeBlindMice,
+                date,
+            },
+        );
+        let (early_key, late_key, text) = (early.clone(), late.clone(), first.clone());
+        database
+            .call(move |store| {
+                store.register("ann", &[1; 32], 0)?;
+                store.register("bob", &[2; 32], 0)?;
+                store.begin_attempt(&early_key, 10_000)?;
+                store.record_move(&early_key, 0, &text)?;
+                store.begin_attempt(&late_key, 10_500)?;
+                Ok(())
+            })
+            .await
+            .expect("stored");
+
+        // At 11,200 only the first attempt's hour (here a second) is up.
+        assert_eq!(daily.sweep(11_200).await.expect("sweeps"), 1);
+        let stored = database
+            .call(move |store| Ok((store.attempt(&early)?, store.attempt(&late)?)))
+            .await
+            .expect("reads");
+        let finish = stored.0.and_then(|attempt| attempt.finish).expect("closed");
+        assert_eq!(finish.status, PlayerStatus::OutOfTime);
+        assert_eq!(finish.progress.moves, 1);
+        assert_eq!(
+            finish.progress.elapsed_ms, limit,
+            "the clock stops at the limit"
+        );
+        assert_eq!(stored.1.and_then(|attempt| attempt.finish), None);
+        assert_eq!(daily.sweep(11_200).await.expect("sweeps"), 0);
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub struct Stats {
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The data directory could not be created.
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot create the data directory {path}")]
     Directory {
         /// The directory.
         path: PathBuf,
@@ -60,7 +60,7 @@ pub enum OpenError {
         source: std::io::Error,
     },
     /// The file is not a database this server can use.
-    #[error("cannot open the database {path}: {source}")]
+    #[error("cannot open the database {path}")]
     Store {
         /// The file.
         path: PathBuf,
@@ -68,8 +68,8 @@ pub enum OpenError {
         source: StoreError,
     },
     /// The thread could not start.
-    #[error("cannot start the database thread: {0}")]
-    Thread(std::io::Error),
+    #[error("cannot start the database thread")]
+    Thread(#[source] std::io::Error),
 }
 
 impl Database {

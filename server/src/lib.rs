@@ -165,6 +165,9 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
     shared
         .tracker
         .spawn(daily::sweep_forever(Arc::clone(&shared)));
+    shared
+        .tracker
+        .spawn(daily::prepare_forever(Arc::clone(&shared)));
     let admin_address = admin.map(|(admin, local)| {
         shared
             .tracker

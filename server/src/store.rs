@@ -48,7 +48,7 @@ pub enum StoreError {
         known: u32,
     },
     /// The database engine failed.
-    #[error("database error: {0}")]
+    #[error(transparent)]
     Database(#[from] rusqlite::Error),
     /// The batch this call was part of could not be committed: nothing of
     /// it was kept.

@@ -4,7 +4,9 @@
 mod admin;
 mod allocation;
 mod client;
+mod daily;
 mod daily_client;
+mod durability;
 mod hostile;
 mod inspect;
 mod race;

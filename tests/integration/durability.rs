@@ -1,0 +1,168 @@
+//! Durability: the real server binary killed with SIGKILL mid-attempt and
+//! right after announcing results, restarted on the same data directory.
+//! Whatever a client was told is there after the restart.
+
+use std::process::Command;
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage,
+};
+use patience_tests::{Client, ServerProcess, binary, daily_deal, first_deal, stderr};
+
+async fn authenticated(server: &ServerProcess, token: &str) -> Client {
+    let mut client = Client::hello_to(server.address, "ada").await;
+    client.authenticate(token).await;
+    client
+}
+
+#[tokio::test]
+async fn a_killed_server_keeps_every_acknowledged_daily_move_and_result() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+
+    // First life: moves sent back to back; the server dies after some of
+    // their answers have arrived, others perhaps still in flight.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    let (_, token) = ada.register("ada").await;
+    let attempt = ada.daily_play().await;
+    let (_, line) = daily_deal(&attempt.date);
+    let half = line.len() / 2;
+    let quarter = half / 2;
+    for text in &line[..half] {
+        ada.play(text).await;
+    }
+    for text in &line[..quarter] {
+        match ada.move_answer().await {
+            ServerMessage::MoveAccepted { text: played, .. } => assert_eq!(&played, text),
+            other => panic!("expected move_accepted, got {other:?}"),
+        }
+    }
+    server.kill();
+
+    // Second life: the attempt resumes with every acknowledged move (and
+    // perhaps some that were written but not yet answered), in order.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = authenticated(&server, &token).await;
+    let resumed = ada.daily_play().await;
+    assert!(resumed.resumed);
+    assert_eq!(resumed.date, attempt.date);
+    assert!(
+        resumed.moves.len() >= quarter,
+        "{} < {quarter}",
+        resumed.moves.len()
+    );
+    assert!(
+        line.starts_with(&resumed.moves),
+        "the stored moves are the line's prefix"
+    );
+    ada.play_all(&line[resumed.moves.len()..]).await;
+    let result = match ada
+        .recv_until(|message| matches!(message, ServerMessage::DailyFinished { .. }))
+        .await
+    {
+        ServerMessage::DailyFinished { result } => result,
+        _ => unreachable!("recv_until returned another message"),
+    };
+    assert_eq!(result.status, PlayerStatus::Won);
+    // Killed the moment the result is told.
+    server.kill();
+
+    // Third life: the result stands, the attempt is not granted again.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = authenticated(&server, &token).await;
+    ada.send(&ClientMessage::DailyPlay {
+        game: GameKind::ThreeBlindMice,
+    })
+    .await;
+    assert_eq!(ada.next_error().await, ErrorCode::DailyAlreadyPlayed);
+    ada.send(&ClientMessage::Leaderboard {
+        game: GameKind::ThreeBlindMice,
+        date: None,
+        limit: None,
+    })
+    .await;
+    match ada.recv().await {
+        ServerMessage::LeaderboardPage { page } => {
+            let own = page.own.expect("ada's row");
+            assert_eq!(
+                (own.rank, own.status, own.race_id),
+                (1, PlayerStatus::Won, result.race_id)
+            );
+        }
+        other => panic!("expected leaderboard_page, got {other:?}"),
+    }
+    ada.send(&ClientMessage::Replay {
+        race_id: result.race_id,
+    })
+    .await;
+    match ada.recv().await {
+        ServerMessage::ReplayData { race } => assert_eq!(race.result.logs[0].moves, line),
+        other => panic!("expected replay_data, got {other:?}"),
+    }
+    server.kill();
+}
+
+#[tokio::test]
+async fn a_killed_server_keeps_every_race_result_it_announced() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+    let server = ServerProcess::start(&data, &[]);
+    let (_, line) = first_deal();
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    let mut bob = Client::hello_to(server.address, "bob").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+    bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    ada.play_all(&line).await;
+    bob.send(&ClientMessage::Resign).await;
+    let result = match ada
+        .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+        .await
+    {
+        ServerMessage::RaceEnded { result, .. } => result,
+        _ => unreachable!("recv_until returned another message"),
+    };
+    // Killed in the race's bookkeeping: the room is still open, lingering.
+    server.kill();
+
+    let server = ServerProcess::start(&data, &[]);
+    let race_id = result.race_id.expect("an announced result has its id");
+    let mut viewer = Client::hello_to(server.address, "viewer").await;
+    viewer.send(&ClientMessage::Replay { race_id }).await;
+    match viewer.recv().await {
+        ServerMessage::ReplayData { race } => assert_eq!(race.result, result),
+        other => panic!("expected replay_data, got {other:?}"),
+    }
+    server.kill();
+}
+
+#[test]
+fn a_data_file_that_is_not_a_database_stops_the_server_with_a_clear_error() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+    std::fs::create_dir_all(&data).expect("data dir");
+    std::fs::write(
+        data.join("patience.sqlite3"),
+        b"not a database at all, just bytes\n".repeat(300),
+    )
+    .expect("writes");
+    let output = Command::new(binary("patience-server", "patience-server"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--no-admin",
+            "--games",
+            "tbm",
+            "--data",
+        ])
+        .arg(&data)
+        .output()
+        .expect("patience-server runs");
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(message.contains("patience.sqlite3"), "{message}");
+    assert!(message.contains("not a database"), "{message}");
+}
