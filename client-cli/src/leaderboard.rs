@@ -106,7 +106,7 @@ pub fn page_text(page: &LeaderboardPage) -> String {
                 reveal.game.slug(),
                 reveal.seed
             )),
-            None => lines.push("The server did not reveal the deal.".into()),
+            None => lines.push("No deal to reveal for that day.".into()),
         }
     } else {
         lines.push(
@@ -222,6 +222,20 @@ Three Blind Mice · daily deal of 2026-12-01 · 0 finished, 5 playing
 no finished attempts yet
 
 The day is still running: ranks may change, and the deal is revealed once it is over.",
+        );
+    }
+
+    #[test]
+    fn a_day_over_without_a_deal() {
+        let mut empty = page(true, None);
+        empty.rows.clear();
+        empty.reveal = None;
+        assert!(
+            page_text(&empty).ends_with(
+                "no finished attempts yet\n\nThe day is over: the ranking is final.\nNo deal to reveal for that day."
+            ),
+            "{}",
+            page_text(&empty)
         );
     }
 
