@@ -63,6 +63,9 @@ pub enum DailyError {
         "the server closed the connection ({0}); the attempt stays open with its clock running: run `patience daily` again to take it back"
     )]
     Closed(String),
+    /// Another connection took the attempt over.
+    #[error("another client took the attempt over ({0}); this one stops here")]
+    Replaced(String),
 }
 
 /// An attempt opened, new or resumed: play it on this connection.
@@ -186,6 +189,8 @@ pub struct DailyState {
     pub stuck: bool,
     /// The server closed the attempt's connection, and why.
     pub closed: Option<String>,
+    /// It closed it because another connection took the attempt.
+    pub replaced: bool,
 }
 
 impl DailyState {
@@ -297,6 +302,7 @@ impl DailyState {
             ServerMessage::Error { code, message } => {
                 notes.push(format!("error: {message}"));
                 if code.is_fatal() {
+                    self.replaced = code == ErrorCode::Replaced;
                     self.closed = Some(message);
                 }
             }
@@ -368,7 +374,13 @@ pub async fn plain(
         }
         if let Some(reason) = &state.closed {
             output.flush()?;
-            return Err(DailyError::Closed(reason.clone()).into());
+            let reason = reason.clone();
+            return Err(if state.replaced {
+                DailyError::Replaced(reason)
+            } else {
+                DailyError::Closed(reason)
+            }
+            .into());
         }
         if !input_open && pending == 0 && !state.result_due() {
             writeln!(
@@ -609,6 +621,7 @@ pub(crate) mod tests {
         assert_eq!(attempt.progress.moves, 1);
         assert_eq!(state.board(), Some(&position.view()));
         // A fatal error closes the attempt's connection.
+        assert!(!state.replaced);
         state.apply(
             ServerMessage::Error {
                 code: ErrorCode::Replaced,
@@ -617,6 +630,7 @@ pub(crate) mod tests {
             start,
         );
         assert!(!state.can_move());
+        assert!(state.replaced);
     }
 
     #[test]

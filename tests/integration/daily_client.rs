@@ -80,7 +80,7 @@ impl Interactive {
             .env_remove("PATIENCE_SERVER")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("patience runs");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -127,17 +127,35 @@ impl Interactive {
         }
     }
 
-    /// Closes standard input and waits for a successful exit.
-    async fn finish(mut self) -> Vec<String> {
+    /// Closes standard input, waits for the exit, and returns its status
+    /// and standard error.
+    async fn exit(mut self) -> (std::process::ExitStatus, String) {
+        use std::io::Read as _;
         drop(self.stdin.take());
         let mut child = self.child;
-        let status = tokio::task::spawn_blocking(move || child.wait())
+        tokio::task::spawn_blocking(move || {
+            let mut errors = String::new();
+            if let Some(mut stderr) = child.stderr.take() {
+                stderr.read_to_string(&mut errors).expect("stderr reads");
+            }
+            (child.wait().expect("patience exits"), errors)
+        })
+        .await
+        .expect("the waiting thread")
+    }
+
+    /// Closes standard input, waits for a successful exit, and returns every
+    /// line printed.
+    async fn finish(mut self) -> Vec<String> {
+        let mut seen = std::mem::take(&mut self.seen);
+        let lines = std::mem::replace(&mut self.lines, sync_channel(1).1);
+        let (status, errors) = self.exit().await;
+        // The reader thread ends at the end of the output: every line is in.
+        let rest: Vec<String> = tokio::task::spawn_blocking(move || lines.iter().collect())
             .await
-            .expect("the waiting thread")
-            .expect("patience exits");
-        let mut seen = self.seen;
-        seen.extend(self.lines.try_iter());
-        assert!(status.success(), "{status}:\n{}", seen.join("\n"));
+            .expect("the reading thread");
+        seen.extend(rest);
+        assert!(status.success(), "{status}: {errors}\n{}", seen.join("\n"));
         seen
     }
 }
@@ -409,12 +427,23 @@ async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
         "{seen:#?}"
     );
 
+    // Taken back in one client, then in another: the first is closed.
+    let mut first_client =
+        Interactive::start(&carol, &["daily", "tbm", "--server", &url, "--plain"]);
+    first_client.wait_for("resumed: 1 moves played").await;
     let resumed = run(
         &carol,
         &["daily", "tbm", "--server", &url, "--plain"],
         "resign\n",
     )
     .await;
+    first_client.wait_for("error: ").await;
+    let (status, errors) = first_client.exit().await;
+    assert!(!status.success(), "a replaced client fails");
+    assert!(
+        errors.contains("another client took the attempt over"),
+        "{errors}"
+    );
     let said = text(&resumed);
     assert!(resumed.status.success(), "{said}");
     assert!(said.contains("resumed: 1 moves played"), "{said}");
@@ -559,13 +588,12 @@ async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_datab
     // The server stops; the client says how to come back and fails.
     server.shutdown().await;
     daily.wait_for("the server is stopping").await;
-    drop(daily.stdin.take());
-    let mut child = daily.child;
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .expect("the waiting thread")
-        .expect("patience exits");
+    let (status, errors) = daily.exit().await;
     assert!(!status.success());
+    assert!(
+        errors.contains("run `patience daily` again to take it back"),
+        "{errors}"
+    );
 
     // Started again on the same data, it deals the same attempt back.
     let server = start_server(|config| {

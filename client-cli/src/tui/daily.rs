@@ -272,6 +272,9 @@ pub async fn run(
                 println!("{line}");
             }
         }
+        (None, Some(reason)) if state.replaced => {
+            println!("Another client took the attempt over ({reason}).")
+        }
         (None, Some(reason)) => println!(
             "The server closed the connection ({reason}); the attempt stays open: `patience daily {game}` takes it back."
         ),
