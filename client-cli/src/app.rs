@@ -173,6 +173,14 @@ fn register(name: &str, server: &str, force: bool) -> anyhow::Result<()> {
 /// front end. Today's deal played already is not an error (exit status 0).
 fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let store = Store::from_environment();
+    if let (Some(given), Some(account)) = (&online.name, store.account(&online.server))
+        && !given.eq_ignore_ascii_case(&account.name)
+    {
+        eprintln!(
+            "note: --name is for a first registration; an account is stored for this server: playing as {}",
+            account.name
+        );
+    }
     let name = online.name.or_else(|| store.load().name);
     let plain = use_plain(online.plain);
     runtime()?.block_on(async move {
