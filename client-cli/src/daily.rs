@@ -398,11 +398,14 @@ pub async fn plain(
                         return Err(DailyError::Net(error).into());
                     }
                 };
+                // Each move or resignation gets one answer: accepted,
+                // rejected, the end, or an error.
                 let answered = matches!(
                     message,
                     ServerMessage::MoveAccepted { .. }
                         | ServerMessage::MoveRejected { .. }
                         | ServerMessage::DailyFinished { .. }
+                        | ServerMessage::Error { .. }
                 );
                 let show_board = matches!(message, ServerMessage::MoveAccepted { .. });
                 if answered {
