@@ -28,7 +28,8 @@ use hmac::{KeyInit as _, Mac as _};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, DailyAttempt, DailyResult, MoveLog, PlayerStatus, Progress, RaceResult, Reveal, Standing,
+    self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, PlayerStatus, Progress,
+    RaceResult, Reveal, Standing,
 };
 use patience_shared::rules::{Effect, Rules as _};
 use patience_shared::solver::Budget;
@@ -213,14 +214,16 @@ impl Daily {
             date,
         };
         let lookup = key.clone();
-        let stored = self
+        let limit = u32::try_from(MAX_WINNING_TIMES).unwrap_or(u32::MAX);
+        let (stored, standing) = self
             .database
             .call(move |store| {
                 let stored = store.attempt(&lookup)?;
                 if stored.is_none() {
                     store.begin_attempt(&lookup, now_ms)?;
                 }
-                Ok(stored)
+                let standing = store.winning_times(lookup.game, &lookup.date, limit)?;
+                Ok((stored, standing))
             })
             .await?;
         let (started_at_ms, moves, resumed) = match stored {
@@ -245,6 +248,7 @@ impl Daily {
             .map_err(DailyError::Store)?;
         let play = Play {
             deadline_ms: started_at_ms.saturating_add(self.time_limit_ms),
+            standing,
             ..play
         };
         if now_ms >= play.deadline_ms {
@@ -353,6 +357,8 @@ pub struct Play {
     started_at_ms: u64,
     /// When the attempt's time is up, in Unix milliseconds.
     pub deadline_ms: u64,
+    /// The day's finishers and winning times when the attempt opened.
+    standing: (u32, Vec<u64>),
 }
 
 /// A move the attempt's position accepted, not yet acknowledged.
@@ -404,6 +410,7 @@ impl Play {
             moves: moves.to_vec(),
             started_at_ms,
             deadline_ms: u64::MAX,
+            standing: (0, Vec::new()),
         })
     }
 
@@ -418,6 +425,8 @@ impl Play {
             progress: self.progress(now_ms),
             time_limit_ms,
             resumed,
+            finishers: self.standing.0,
+            winning_times_ms: self.standing.1.clone(),
         }
     }
 
