@@ -22,6 +22,7 @@
 //! could still be in play.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use dashmap::DashMap;
 use hmac::{KeyInit as _, Mac as _};
@@ -118,6 +119,7 @@ pub struct Daily {
     budget_positions: u64,
     time_limit_ms: u64,
     deals: DashMap<(GameKind, String), Arc<OnceCell<DailyDeal>>>,
+    stopping: Arc<AtomicBool>,
 }
 
 impl Daily {
@@ -134,7 +136,13 @@ impl Daily {
             budget_positions,
             time_limit_ms,
             deals: DashMap::new(),
+            stopping: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Ends any search for a deal: the server is stopping.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
     }
 
     /// Drops the remembered deals of days before `date` (they stay in the
@@ -176,8 +184,17 @@ impl Daily {
         let start = stream_start(&self.secret, game, &date);
         let budget = self.budget_positions;
         tracing::info!(%game, %date, "finding the daily deal");
+        let stop = Arc::clone(&self.stopping);
         let proved = tokio::task::spawn_blocking(move || {
-            first_winnable_deal(game, start.., Budget::positions(budget))
+            // At shutdown the search ends at once (the runtime waits for
+            // blocking threads); nothing half-found is kept.
+            let should_stop = || stop.load(Ordering::Relaxed);
+            let seeds = (start..).take_while(|_| !should_stop());
+            let budget = Budget {
+                positions: budget,
+                should_stop: Some(&should_stop),
+            };
+            first_winnable_deal(game, seeds, budget)
         })
         .await
         .map_err(|_| DailyError::Lost)?
