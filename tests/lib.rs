@@ -115,9 +115,15 @@ pub async fn start_server(tweak: impl FnOnce(&mut Config)) -> Server {
 /// The first Three Blind Mice seed a test server deals, and the solver's
 /// winning line for it in notation: computed here, never sent by the server.
 pub fn first_deal() -> (u64, Vec<String>) {
+    first_proved_from(SEED_START)
+}
+
+/// The first Three Blind Mice seed from `start` up that the solver proves
+/// winnable at the test servers' budget, as a server finds it, and its line.
+fn first_proved_from(start: u64) -> (u64, Vec<String>) {
     let deal = first_winnable_deal(
         GameKind::ThreeBlindMice,
-        SEED_START..,
+        start..,
         Budget::positions(SOLVER_BUDGET),
     )
     .expect("the solver's line replays")
@@ -485,21 +491,11 @@ pub fn daily_secret_hex() -> String {
 /// The Three Blind Mice daily deal of `date` on a test server, and the
 /// solver's winning line for it: computed here, never sent by the server.
 pub fn daily_deal(date: &str) -> (u64, Vec<String>) {
-    let start = patience_server::daily::stream_start(&DAILY_SECRET, GameKind::ThreeBlindMice, date);
-    let deal = first_winnable_deal(
+    first_proved_from(patience_server::daily::stream_start(
+        &DAILY_SECRET,
         GameKind::ThreeBlindMice,
-        start..,
-        Budget::positions(SOLVER_BUDGET),
-    )
-    .expect("the solver's line replays")
-    .expect("a winnable deal exists");
-    let report = solve_deal(
-        GameKind::ThreeBlindMice,
-        deal.seed,
-        Budget::positions(SOLVER_BUDGET),
-    )
-    .expect("the solver's line replays");
-    (deal.seed, report.solution)
+        date,
+    ))
 }
 
 // ----- The server as a process -----

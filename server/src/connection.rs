@@ -499,14 +499,7 @@ impl Session {
                 if self.not_in_room() {
                     match self.shared.registry.room(&code) {
                         Some(room) => {
-                            let (name, player) = self.identity();
-                            self.enter(room, |conn, reply| Command::Join {
-                                conn,
-                                name,
-                                player,
-                                reply,
-                            })
-                            .await;
+                            self.enter(room, self.join_command()).await;
                         }
                         None => self.error(
                             ErrorCode::RoomNotFound,
@@ -677,12 +670,20 @@ impl Session {
         });
     }
 
-    /// The name others see, and the registered player if there is one.
-    fn identity(&self) -> (String, Option<crate::store::PlayerId>) {
-        (
-            self.name.clone(),
-            self.player.as_ref().map(|player| player.id),
-        )
+    /// The command that seats this connection in a room, under the name
+    /// others see and with the registered player if there is one.
+    fn join_command(
+        &self,
+    ) -> impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command + use<>
+    {
+        let name = self.name.clone();
+        let player = self.player.as_ref().map(|player| player.id);
+        move |conn, reply| Command::Join {
+            conn,
+            name,
+            player,
+            reply,
+        }
     }
 
     fn not_in_room(&mut self) -> bool {
@@ -743,14 +744,7 @@ impl Session {
             );
         }
         let room = room::create(&self.shared, game, max_players, public, quick, options);
-        let (name, player) = self.identity();
-        self.enter(room, |conn, reply| Command::Join {
-            conn,
-            name,
-            player,
-            reply,
-        })
-        .await;
+        self.enter(room, self.join_command()).await;
     }
 
     async fn quick_race(&mut self, game: GameKind) {
@@ -761,17 +755,7 @@ impl Session {
             );
         }
         for room in self.shared.registry.quick_race_candidates(game) {
-            let (name, player) = self.identity();
-            if self
-                .try_enter(&room, |conn, reply| Command::Join {
-                    conn,
-                    name,
-                    player,
-                    reply,
-                })
-                .await
-                .is_ok()
-            {
+            if self.try_enter(&room, self.join_command()).await.is_ok() {
                 self.room = Some(room);
                 return;
             }

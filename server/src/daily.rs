@@ -22,13 +22,15 @@
 //! could still be in play.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use dashmap::DashMap;
 use hmac::{KeyInit as _, Mac as _};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, DailyAttempt, DailyResult, MoveLog, PlayerStatus, Progress, RaceResult, Reveal, Standing,
+    self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, PlayerStatus, Progress,
+    RaceResult, Reveal, Standing,
 };
 use patience_shared::rules::{Effect, Rules as _};
 use patience_shared::solver::Budget;
@@ -117,6 +119,7 @@ pub struct Daily {
     budget_positions: u64,
     time_limit_ms: u64,
     deals: DashMap<(GameKind, String), Arc<OnceCell<DailyDeal>>>,
+    stopping: Arc<AtomicBool>,
 }
 
 impl Daily {
@@ -133,7 +136,13 @@ impl Daily {
             budget_positions,
             time_limit_ms,
             deals: DashMap::new(),
+            stopping: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Ends any search for a deal: the server is stopping.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
     }
 
     /// Drops the remembered deals of days before `date` (they stay in the
@@ -175,8 +184,17 @@ impl Daily {
         let start = stream_start(&self.secret, game, &date);
         let budget = self.budget_positions;
         tracing::info!(%game, %date, "finding the daily deal");
+        let stop = Arc::clone(&self.stopping);
         let proved = tokio::task::spawn_blocking(move || {
-            first_winnable_deal(game, start.., Budget::positions(budget))
+            // At shutdown the search ends at once (the runtime waits for
+            // blocking threads); nothing half-found is kept.
+            let should_stop = || stop.load(Ordering::Relaxed);
+            let seeds = (start..).take_while(|_| !should_stop());
+            let budget = Budget {
+                positions: budget,
+                should_stop: Some(&should_stop),
+            };
+            first_winnable_deal(game, seeds, budget)
         })
         .await
         .map_err(|_| DailyError::Lost)?
@@ -213,14 +231,16 @@ impl Daily {
             date,
         };
         let lookup = key.clone();
-        let stored = self
+        let limit = u32::try_from(MAX_WINNING_TIMES).unwrap_or(u32::MAX);
+        let (stored, standing) = self
             .database
             .call(move |store| {
                 let stored = store.attempt(&lookup)?;
                 if stored.is_none() {
                     store.begin_attempt(&lookup, now_ms)?;
                 }
-                Ok(stored)
+                let standing = store.winning_times(lookup.game, &lookup.date, limit)?;
+                Ok((stored, standing))
             })
             .await?;
         let (started_at_ms, moves, resumed) = match stored {
@@ -245,6 +265,7 @@ impl Daily {
             .map_err(DailyError::Store)?;
         let play = Play {
             deadline_ms: started_at_ms.saturating_add(self.time_limit_ms),
+            standing,
             ..play
         };
         if now_ms >= play.deadline_ms {
@@ -353,6 +374,8 @@ pub struct Play {
     started_at_ms: u64,
     /// When the attempt's time is up, in Unix milliseconds.
     pub deadline_ms: u64,
+    /// The day's finishers and winning times when the attempt opened.
+    standing: (u32, Vec<u64>),
 }
 
 /// A move the attempt's position accepted, not yet acknowledged.
@@ -404,6 +427,7 @@ impl Play {
             moves: moves.to_vec(),
             started_at_ms,
             deadline_ms: u64::MAX,
+            standing: (0, Vec::new()),
         })
     }
 
@@ -418,6 +442,8 @@ impl Play {
             progress: self.progress(now_ms),
             time_limit_ms,
             resumed,
+            finishers: self.standing.0,
+            winning_times_ms: self.standing.1.clone(),
         }
     }
 

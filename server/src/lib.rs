@@ -204,6 +204,7 @@ impl Server {
         tracing::info!("shutting down");
         self.shared.shutdown.cancel();
         self.shared.pool.stop();
+        self.shared.daily.stop();
         self.shared.tracker.close();
         let grace = config::millis(self.shared.config.shutdown_grace_ms);
         if tokio::time::timeout(grace, self.shared.tracker.wait())

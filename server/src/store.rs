@@ -213,6 +213,14 @@ pub trait Store: Send {
     ) -> Result<u64, StoreError>;
     /// Open attempts that began at or before `started_by_ms`.
     fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError>;
+    /// How many attempts of the day have finished, and the winning times
+    /// among them, fastest first (at most `limit`).
+    fn winning_times(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        limit: u32,
+    ) -> Result<(u32, Vec<u64>), StoreError>;
     /// Where a finished attempt ranks.
     fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError>;
     /// A day's leaderboard: `limit` rows from the top, and `player`'s own.

@@ -360,6 +360,26 @@ pub struct DailyAttempt {
     pub time_limit_ms: u64,
     /// Whether the attempt was begun before (this is a resume).
     pub resumed: bool,
+    /// Attempts of the day finished when this one (re)opened.
+    pub finishers: u32,
+    /// Their winning times, fastest first (at most [`MAX_WINNING_TIMES`]):
+    /// a win at `t` would rank just after those below `t`, which a client
+    /// shows as the race goes on.
+    pub winning_times_ms: Vec<u64>,
+}
+
+/// The most winning times a [`DailyAttempt`] lists.
+pub const MAX_WINNING_TIMES: usize = 1000;
+
+impl DailyAttempt {
+    /// The rank a win at `elapsed_ms` would have among the finishers known
+    /// at the start: after every faster win (ties go to who won first).
+    pub fn rank_if_won_at(&self, elapsed_ms: u64) -> u32 {
+        let faster = self
+            .winning_times_ms
+            .partition_point(|&time| time <= elapsed_ms);
+        u32::try_from(faster).unwrap_or(u32::MAX).saturating_add(1)
+    }
 }
 
 /// How a daily attempt ended, and where it ranks.

@@ -50,6 +50,9 @@ async fn health_metrics_and_a_graceful_shutdown() {
         "patience_send_queue_drops_total 0\n",
         "patience_move_handling_seconds_count 2\n",
         "patience_deal_pool_ready{game=\"three-blind-mice\"}",
+        "patience_storage_errors_total 0\n",
+        "patience_database_failed_jobs_total 0\n",
+        "patience_database_commits_total ",
     ] {
         assert!(metrics.contains(expected), "{expected} not in\n{metrics}");
     }

@@ -152,6 +152,11 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     let bob_attempt = bob.daily_play().await;
     assert_eq!(bob_attempt.commitment, attempt.commitment, "the same deal");
     assert_eq!(bob_attempt.board, attempt.board);
+    // Bob can see where a win would rank: Ada's time is the one to beat.
+    assert_eq!(bob_attempt.finishers, 1);
+    assert_eq!(bob_attempt.winning_times_ms, [result.progress.elapsed_ms]);
+    assert_eq!(bob_attempt.rank_if_won_at(0), 1);
+    assert_eq!(bob_attempt.rank_if_won_at(result.progress.elapsed_ms), 2);
 
     // Cal has not finished: the day's replays are closed to Cal and to
     // anonymous connections, since they hold the seed.

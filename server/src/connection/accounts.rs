@@ -206,10 +206,29 @@ impl Session {
         };
         if let Err(error) = self.shared.daily.record_move(play).await {
             play.take_back(accepted);
-            tracing::error!(%error, "a daily move could not be saved");
-            bump(&self.shared.metrics.storage_errors);
-            let message = "the move could not be saved; nothing changed, try again".to_string();
-            return reject(self, text, ErrorCode::Internal, None, message);
+            let game = play.key.game;
+            return match error {
+                // Another connection of this player wrote a move in the
+                // moment before it took the attempt over: this copy is
+                // stale. The player gets the attempt as stored.
+                DailyError::Store(StoreError::MoveConflict(_)) => {
+                    let message = "your attempt moved on elsewhere; here it is as stored";
+                    reject(self, text, ErrorCode::Internal, None, message.to_string());
+                    self.daily_play(game).await;
+                }
+                // The sweeper closed it: its time was up.
+                DailyError::Store(StoreError::AttemptNotOpen) => {
+                    self.leave_daily();
+                    let message = "your daily attempt is over".to_string();
+                    reject(self, text, ErrorCode::RaceOver, None, message);
+                }
+                error => {
+                    tracing::error!(%error, "a daily move could not be saved");
+                    bump(&self.shared.metrics.storage_errors);
+                    let message = "the move could not be saved; nothing changed, try again";
+                    reject(self, text, ErrorCode::Internal, None, message.to_string());
+                }
+            };
         }
         bump(&self.shared.metrics.moves_accepted);
         let progress = play.progress(now);

@@ -580,6 +580,29 @@ impl Store for SqliteStore {
         Ok(expired)
     }
 
+    fn winning_times(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        limit: u32,
+    ) -> Result<(u32, Vec<u64>), StoreError> {
+        let finishers: u32 = self.connection.query_row(
+            "SELECT COUNT(*) FROM daily_attempts
+             WHERE game = ?1 AND date = ?2 AND race_id IS NOT NULL",
+            params![game.slug(), date],
+            |row| row.get(0),
+        )?;
+        let mut statement = self.connection.prepare_cached(&format!(
+            "SELECT a.elapsed_ms FROM daily_attempts a
+             WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL AND a.won
+             ORDER BY {RANKING} LIMIT ?3"
+        ))?;
+        let times = statement
+            .query_map(params![game.slug(), date, limit], |row| uint(row, 0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((finishers, times))
+    }
+
     fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError> {
         let rank = self
             .connection

@@ -351,6 +351,8 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                     progress: progress(),
                     time_limit_ms: 3_600_000,
                     resumed: true,
+                    finishers: 41,
+                    winning_times_ms: vec![98_400, 131_250],
                 },
             },
         ),
@@ -688,6 +690,25 @@ mod properties {
                 }),
             any::<u64>().prop_map(|race_id| ClientMessage::Replay { race_id }),
         ]
+    }
+
+    #[test]
+    fn a_win_ranks_after_every_faster_or_equal_win() {
+        let attempt = DailyAttempt {
+            game: GameKind::ThreeBlindMice,
+            date: "2026-12-01".to_string(),
+            commitment: String::new(),
+            board: small_view(),
+            moves: Vec::new(),
+            progress: Progress::default(),
+            time_limit_ms: 1,
+            resumed: false,
+            finishers: 5,
+            winning_times_ms: vec![100, 200, 200, 300],
+        };
+        for (elapsed, rank) in [(50, 1), (100, 2), (150, 2), (200, 4), (999, 5)] {
+            assert_eq!(attempt.rank_if_won_at(elapsed), rank, "{elapsed}");
+        }
     }
 
     #[test]

@@ -278,6 +278,17 @@ fn leaderboards_rank_won_then_time_then_moves() {
                 .expect("finished");
             assert_eq!((rank.rank, rank.finishers), (own.rank, all));
         }
+        let (finishers, times) = store
+            .winning_times(GameKind::ThreeBlindMice, "2026-12-01", 100)
+            .expect("reads");
+        assert_eq!(finishers, all);
+        let expected_times: Vec<u64> = board
+            .rows
+            .iter()
+            .filter(|row| row.status == PlayerStatus::Won)
+            .map(|row| row.elapsed_ms)
+            .collect();
+        assert_eq!(times, expected_times);
         let open = store
             .leaderboard(GameKind::ThreeBlindMice, "2026-12-01", 1, Some(late.id))
             .expect("reads");
