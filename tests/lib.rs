@@ -1,9 +1,10 @@
 //! Helpers for the end-to-end tests: locating (and if need be building) the
 //! real binaries, and running them as a person or a script would.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 /// The workspace's target directory, found from the running test binary
 /// (`target/<profile>/deps/integration-…`).
@@ -15,12 +16,13 @@ fn profile_dir() -> PathBuf {
         .expect("test binaries live in target/<profile>/deps")
 }
 
-/// The path of a workspace binary, built once per test run with the same
-/// cargo and profile that built the tests, so the tests always run the
-/// current code.
+/// The path of a workspace binary, built once per test run (each binary
+/// once, whichever a test asks for first) with the same cargo and profile
+/// that built the tests, so the tests always run the current code.
 pub fn binary(package: &str, name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
+    static BUILT: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !built.contains(name) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let release = profile_dir().ends_with("release");
         let mut command = Command::new(cargo);
@@ -30,7 +32,8 @@ pub fn binary(package: &str, name: &str) -> PathBuf {
         }
         let status = command.status().expect("cargo runs");
         assert!(status.success(), "building {name} failed");
-    });
+        built.insert(name.to_string());
+    }
     profile_dir().join(name)
 }
 
