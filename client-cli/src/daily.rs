@@ -216,6 +216,18 @@ impl DailyState {
                     .is_some_and(|position| position.is_won() || position.is_stuck()))
     }
 
+    /// Where a win at `now` would rank, and among how many finishers (the
+    /// day's finishers when the attempt opened, and this one); `None` once
+    /// the attempt is over.
+    pub fn rank_if_won(&self, now: Instant) -> Option<(u32, u32)> {
+        let attempt = self.attempt.as_ref().filter(|_| self.result.is_none())?;
+        let elapsed_ms = u64::try_from(self.elapsed(now).as_millis()).unwrap_or(u64::MAX);
+        Some((
+            attempt.rank_if_won_at(elapsed_ms),
+            attempt.finishers.saturating_add(1),
+        ))
+    }
+
     /// The attempt's time on the server's clock at `now`: counted on from
     /// the server's figure while it runs, the server's final figure after.
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -256,6 +268,7 @@ impl DailyState {
                         tenths_text(attempt.time_limit_ms)
                     )
                 });
+                notes.push(standing_text(&attempt));
                 self.attempt = Some(attempt);
             }
             ServerMessage::MoveAccepted {
@@ -315,6 +328,26 @@ impl DailyState {
         }
         notes
     }
+}
+
+/// Where the day stands when an attempt opens, in words.
+fn standing_text(attempt: &DailyAttempt) -> String {
+    match (attempt.finishers, attempt.winning_times_ms.first()) {
+        (0, _) => "nobody has finished today's deal yet: a win would rank first".into(),
+        (finishers, None) => {
+            format!("{finishers} finished so far, none won: a win would rank first")
+        }
+        (finishers, Some(&fastest)) => format!(
+            "{finishers} finished so far, {} won, the fastest in {}",
+            attempt.winning_times_ms.len(),
+            tenths_text(fastest)
+        ),
+    }
+}
+
+/// Where a win now would rank, in words.
+pub fn rank_if_won_text(rank: u32, among: u32) -> String {
+    format!("a win now would rank {rank} of {among}")
 }
 
 /// A finished attempt in words.
@@ -441,6 +474,9 @@ pub async fn plain(
                         if let Some(board) = state.board() {
                             writeln!(output, "{}", view_text(board))?;
                         }
+                        if let Some((rank, among)) = state.rank_if_won(Instant::now()) {
+                            writeln!(output, "{}", rank_if_won_text(rank, among))?;
+                        }
                         None
                     }
                     "m" | "moves" => {
@@ -513,6 +549,8 @@ pub(crate) mod tests {
             },
             time_limit_ms: 3_600_000,
             resumed,
+            finishers: 41,
+            winning_times_ms: vec![98_400, 131_250],
         }
     }
 
@@ -547,8 +585,14 @@ pub(crate) mod tests {
             [
                 "Three Blind Mice · daily deal of 2026-12-01",
                 "resumed: 0 moves played, 0:45.2 on the server's clock (limit 60:00.0)",
+                "41 finished so far, 2 won, the fastest in 1:38.4",
             ]
         );
+        // A win now would come first; after 98.4 s second; after 131.25 s third.
+        let at = |seconds: f64| state.rank_if_won(start + Duration::from_secs_f64(seconds - 45.25));
+        assert_eq!(at(50.0), Some((1, 42)));
+        assert_eq!(at(98.4), Some((2, 42)));
+        assert_eq!(at(131.3), Some((3, 42)));
         assert!(state.can_move());
         let later = start + Duration::from_secs(10);
         assert_eq!(state.elapsed(later), Duration::from_millis(55_250));
@@ -573,6 +617,7 @@ pub(crate) mod tests {
         );
         assert!(!state.can_move());
         assert_eq!(state.elapsed(later), Duration::from_millis(184_020));
+        assert_eq!(state.rank_if_won(later), None);
     }
 
     #[test]
@@ -679,6 +724,31 @@ pub(crate) mod tests {
             Instant::now(),
         );
         assert!(!state.result_due());
+    }
+
+    #[test]
+    fn the_day_so_far_in_words() {
+        let check = |finishers: u32, wins: &[u64], expected: &str| {
+            let mut opened = attempt(false, 0);
+            opened.finishers = finishers;
+            opened.winning_times_ms = wins.to_vec();
+            assert_eq!(standing_text(&opened), expected);
+        };
+        check(
+            0,
+            &[],
+            "nobody has finished today's deal yet: a win would rank first",
+        );
+        check(
+            3,
+            &[],
+            "3 finished so far, none won: a win would rank first",
+        );
+        check(
+            3,
+            &[61_000, 70_000],
+            "3 finished so far, 2 won, the fastest in 1:01.0",
+        );
     }
 
     #[test]

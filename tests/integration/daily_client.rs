@@ -219,6 +219,11 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     // Ada plays one move of the daily deal, then resigns.
     let mut daily = Interactive::start(&ada, &["daily", "tbm", "--server", &url, "--plain"]);
     daily.wait_for("started: one attempt").await;
+    daily
+        .wait_for("nobody has finished today's deal yet: a win would rank first")
+        .await;
+    daily.type_line("b");
+    daily.wait_for("a win now would rank 1 of 1").await;
     daily.type_line("m");
     let moves = daily.wait_for("moves: ").await;
     let first = moves
@@ -299,6 +304,10 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     let said = text(&won);
     assert!(won.status.success(), "{said}");
     assert!(said.contains("registered bob as player "), "{said}");
+    assert!(
+        said.contains("1 finished so far, none won: a win would rank first"),
+        "{said}"
+    );
     assert!(
         said.contains(": won in ")
             && said.contains(&format!("{} moves, 52 cards home", line.len())),

@@ -74,8 +74,15 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
             ),
         ]),
         Line::from(Span::styled("the server's clock", dim())),
-        Line::from(""),
     ];
+    if let Some((rank, among)) = state.rank_if_won(now) {
+        lines.push(Line::from(vec![
+            Span::styled("win now: ", dim()),
+            Span::styled(format!("rank {rank}"), bold()),
+            Span::styled(format!(" of {among}"), dim()),
+        ]));
+    }
+    lines.push(Line::from(""));
     let progress = state
         .result
         .as_ref()
