@@ -11,6 +11,7 @@ use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
 use crate::solver::plain::Plain;
 use crate::solver::three_blind_mice::TbmSearch;
+use crate::solver::virginia_reel::ReelSearch;
 use crate::solver::{Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve};
 
 /// A verdict without its line, for reports and statistics.
@@ -69,7 +70,7 @@ pub fn solve_deal(game: GameKind, seed: u64, budget: Budget<'_>) -> Result<DealR
         GameKind::ThreeBlindMice => report_for(game, seed, &TbmSearch::new(ThreeBlindMice::deal(seed)), budget),
         GameKind::Indian => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Indian, seed)), budget),
         GameKind::Midshipman => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget),
-        GameKind::VirginiaReel => report_for(game, seed, &Plain(VirginiaReel::deal(seed)), budget),
+        GameKind::VirginiaReel => report_for(game, seed, &ReelSearch::new(VirginiaReel::deal(seed)), budget),
     }
 }
 
@@ -86,7 +87,7 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
     Ok(match position {
         AnyGame::ThreeBlindMice(state) => wrap(hint(&TbmSearch::new(state.clone()), budget)?, AnyMove::ThreeBlindMice),
         AnyGame::FortyThieves(state) => wrap(hint(&Plain(state.clone()), budget)?, AnyMove::FortyThieves),
-        AnyGame::VirginiaReel(state) => wrap(hint(&Plain(state.clone()), budget)?, AnyMove::VirginiaReel),
+        AnyGame::VirginiaReel(state) => wrap(hint(&ReelSearch::new(state.clone()), budget)?, AnyMove::VirginiaReel),
     })
 }
 
@@ -129,6 +130,6 @@ pub fn first_winnable_deal(
             first_winnable(seeds, |seed| Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget)?,
             AnyMove::FortyThieves,
         ),
-        GameKind::VirginiaReel => wrap(game, first_winnable(seeds, |seed| Plain(VirginiaReel::deal(seed)), budget)?, AnyMove::VirginiaReel),
+        GameKind::VirginiaReel => wrap(game, first_winnable(seeds, |seed| ReelSearch::new(VirginiaReel::deal(seed)), budget)?, AnyMove::VirginiaReel),
     })
 }

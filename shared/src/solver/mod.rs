@@ -22,11 +22,12 @@
 pub mod any;
 pub mod plain;
 pub mod three_blind_mice;
+pub mod virginia_reel;
 mod zobrist;
 
 use std::fmt;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::rules::{MoveError, Outcome, Rules};
 
@@ -42,6 +43,17 @@ pub trait SolverGame: Rules {
     /// may return a single move it proves safe to play at once. Every move it
     /// returns must be legal.
     fn search_moves(&self, moves: &mut Vec<Self::Move>);
+
+    /// How many limited-discrepancy passes [`solve`] makes before its full
+    /// search. Pass `d` follows the order of `search_moves` and strays from
+    /// a position's first move at most `d` times along a line, so a game whose
+    /// first move is usually right finds its wins before the full search
+    /// sinks into the subtree of one early mistake. The passes share the
+    /// positions budget; a pass that never had to stray proves the loss by
+    /// itself. None by default.
+    fn discrepancy_passes(&self) -> u32 {
+        0
+    }
 }
 
 /// How much work a search may do.
@@ -168,6 +180,11 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
     if state.is_won() {
         return Ok(Solution { verdict: Verdict::Winnable(Vec::new()), positions });
     }
+    for limit in 0..start.discrepancy_passes() {
+        if let Some(verdict) = discrepancy_pass(start, limit, budget, &mut positions)? {
+            return Ok(Solution { verdict, positions });
+        }
+    }
     seen.insert(state.canonical_key());
     positions += 1;
     state.search_moves(&mut scratch);
@@ -218,6 +235,94 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
         stack.push(Frame { entered_by: Some((mv, outcome)), first, next: first });
     }
     Ok(Solution { verdict: Verdict::Unwinnable, positions })
+}
+
+/// One level of a limited-discrepancy pass's stack.
+struct PassFrame<M> {
+    entered_by: Option<(M, Outcome)>,
+    first: usize,
+    next: usize,
+    /// How many more times the line below may stray from a first move.
+    strays_left: u32,
+}
+
+/// One pass of limited-discrepancy search (see [`SolverGame::discrepancy_passes`]):
+/// depth first like [`solve`], but a line may take a move other than the
+/// first of its position at most `limit` times. Its table remembers, per
+/// position, the most strays left it was searched with, so a position comes
+/// back only with more. Returns a verdict when it settles the deal (a win, a
+/// budget run out, or a search that never had to cut a line short, which
+/// proves the loss), `None` when the next pass should go on.
+fn discrepancy_pass<G: SolverGame>(
+    start: &G,
+    limit: u32,
+    budget: Budget<'_>,
+    positions: &mut u64,
+) -> Result<Option<Verdict<G::Move>>, ReplayFailure> {
+    let mut state = start.clone();
+    let mut searched: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
+    let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
+    let mut stack: Vec<PassFrame<G::Move>> = Vec::with_capacity(1024);
+    let mut cut = false;
+
+    if *positions >= budget.positions {
+        return Ok(Some(Verdict::Unknown));
+    }
+    searched.insert(state.canonical_key(), limit);
+    *positions += 1;
+    state.search_moves(&mut scratch);
+    arena.extend_from_slice(&scratch);
+    stack.push(PassFrame { entered_by: None, first: 0, next: 0, strays_left: limit });
+
+    while let Some(frame) = stack.last_mut() {
+        let strays = u32::from(frame.next > frame.first);
+        if frame.next == arena.len() || strays > frame.strays_left {
+            if frame.next < arena.len() {
+                cut = true;
+            }
+            let first = frame.first;
+            let entered_by = frame.entered_by.take();
+            stack.pop();
+            arena.truncate(first);
+            if let Some((mv, outcome)) = entered_by {
+                state.undo(mv, &outcome);
+            }
+            continue;
+        }
+        let strays_left = frame.strays_left - strays;
+        let mv = arena[frame.next];
+        frame.next += 1;
+        let outcome = match state.apply(mv) {
+            Ok(outcome) => outcome,
+            Err(_) => continue,
+        };
+        let key = state.canonical_key();
+        if searched.get(&key).is_some_and(|&searched_with| searched_with >= strays_left) {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        searched.insert(key, strays_left);
+        if state.is_won() {
+            let mut line: Vec<G::Move> =
+                stack.iter().filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m)).collect();
+            line.push(mv);
+            verify_line(start, &line)?;
+            return Ok(Some(Verdict::Winnable(line)));
+        }
+        if *positions >= budget.positions {
+            return Ok(Some(Verdict::Unknown));
+        }
+        *positions += 1;
+        if *positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
+            return Ok(Some(Verdict::Unknown));
+        }
+        let first = arena.len();
+        state.search_moves(&mut scratch);
+        arena.extend_from_slice(&scratch);
+        stack.push(PassFrame { entered_by: Some((mv, outcome)), first, next: first, strays_left });
+    }
+    Ok((!cut).then_some(Verdict::Unwinnable))
 }
 
 /// The answer to "what should I play next?".
