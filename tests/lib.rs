@@ -51,3 +51,361 @@ pub fn stdout(output: &Output) -> String {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+// ----- The race server, in-process, and WebSocket clients -----
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures::{SinkExt as _, StreamExt as _};
+use patience_server::{Config, Server};
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    self, ClientMessage, ErrorCode, PROTOCOL_VERSION, RoomOptions, ServerMessage,
+};
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::{first_winnable_deal, solve_deal};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// Where the test servers' seed streams start: a large number, so that the
+/// seed cannot be mistaken for any other integer on the wire.
+pub const SEED_START: u64 = 0x5eed_c0de_0000_0000;
+
+/// The solver budget of the test servers (and of the tests' own proofs).
+pub const SOLVER_BUDGET: u64 = 200_000;
+
+/// Settings for a test server: ephemeral ports, Three Blind Mice only (its
+/// proofs take milliseconds), a fixed seed stream and short timings.
+pub fn test_config() -> Config {
+    Config {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        admin_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+        countdown_ms: 10,
+        // The tests' bots play as fast as the socket goes; the rate limit
+        // has its own test.
+        messages_per_second: 10_000,
+        message_burst: 10_000,
+        moves_per_second: 10_000,
+        move_burst: 10_000,
+        deal_games: vec![GameKind::ThreeBlindMice],
+        deal_pool_size: 2,
+        deal_seed_start: Some(SEED_START),
+        solver_budget_positions: SOLVER_BUDGET,
+        finished_room_linger_ms: 5_000,
+        shutdown_grace_ms: 1_000,
+        ..Config::default()
+    }
+}
+
+/// Starts a server on 127.0.0.1:0 with `test_config` changed by `tweak`.
+pub async fn start_server(tweak: impl FnOnce(&mut Config)) -> Server {
+    let mut config = test_config();
+    tweak(&mut config);
+    patience_server::start(config)
+        .await
+        .expect("the server starts")
+}
+
+/// The first Three Blind Mice seed a test server deals, and the solver's
+/// winning line for it in notation: computed here, never sent by the server.
+pub fn first_deal() -> (u64, Vec<String>) {
+    let deal = first_winnable_deal(
+        GameKind::ThreeBlindMice,
+        SEED_START..,
+        Budget::positions(SOLVER_BUDGET),
+    )
+    .expect("the solver's line replays")
+    .expect("a winnable deal exists");
+    let report = solve_deal(
+        GameKind::ThreeBlindMice,
+        deal.seed,
+        Budget::positions(SOLVER_BUDGET),
+    )
+    .expect("the solver's line replays");
+    (deal.seed, report.solution)
+}
+
+/// Longest a test waits for any one message: a safety net for a broken
+/// server, never a way to let time pass.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A WebSocket client speaking the race protocol, recording every frame.
+pub struct Client {
+    socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    /// Every binary frame received, in order.
+    pub frames: Vec<Vec<u8>>,
+    /// The largest `seq` seen.
+    pub last_seq: u64,
+}
+
+/// What the server did when a client waited for it to close.
+#[derive(Debug)]
+pub struct Closed {
+    /// The messages received before the close.
+    pub messages: Vec<ServerMessage>,
+    /// The close frame, if one came.
+    pub frame: Option<CloseFrame>,
+}
+
+impl Client {
+    /// Opens a WebSocket to the server.
+    pub async fn connect(server: &Server) -> Client {
+        let url = format!("ws://{}/", server.address());
+        let (socket, _) = tokio_tungstenite::connect_async(url)
+            .await
+            .expect("websocket connects");
+        Client {
+            socket,
+            frames: Vec::new(),
+            last_seq: 0,
+        }
+    }
+
+    /// Opens a WebSocket whose kernel receive buffer is small, for clients
+    /// that stop reading.
+    pub async fn connect_with_small_buffer(server: &Server) -> Client {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.set_recv_buffer_size(4096).expect("buffer size");
+        let stream = socket.connect(server.address()).await.expect("connects");
+        let url = format!("ws://{}/", server.address());
+        let (socket, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream))
+            .await
+            .expect("websocket handshake");
+        Client {
+            socket,
+            frames: Vec::new(),
+            last_seq: 0,
+        }
+    }
+
+    /// Says hello as `name` and waits for the welcome.
+    pub async fn say_hello(&mut self, name: &str) {
+        self.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: name.to_string(),
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::Welcome { version, .. } => assert_eq!(version, PROTOCOL_VERSION),
+            other => panic!("expected welcome, got {other:?}"),
+        }
+    }
+
+    /// Every message received so far, decoded again from the recorded frames.
+    pub fn received(&self) -> Vec<ServerMessage> {
+        self.frames
+            .iter()
+            .filter_map(|frame| protocol::decode_server(frame).ok())
+            .collect()
+    }
+
+    /// Connects and says hello as `name`.
+    pub async fn hello(server: &Server, name: &str) -> Client {
+        let mut client = Client::connect(server).await;
+        client
+            .send(&ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: name.to_string(),
+            })
+            .await;
+        match client.recv().await {
+            ServerMessage::Welcome { version, .. } => assert_eq!(version, PROTOCOL_VERSION),
+            other => panic!("expected welcome, got {other:?}"),
+        }
+        client
+    }
+
+    /// Sends a message.
+    pub async fn send(&mut self, message: &ClientMessage) {
+        self.send_raw(protocol::encode(message)).await;
+    }
+
+    /// Sends raw bytes as one binary frame.
+    pub async fn send_raw(&mut self, bytes: Vec<u8>) {
+        self.socket
+            .send(Message::Binary(bytes.into()))
+            .await
+            .expect("send");
+    }
+
+    /// Sends any WebSocket message.
+    pub async fn send_frame(&mut self, message: Message) {
+        self.socket.send(message).await.expect("send");
+    }
+
+    /// Sends a move.
+    pub async fn play(&mut self, text: &str) {
+        self.send(&ClientMessage::Move {
+            text: text.to_string(),
+            seat: None,
+        })
+        .await;
+    }
+
+    /// The next message; panics if the connection closes first.
+    pub async fn recv(&mut self) -> ServerMessage {
+        loop {
+            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+                .await
+                .expect("a message within the test's patience");
+            match next {
+                Some(Ok(Message::Binary(bytes))) => {
+                    let message = protocol::decode_server(&bytes)
+                        .expect("the server sends protocol messages");
+                    self.frames.push(bytes.to_vec());
+                    if let Some(seq) = seq_of(&message) {
+                        self.last_seq = self.last_seq.max(seq);
+                    }
+                    return message;
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                other => panic!("expected a binary frame, got {other:?}"),
+            }
+        }
+    }
+
+    /// Skips messages until one matches, and returns it.
+    pub async fn recv_until(&mut self, wanted: impl Fn(&ServerMessage) -> bool) -> ServerMessage {
+        loop {
+            let message = self.recv().await;
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// Reads until the server closes the connection.
+    pub async fn closed(&mut self) -> Closed {
+        let mut messages = Vec::new();
+        loop {
+            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+                .await
+                .expect("the server closes within the test's patience");
+            match next {
+                Some(Ok(Message::Binary(bytes))) => {
+                    messages.push(protocol::decode_server(&bytes).expect("protocol message"));
+                }
+                Some(Ok(Message::Close(frame))) => return Closed { messages, frame },
+                Some(Ok(_)) => {}
+                None | Some(Err(_)) => {
+                    return Closed {
+                        messages,
+                        frame: None,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Closes the connection abruptly, as a dropped network would.
+    pub fn drop_connection(self) {
+        drop(self.socket);
+    }
+
+    /// Creates a room and returns its code and this client's resume token.
+    pub async fn create_room(&mut self, max_players: u8, options: RoomOptions) -> (String, String) {
+        self.send(&ClientMessage::CreateRoom {
+            game: GameKind::ThreeBlindMice,
+            max_players,
+            public: false,
+            options,
+        })
+        .await;
+        self.joined().await
+    }
+
+    /// Joins a room by code and returns its code and this client's resume token.
+    pub async fn join_room(&mut self, code: &str) -> (String, String) {
+        self.send(&ClientMessage::JoinRoom {
+            code: code.to_string(),
+        })
+        .await;
+        self.joined().await
+    }
+
+    async fn joined(&mut self) -> (String, String) {
+        match self.recv().await {
+            ServerMessage::RoomJoined {
+                room,
+                resume_token: Some(token),
+                seat: Some(_),
+                ..
+            } => (room.code, token),
+            other => panic!("expected room_joined, got {other:?}"),
+        }
+    }
+
+    /// Waits for the race to start and returns its commitment.
+    pub async fn race_started(&mut self) -> String {
+        match self
+            .recv_until(|message| matches!(message, ServerMessage::RaceStarted { .. }))
+            .await
+        {
+            ServerMessage::RaceStarted { commitment, .. } => commitment,
+            _ => unreachable!("recv_until returned another message"),
+        }
+    }
+
+    /// Skips messages until an error or a refused move, and returns its code.
+    pub async fn next_error(&mut self) -> ErrorCode {
+        match self
+            .recv_until(|message| {
+                matches!(
+                    message,
+                    ServerMessage::Error { .. } | ServerMessage::MoveRejected { .. }
+                )
+            })
+            .await
+        {
+            ServerMessage::Error { code, .. } | ServerMessage::MoveRejected { code, .. } => code,
+            _ => unreachable!("recv_until returned another message"),
+        }
+    }
+
+    /// Waits for the answer to this client's move: accepted or rejected.
+    pub async fn move_answer(&mut self) -> ServerMessage {
+        self.recv_until(|message| {
+            matches!(
+                message,
+                ServerMessage::MoveAccepted { .. } | ServerMessage::MoveRejected { .. }
+            )
+        })
+        .await
+    }
+}
+
+/// The `seq` of a room event.
+pub fn seq_of(message: &ServerMessage) -> Option<u64> {
+    match *message {
+        ServerMessage::RoomJoined { seq, .. }
+        | ServerMessage::RoomUpdate { seq, .. }
+        | ServerMessage::Countdown { seq, .. }
+        | ServerMessage::RaceStarted { seq, .. }
+        | ServerMessage::MoveAccepted { seq, .. }
+        | ServerMessage::Progress { seq, .. }
+        | ServerMessage::Finished { seq, .. }
+        | ServerMessage::Stuck { seq }
+        | ServerMessage::RaceEnded { seq, .. }
+        | ServerMessage::Snapshot { seq, .. }
+        | ServerMessage::Resumed { seq, .. } => Some(seq),
+        _ => None,
+    }
+}
+
+/// Two players in a two-seat room, the race started: (owner, guest, code,
+/// owner's token, guest's token).
+pub async fn two_player_race(
+    server: &Server,
+    options: RoomOptions,
+) -> (Client, Client, String, String, String) {
+    let mut ada = Client::hello(server, "ada").await;
+    let mut bob = Client::hello(server, "bob").await;
+    let (code, ada_token) = ada.create_room(2, options).await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    (ada, bob, code, ada_token, bob_token)
+}

@@ -1,8 +1,24 @@
 //! The command-line grammar of `patience`.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use patience_shared::game::GameKind;
 use patience_shared::solver::DEFAULT_BUDGET;
+
+use crate::net::DEFAULT_SERVER;
+
+/// Options of every online command.
+#[derive(Debug, Clone, Args)]
+pub struct Online {
+    /// The race server's WebSocket URL.
+    #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+    pub server: String,
+    /// The name others see (remembered in the config directory).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Line mode: moves from standard input, board and events as text.
+    #[arg(long)]
+    pub plain: bool,
+}
 
 /// Patience Race: race other people on the same solitaire deal.
 #[derive(Debug, Parser)]
@@ -16,6 +32,78 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Quick race: join a public room of GAME, or open one.
+    Play {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// Race a bot at once, in a private room of two.
+        #[arg(long)]
+        bot: bool,
+        /// The bot's seconds per move.
+        #[arg(long, default_value_t = 2.0, requires = "bot")]
+        pace: f64,
+        /// Server, name, plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// Open a room, print its code and wait in its lobby.
+    Create {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// Seats, 2 to 8.
+        #[arg(long, default_value_t = 2)]
+        players: u8,
+        /// Keep quick race out: only people given the code may join.
+        #[arg(long)]
+        private: bool,
+        /// Let players take back moves.
+        #[arg(long)]
+        undo: bool,
+        /// Server, name, plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// Take a seat in a room by its code.
+    Join {
+        /// The room's code, e.g. K7PQ3M.
+        code: String,
+        /// Server, name, plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// Watch a room's race, every board live.
+    Watch {
+        /// The room's code.
+        code: String,
+        /// Server, name, plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// Play GAME offline, no server: a proved-winnable deal unless SEED is given.
+    Practice {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// The deal's seed.
+        seed: Option<u64>,
+        /// Line mode: moves from standard input, board as text.
+        #[arg(long)]
+        plain: bool,
+    },
+    /// Join a room as a bot that plays a solver line at a human pace.
+    Bot {
+        /// The room's code.
+        #[arg(long)]
+        join: String,
+        /// Seconds per move.
+        #[arg(long, default_value_t = 2.0)]
+        pace: f64,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+        /// The bot's name.
+        #[arg(long, default_value = "bot")]
+        name: String,
+    },
     /// Show the deal of GAME for SEED, every card included.
     Deal {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).

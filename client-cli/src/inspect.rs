@@ -37,7 +37,7 @@ pub struct MovesJson {
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
     /// The text is not a move of this game.
-    #[error("move {number} of the list, {text:?}: {source}")]
+    #[error("move {number} of the list, {text:?}, cannot be read")]
     Unreadable {
         /// 1-based position in the list.
         number: usize,
@@ -47,7 +47,7 @@ pub enum PlayError {
         source: NotationError,
     },
     /// The move is not legal in the position reached.
-    #[error("move {number} of the list, {text:?}, is illegal: {source}")]
+    #[error("move {number} of the list, {text:?}, is illegal")]
     Illegal {
         /// 1-based position in the list.
         number: usize,
@@ -62,24 +62,41 @@ pub enum PlayError {
 pub fn deal(game: GameKind, seed: u64, json: bool) -> String {
     let state = AnyGame::deal(game, seed);
     if json {
-        to_json(&PositionJson { seed, board: state.board() })
+        to_json(&PositionJson {
+            seed,
+            board: state.board(),
+        })
     } else {
-        format!("{} · seed {seed}\n\n{}", game.title(), board_text(&state.board()))
+        format!(
+            "{} · seed {seed}\n\n{}",
+            game.title(),
+            board_text(&state.board())
+        )
     }
 }
 
 /// Plays `moves` (notation, whitespace-separated) from the deal.
-pub fn play_from_deal(game: GameKind, seed: u64, moves: &str) -> Result<(AnyGame, usize), PlayError> {
+pub fn play_from_deal(
+    game: GameKind,
+    seed: u64,
+    moves: &str,
+) -> Result<(AnyGame, usize), PlayError> {
     let mut state = AnyGame::deal(game, seed);
     let mut played = 0;
     for (index, text) in moves.split_whitespace().enumerate() {
         let number = index + 1;
         let mv = state
             .parse_move(text)
-            .map_err(|source| PlayError::Unreadable { number, text: text.to_string(), source })?;
-        state
-            .apply(mv)
-            .map_err(|source| PlayError::Illegal { number, text: text.to_string(), source })?;
+            .map_err(|source| PlayError::Unreadable {
+                number,
+                text: text.to_string(),
+                source,
+            })?;
+        state.apply(mv).map_err(|source| PlayError::Illegal {
+            number,
+            text: text.to_string(),
+            source,
+        })?;
         played += 1;
     }
     Ok((state, played))
@@ -93,7 +110,10 @@ pub fn moves(game: GameKind, seed: u64, play: &str, json: bool) -> Result<String
     let notation: Vec<String> = legal.iter().map(|&mv| state.format_move(mv)).collect();
     if json {
         return Ok(to_json(&MovesJson {
-            position: PositionJson { seed, board: state.board() },
+            position: PositionJson {
+                seed,
+                board: state.board(),
+            },
             played,
             won: state.is_won(),
             stuck: state.is_stuck(),
@@ -102,12 +122,17 @@ pub fn moves(game: GameKind, seed: u64, play: &str, json: bool) -> Result<String
     }
     let mut out = notation.join("\n");
     if notation.is_empty() {
-        out.push_str(if state.is_won() { "(won: no moves left)" } else { "(stuck: no legal move)" });
+        out.push_str(if state.is_won() {
+            "(won: no moves left)"
+        } else {
+            "(stuck: no legal move)"
+        });
     }
     Ok(out)
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {
     // Our types serialize to JSON infallibly (string keys, no non-finite floats).
-    serde_json::to_string_pretty(value).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+    serde_json::to_string_pretty(value)
+        .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
 }

@@ -27,11 +27,20 @@ pub struct SolveJson {
 }
 
 /// The text (or JSON) of `patience solve`.
-pub fn solve(game: GameKind, seed: u64, budget: u64, max_seconds: Option<f64>, json: bool) -> Result<String, ReplayFailure> {
+pub fn solve(
+    game: GameKind,
+    seed: u64,
+    budget: u64,
+    max_seconds: Option<f64>,
+    json: bool,
+) -> Result<String, ReplayFailure> {
     let started = Instant::now();
     let deadline = max_seconds.map(|seconds| started + Duration::from_secs_f64(seconds.max(0.0)));
     let stop = move || deadline.is_some_and(|deadline| Instant::now() >= deadline);
-    let budget = Budget { positions: budget, should_stop: max_seconds.map(|_| &stop as &(dyn Fn() -> bool + Sync)) };
+    let budget = Budget {
+        positions: budget,
+        should_stop: max_seconds.map(|_| &stop as &(dyn Fn() -> bool + Sync)),
+    };
     let report = solve_deal(game, seed, budget)?;
     let millis = started.elapsed().as_millis() as u64;
     if json {
@@ -100,7 +109,10 @@ pub fn wilson_interval(successes: u64, trials: u64) -> (f64, f64) {
     let denominator = 1.0 + Z * Z / n;
     let centre = p + Z * Z / (2.0 * n);
     let spread = Z * (p * (1.0 - p) / n + Z * Z / (4.0 * n * n)).sqrt();
-    (((centre - spread) / denominator).max(0.0), ((centre + spread) / denominator).min(1.0))
+    (
+        ((centre - spread) / denominator).max(0.0),
+        ((centre + spread) / denominator).min(1.0),
+    )
 }
 
 /// The value at `quantile` (0..=1) of sorted `values`, nearest rank.
@@ -113,9 +125,24 @@ fn percentile(sorted: &[f64], quantile: f64) -> f64 {
 }
 
 /// Summarises per-deal results (verdict, milliseconds, positions).
-pub fn summarise(game: GameKind, from: u64, budget: u64, results: &[(VerdictKind, f64, u64)], total_millis: u64) -> SurveySummary {
-    let count = |kind| results.iter().filter(|(verdict, _, _)| *verdict == kind).count() as u64;
-    let (winnable, unwinnable, unknown) = (count(VerdictKind::Winnable), count(VerdictKind::Unwinnable), count(VerdictKind::Unknown));
+pub fn summarise(
+    game: GameKind,
+    from: u64,
+    budget: u64,
+    results: &[(VerdictKind, f64, u64)],
+    total_millis: u64,
+) -> SurveySummary {
+    let count = |kind| {
+        results
+            .iter()
+            .filter(|(verdict, _, _)| *verdict == kind)
+            .count() as u64
+    };
+    let (winnable, unwinnable, unknown) = (
+        count(VerdictKind::Winnable),
+        count(VerdictKind::Unwinnable),
+        count(VerdictKind::Unknown),
+    );
     let deals = results.len() as u64;
     let (winnable_ci_low, _) = wilson_interval(winnable, deals);
     let (_, winnable_ci_high) = wilson_interval(winnable + unknown, deals);
@@ -139,17 +166,29 @@ pub fn summarise(game: GameKind, from: u64, budget: u64, results: &[(VerdictKind
 }
 
 /// Runs `patience survey` and returns its text or JSON.
-pub fn survey(game: GameKind, deals: u64, from: u64, budget: u64, threads: Option<usize>, json: bool) -> Result<String, ReplayFailure> {
+pub fn survey(
+    game: GameKind,
+    deals: u64,
+    from: u64,
+    budget: u64,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<String, ReplayFailure> {
     let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, 256);
-    let progress = if std::io::stderr().is_terminal() { ProgressBar::new(deals) } else { ProgressBar::hidden() };
+    let progress = if std::io::stderr().is_terminal() {
+        ProgressBar::new(deals)
+    } else {
+        ProgressBar::hidden()
+    };
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} deals  {elapsed} elapsed, ~{eta} left")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let next = AtomicU64::new(0);
-    let results: Mutex<Vec<(VerdictKind, f64, u64)>> = Mutex::new(Vec::with_capacity(deals as usize));
+    let results: Mutex<Vec<(VerdictKind, f64, u64)>> =
+        Mutex::new(Vec::with_capacity(deals as usize));
     let failure: Mutex<Option<ReplayFailure>> = Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -184,7 +223,13 @@ pub fn survey(game: GameKind, deals: u64, from: u64, budget: u64, threads: Optio
         return Err(error);
     }
     let results = results.into_inner().unwrap_or_default();
-    let summary = summarise(game, from, budget, &results, started.elapsed().as_millis() as u64);
+    let summary = summarise(
+        game,
+        from,
+        budget,
+        &results,
+        started.elapsed().as_millis() as u64,
+    );
     if json {
         return Ok(serde_json::to_string_pretty(&summary).unwrap_or_default());
     }
@@ -192,7 +237,13 @@ pub fn survey(game: GameKind, deals: u64, from: u64, budget: u64, threads: Optio
 }
 
 fn survey_text(s: &SurveySummary) -> String {
-    let share = |n: u64| if s.deals == 0 { 0.0 } else { 100.0 * n as f64 / s.deals as f64 };
+    let share = |n: u64| {
+        if s.deals == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / s.deals as f64
+        }
+    };
     format!(
         "{} seeds {}..={} at {} positions per deal\n\
          winnable    {:>6}  {:5.1}%\n\
@@ -215,7 +266,11 @@ fn survey_text(s: &SurveySummary) -> String {
         s.median_millis,
         s.p99_millis,
         s.total_millis as f64 / 1000.0,
-        if s.total_millis == 0 { 0.0 } else { s.positions as f64 * 1000.0 / s.total_millis as f64 },
+        if s.total_millis == 0 {
+            0.0
+        } else {
+            s.positions as f64 * 1000.0 / s.total_millis as f64
+        },
     )
 }
 
@@ -227,7 +282,10 @@ mod tests {
     fn wilson_interval_matches_known_values() {
         let check = |successes, trials, low: f64, high: f64| {
             let (l, h) = wilson_interval(successes, trials);
-            assert!((l - low).abs() < 5e-4 && (h - high).abs() < 5e-4, "{successes}/{trials}: {l} {h}");
+            assert!(
+                (l - low).abs() < 5e-4 && (h - high).abs() < 5e-4,
+                "{successes}/{trials}: {l} {h}"
+            );
         };
         check(0, 10, 0.0, 0.2775);
         check(5, 10, 0.2366, 0.7634);
@@ -244,7 +302,10 @@ mod tests {
             (VerdictKind::Winnable, 2.0, 40),
         ];
         let summary = summarise(GameKind::Indian, 1, 100, &results, 15);
-        assert_eq!((summary.winnable, summary.unwinnable, summary.unknown), (2, 1, 1));
+        assert_eq!(
+            (summary.winnable, summary.unwinnable, summary.unknown),
+            (2, 1, 1)
+        );
         assert_eq!(summary.winnable_ci_low, wilson_interval(2, 4).0);
         assert_eq!(summary.winnable_ci_high, wilson_interval(3, 4).1);
         assert_eq!(summary.median_millis, 2.0);

@@ -1,16 +1,52 @@
-//! `patience-server`: the authoritative race server.
-//!
-//! The race server is built by its own issue, after the rules engine and the
-//! solver it stands on. Until then this binary only says so, so that nobody
-//! mistakes it for a working service.
+//! `patience-server`: the authoritative race server. With no arguments it
+//! listens for WebSockets on 127.0.0.1:7878 and serves `/healthz` and
+//! `/metrics` on 127.0.0.1:7879. `--help` lists the settings.
 
-use std::process::ExitCode;
+use anyhow::Context as _;
+use clap::Parser as _;
+use patience_server::config::Cli;
+use tracing_subscriber::EnvFilter;
 
-fn main() -> ExitCode {
-    eprintln!(
-        "patience-server {}: the race server is not built yet; \
-         use `patience deal` and `patience moves` meanwhile",
-        env!("CARGO_PKG_VERSION")
-    );
-    ExitCode::FAILURE
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    let config = Cli::parse().into_config()?;
+    let server = patience_server::start(config)
+        .await
+        .context("starting the server")?;
+    println!("patience-server listening on ws://{}", server.address());
+    if let Some(admin) = server.admin_address() {
+        println!("admin: http://{admin}/healthz and http://{admin}/metrics");
+    }
+    stop_signal().await;
+    server.shutdown().await;
+    Ok(())
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

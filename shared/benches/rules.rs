@@ -58,8 +58,12 @@ fn bench_game<R: Rules>(c: &mut Criterion, name: &str, deal: impl Fn(u64) -> R +
 
 fn rules(c: &mut Criterion) {
     bench_game(c, "three_blind_mice", ThreeBlindMice::deal);
-    bench_game(c, "indian", |seed| FortyThieves::deal(Variant::Indian, seed));
-    bench_game(c, "midshipman", |seed| FortyThieves::deal(Variant::Midshipman, seed));
+    bench_game(c, "indian", |seed| {
+        FortyThieves::deal(Variant::Indian, seed)
+    });
+    bench_game(c, "midshipman", |seed| {
+        FortyThieves::deal(Variant::Midshipman, seed)
+    });
     bench_game(c, "virginia_reel", VirginiaReel::deal);
 }
 

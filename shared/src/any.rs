@@ -42,7 +42,9 @@ impl AnyGame {
         match game {
             GameKind::ThreeBlindMice => AnyGame::ThreeBlindMice(ThreeBlindMice::deal(seed)),
             GameKind::Indian => AnyGame::FortyThieves(FortyThieves::deal(Variant::Indian, seed)),
-            GameKind::Midshipman => AnyGame::FortyThieves(FortyThieves::deal(Variant::Midshipman, seed)),
+            GameKind::Midshipman => {
+                AnyGame::FortyThieves(FortyThieves::deal(Variant::Midshipman, seed))
+            }
             GameKind::VirginiaReel => AnyGame::VirginiaReel(VirginiaReel::deal(seed)),
         }
     }

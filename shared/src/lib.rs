@@ -11,5 +11,6 @@ pub mod conformance;
 pub mod deck;
 pub mod game;
 pub mod games;
+pub mod protocol;
 pub mod rules;
 pub mod solver;

@@ -69,7 +69,9 @@ fn allocations_in_play<R: Rules>(deal: impl Fn(u64) -> R) -> u64 {
         for _ in 0..300 {
             let before = allocations();
             state.legal_moves(&mut moves);
-            let Some(&mv) = moves.get(rng.below(moves.len().max(1))) else { break };
+            let Some(&mv) = moves.get(rng.below(moves.len().max(1))) else {
+                break;
+            };
             let applied = state.apply(mv);
             if let Ok(outcome) = &applied {
                 state.undo(mv, outcome);
@@ -84,8 +86,17 @@ fn allocations_in_play<R: Rules>(deal: impl Fn(u64) -> R) -> u64 {
 #[test]
 fn legal_moves_apply_and_undo_do_not_allocate() {
     let check = |name: &str, count: u64| assert_eq!(count, 0, "{name} allocated {count} times");
-    check("three blind mice", allocations_in_play(ThreeBlindMice::deal));
-    check("indian", allocations_in_play(|seed| FortyThieves::deal(Variant::Indian, seed)));
-    check("midshipman", allocations_in_play(|seed| FortyThieves::deal(Variant::Midshipman, seed)));
+    check(
+        "three blind mice",
+        allocations_in_play(ThreeBlindMice::deal),
+    );
+    check(
+        "indian",
+        allocations_in_play(|seed| FortyThieves::deal(Variant::Indian, seed)),
+    );
+    check(
+        "midshipman",
+        allocations_in_play(|seed| FortyThieves::deal(Variant::Midshipman, seed)),
+    );
     check("virginia reel", allocations_in_play(VirginiaReel::deal));
 }

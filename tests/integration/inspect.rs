@@ -13,19 +13,30 @@ fn deal_prints_a_board_for_every_game_and_short_names_work() {
     ] {
         let output = patience(&["deal", name, "7"]);
         assert!(output.status.success(), "{name}: {}", stderr(&output));
-        assert!(stdout(&output).starts_with(&format!("{title} · seed 7")), "{name}");
+        assert!(
+            stdout(&output).starts_with(&format!("{title} · seed 7")),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn deal_json_holds_every_card() {
-    for (game, cards) in [("tbm", 52), ("indian", 104), ("midshipman", 104), ("vr", 104)] {
+    for (game, cards) in [
+        ("tbm", 52),
+        ("indian", 104),
+        ("midshipman", 104),
+        ("vr", 104),
+    ] {
         let output = patience(&["deal", game, "12", "--json"]);
         assert!(output.status.success(), "{}", stderr(&output));
         let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
         assert_eq!(json["seed"], 12);
         let zones = json["zones"].as_array().expect("zones");
-        let total: usize = zones.iter().map(|z| z["cards"].as_array().map_or(0, Vec::len)).sum();
+        let total: usize = zones
+            .iter()
+            .map(|z| z["cards"].as_array().map_or(0, Vec::len))
+            .sum();
         assert_eq!(total, cards, "{game}");
     }
 }
@@ -35,7 +46,10 @@ fn moves_plays_a_line_and_lists_legal_moves_as_json() {
     let first = patience(&["moves", "indian", "3"]);
     assert!(first.status.success(), "{}", stderr(&first));
     let listed = stdout(&first);
-    let some_move = listed.lines().next().expect("a fresh Indian deal has moves");
+    let some_move = listed
+        .lines()
+        .next()
+        .expect("a fresh Indian deal has moves");
     let after = patience(&["moves", "indian", "3", "--play", some_move, "--json"]);
     assert!(after.status.success(), "{}", stderr(&after));
     let json: serde_json::Value = serde_json::from_str(&stdout(&after)).expect("valid JSON");
@@ -55,12 +69,20 @@ fn an_illegal_move_stops_with_its_number_and_reason() {
     assert!(message.contains("9>9"), "{message}");
     let unreadable = patience(&["moves", "vr", "3", "--play", "hello"]);
     assert!(!unreadable.status.success());
-    assert!(stderr(&unreadable).contains("move 1"), "{}", stderr(&unreadable));
+    assert!(
+        stderr(&unreadable).contains("move 1"),
+        "{}",
+        stderr(&unreadable)
+    );
 }
 
 #[test]
 fn an_unknown_game_is_refused() {
     let output = patience(&["deal", "spider", "1"]);
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("unknown game"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("unknown game"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -1,8 +1,14 @@
 //! The one end-to-end test binary: each module drives real binaries or the
 //! real libraries as their users do.
 
+mod admin;
 mod allocation;
+mod client;
+mod hostile;
 mod inspect;
+mod race;
+mod resume;
+mod wire;
 
 /// Counts allocations per thread for the `allocation` tests; otherwise the
 /// system allocator, unchanged.

@@ -9,10 +9,12 @@ use crate::games::forty_thieves::{FortyThieves, Variant};
 use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
-use crate::solver::plain::Plain;
+use crate::solver::forty_thieves::FtSearch;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::virginia_reel::ReelSearch;
-use crate::solver::{Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve};
+use crate::solver::{
+    Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve,
+};
 
 /// A verdict without its line, for reports and statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -54,22 +56,52 @@ pub fn line_notation<R: Rules>(start: &R, line: &[R::Move]) -> Vec<String> {
         .collect()
 }
 
-fn report_for<G: SolverGame>(game: GameKind, seed: u64, start: &G, budget: Budget<'_>) -> Result<DealReport, ReplayFailure> {
+fn report_for<G: SolverGame>(
+    game: GameKind,
+    seed: u64,
+    start: &G,
+    budget: Budget<'_>,
+) -> Result<DealReport, ReplayFailure> {
     let solution = solve(start, budget)?;
     let (verdict, line) = match solution.verdict {
         Verdict::Winnable(line) => (VerdictKind::Winnable, line_notation(start, &line)),
         Verdict::Unwinnable => (VerdictKind::Unwinnable, Vec::new()),
         Verdict::Unknown => (VerdictKind::Unknown, Vec::new()),
     };
-    Ok(DealReport { game, seed, verdict, positions: solution.positions, solution: line })
+    Ok(DealReport {
+        game,
+        seed,
+        verdict,
+        positions: solution.positions,
+        solution: line,
+    })
 }
 
 /// Solves the deal of `game` for `seed`.
-pub fn solve_deal(game: GameKind, seed: u64, budget: Budget<'_>) -> Result<DealReport, ReplayFailure> {
+pub fn solve_deal(
+    game: GameKind,
+    seed: u64,
+    budget: Budget<'_>,
+) -> Result<DealReport, ReplayFailure> {
     match game {
-        GameKind::ThreeBlindMice => report_for(game, seed, &TbmSearch::new(ThreeBlindMice::deal(seed)), budget),
-        GameKind::Indian => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Indian, seed)), budget),
-        GameKind::Midshipman => report_for(game, seed, &Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget),
+        GameKind::ThreeBlindMice => report_for(
+            game,
+            seed,
+            &TbmSearch::new(ThreeBlindMice::deal(seed)),
+            budget,
+        ),
+        GameKind::Indian => report_for(
+            game,
+            seed,
+            &FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
+            budget,
+        ),
+        GameKind::Midshipman => report_for(
+            game,
+            seed,
+            &FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
+            budget,
+        ),
         GameKind::VirginiaReel => report_for(game, seed, &ReelSearch::new(VirginiaReel::deal(seed)), budget),
     }
 }
@@ -85,9 +117,17 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
         }
     }
     Ok(match position {
-        AnyGame::ThreeBlindMice(state) => wrap(hint(&TbmSearch::new(state.clone()), budget)?, AnyMove::ThreeBlindMice),
-        AnyGame::FortyThieves(state) => wrap(hint(&Plain(state.clone()), budget)?, AnyMove::FortyThieves),
-        AnyGame::VirginiaReel(state) => wrap(hint(&ReelSearch::new(state.clone()), budget)?, AnyMove::VirginiaReel),
+        AnyGame::ThreeBlindMice(state) => wrap(
+            hint(&TbmSearch::new(state.clone()), budget)?,
+            AnyMove::ThreeBlindMice,
+        ),
+        AnyGame::FortyThieves(state) => wrap(
+            hint(&FtSearch::new(state.clone()), budget)?,
+            AnyMove::FortyThieves,
+        ),
+        AnyGame::VirginiaReel(state) => {
+            wrap(hint(&ReelSearch::new(state.clone()), budget)?, AnyMove::VirginiaReel)
+        }
     })
 }
 
@@ -110,7 +150,11 @@ pub fn first_winnable_deal(
     seeds: impl IntoIterator<Item = u64>,
     budget: Budget<'_>,
 ) -> Result<Option<ProvedDeal>, ReplayFailure> {
-    fn wrap<M>(game: GameKind, found: Option<super::WinnableDeal<M>>, into: fn(M) -> AnyMove) -> Option<ProvedDeal> {
+    fn wrap<M>(
+        game: GameKind,
+        found: Option<super::WinnableDeal<M>>,
+        into: fn(M) -> AnyMove,
+    ) -> Option<ProvedDeal> {
         found.map(|deal| ProvedDeal {
             game,
             seed: deal.seed,
@@ -119,17 +163,37 @@ pub fn first_winnable_deal(
         })
     }
     Ok(match game {
-        GameKind::ThreeBlindMice => wrap(game, first_winnable(seeds, |seed| TbmSearch::new(ThreeBlindMice::deal(seed)), budget)?, AnyMove::ThreeBlindMice),
+        GameKind::ThreeBlindMice => wrap(
+            game,
+            first_winnable(
+                seeds,
+                |seed| TbmSearch::new(ThreeBlindMice::deal(seed)),
+                budget,
+            )?,
+            AnyMove::ThreeBlindMice,
+        ),
         GameKind::Indian => wrap(
             game,
-            first_winnable(seeds, |seed| Plain(FortyThieves::deal(Variant::Indian, seed)), budget)?,
+            first_winnable(
+                seeds,
+                |seed| FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
+                budget,
+            )?,
             AnyMove::FortyThieves,
         ),
         GameKind::Midshipman => wrap(
             game,
-            first_winnable(seeds, |seed| Plain(FortyThieves::deal(Variant::Midshipman, seed)), budget)?,
+            first_winnable(
+                seeds,
+                |seed| FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
+                budget,
+            )?,
             AnyMove::FortyThieves,
         ),
-        GameKind::VirginiaReel => wrap(game, first_winnable(seeds, |seed| ReelSearch::new(VirginiaReel::deal(seed)), budget)?, AnyMove::VirginiaReel),
+        GameKind::VirginiaReel => wrap(
+            game,
+            first_winnable(seeds, |seed| ReelSearch::new(VirginiaReel::deal(seed)), budget)?,
+            AnyMove::VirginiaReel,
+        ),
     })
 }

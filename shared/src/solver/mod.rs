@@ -20,6 +20,7 @@
 //! "winnable".
 
 pub mod any;
+pub mod forty_thieves;
 pub mod plain;
 pub mod three_blind_mice;
 pub mod virginia_reel;
@@ -54,6 +55,34 @@ pub trait SolverGame: Rules {
     fn discrepancy_passes(&self) -> u32 {
         0
     }
+
+    /// Whether the position is provably lost, so the search need not expand
+    /// it. Must never say `true` of a position from which a win exists.
+    /// The default proves nothing.
+    fn is_dead(&self) -> bool {
+        false
+    }
+
+    /// The size of one unit of the restart schedule for a search of
+    /// `budget` positions, or `None` (the default) for a single search.
+    ///
+    /// A depth-first search that goes wrong near the root can spend any
+    /// budget below that mistake. With restarts, the search runs in rounds
+    /// of `unit` times the Luby sequence (1, 1, 2, 1, 1, 2, 4, 1, ...)
+    /// positions until the budget is spent, each round from scratch (a fresh
+    /// table) after [`SolverGame::set_round`] has reshuffled the move order.
+    /// Each round is a complete search, so one that runs out of positions
+    /// to expand still proves the position unwinnable.
+    fn restart_unit(&self, budget: u64) -> Option<u64> {
+        let _ = budget;
+        None
+    }
+
+    /// Prepares round `round` (0-based) of a search with restarts, e.g. by
+    /// changing how the move order breaks ties. The default does nothing.
+    fn set_round(&mut self, round: u64) {
+        let _ = round;
+    }
 }
 
 /// How much work a search may do.
@@ -70,7 +99,10 @@ pub struct Budget<'a> {
 impl Budget<'_> {
     /// A budget of `positions` expanded positions and no other limit.
     pub fn positions(positions: u64) -> Budget<'static> {
-        Budget { positions, should_stop: None }
+        Budget {
+            positions,
+            should_stop: None,
+        }
     }
 }
 
@@ -139,14 +171,18 @@ pub struct ReplayFailure {
 pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFailure> {
     let mut state = start.clone();
     for (index, &mv) in line.iter().enumerate() {
-        state
-            .apply(mv)
-            .map_err(|error: MoveError| ReplayFailure { index, reason: error.to_string() })?;
+        state.apply(mv).map_err(|error: MoveError| ReplayFailure {
+            index,
+            reason: error.to_string(),
+        })?;
     }
     if state.is_won() {
         Ok(())
     } else {
-        Err(ReplayFailure { index: line.len(), reason: "the line ends in a position that is not won".into() })
+        Err(ReplayFailure {
+            index: line.len(),
+            reason: "the line ends in a position that is not won".into(),
+        })
     }
 }
 
@@ -164,13 +200,98 @@ struct Frame<M> {
 const STOP_CHECK_INTERVAL: u64 = 4096;
 
 /// Searches from `start` for a winning line: depth first, iteratively, with a
-/// transposition table of canonical keys so no position is expanded twice.
+/// transposition table of canonical keys so no position is expanded twice
+/// in a round, restarting on the schedule the game asks for
+/// ([`SolverGame::restart_unit`]).
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
 /// rules engine.
-pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G::Move>, ReplayFailure> {
-    let mut state = start.clone();
+pub fn solve<G: SolverGame>(
+    start: &G,
+    budget: Budget<'_>,
+) -> Result<Solution<G::Move>, ReplayFailure> {
+    if start.is_won() {
+        return Ok(Solution {
+            verdict: Verdict::Winnable(Vec::new()),
+            positions: 0,
+        });
+    }
+    let mut positions = 0;
+    for limit in 0..start.discrepancy_passes() {
+        if let Some(verdict) = discrepancy_pass(start, limit, budget, &mut positions)? {
+            return Ok(Solution { verdict, positions });
+        }
+    }
+    let rest = Budget {
+        positions: budget.positions - positions,
+        should_stop: budget.should_stop,
+    };
+    let Some(unit) = start.restart_unit(rest.positions) else {
+        let mut found = search_round(start, start, rest)?;
+        found.positions += positions;
+        return Ok(found);
+    };
+    let unit = unit.max(1);
+    let mut round = 0;
+    while positions < budget.positions {
+        let mut position = start.clone();
+        position.set_round(round);
+        let share = luby(round)
+            .saturating_mul(unit)
+            .min(budget.positions - positions);
+        let found = search_round(
+            start,
+            &position,
+            Budget {
+                positions: share,
+                should_stop: budget.should_stop,
+            },
+        )?;
+        positions += found.positions;
+        if found.verdict.is_settled() {
+            return Ok(Solution {
+                verdict: found.verdict,
+                positions,
+            });
+        }
+        if found.positions < share {
+            // Stopped by `should_stop`.
+            break;
+        }
+        round += 1;
+    }
+    Ok(Solution {
+        verdict: Verdict::Unknown,
+        positions,
+    })
+}
+
+/// Term `index` (0-based) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1,
+/// 2, 1, 1, 2, 4, 8, ...: the restart schedule that is within a log factor
+/// of the best fixed schedule for every distribution of run lengths.
+fn luby(index: u64) -> u64 {
+    // With i = index + 1: if i = 2^k - 1 the term is 2^(k-1); otherwise it
+    // is the term at i - (2^(k-1) - 1), for the k with 2^(k-1) <= i < 2^k - 1.
+    let mut i = index.saturating_add(1);
+    loop {
+        let k = 64 - i.leading_zeros();
+        if i == u64::MAX >> (64 - k) {
+            return 1 << (k - 1);
+        }
+        i -= (1u64 << (k - 1)) - 1;
+    }
+}
+
+/// One round of [`solve`]: the depth-first search from `position`, whose
+/// winning line is checked by replaying it from `start` (the same position,
+/// before any round set-up).
+fn search_round<G: SolverGame>(
+    start: &G,
+    position: &G,
+    budget: Budget<'_>,
+) -> Result<Solution<G::Move>, ReplayFailure> {
+    let mut state = position.clone();
     let mut seen: FxHashSet<u64> = FxHashSet::default();
     let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
     let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
@@ -178,18 +299,26 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
     let mut positions = 0u64;
 
     if state.is_won() {
-        return Ok(Solution { verdict: Verdict::Winnable(Vec::new()), positions });
-    }
-    for limit in 0..start.discrepancy_passes() {
-        if let Some(verdict) = discrepancy_pass(start, limit, budget, &mut positions)? {
-            return Ok(Solution { verdict, positions });
-        }
+        return Ok(Solution {
+            verdict: Verdict::Winnable(Vec::new()),
+            positions,
+        });
     }
     seen.insert(state.canonical_key());
     positions += 1;
+    if state.is_dead() {
+        return Ok(Solution {
+            verdict: Verdict::Unwinnable,
+            positions,
+        });
+    }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
-    stack.push(Frame { entered_by: None, first: 0, next: 0 });
+    stack.push(Frame {
+        entered_by: None,
+        first: 0,
+        next: 0,
+    });
 
     while let Some(frame) = stack.last_mut() {
         if frame.next == arena.len() {
@@ -216,25 +345,49 @@ pub fn solve<G: SolverGame>(start: &G, budget: Budget<'_>) -> Result<Solution<G:
             continue;
         }
         if state.is_won() {
-            let mut line: Vec<G::Move> =
-                stack.iter().filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m)).collect();
+            let mut line: Vec<G::Move> = stack
+                .iter()
+                .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
+                .collect();
             line.push(mv);
             verify_line(start, &line)?;
-            return Ok(Solution { verdict: Verdict::Winnable(line), positions });
+            return Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                positions,
+            });
         }
         if positions >= budget.positions {
-            return Ok(Solution { verdict: Verdict::Unknown, positions });
+            return Ok(Solution {
+                verdict: Verdict::Unknown,
+                positions,
+            });
         }
         positions += 1;
-        if positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
-            return Ok(Solution { verdict: Verdict::Unknown, positions });
+        if state.is_dead() {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        if positions.is_multiple_of(STOP_CHECK_INTERVAL)
+            && budget.should_stop.is_some_and(|stop| stop())
+        {
+            return Ok(Solution {
+                verdict: Verdict::Unknown,
+                positions,
+            });
         }
         let first = arena.len();
         state.search_moves(&mut scratch);
         arena.extend_from_slice(&scratch);
-        stack.push(Frame { entered_by: Some((mv, outcome)), first, next: first });
+        stack.push(Frame {
+            entered_by: Some((mv, outcome)),
+            first,
+            next: first,
+        });
     }
-    Ok(Solution { verdict: Verdict::Unwinnable, positions })
+    Ok(Solution {
+        verdict: Verdict::Unwinnable,
+        positions,
+    })
 }
 
 /// One level of a limited-discrepancy pass's stack.
@@ -271,6 +424,9 @@ fn discrepancy_pass<G: SolverGame>(
     }
     searched.insert(state.canonical_key(), limit);
     *positions += 1;
+    if state.is_dead() {
+        return Ok(Some(Verdict::Unwinnable));
+    }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
     stack.push(PassFrame { entered_by: None, first: 0, next: 0, strays_left: limit });
@@ -314,7 +470,11 @@ fn discrepancy_pass<G: SolverGame>(
             return Ok(Some(Verdict::Unknown));
         }
         *positions += 1;
-        if *positions % STOP_CHECK_INTERVAL == 0 && budget.should_stop.is_some_and(|stop| stop()) {
+        if state.is_dead() {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        if positions.is_multiple_of(STOP_CHECK_INTERVAL) && budget.should_stop.is_some_and(|stop| stop()) {
             return Ok(Some(Verdict::Unknown));
         }
         let first = arena.len();
@@ -339,7 +499,10 @@ pub enum Hint<M> {
 }
 
 /// A hint for `position`: the first move of a winning line from it.
-pub fn hint<G: SolverGame>(position: &G, budget: Budget<'_>) -> Result<Hint<G::Move>, ReplayFailure> {
+pub fn hint<G: SolverGame>(
+    position: &G,
+    budget: Budget<'_>,
+) -> Result<Hint<G::Move>, ReplayFailure> {
     if position.is_won() {
         return Ok(Hint::AlreadyWon);
     }
@@ -372,12 +535,133 @@ pub fn first_winnable<G: SolverGame>(
     deal: impl Fn(u64) -> G,
     budget: Budget<'_>,
 ) -> Result<Option<WinnableDeal<G::Move>>, ReplayFailure> {
-    let mut skipped = 0;
-    for seed in seeds {
+    for (skipped, seed) in (0u64..).zip(seeds) {
         if let Verdict::Winnable(line) = solve(&deal(seed), budget)?.verdict {
-            return Ok(Some(WinnableDeal { seed, line, skipped }));
+            return Ok(Some(WinnableDeal {
+                seed,
+                line,
+                skipped,
+            }));
         }
-        skipped += 1;
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::three_blind_mice::ThreeBlindMice;
+    use crate::solver::three_blind_mice::TbmSearch;
+
+    fn tbm(seed: u64) -> TbmSearch {
+        TbmSearch::new(ThreeBlindMice::deal(seed))
+    }
+
+    /// Following hints from a winnable deal wins it, one hint at a time.
+    #[test]
+    fn following_hints_wins_a_winnable_deal() {
+        let found = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let mut position = tbm(found.seed);
+        for _ in 0..=52 {
+            match hint(&position, Budget::positions(100_000)).expect("replay") {
+                Hint::Play(mv) => {
+                    position.apply(mv).expect("a hint is legal");
+                }
+                Hint::AlreadyWon => return,
+                other => panic!("lost the thread: {other:?}"),
+            }
+        }
+        panic!("no win within 52 hints");
+    }
+
+    #[test]
+    fn hints_say_when_there_is_no_winning_line() {
+        let lost = (1..)
+            .find(|&seed| {
+                solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict)
+                    == Ok(Verdict::Unwinnable)
+            })
+            .expect("some seed is lost");
+        assert_eq!(
+            hint(&tbm(lost), Budget::positions(100_000)),
+            Ok(Hint::NoWinningLine)
+        );
+    }
+
+    #[test]
+    fn first_winnable_counts_the_seeds_it_skips() {
+        let found = first_winnable(1..=200, tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        assert_eq!(found.skipped, found.seed - 1);
+        verify_line(&tbm(found.seed), &found.line).expect("the line wins");
+        for seed in 1..found.seed {
+            assert!(!matches!(
+                solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict),
+                Ok(Verdict::Winnable(_))
+            ));
+        }
+        assert_eq!(
+            first_winnable(std::iter::empty::<u64>(), tbm, Budget::positions(10)),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn the_same_deal_and_budget_give_the_same_result() {
+        for seed in 1..=50 {
+            let budget = Budget::positions(5_000);
+            assert_eq!(solve(&tbm(seed), budget), solve(&tbm(seed), budget));
+        }
+    }
+
+    #[test]
+    fn a_tiny_budget_gives_unknown_and_a_stop_callback_stops() {
+        let winnable = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let starved = solve(&tbm(winnable.seed), Budget::positions(1)).expect("replay");
+        assert!(matches!(
+            starved.verdict,
+            Verdict::Winnable(_) | Verdict::Unknown
+        ));
+        let stop = || true;
+        let stopped = solve(
+            &crate::solver::plain::Plain(crate::games::forty_thieves::FortyThieves::deal(
+                crate::games::forty_thieves::Variant::Indian,
+                1,
+            )),
+            Budget {
+                positions: u64::MAX,
+                should_stop: Some(&stop),
+            },
+        )
+        .expect("replay");
+        assert_eq!(stopped.verdict, Verdict::Unknown);
+        assert!(stopped.positions <= STOP_CHECK_INTERVAL);
+    }
+
+    #[test]
+    fn the_restart_schedule_is_the_luby_sequence() {
+        let terms: Vec<u64> = (0..31).map(luby).collect();
+        assert_eq!(
+            terms,
+            [
+                1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2,
+                4, 8, 16
+            ]
+        );
+        assert_eq!(luby(u64::MAX - 1), 1 << 63);
+    }
+
+    #[test]
+    fn verify_line_refuses_a_line_that_does_not_win() {
+        let deal = tbm(1);
+        let mut moves = Vec::new();
+        deal.legal_moves(&mut moves);
+        let failure = verify_line(&deal, &moves[..1]).expect_err("one move does not win");
+        assert_eq!(failure.index, 1);
+    }
 }

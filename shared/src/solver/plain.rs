@@ -6,7 +6,7 @@
 //! must not change a verdict the plain search settles), and what a game uses
 //! before it has a solver of its own.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use rustc_hash::FxBuildHasher;
 
@@ -66,9 +66,7 @@ impl<R: Rules> SolverGame for Plain<R> {
     fn canonical_key(&self) -> u64 {
         // FxHash is fine here: the state comes from our own deals, not from
         // anyone who could pick collisions.
-        let mut hasher = FxBuildHasher.build_hasher();
-        self.0.hash(&mut hasher);
-        hasher.finish()
+        FxBuildHasher.hash_one(&self.0)
     }
 
     fn search_moves(&self, moves: &mut Vec<R::Move>) {

@@ -38,6 +38,42 @@
 //! `safe_move_keeps_every_verdict` compares verdicts with and without the
 //! rule on a thousand deals.
 //!
+//! # Dead positions
+//!
+//! Call a card's *final move* its one independent move left: a card not
+//! lying on its parent moves on its own only onto its parent (or, a King,
+//! into an empty pile), and once there it only travels with what lies under
+//! it. Cards lying on their parents, and Kings at the bottom of a pile, make
+//! no final move. A winning line must make every final move, each only once
+//! what it needs has happened:
+//!
+//! - C's final move lays it on its parent P, so P must be a top card then.
+//!   Only one card can take a card off P: the card Y lying directly on it,
+//!   by its own final move (moving P carries Y along, and moving a card above
+//!   Y leaves Y where it is). So Y's final move comes first. If P is in a
+//!   cell, P's own final move comes first.
+//! - If P lies above C in C's own pile, C cannot reach it until some card
+//!   between them (P included) has made its final move and carried P away;
+//!   moving C, or a card under C, carries P along.
+//! - A face-down C can move only once turned up, so once the card directly
+//!   on it has made its final move.
+//! - Kings are different: a King lying on another card need not move at all,
+//!   since its finished run leaves from wherever it lies. So a King stops
+//!   blocking the card under it either by its final move into an empty pile
+//!   (one empty now, one emptied by the final move of its bottom card, or one
+//!   a finished run leaves) or by leaving with its run, once every other
+//!   card of its suit has made its final move. A King is never required to
+//!   move.
+//!
+//! Starting from nothing, the search adds every final move whose needs are
+//! met by moves already added, until nothing more can be added. Any real
+//! winning line makes its final moves in an order that meets these needs, so
+//! each of them would be added; a required final move left out therefore
+//! proves the position lost. (It ignores capacity, e.g. that one empty pile
+//! takes only one King, and treats any King-bottomed pile as one a run may
+//! empty: a relaxation, so it may miss a lost position but never calls a
+//! winnable one lost.)
+//!
 //! # Pruning and ordering
 //!
 //! All empty piles are alike to the key, so a King goes only into the first
@@ -45,6 +81,8 @@
 //! then moves of fewer cards.
 
 use std::hash::{Hash, Hasher};
+
+use arrayvec::ArrayVec;
 
 use crate::card::KING;
 use crate::game::GameKind;
@@ -60,24 +98,46 @@ static FACE_DOWN: [u64; 8] = table(0x7b3b);
 /// Zobrist values by card index for the cards still in cells.
 static CELL_CARD: [u64; 52] = table(0x7b3c);
 
+/// Which of the search's shortcuts are on. All are on by default; the
+/// soundness tests turn each off to check it changes no verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TbmOptions {
+    /// Play the safe move of the module docs alone when there is one.
+    pub safe_move: bool,
+    /// Stop at positions proved dead by the module docs' cycle argument.
+    pub dead_positions: bool,
+}
+
+impl Default for TbmOptions {
+    fn default() -> TbmOptions {
+        TbmOptions {
+            safe_move: true,
+            dead_positions: true,
+        }
+    }
+}
+
 /// A Three Blind Mice position with the pile hashes the solver's key needs.
 #[derive(Clone, Debug)]
 pub struct TbmSearch {
     state: ThreeBlindMice,
     pile_hashes: [u64; PILES],
-    /// Whether the safe move of the module docs is used (tests turn it off).
-    use_safe_move: bool,
+    options: TbmOptions,
 }
 
 impl TbmSearch {
-    /// The search's view of `state`, with the safe move on.
+    /// The search's view of `state`, every shortcut on.
     pub fn new(state: ThreeBlindMice) -> TbmSearch {
-        TbmSearch::with_safe_move(state, true)
+        TbmSearch::with_options(state, TbmOptions::default())
     }
 
-    /// As [`TbmSearch::new`], choosing whether the safe move is used.
-    pub fn with_safe_move(state: ThreeBlindMice, use_safe_move: bool) -> TbmSearch {
-        let mut search = TbmSearch { state, pile_hashes: [0; PILES], use_safe_move };
+    /// As [`TbmSearch::new`], choosing the shortcuts.
+    pub fn with_options(state: ThreeBlindMice, options: TbmOptions) -> TbmSearch {
+        let mut search = TbmSearch {
+            state,
+            pile_hashes: [0; PILES],
+            options,
+        };
         for pile in 0..PILES {
             search.rehash(pile);
         }
@@ -122,7 +182,9 @@ impl TbmSearch {
                 let index = pile.len().checked_sub(usize::from(count))?;
                 Some((pile[index], count == 1))
             }
-            TbmMove::CellToPile { cell, .. } => self.state.cell(usize::from(cell)).map(|card| (card, true)),
+            TbmMove::CellToPile { cell, .. } => {
+                self.state.cell(usize::from(cell)).map(|card| (card, true))
+            }
         }
     }
 
@@ -136,7 +198,9 @@ impl TbmSearch {
         }
         self.state.face_down(pile) == 0
             && cards[0].rank() == KING
-            && cards.windows(2).all(|pair| pair[1].next_higher() == Some(pair[0]))
+            && cards
+                .windows(2)
+                .all(|pair| pair[1].next_higher() == Some(pair[0]))
     }
 
     /// Whether `mv` is the safe move of the module docs.
@@ -144,7 +208,8 @@ impl TbmSearch {
         let to = match mv {
             TbmMove::PileToPile { to, .. } | TbmMove::CellToPile { to, .. } => usize::from(to),
         };
-        self.moved_card(mv).is_some_and(|(card, on_top)| on_top && card.rank() != KING)
+        self.moved_card(mv)
+            .is_some_and(|(card, on_top)| on_top && card.rank() != KING)
             && self.under_top_is_settled(to)
     }
 
@@ -228,16 +293,195 @@ impl Rules for TbmSearch {
     }
 }
 
+/// Marks "no card" in the tables of [`TbmSearch::is_dead`].
+const NO_CARD: u8 = u8::MAX;
+
+/// Card indices of the four Kings.
+const KING_INDICES: [usize; 4] = [12, 25, 38, 51];
+
+/// What must happen before a card's final move (see the module docs).
+#[derive(Clone, Copy)]
+struct Requirement {
+    /// Final moves that must all come first (`NO_CARD` pads).
+    all_of: [u8; 2],
+    /// `any_of[..any_len]`: at least one of these final moves must come first.
+    any_of: [u8; 52],
+    any_len: u8,
+    /// Whether this is a King's final move, which needs an empty pile.
+    needs_empty_pile: bool,
+}
+
+impl TbmSearch {
+    /// The requirements of every card that has a final move to make, by card
+    /// index; `None` for cards that make none (settled or gone).
+    fn requirements(&self) -> [Option<Requirement>; 52] {
+        let mut above = [NO_CARD; 52];
+        let mut face_down = [false; 52];
+        let mut settled = [true; 52];
+        let mut in_cell = [false; 52];
+        let mut pile_of = [NO_CARD; 52];
+        for pile in 0..PILES {
+            let cards = self.state.pile(pile);
+            for (depth, card) in cards.iter().enumerate() {
+                let index = card.index();
+                above[index] = cards.get(depth + 1).map_or(NO_CARD, |c| c.index() as u8);
+                face_down[index] = depth < self.state.face_down(pile);
+                pile_of[index] = pile as u8;
+                settled[index] = if depth == 0 {
+                    card.rank() == KING
+                } else {
+                    card.next_higher() == Some(cards[depth - 1])
+                };
+            }
+        }
+        for card in (0..2).filter_map(|cell| self.state.cell(cell)) {
+            in_cell[card.index()] = true;
+            settled[card.index()] = false;
+        }
+        let mut requirements = [None; 52];
+        for index in 0..52 {
+            if settled[index] {
+                continue;
+            }
+            let card = crate::card::Card::from_index(index);
+            let mut requirement = Requirement {
+                all_of: [NO_CARD; 2],
+                any_of: [NO_CARD; 52],
+                any_len: 0,
+                needs_empty_pile: false,
+            };
+            match card.next_higher().map(|parent| parent.index()) {
+                None => requirement.needs_empty_pile = true,
+                Some(parent) => {
+                    // P must be a top card: the card lying on it must leave first.
+                    let blocker = if in_cell[parent] {
+                        parent as u8
+                    } else {
+                        above[parent]
+                    };
+                    if blocker != NO_CARD && usize::from(blocker) != index {
+                        requirement.all_of[0] = blocker;
+                    }
+                    // P must not lie above C in C's own pile: some card between
+                    // them (P included) must leave first, carrying P away.
+                    if pile_of[parent] != NO_CARD && pile_of[parent] == pile_of[index] {
+                        let mut walker = above[index];
+                        let mut found_parent = false;
+                        while walker != NO_CARD {
+                            if !settled[usize::from(walker)] {
+                                requirement.any_of[usize::from(requirement.any_len)] = walker;
+                                requirement.any_len += 1;
+                            }
+                            if usize::from(walker) == parent {
+                                found_parent = true;
+                                break;
+                            }
+                            walker = above[usize::from(walker)];
+                        }
+                        // P lies below C: nothing is needed beyond P being a top card.
+                        if !found_parent {
+                            requirement.any_len = 0;
+                        }
+                    }
+                }
+            }
+            // A face-down card moves only once the card on it has left.
+            if face_down[index] && above[index] != NO_CARD {
+                requirement.all_of[1] = above[index];
+            }
+            requirements[index] = Some(requirement);
+        }
+        requirements
+    }
+}
+
 impl SolverGame for TbmSearch {
     fn canonical_key(&self) -> u64 {
-        let piles = self.pile_hashes.iter().fold(0u64, |key, &hash| key.wrapping_add(mix64(hash)));
-        let cells = (0..2).filter_map(|cell| self.state.cell(cell)).fold(0u64, |key, card| key ^ CELL_CARD[card.index()]);
+        let piles = self
+            .pile_hashes
+            .iter()
+            .fold(0u64, |key, &hash| key.wrapping_add(mix64(hash)));
+        let cells = (0..2)
+            .filter_map(|cell| self.state.cell(cell))
+            .fold(0u64, |key, card| key ^ CELL_CARD[card.index()]);
         piles ^ mix64(cells)
+    }
+
+    fn is_dead(&self) -> bool {
+        if !self.options.dead_positions {
+            return false;
+        }
+        let requirements = self.requirements();
+        // Where a King's final move can go: a pile empty now, one emptied by
+        // the final move of its bottom card (not a King), or one a finished run
+        // leaves: under a King lying at the bottom now, or one moved there.
+        let mut king_can_land = false;
+        let mut bottoms: ArrayVec<u8, PILES> = ArrayVec::new();
+        for pile in 0..PILES {
+            match self.state.pile(pile).first() {
+                Some(bottom) if bottom.rank() != KING => bottoms.push(bottom.index() as u8),
+                // Empty, or a King at the bottom whose run may leave.
+                _ => king_can_land = true,
+            }
+        }
+        // Grow the set of final moves that could have happened, to a fixpoint.
+        // A settled card never makes one, so it never counts as having moved.
+        let mut happened = [false; 52];
+        loop {
+            let mut progress = false;
+            for (index, requirement) in requirements.iter().enumerate() {
+                let Some(requirement) = requirement else {
+                    continue;
+                };
+                if happened[index] {
+                    continue;
+                }
+                let has_happened = |card: u8| card != NO_CARD && happened[usize::from(card)];
+                let all_done = requirement
+                    .all_of
+                    .iter()
+                    .all(|&card| card == NO_CARD || has_happened(card));
+                let any_done = requirement.any_len == 0
+                    || requirement.any_of[..usize::from(requirement.any_len)]
+                        .iter()
+                        .any(|&card| has_happened(card));
+                let ready = if requirement.needs_empty_pile {
+                    // A King stops blocking by its final move, or by leaving with
+                    // its finished run, which needs every other card of its suit.
+                    let suit_linked = (index / 13 * 13..index / 13 * 13 + 12)
+                        .all(|other| requirements[other].is_none() || happened[other]);
+                    let lands = king_can_land
+                        || bottoms.iter().any(|&card| has_happened(card))
+                        || (KING_INDICES
+                            .iter()
+                            .any(|&king| king != index && happened[king]));
+                    lands || suit_linked
+                } else {
+                    true
+                };
+                if all_done && any_done && ready {
+                    happened[index] = true;
+                    progress = true;
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        // Kings need not make a final move (their run may finish where they
+        // lie); every other card must.
+        requirements
+            .iter()
+            .zip(happened)
+            .enumerate()
+            .any(|(index, (requirement, happened))| {
+                requirement.is_some() && !happened && index % 13 != 12
+            })
     }
 
     fn search_moves(&self, moves: &mut Vec<TbmMove>) {
         self.state.legal_moves(moves);
-        if self.use_safe_move {
+        if self.options.safe_move {
             let safe = moves.iter().copied().find(|&mv| self.is_safe(mv));
             if let Some(mv) = safe {
                 moves.clear();
@@ -259,41 +503,151 @@ impl SolverGame for TbmSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::{Budget, Verdict, solve, verify_line};
+    use crate::solver::{Budget, Solution, Verdict, solve, verify_line};
 
     fn verdict_name<M>(verdict: &Verdict<M>) -> &'static str {
         verdict.name()
     }
 
-    /// The safe move is sound: with and without it, every deal gets the
-    /// same settled verdict (a deal either side leaves unknown is skipped).
-    #[test]
-    fn safe_move_keeps_every_verdict() {
-        let budget = Budget::positions(200_000);
+    /// Solves seeds 1..=1000 with `options` and with every shortcut on, and
+    /// checks that every deal settled both ways gets the same verdict.
+    /// Returns how many deals were compared.
+    fn compare_verdicts(options: TbmOptions, budget: u64) -> usize {
         let mut compared = 0;
         for seed in 1..=1000 {
-            let with = solve(&TbmSearch::with_safe_move(ThreeBlindMice::deal(seed), true), budget).expect("replay");
-            let without =
-                solve(&TbmSearch::with_safe_move(ThreeBlindMice::deal(seed), false), budget).expect("replay");
+            let deal = ThreeBlindMice::deal(seed);
+            let with =
+                solve(&TbmSearch::new(deal.clone()), Budget::positions(budget)).expect("replay");
+            let without = solve(
+                &TbmSearch::with_options(deal, options),
+                Budget::positions(budget),
+            )
+            .expect("replay");
             if with.verdict.is_settled() && without.verdict.is_settled() {
-                assert_eq!(verdict_name(&with.verdict), verdict_name(&without.verdict), "seed {seed}");
+                assert_eq!(
+                    verdict_name(&with.verdict),
+                    verdict_name(&without.verdict),
+                    "seed {seed}"
+                );
                 compared += 1;
             }
         }
+        compared
+    }
+
+    #[test]
+    fn safe_move_keeps_every_verdict() {
+        let compared = compare_verdicts(
+            TbmOptions {
+                safe_move: false,
+                ..TbmOptions::default()
+            },
+            30_000,
+        );
         assert!(compared >= 900, "only {compared} deals settled both ways");
+    }
+
+    #[test]
+    fn dead_positions_keep_every_verdict() {
+        let compared = compare_verdicts(
+            TbmOptions {
+                dead_positions: false,
+                ..TbmOptions::default()
+            },
+            30_000,
+        );
+        assert!(compared >= 300, "only {compared} deals settled both ways");
+    }
+
+    /// A sharper check of the dead-position rule: no position along a
+    /// winning line, found with the rule off, is ever called dead.
+    #[test]
+    fn no_position_on_a_winning_line_is_dead() {
+        let options = TbmOptions {
+            dead_positions: false,
+            ..TbmOptions::default()
+        };
+        let mut checked = 0;
+        for seed in 1..=1000 {
+            let deal = ThreeBlindMice::deal(seed);
+            let solution = solve(
+                &TbmSearch::with_options(deal.clone(), options),
+                Budget::positions(30_000),
+            );
+            let Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                ..
+            }) = solution
+            else {
+                continue;
+            };
+            let mut state = deal;
+            for mv in line {
+                assert!(
+                    !TbmSearch::new(state.clone()).is_dead(),
+                    "seed {seed}: dead position on a winning line"
+                );
+                state.apply(mv).expect("the line is legal");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 5_000, "only {checked} positions checked");
+    }
+
+    /// Along random games, the first position called dead is checked with
+    /// the rule off: the search without it must not find a win.
+    #[test]
+    fn positions_called_dead_are_not_winnable() {
+        let options = TbmOptions {
+            dead_positions: false,
+            ..TbmOptions::default()
+        };
+        let mut rng = crate::conformance::TestRng::new(20);
+        let mut moves = Vec::new();
+        let mut checked = 0;
+        for seed in 1..=1000 {
+            let mut state = ThreeBlindMice::deal(seed);
+            loop {
+                if TbmSearch::new(state.clone()).is_dead() {
+                    let verdict = solve(
+                        &TbmSearch::with_options(state.clone(), options),
+                        Budget::positions(20_000),
+                    )
+                    .expect("replay")
+                    .verdict;
+                    assert!(
+                        !matches!(verdict, Verdict::Winnable(_)),
+                        "seed {seed}: a dead position wins:\n{state}"
+                    );
+                    checked += 1;
+                    // Positions after a dead one are mostly dead for the same reason.
+                    break;
+                }
+                state.legal_moves(&mut moves);
+                let Some(&mv) = moves.get(rng.below(moves.len().max(1))) else {
+                    break;
+                };
+                state.apply(mv).expect("legal");
+            }
+        }
+        assert!(checked >= 700, "only {checked} dead positions checked");
     }
 
     #[test]
     fn winning_lines_replay_through_the_rules() {
         let mut winnable = 0;
-        for seed in 1..=300 {
+        for seed in 1..=5000 {
             let deal = ThreeBlindMice::deal(seed);
-            if let Verdict::Winnable(line) = solve(&TbmSearch::new(deal.clone()), Budget::positions(1_000_000)).expect("replay").verdict {
+            if let Verdict::Winnable(line) =
+                solve(&TbmSearch::new(deal.clone()), Budget::positions(20_000))
+                    .expect("replay")
+                    .verdict
+            {
                 verify_line(&deal, &line).expect("the line wins");
                 winnable += 1;
             }
         }
-        assert!(winnable > 0);
+        assert!(winnable >= 1000, "only {winnable} winning lines replayed");
     }
 
     #[test]
@@ -317,12 +671,18 @@ mod tests {
             search.legal_moves(&mut moves);
             let Some(&mv) = moves.last() else { break };
             let outcome = search.apply(mv).expect("legal");
-            assert_eq!(search.canonical_key(), TbmSearch::new(search.state().clone()).canonical_key());
+            assert_eq!(
+                search.canonical_key(),
+                TbmSearch::new(search.state().clone()).canonical_key()
+            );
             played.push((mv, outcome));
         }
         while let Some((mv, outcome)) = played.pop() {
             search.undo(mv, &outcome);
-            assert_eq!(search.canonical_key(), TbmSearch::new(search.state().clone()).canonical_key());
+            assert_eq!(
+                search.canonical_key(),
+                TbmSearch::new(search.state().clone()).canonical_key()
+            );
         }
     }
 }

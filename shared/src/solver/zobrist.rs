@@ -14,7 +14,8 @@ pub const fn table<const N: usize>(stream: u64) -> [u64; N] {
     let mut values = [0u64; N];
     let mut i = 0;
     while i < N {
-        values[i] = mix64(stream.wrapping_mul(0x1000_0000_01b3) ^ (i as u64).wrapping_mul(0x9e37_79b9));
+        values[i] =
+            mix64(stream.wrapping_mul(0x1000_0000_01b3) ^ (i as u64).wrapping_mul(0x9e37_79b9));
         i += 1;
     }
     values

@@ -1,0 +1,158 @@
+//! The client's commands, from parsed arguments to a finished run: practice
+//! offline, play, create, join and watch online, and the bot. `main.rs`
+//! calls [`run_client`]; each front end (`--plain` or the terminal UI) gets
+//! a started [`Session`].
+
+use std::io::IsTerminal as _;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use patience_shared::protocol::RoomOptions;
+
+use crate::cli::{Command, Online};
+use crate::config::Store;
+use crate::plain;
+use crate::session::{Entry, Session};
+
+/// Whether to use the line mode: asked for, or no terminal to draw on.
+fn use_plain(asked: bool) -> bool {
+    asked || !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal()
+}
+
+/// The name to play under: `--name`, else the remembered one, else the
+/// login name, else "player". Remembers it.
+fn resolve_name(given: Option<String>, store: &Store) -> String {
+    let name = given
+        .or_else(|| store.load().name)
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or_else(|| "player".to_string());
+    let _ = store.update(|settings| settings.name = Some(name.clone()));
+    name
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Runs a client command (the inspection commands are `main`'s).
+pub fn run_client(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Practice { game, seed, plain } => practice(game, seed, plain),
+        Command::Bot {
+            join,
+            pace,
+            server,
+            name,
+        } => runtime().and_then(|runtime| {
+            runtime
+                .block_on(crate::bot::run(
+                    &server,
+                    &name,
+                    &join,
+                    pace_of(pace),
+                    |line| println!("{line}"),
+                ))
+                .context("the bot stopped")
+        }),
+        Command::Play {
+            game,
+            bot,
+            pace,
+            online,
+        } => {
+            let entry = if bot {
+                Entry::Create {
+                    game,
+                    players: 2,
+                    public: false,
+                    options: RoomOptions::default(),
+                }
+            } else {
+                Entry::Quick(game)
+            };
+            online_command(entry, online, bot.then(|| pace_of(pace)))
+        }
+        Command::Create {
+            game,
+            players,
+            private,
+            undo,
+            online,
+        } => online_command(
+            Entry::Create {
+                game,
+                players,
+                public: !private,
+                options: RoomOptions {
+                    undo_allowed: undo,
+                    time_limit_ms: None,
+                },
+            },
+            online,
+            None,
+        ),
+        Command::Join { code, online } => online_command(Entry::Join(code), online, None),
+        Command::Watch { code, online } => online_command(Entry::Watch(code), online, None),
+        _ => anyhow::bail!("not a client command"),
+    }
+}
+
+fn pace_of(seconds: f64) -> Duration {
+    Duration::from_secs_f64(seconds.clamp(0.0, 600.0))
+}
+
+fn practice(
+    game: patience_shared::game::GameKind,
+    seed: Option<u64>,
+    plain: bool,
+) -> anyhow::Result<()> {
+    if seed.is_none() && std::io::stderr().is_terminal() {
+        eprintln!("Looking for a deal the solver proves winnable…");
+    }
+    let (seed, note) = plain::practice_deal(game, seed);
+    if use_plain(plain) {
+        let stdin = std::io::stdin();
+        plain::practice(game, seed, note.as_deref(), stdin.lock(), std::io::stdout())?;
+        return Ok(());
+    }
+    crate::tui::practice(game, seed, note)
+}
+
+fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> anyhow::Result<()> {
+    let store = Store::from_environment();
+    let name = resolve_name(online.name, &store);
+    let plain = use_plain(online.plain);
+    runtime()?.block_on(async move {
+        let (mut session, mut notes) = Session::start(&online.server, &name, entry, store)
+            .await
+            .with_context(|| format!("connecting to {}", online.server))?;
+        if let Some(pace) = bot_pace {
+            // The room's code comes with `room_joined`; the bot joins with it.
+            while session.state.room.is_none() {
+                let (_, more) = session.recv().await?;
+                notes.extend(more);
+                if session.state.closed.is_some() {
+                    anyhow::bail!("the server refused the room: {}", notes.join("; "));
+                }
+            }
+            if let Some(room) = &session.state.room {
+                let (server, code) = (online.server.clone(), room.code.clone());
+                tokio::spawn(async move {
+                    if let Err(error) = crate::bot::run(&server, "bot", &code, pace, |_| {}).await {
+                        eprintln!("the bot stopped: {error}");
+                    }
+                });
+            }
+        }
+        if plain {
+            plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
+        } else {
+            crate::tui::online(session, notes).await
+        }
+    })
+}

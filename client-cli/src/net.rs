@@ -1,0 +1,170 @@
+//! The protocol client: one WebSocket to the race server, speaking the
+//! MessagePack messages of `patience_shared::protocol`.
+//!
+//! [`Connection`] does the handshake (`hello`, `welcome`), sends
+//! [`ClientMessage`]s, and yields [`ServerMessage`]s while keeping the
+//! largest room event number seen, which a resume needs. It is used alike by
+//! the terminal UI, the `--plain` mode, the bots and the tests.
+//! [`Connection::recv`] is cancel-safe, so callers `select!` it against
+//! their own input.
+
+use futures::{SinkExt as _, StreamExt as _};
+use patience_shared::protocol::{self, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// The server a client talks to when none is given.
+pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
+
+/// Why talking to the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The WebSocket could not be opened or broke.
+    #[error("connection to the server failed: {0}")]
+    Socket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// The server closed the connection.
+    #[error("the server closed the connection")]
+    Closed,
+    /// The server sent a frame that is not a message of this protocol.
+    #[error("the server sent something unreadable: {0}")]
+    Protocol(#[from] protocol::DecodeError),
+    /// The server refused the handshake.
+    #[error("the server refused us: {message}")]
+    Refused {
+        /// Its code.
+        code: ErrorCode,
+        /// Its words.
+        message: String,
+    },
+    /// The server answered the handshake with something else.
+    #[error("the server answered hello with {0}")]
+    Unexpected(String),
+}
+
+/// One connection to the race server, past the handshake.
+pub struct Connection {
+    socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    last_seq: u64,
+    server: String,
+}
+
+impl Connection {
+    /// Connects to `server` (a `ws://` URL) and says hello as `name`.
+    pub async fn open(server: &str, name: &str) -> Result<Connection, NetError> {
+        let (socket, _) = tokio_tungstenite::connect_async(server).await?;
+        let mut connection = Connection {
+            socket,
+            last_seq: 0,
+            server: server.to_string(),
+        };
+        connection
+            .send(&ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: name.to_string(),
+            })
+            .await?;
+        match connection.recv().await? {
+            ServerMessage::Welcome { .. } => Ok(connection),
+            ServerMessage::Error { code, message } => Err(NetError::Refused { code, message }),
+            other => Err(NetError::Unexpected(message_name(&other).to_string())),
+        }
+    }
+
+    /// The URL this connection went to.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The largest room event number seen on this connection, or given by
+    /// [`Connection::set_last_seq`].
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// Carries the event number over from an earlier connection (for resume).
+    pub fn set_last_seq(&mut self, seq: u64) {
+        self.last_seq = seq;
+    }
+
+    /// Sends one message.
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), NetError> {
+        self.socket
+            .send(Message::Binary(protocol::encode(message).into()))
+            .await?;
+        Ok(())
+    }
+
+    /// Sends a move in notation.
+    pub async fn send_move(&mut self, text: &str) -> Result<(), NetError> {
+        self.send(&ClientMessage::Move {
+            text: text.to_string(),
+            seat: None,
+        })
+        .await
+    }
+
+    /// The next message from the server. Cancel-safe.
+    pub async fn recv(&mut self) -> Result<ServerMessage, NetError> {
+        loop {
+            match self.socket.next().await {
+                Some(Ok(Message::Binary(bytes))) => {
+                    let message = protocol::decode_server(&bytes)?;
+                    if let Some(seq) = seq_of(&message) {
+                        self.last_seq = self.last_seq.max(seq);
+                    }
+                    return Ok(message);
+                }
+                Some(Ok(Message::Close(_))) | None => return Err(NetError::Closed),
+                // Pings are answered by tungstenite as the stream is read.
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error.into()),
+            }
+        }
+    }
+
+    /// Closes the connection politely.
+    pub async fn close(mut self) {
+        let _ = self.socket.close(None).await;
+    }
+}
+
+/// The `seq` of a room event, `None` for replies that change nothing.
+pub fn seq_of(message: &ServerMessage) -> Option<u64> {
+    match *message {
+        ServerMessage::RoomJoined { seq, .. }
+        | ServerMessage::RoomUpdate { seq, .. }
+        | ServerMessage::Countdown { seq, .. }
+        | ServerMessage::RaceStarted { seq, .. }
+        | ServerMessage::MoveAccepted { seq, .. }
+        | ServerMessage::Progress { seq, .. }
+        | ServerMessage::Finished { seq, .. }
+        | ServerMessage::Stuck { seq }
+        | ServerMessage::RaceEnded { seq, .. }
+        | ServerMessage::Snapshot { seq, .. }
+        | ServerMessage::Resumed { seq, .. } => Some(seq),
+        _ => None,
+    }
+}
+
+/// The wire name of a message, for error messages and logs.
+pub fn message_name(message: &ServerMessage) -> &'static str {
+    match message {
+        ServerMessage::Welcome { .. } => "welcome",
+        ServerMessage::Error { .. } => "error",
+        ServerMessage::RoomJoined { .. } => "room_joined",
+        ServerMessage::RoomUpdate { .. } => "room_update",
+        ServerMessage::Countdown { .. } => "countdown",
+        ServerMessage::RaceStarted { .. } => "race_started",
+        ServerMessage::MoveAccepted { .. } => "move_accepted",
+        ServerMessage::MoveRejected { .. } => "move_rejected",
+        ServerMessage::Progress { .. } => "progress",
+        ServerMessage::Finished { .. } => "finished",
+        ServerMessage::Stuck { .. } => "stuck",
+        ServerMessage::RaceEnded { .. } => "race_ended",
+        ServerMessage::Snapshot { .. } => "snapshot",
+        ServerMessage::Resumed { .. } => "resumed",
+        ServerMessage::Left { .. } => "left",
+        ServerMessage::ShuttingDown { .. } => "shutting_down",
+    }
+}

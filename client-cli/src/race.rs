@@ -1,0 +1,527 @@
+//! A room and its race as one client sees them: a pure state machine fed
+//! with the server's messages, read by the `--plain` mode, the terminal UI
+//! and the bots alike.
+//!
+//! [`RaceState::apply`] takes a message and the time it arrived (the only
+//! clock this module sees) and returns the lines a person should read about
+//! it: moves played, cards turned, refusals in words, players finishing.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use patience_shared::any::AnyGame;
+use patience_shared::protocol::{
+    self, ErrorCode, Phase, PlayerStatus, Progress, RaceResult, RoomInfo, ServerMessage,
+};
+use patience_shared::rules::{Effect, Rules, View};
+
+/// One racer's public board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Racer {
+    /// The board as anyone may see it.
+    pub board: View,
+    /// Moves, cards home, time.
+    pub progress: Progress,
+    /// Racing, won, stuck...
+    pub status: PlayerStatus,
+}
+
+/// What a finished race's reveal proved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verification {
+    /// The seed and salt hash to the commitment sent at the start.
+    pub commitment_ok: bool,
+    /// Per seat: every logged move replayed legally from the revealed deal.
+    pub logs_ok: BTreeMap<u8, bool>,
+}
+
+impl Verification {
+    /// Checks a result against the commitment, as any client can.
+    pub fn check(result: &RaceResult, commitment: &str) -> Verification {
+        let reveal = &result.reveal;
+        let commitment_ok =
+            protocol::commitment(reveal.game, reveal.seed, &reveal.salt) == commitment;
+        let logs_ok = result
+            .logs
+            .iter()
+            .map(|log| {
+                let mut position = AnyGame::deal(reveal.game, reveal.seed);
+                let mut history = Vec::new();
+                let ok = log.moves.iter().all(|text| {
+                    if text == protocol::UNDO_TEXT {
+                        return match history.pop() {
+                            Some((mv, outcome)) => {
+                                position.undo(mv, &outcome);
+                                true
+                            }
+                            None => false,
+                        };
+                    }
+                    match position
+                        .parse_move(text)
+                        .ok()
+                        .and_then(|mv| position.apply(mv).ok().map(|outcome| (mv, outcome)))
+                    {
+                        Some(played) => {
+                            history.push(played);
+                            true
+                        }
+                        None => false,
+                    }
+                });
+                (log.seat, ok)
+            })
+            .collect();
+        Verification {
+            commitment_ok,
+            logs_ok,
+        }
+    }
+
+    /// Whether the deal and every log checked out.
+    pub fn all_ok(&self) -> bool {
+        self.commitment_ok && self.logs_ok.values().all(|&ok| ok)
+    }
+}
+
+/// The room and race from one client's seat (or a spectator's).
+#[derive(Clone, Debug, Default)]
+pub struct RaceState {
+    /// The room, once joined.
+    pub room: Option<RoomInfo>,
+    /// This client's seat; `None` for a spectator.
+    pub seat: Option<u8>,
+    /// The secret to take the seat back.
+    pub resume_token: Option<String>,
+    /// Every racer's board, by seat.
+    pub racers: BTreeMap<u8, Racer>,
+    /// The deal's commitment, once the race started.
+    pub commitment: Option<String>,
+    /// When the race started, by this client's clock, and the time limit.
+    pub race_clock: Option<(Instant, Duration)>,
+    /// When the countdown ends, by this client's clock.
+    pub countdown_ends: Option<Instant>,
+    /// The result, once the race is over.
+    pub result: Option<RaceResult>,
+    /// The check of the result.
+    pub verification: Option<Verification>,
+    /// This client has no legal move left.
+    pub stuck: bool,
+    /// The last refusal, in words, until the next accepted move.
+    pub last_rejection: Option<String>,
+    /// The effects of this client's last move.
+    pub last_effects: Vec<Effect>,
+    /// The server said goodbye or the room was left.
+    pub closed: Option<String>,
+}
+
+impl RaceState {
+    /// This client's own board, when it is a racer.
+    pub fn my_board(&self) -> Option<&View> {
+        self.seat
+            .and_then(|seat| self.racers.get(&seat))
+            .map(|racer| &racer.board)
+    }
+
+    /// This client's status.
+    pub fn my_status(&self) -> Option<PlayerStatus> {
+        let seat = self.seat?;
+        self.room
+            .as_ref()?
+            .players
+            .iter()
+            .find(|player| player.seat == seat)
+            .map(|player| player.status)
+    }
+
+    /// The name of a seat.
+    pub fn name_of(&self, seat: u8) -> String {
+        self.room
+            .as_ref()
+            .and_then(|room| room.players.iter().find(|player| player.seat == seat))
+            .map_or_else(
+                || format!("seat {}", seat + 1),
+                |player| player.name.clone(),
+            )
+    }
+
+    /// The room's phase.
+    pub fn phase(&self) -> Option<Phase> {
+        self.room.as_ref().map(|room| room.phase)
+    }
+
+    /// Whether this client may still move.
+    pub fn can_move(&self) -> bool {
+        self.result.is_none()
+            && self.closed.is_none()
+            && self
+                .seat
+                .and_then(|seat| self.racers.get(&seat))
+                .is_some_and(|racer| racer.status == PlayerStatus::Racing)
+    }
+
+    /// Milliseconds since the race started, at `now`.
+    pub fn race_elapsed(&self, now: Instant) -> Option<Duration> {
+        self.race_clock
+            .map(|(started, _)| now.saturating_duration_since(started))
+    }
+
+    /// Applies a server message received at `now`; returns lines for people.
+    pub fn apply(&mut self, message: ServerMessage, now: Instant) -> Vec<String> {
+        let mut notes = Vec::new();
+        match message {
+            ServerMessage::Welcome { server, .. } => notes.push(format!("connected to {server}")),
+            ServerMessage::Error { code, message } => {
+                notes.push(format!("error: {message}"));
+                if code.is_fatal() {
+                    self.closed = Some(message);
+                }
+            }
+            ServerMessage::RoomJoined {
+                room,
+                seat,
+                resume_token,
+                ..
+            } => {
+                notes.push(match seat {
+                    Some(seat) => format!(
+                        "joined room {} ({}) in seat {}",
+                        room.code,
+                        room.game.title(),
+                        seat + 1
+                    ),
+                    None => format!("watching room {} ({})", room.code, room.game.title()),
+                });
+                self.seat = seat;
+                self.resume_token = resume_token;
+                self.room = Some(room);
+            }
+            ServerMessage::RoomUpdate { room, .. } => {
+                if let Some(old) = &self.room {
+                    for player in &room.players {
+                        match old.players.iter().find(|p| p.seat == player.seat) {
+                            None => notes.push(format!("{} joined", player.name)),
+                            Some(was) if was.connected && !player.connected => {
+                                notes.push(format!("{} lost the connection", player.name));
+                            }
+                            Some(was) if !was.connected && player.connected => {
+                                notes.push(format!("{} is back", player.name));
+                            }
+                            _ => {}
+                        }
+                    }
+                    for was in &old.players {
+                        if !room.players.iter().any(|p| p.seat == was.seat) {
+                            notes.push(format!("{} left", was.name));
+                        }
+                    }
+                }
+                for player in &room.players {
+                    if let Some(racer) = self.racers.get_mut(&player.seat) {
+                        racer.status = player.status;
+                    }
+                }
+                self.room = Some(room);
+            }
+            ServerMessage::Countdown { starts_in_ms, .. } => {
+                self.countdown_ends = Some(now + Duration::from_millis(starts_in_ms));
+                notes.push(format!(
+                    "the race starts in {:.1} s",
+                    starts_in_ms as f64 / 1000.0
+                ));
+            }
+            ServerMessage::RaceStarted {
+                commitment,
+                board,
+                time_limit_ms,
+                ..
+            } => {
+                self.commitment = Some(commitment);
+                self.race_clock = Some((now, Duration::from_millis(time_limit_ms)));
+                self.countdown_ends = None;
+                let seats: Vec<u8> = self
+                    .room
+                    .iter()
+                    .flat_map(|room| room.players.iter().map(|player| player.seat))
+                    .collect();
+                for seat in seats {
+                    self.racers.insert(
+                        seat,
+                        Racer {
+                            board: board.clone(),
+                            progress: Progress::default(),
+                            status: PlayerStatus::Racing,
+                        },
+                    );
+                }
+                if let Some(seat) = self.seat {
+                    self.racers.entry(seat).or_insert(Racer {
+                        board,
+                        progress: Progress::default(),
+                        status: PlayerStatus::Racing,
+                    });
+                }
+                notes.push("the race has started: go!".into());
+            }
+            ServerMessage::MoveAccepted {
+                text,
+                effects,
+                board,
+                progress,
+                ..
+            } => {
+                let mut line = format!("you played {text}");
+                for effect in &effects {
+                    line.push_str("; ");
+                    line.push_str(&effect_text(effect));
+                }
+                notes.push(line);
+                self.last_rejection = None;
+                self.last_effects = effects;
+                if let Some(seat) = self.seat {
+                    let racer = self.racers.entry(seat).or_insert(Racer {
+                        board: board.clone(),
+                        progress,
+                        status: PlayerStatus::Racing,
+                    });
+                    racer.board = board;
+                    racer.progress = progress;
+                }
+            }
+            ServerMessage::MoveRejected { text, message, .. } => {
+                let line = format!("{text:?} refused: {message}");
+                self.last_rejection = Some(line.clone());
+                notes.push(line);
+            }
+            ServerMessage::Progress {
+                seat,
+                text,
+                board,
+                progress,
+                ..
+            } => {
+                notes.push(format!(
+                    "{} played {text} ({} cards home)",
+                    self.name_of(seat),
+                    progress.cards_home
+                ));
+                let racer = self.racers.entry(seat).or_insert(Racer {
+                    board: board.clone(),
+                    progress,
+                    status: PlayerStatus::Racing,
+                });
+                racer.board = board;
+                racer.progress = progress;
+            }
+            ServerMessage::Finished {
+                seat,
+                status,
+                elapsed_ms,
+                ..
+            } => {
+                notes.push(format!(
+                    "{} {} after {}",
+                    self.name_of(seat),
+                    status_text(status),
+                    clock_text(Duration::from_millis(elapsed_ms))
+                ));
+                if let Some(racer) = self.racers.get_mut(&seat) {
+                    racer.status = status;
+                }
+                if let Some(player) = self
+                    .room
+                    .as_mut()
+                    .and_then(|room| room.players.iter_mut().find(|p| p.seat == seat))
+                {
+                    player.status = status;
+                }
+            }
+            ServerMessage::Stuck { .. } => {
+                self.stuck = true;
+                notes.push("you have no legal move left".into());
+            }
+            ServerMessage::RaceEnded { result, .. } => {
+                let verification = self
+                    .commitment
+                    .as_deref()
+                    .map(|commitment| Verification::check(&result, commitment));
+                notes.push(format!(
+                    "the race is over; the deal was {} seed {}",
+                    result.reveal.game.title(),
+                    result.reveal.seed
+                ));
+                for standing in &result.standings {
+                    notes.push(format!(
+                        "{}. {} {} ({} cards home, {} moves)",
+                        standing.rank,
+                        standing.name,
+                        status_text(standing.status),
+                        standing.progress.cards_home,
+                        standing.progress.moves
+                    ));
+                }
+                if let Some(verification) = &verification {
+                    notes.push(if verification.all_ok() {
+                        "verified: the deal matches its commitment and every move was legal".into()
+                    } else {
+                        "NOT verified: the reveal or a move log does not check out".into()
+                    });
+                }
+                self.verification = verification;
+                self.result = Some(result);
+            }
+            ServerMessage::Snapshot { room, race, .. } => {
+                if let Some(race) = race {
+                    self.commitment = Some(race.commitment.clone());
+                    self.race_clock = Some((
+                        now.checked_sub(Duration::from_millis(race.elapsed_ms))
+                            .unwrap_or(now),
+                        Duration::from_millis(race.time_limit_ms),
+                    ));
+                    self.racers = race
+                        .boards
+                        .into_iter()
+                        .map(|seat_board| {
+                            (
+                                seat_board.seat,
+                                Racer {
+                                    board: seat_board.board,
+                                    progress: seat_board.progress,
+                                    status: seat_board.status,
+                                },
+                            )
+                        })
+                        .collect();
+                    if let Some(result) = race.result {
+                        self.verification = Some(Verification::check(&result, &race.commitment));
+                        self.result = Some(result);
+                    }
+                }
+                self.room = Some(room);
+            }
+            ServerMessage::Resumed {
+                room,
+                seat,
+                resume_token,
+                ..
+            } => {
+                notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
+                self.seat = Some(seat);
+                self.resume_token = Some(resume_token);
+                self.room = Some(room);
+            }
+            ServerMessage::Left { code } => {
+                notes.push(format!("left room {code}"));
+                self.closed = Some(format!("left room {code}"));
+            }
+            ServerMessage::ShuttingDown { message } => {
+                notes.push(format!("the server is stopping: {message}"));
+                self.closed = Some(message);
+            }
+        }
+        notes
+    }
+
+    /// Whether an error means the resume token is no good.
+    pub fn is_bad_token(message: &ServerMessage) -> bool {
+        matches!(
+            message,
+            ServerMessage::Error {
+                code: ErrorCode::InvalidResumeToken,
+                ..
+            }
+        )
+    }
+}
+
+/// An effect in words.
+pub fn effect_text(effect: &Effect) -> String {
+    match effect {
+        Effect::TurnedUp { zone, card } => format!("{} turned up on {zone}", card.pretty()),
+        Effect::RunRemoved { from, suit, .. } => {
+            format!("the run of {suit:?} left {from} for a foundation").to_lowercase()
+        }
+        Effect::AceDiscarded { card, .. } => format!("{} discarded", card.pretty()),
+        Effect::Drew { card } => format!("turned {} onto the waste", card.pretty()),
+        Effect::Dealt { count } => format!("dealt {count} cards from the stock"),
+    }
+}
+
+/// A status in words, e.g. "won".
+pub fn status_text(status: PlayerStatus) -> &'static str {
+    match status {
+        PlayerStatus::Waiting => "waiting",
+        PlayerStatus::Racing => "racing",
+        PlayerStatus::Won => "won",
+        PlayerStatus::Resigned => "resigned",
+        PlayerStatus::Stuck => "stuck",
+        PlayerStatus::OutOfTime => "ran out of time",
+        PlayerStatus::Left => "left",
+    }
+}
+
+/// A duration as `m:ss`.
+pub fn clock_text(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    format!("{}:{:02}", seconds / 60, seconds % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use patience_shared::game::GameKind;
+    use patience_shared::protocol::{MoveLog, Reveal};
+    use patience_shared::rules::MoveError;
+
+    use super::*;
+
+    fn result(salt: &str, moves: &[&str]) -> RaceResult {
+        RaceResult {
+            standings: Vec::new(),
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: salt.into(),
+            },
+            logs: vec![MoveLog {
+                seat: 0,
+                moves: moves.iter().map(|text| text.to_string()).collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn verification_checks_the_commitment_and_replays_every_log() {
+        let salt = "00112233445566778899aabbccddeeff";
+        let commitment = protocol::commitment(GameKind::ThreeBlindMice, 7, salt);
+        let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7);
+        let mut legal = Vec::new();
+        deal.legal_moves(&mut legal);
+        let first = deal.format_move(legal[0]);
+        let check = |result: RaceResult, commitment_ok: bool, log_ok: bool| {
+            let verification = Verification::check(&result, &commitment);
+            assert_eq!(verification.commitment_ok, commitment_ok);
+            assert_eq!(verification.logs_ok.get(&0), Some(&log_ok));
+        };
+        check(result(salt, &[&first, "undo", &first]), true, true);
+        check(result("ffff", &[&first]), false, true);
+        check(result(salt, &["undo"]), true, false);
+        check(result(salt, &["1>1"]), true, false);
+    }
+
+    #[test]
+    fn a_refused_move_is_said_in_words_and_kept_until_the_next_move() {
+        let mut state = RaceState::default();
+        let notes = state.apply(
+            ServerMessage::MoveRejected {
+                text: "7h>5".into(),
+                code: ErrorCode::IllegalMove,
+                reason: Some(MoveError::ChangesNothing),
+                message: "that move changes nothing".into(),
+            },
+            Instant::now(),
+        );
+        assert_eq!(notes, ["\"7h>5\" refused: that move changes nothing"]);
+        assert!(state.last_rejection.is_some());
+        assert!(!state.can_move(), "no seat, no race");
+    }
+}

@@ -1,0 +1,276 @@
+//! An online session: connect, take back a saved seat or enter a room, keep
+//! the resume token in the config directory, and reconnect after a drop.
+//!
+//! The front ends (`--plain`, the terminal UI) own the loop; this module
+//! gives them [`Session::start`], [`Session::recv`] (which applies each
+//! message to the [`RaceState`] and reconnects transparently while a seat
+//! is held) and [`Session::send`].
+
+use std::time::{Duration, Instant};
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{ClientMessage, Phase, RoomOptions, ServerMessage};
+
+use crate::config::{SavedSeat, Store};
+use crate::net::{Connection, NetError, seq_of};
+use crate::race::RaceState;
+
+/// How a session enters a room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// Quick race: any public room of the game.
+    Quick(GameKind),
+    /// A new room.
+    Create {
+        /// The game.
+        game: GameKind,
+        /// Seats, 2 to 8.
+        players: u8,
+        /// Whether quick race may fill it.
+        public: bool,
+        /// Undo and time limit.
+        options: RoomOptions,
+    },
+    /// A room by its code.
+    Join(String),
+    /// Watch a room by its code.
+    Watch(String),
+}
+
+impl Entry {
+    fn message(&self) -> ClientMessage {
+        match self.clone() {
+            Entry::Quick(game) => ClientMessage::QuickRace { game },
+            Entry::Create {
+                game,
+                players,
+                public,
+                options,
+            } => ClientMessage::CreateRoom {
+                game,
+                max_players: players,
+                public,
+                options,
+            },
+            Entry::Join(code) => ClientMessage::JoinRoom { code },
+            Entry::Watch(code) => ClientMessage::Spectate { code },
+        }
+    }
+}
+
+/// Attempts to reconnect after a drop before giving up.
+const RECONNECT_ATTEMPTS: u32 = 6;
+
+/// One client's life in one room.
+pub struct Session {
+    connection: Connection,
+    /// The room and race as seen so far.
+    pub state: RaceState,
+    name: String,
+    store: Store,
+    /// After a resume: the room's latest event when the seat was taken back.
+    /// Events up to it are history being replayed, applied quietly.
+    replay_until: Option<u64>,
+    /// The replay just ended with the last message received.
+    caught_up: bool,
+}
+
+impl Session {
+    /// Connects, takes back the saved seat if the config holds one for this
+    /// server (and, for `join`, this room), or else enters as `entry` asks.
+    /// Returns the session and the lines to show so far.
+    pub async fn start(
+        server: &str,
+        name: &str,
+        entry: Entry,
+        store: Store,
+    ) -> Result<(Session, Vec<String>), NetError> {
+        let connection = Connection::open(server, name).await?;
+        let mut session = Session {
+            connection,
+            state: RaceState::default(),
+            name: name.to_string(),
+            store,
+            replay_until: None,
+            caught_up: false,
+        };
+        let mut notes = Vec::new();
+        let saved = session.store.load().seat.filter(|seat| {
+            seat.server == server
+                && match &entry {
+                    Entry::Join(code) => seat.code.eq_ignore_ascii_case(code),
+                    Entry::Watch(_) => false,
+                    _ => true,
+                }
+        });
+        if let Some(saved) = saved {
+            session
+                .connection
+                .send(&ClientMessage::Resume {
+                    token: saved.token.clone(),
+                    last_seq: 0,
+                })
+                .await?;
+            let reply = session.connection.recv().await?;
+            if matches!(reply, ServerMessage::Resumed { .. }) {
+                notes.extend(session.absorb(reply));
+                return Ok((session, notes));
+            }
+            notes.push(format!(
+                "the race in room {} is no longer open to us",
+                saved.code
+            ));
+            session.forget_seat();
+        }
+        session.connection.send(&entry.message()).await?;
+        Ok((session, notes))
+    }
+
+    /// Sends a message, reconnecting first if the connection dropped.
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), NetError> {
+        match self.connection.send(message).await {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                self.reconnect(error).await?;
+                self.connection.send(message).await
+            }
+        }
+    }
+
+    /// The next message, already applied to [`Session::state`], with the
+    /// lines to show. Reconnects and resumes while a seat is held.
+    pub async fn recv(&mut self) -> Result<(ServerMessage, Vec<String>), NetError> {
+        loop {
+            match self.connection.recv().await {
+                Ok(message) => {
+                    let notes = self.absorb(message.clone());
+                    return Ok((message, notes));
+                }
+                Err(error) => {
+                    if self.state.closed.is_some() || self.state.result.is_some() {
+                        return Err(error);
+                    }
+                    self.reconnect(error).await?;
+                }
+            }
+        }
+    }
+
+    /// Leaves the room (resigning a race) and closes the connection.
+    pub async fn leave(mut self) {
+        let _ = self.connection.send(&ClientMessage::Leave).await;
+        // Wait briefly for the server's `left`, so the resignation lands.
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while let Ok(message) = self.connection.recv().await {
+                if matches!(message, ServerMessage::Left { .. }) {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.forget_seat();
+        self.connection.close().await;
+    }
+
+    /// Closes the connection, keeping the saved seat if the race goes on.
+    pub async fn close(self) {
+        self.connection.close().await;
+    }
+
+    /// Whether the last message received ended the replay of a resume: the
+    /// state is whole again (a front end shows the board then).
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
+    }
+
+    fn absorb(&mut self, message: ServerMessage) -> Vec<String> {
+        let token_before = self.state.resume_token.clone();
+        let seq = seq_of(&message);
+        let resumed = match message {
+            ServerMessage::Resumed { seq, .. } => Some(seq),
+            _ => None,
+        };
+        let mut notes = self.state.apply(message, Instant::now());
+        self.caught_up = false;
+        if let Some(resumed) = resumed {
+            self.replay_until = Some(resumed);
+        } else if let (Some(until), Some(seq)) = (self.replay_until, seq) {
+            // History the resume replays: the state takes it in, people have
+            // seen it already.
+            notes.clear();
+            if seq >= until {
+                self.replay_until = None;
+                self.caught_up = true;
+                notes.push("caught up with the race".into());
+            }
+        }
+        let over = self.state.result.is_some()
+            || self.state.closed.is_some()
+            || self.state.phase() == Some(Phase::Finished);
+        if over {
+            self.forget_seat();
+        } else if self.state.resume_token != token_before
+            && let (Some(token), Some(room)) = (&self.state.resume_token, &self.state.room)
+        {
+            let seat = SavedSeat {
+                server: self.connection.server().to_string(),
+                code: room.code.clone(),
+                token: token.clone(),
+                last_seq: self.connection.last_seq(),
+            };
+            let name = self.name.clone();
+            let _ = self.store.update(|settings| {
+                settings.seat = Some(seat);
+                settings.name = Some(name);
+            });
+        }
+        notes
+    }
+
+    fn forget_seat(&mut self) {
+        if self.store.load().seat.is_some() {
+            let _ = self.store.update(|settings| settings.seat = None);
+        }
+    }
+
+    async fn reconnect(&mut self, error: NetError) -> Result<(), NetError> {
+        let Some(token) = self.state.resume_token.clone() else {
+            return Err(error);
+        };
+        let server = self.connection.server().to_string();
+        let last_seq = self.connection.last_seq();
+        let mut delay = Duration::from_millis(250);
+        let mut last_error = error;
+        for _ in 0..RECONNECT_ATTEMPTS {
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(4));
+            let mut connection = match Connection::open(&server, &self.name).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    last_error = error;
+                    continue;
+                }
+            };
+            connection.set_last_seq(last_seq);
+            connection
+                .send(&ClientMessage::Resume {
+                    token: token.clone(),
+                    last_seq,
+                })
+                .await?;
+            match connection.recv().await? {
+                message @ ServerMessage::Resumed { .. } => {
+                    self.connection = connection;
+                    self.absorb(message);
+                    return Ok(());
+                }
+                ServerMessage::Error { message, code } => {
+                    self.forget_seat();
+                    return Err(NetError::Refused { code, message });
+                }
+                _ => continue,
+            }
+        }
+        Err(last_error)
+    }
+}

@@ -1,0 +1,449 @@
+//! Snapshot tests of whole frames, rendered with ratatui's `TestBackend`:
+//! each game's board at 80×24, the lobby, a race with its panel, watch
+//! mode, the results, and the help.
+
+use std::time::{Duration, Instant};
+
+use patience_shared::any::AnyGame;
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    self, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, Reveal, RoomInfo,
+    RoomOptions, ServerMessage, Standing,
+};
+use patience_shared::rules::Rules;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use super::*;
+use crate::race::RaceState;
+
+fn render(width: u16, height: u16, draw: impl FnOnce(&mut Frame)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+    terminal.draw(draw).expect("drawing to a test backend");
+    terminal.backend().to_string()
+}
+
+fn practice_frame(game: GameKind, seed: u64, ui: &Ui) -> String {
+    let view = AnyGame::deal(game, seed).view();
+    let screen = PracticeScreen {
+        game,
+        seed,
+        view: &view,
+        moves: 0,
+        state: None,
+    };
+    render(80, 24, |frame| draw_practice(frame, &screen, ui))
+}
+
+#[test]
+fn three_blind_mice_board() {
+    insta::assert_snapshot!(practice_frame(GameKind::ThreeBlindMice, 1, &Ui::default()));
+}
+
+#[test]
+fn a_wide_terminal_gets_wider_columns() {
+    let frame = practice_frame_sized(GameKind::Indian, 120, 16, &Ui::default());
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn indian_board() {
+    insta::assert_snapshot!(practice_frame(GameKind::Indian, 1, &Ui::default()));
+}
+
+#[test]
+fn midshipman_board() {
+    insta::assert_snapshot!(practice_frame(GameKind::Midshipman, 1, &Ui::default()));
+}
+
+#[test]
+fn virginia_reel_board() {
+    insta::assert_snapshot!(practice_frame(GameKind::VirginiaReel, 1, &Ui::default()));
+}
+
+#[test]
+fn help_overlay() {
+    let ui = Ui {
+        help: true,
+        ..Ui::default()
+    };
+    insta::assert_snapshot!(practice_frame(GameKind::ThreeBlindMice, 1, &ui));
+}
+
+#[test]
+fn long_piles_fold_to_fit_a_short_terminal() {
+    use patience_shared::rules::ZoneView;
+    let card = |text: &str| text.parse().expect("a card");
+    let run: Vec<_> = [
+        "Ks", "Qs", "Js", "Ts", "9s", "8s", "7s", "6s", "5s", "4s", "3s", "2s",
+    ]
+    .iter()
+    .map(|text| card(text))
+    .collect();
+    let mut zones = vec![ZoneView {
+        zone: Zone::Pile(0),
+        hidden: 3,
+        face_up: run,
+    }];
+    zones.extend((1..10).map(|pile| ZoneView {
+        zone: Zone::Pile(pile),
+        hidden: if pile > 6 { 1 } else { 0 },
+        face_up: vec![card("Ah")],
+    }));
+    zones.extend((0..2).map(|cell| ZoneView {
+        zone: Zone::Cell(cell),
+        hidden: 0,
+        face_up: vec![],
+    }));
+    let view = View {
+        game: GameKind::ThreeBlindMice,
+        zones,
+    };
+    let screen = PracticeScreen {
+        game: GameKind::ThreeBlindMice,
+        seed: 0,
+        view: &view,
+        moves: 40,
+        state: Some("stuck: u takes back"),
+    };
+    insta::assert_snapshot!(render(60, 12, |frame| draw_practice(
+        frame,
+        &screen,
+        &Ui::default()
+    )));
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::from(code)
+}
+
+#[test]
+fn keys_pick_a_card_and_drop_it_or_send_it_to_its_natural_place() {
+    let position = AnyGame::deal(GameKind::Indian, 1);
+    let view = position.view();
+    let mut legal = Vec::new();
+    position.legal_moves(&mut legal);
+    let texts: Vec<String> = legal.iter().map(|&mv| position.format_move(mv)).collect();
+    // The stock turns with space on the stock.
+    let mut ui = Ui::default();
+    assert_eq!(
+        ui.key(key(KeyCode::Char('s')), Some(&view), false),
+        Action::None
+    );
+    assert_eq!(
+        ui.key(key(KeyCode::Char(' ')), Some(&view), false),
+        Action::Move("s".into())
+    );
+    // Every pile-to-pile move of the deal can be made with pile keys and Enter.
+    for text in texts
+        .iter()
+        .filter(|text| text.contains('>') && !text.ends_with('f'))
+    {
+        let (from, to) = text.split_once('>').expect("a pile move");
+        let digit = |number: &str| {
+            let number: u32 = number.parse().expect("a pile number");
+            char::from_digit(number % 10, 10).expect("a digit")
+        };
+        let mut ui = Ui::default();
+        ui.key(key(KeyCode::Char(digit(from))), Some(&view), false);
+        assert_eq!(
+            ui.key(key(KeyCode::Enter), Some(&view), false),
+            Action::None
+        );
+        ui.key(key(KeyCode::Char(digit(to))), Some(&view), false);
+        assert_eq!(
+            ui.key(key(KeyCode::Enter), Some(&view), false),
+            Action::Move(text.clone())
+        );
+    }
+    // A card with nowhere to go says so.
+    let mut ui = Ui::default();
+    for pile in 0..10u8 {
+        ui.key(
+            key(KeyCode::Char(char::from(b'0' + (pile + 1) % 10))),
+            Some(&view),
+            false,
+        );
+        if ui.key(key(KeyCode::Char(' ')), Some(&view), false) == Action::None {
+            assert!(
+                ui.message
+                    .as_ref()
+                    .is_some_and(|(text, error)| *error && text.contains("nowhere"))
+            );
+        }
+    }
+    // `:` opens the command line; `q` asks first.
+    let mut ui = Ui::default();
+    ui.key(key(KeyCode::Char(':')), Some(&view), false);
+    for c in "w>f".chars() {
+        ui.key(key(KeyCode::Char(c)), Some(&view), false);
+    }
+    assert_eq!(
+        ui.key(key(KeyCode::Enter), Some(&view), false),
+        Action::Move("w>f".into())
+    );
+    assert_eq!(
+        ui.key(key(KeyCode::Char('q')), Some(&view), false),
+        Action::None
+    );
+    assert_eq!(
+        ui.key(key(KeyCode::Char('y')), Some(&view), false),
+        Action::Quit
+    );
+}
+
+#[test]
+fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
+    let view = AnyGame::deal(GameKind::Indian, 1).view();
+    // Line 4 is the first face-up row; column 10 is pile 3 (five columns each).
+    let spot = board::spot_at(&view, 80, 22, 10, 4);
+    assert_eq!(
+        spot,
+        Some(Spot {
+            zone: Zone::Pile(2),
+            depth: 1
+        })
+    );
+    assert_eq!(
+        board::spot_at(&view, 80, 22, 10, 5).map(|spot| spot.depth),
+        Some(0)
+    );
+    assert_eq!(board::spot_at(&view, 80, 22, 79, 5), None);
+    let mut ui = Ui::default();
+    let top = Spot {
+        zone: Zone::Pile(2),
+        depth: 0,
+    };
+    assert_eq!(ui.click(&view, top, false), Action::None);
+    assert_eq!(ui.marks(&view).picked, Some(top));
+}
+
+fn room(phase: Phase, players: &[(&str, PlayerStatus)], max_players: u8) -> RoomInfo {
+    RoomInfo {
+        code: "K7PQ3M".into(),
+        game: GameKind::ThreeBlindMice,
+        max_players,
+        public: false,
+        options: RoomOptions::default(),
+        owner: Some(0),
+        phase,
+        players: players
+            .iter()
+            .enumerate()
+            .map(|(seat, (name, status))| PlayerInfo {
+                seat: seat as u8,
+                name: (*name).into(),
+                connected: *name != "carol",
+                status: *status,
+            })
+            .collect(),
+        spectators: 1,
+    }
+}
+
+/// A race seen from seat `seat` (`None`: a spectator): Ada, Bob and Carol
+/// race the deal of seed 1; Bob has played one move.
+fn racing(seat: Option<u8>) -> (RaceState, Instant, String) {
+    let start = Instant::now();
+    let mut state = RaceState::default();
+    let racers = [
+        ("ada", PlayerStatus::Waiting),
+        ("bob", PlayerStatus::Waiting),
+        ("carol", PlayerStatus::Waiting),
+    ];
+    state.apply(
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: room(Phase::Lobby, &racers, 3),
+            seat,
+            resume_token: seat.map(|_| "token".into()),
+        },
+        start,
+    );
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let salt = "9f86d081884c7d659a2feaa0c55ad015".to_string();
+    let commitment = protocol::commitment(GameKind::ThreeBlindMice, 1, &salt);
+    state.apply(
+        ServerMessage::RaceStarted {
+            seq: 2,
+            commitment,
+            board: deal.view(),
+            time_limit_ms: 600_000,
+        },
+        start,
+    );
+    let racing = racers.map(|(name, _)| (name, PlayerStatus::Racing));
+    state.apply(
+        ServerMessage::RoomUpdate {
+            seq: 3,
+            room: room(Phase::Racing, &racing, 3),
+        },
+        start,
+    );
+    let mut moved = deal.clone();
+    let mut legal = Vec::new();
+    moved.legal_moves(&mut legal);
+    let first = moved.format_move(legal[0]);
+    let outcome = moved.apply(legal[0]).expect("a legal move");
+    state.apply(
+        ServerMessage::Progress {
+            seq: 4,
+            seat: 1,
+            text: first.clone(),
+            board: moved.view(),
+            progress: Progress {
+                moves: 1,
+                cards_home: if outcome.effects.is_empty() { 0 } else { 13 },
+                elapsed_ms: 3_000,
+            },
+        },
+        start + Duration::from_secs(3),
+    );
+    (state, start + Duration::from_secs(42), first)
+}
+
+#[test]
+fn lobby() {
+    let start = Instant::now();
+    let mut state = RaceState::default();
+    state.apply(
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: room(
+                Phase::Lobby,
+                &[
+                    ("ada", PlayerStatus::Waiting),
+                    ("carol", PlayerStatus::Waiting),
+                ],
+                3,
+            ),
+            seat: Some(0),
+            resume_token: Some("token".into()),
+        },
+        start,
+    );
+    insta::assert_snapshot!(render(80, 24, |frame| draw_online(
+        frame,
+        &state,
+        &Ui::default(),
+        start
+    )));
+}
+
+#[test]
+fn race_with_its_panel() {
+    let (state, now, _) = racing(Some(0));
+    insta::assert_snapshot!(render(80, 24, |frame| draw_online(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn watching_every_board_side_by_side_or_one_at_a_time() {
+    let (state, now, _) = racing(None);
+    insta::assert_snapshot!(
+        "watch_wide",
+        render(190, 24, |frame| draw_online(
+            frame,
+            &state,
+            &Ui::default(),
+            now
+        ))
+    );
+    let ui = Ui {
+        watched: 1,
+        ..Ui::default()
+    };
+    insta::assert_snapshot!(
+        "watch_narrow",
+        render(80, 24, |frame| draw_online(frame, &state, &ui, now))
+    );
+}
+
+#[test]
+fn results() {
+    let (mut state, now, first) = racing(Some(0));
+    let standing = |rank: u8, seat: u8, name: &str, status, cards_home, moves| Standing {
+        rank,
+        seat,
+        name: name.into(),
+        status,
+        progress: Progress {
+            moves,
+            cards_home,
+            elapsed_ms: 61_000,
+        },
+    };
+    state.apply(
+        ServerMessage::RaceEnded {
+            seq: 9,
+            result: RaceResult {
+                standings: vec![
+                    standing(1, 1, "bob", PlayerStatus::Resigned, 0, 1),
+                    standing(2, 0, "ada", PlayerStatus::Resigned, 0, 0),
+                    standing(3, 2, "carol", PlayerStatus::Left, 0, 0),
+                ],
+                reveal: Reveal {
+                    game: GameKind::ThreeBlindMice,
+                    seed: 1,
+                    salt: "9f86d081884c7d659a2feaa0c55ad015".into(),
+                },
+                logs: vec![
+                    MoveLog {
+                        seat: 0,
+                        moves: vec![],
+                    },
+                    MoveLog {
+                        seat: 1,
+                        moves: vec![first],
+                    },
+                    MoveLog {
+                        seat: 2,
+                        moves: vec!["1>1".into()],
+                    },
+                ],
+            },
+        },
+        now,
+    );
+    insta::assert_snapshot!(render(80, 24, |frame| draw_online(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn frames_of_any_size_draw_without_panicking() {
+    let (spectating, now, _) = racing(None);
+    let (playing, _, _) = racing(Some(1));
+    let help = Ui {
+        help: true,
+        ..Ui::default()
+    };
+    for (width, height) in [(1, 1), (10, 4), (40, 10), (80, 24), (200, 60)] {
+        for game in GameKind::ALL {
+            practice_frame_sized(game, width, height, &help);
+        }
+        for state in [&spectating, &playing] {
+            render(width, height, |frame| draw_online(frame, state, &help, now));
+        }
+    }
+}
+
+fn practice_frame_sized(game: GameKind, width: u16, height: u16, ui: &Ui) -> String {
+    let view = AnyGame::deal(game, 3).view();
+    let screen = PracticeScreen {
+        game,
+        seed: 3,
+        view: &view,
+        moves: 0,
+        state: None,
+    };
+    render(width, height, |frame| draw_practice(frame, &screen, ui))
+}

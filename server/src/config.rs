@@ -1,0 +1,278 @@
+//! The server's settings: every address, limit and timing, with defaults that
+//! need nothing else (`patience-server` alone listens on 127.0.0.1:7878).
+//!
+//! Settings come, each overriding the one before, from the defaults, an
+//! optional TOML file (`--config FILE` or `PATIENCE_CONFIG`), environment
+//! variables `PATIENCE_*` and command-line flags. Durations are milliseconds.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Parser;
+use patience_shared::game::GameKind;
+use serde::{Deserialize, Serialize};
+
+/// Everything the server can be told. Field names are the TOML keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where WebSocket clients connect.
+    pub listen: SocketAddr,
+    /// Where `/healthz` and `/metrics` are served; `None` serves neither.
+    pub admin_listen: Option<SocketAddr>,
+    /// Connections served at once; the next ones get `server_full`.
+    pub max_connections: usize,
+    /// Rooms open at once.
+    pub max_rooms: usize,
+    /// The largest client message and frame, in bytes.
+    pub max_message_bytes: usize,
+    /// Each connection's read buffer, in bytes.
+    pub read_buffer_bytes: usize,
+    /// Each connection's write buffer: the most it holds before it must
+    /// write, in bytes.
+    pub write_buffer_bytes: usize,
+    /// The kernel send buffer of each socket, in bytes; `None` keeps the
+    /// system's default. Smaller bounds the memory a stalled client pins.
+    pub socket_send_buffer_bytes: Option<usize>,
+    /// Messages queued for one connection before it counts as too slow.
+    pub outbox_capacity: usize,
+    /// Messages per second a connection may send, on average.
+    pub messages_per_second: u32,
+    /// Messages a connection may send in a burst.
+    pub message_burst: u32,
+    /// Moves per second a player may send, on average.
+    pub moves_per_second: u32,
+    /// Moves a player may send in a burst.
+    pub move_burst: u32,
+    /// How often the server pings each connection.
+    pub heartbeat_interval_ms: u64,
+    /// Silence after which a connection is dropped.
+    pub idle_timeout_ms: u64,
+    /// Time for the WebSocket handshake and the `hello`.
+    pub handshake_timeout_ms: u64,
+    /// Countdown before a race starts.
+    pub countdown_ms: u64,
+    /// Seats of the rooms quick race opens.
+    pub quick_race_seats: u8,
+    /// A race's time limit unless the room sets one.
+    pub default_time_limit_ms: u64,
+    /// The longest time limit a room may set.
+    pub max_time_limit_ms: u64,
+    /// How long a dropped player keeps its seat.
+    pub grace_period_ms: u64,
+    /// How long a room stays open after its race ends, for resumes and results.
+    pub finished_room_linger_ms: u64,
+    /// Room events kept for players that resume; older ones give a snapshot.
+    pub event_log_capacity: usize,
+    /// Proved deals kept ready per game.
+    pub deal_pool_size: usize,
+    /// The games the server deals.
+    pub deal_games: Vec<GameKind>,
+    /// Fixes the seed stream: seeds tried are this one and up, per game.
+    /// Unset, seeds are drawn from the OS's randomness. For tests and replays.
+    pub deal_seed_start: Option<u64>,
+    /// Positions the solver may expand per seed before trying the next.
+    pub solver_budget_positions: u64,
+    /// How long shutdown waits for connections to close.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            admin_listen: Some(SocketAddr::from(([127, 0, 0, 1], 7879))),
+            max_connections: 10_000,
+            max_rooms: 5_000,
+            max_message_bytes: 4096,
+            read_buffer_bytes: 8192,
+            write_buffer_bytes: 8192,
+            socket_send_buffer_bytes: None,
+            outbox_capacity: 64,
+            messages_per_second: 20,
+            message_burst: 40,
+            moves_per_second: 15,
+            move_burst: 30,
+            heartbeat_interval_ms: 15_000,
+            idle_timeout_ms: 45_000,
+            handshake_timeout_ms: 10_000,
+            countdown_ms: 5_000,
+            quick_race_seats: 4,
+            default_time_limit_ms: 30 * 60 * 1000,
+            max_time_limit_ms: 3 * 60 * 60 * 1000,
+            grace_period_ms: 60_000,
+            finished_room_linger_ms: 60_000,
+            event_log_capacity: 512,
+            deal_pool_size: 3,
+            deal_games: GameKind::ALL.to_vec(),
+            deal_seed_start: None,
+            solver_budget_positions: 1_000_000,
+            shutdown_grace_ms: 3_000,
+        }
+    }
+}
+
+/// Milliseconds as a [`Duration`].
+pub(crate) fn millis(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+/// The command line. Each flag also reads its environment variable.
+#[derive(Debug, Parser)]
+#[command(name = "patience-server", version, about = "The Patience Race server")]
+pub struct Cli {
+    /// A TOML file of settings (keys as in `Config`).
+    #[arg(long, env = "PATIENCE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// WebSocket address, e.g. 0.0.0.0:7878.
+    #[arg(long, env = "PATIENCE_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Admin address for /healthz and /metrics.
+    #[arg(long, env = "PATIENCE_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    /// Serve no admin port.
+    #[arg(long, env = "PATIENCE_NO_ADMIN")]
+    pub no_admin: bool,
+    /// Connections served at once.
+    #[arg(long, env = "PATIENCE_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Rooms open at once.
+    #[arg(long, env = "PATIENCE_MAX_ROOMS")]
+    pub max_rooms: Option<usize>,
+    /// Countdown before a race, in milliseconds.
+    #[arg(long, env = "PATIENCE_COUNTDOWN_MS")]
+    pub countdown_ms: Option<u64>,
+    /// Default race time limit, in milliseconds.
+    #[arg(long, env = "PATIENCE_TIME_LIMIT_MS")]
+    pub default_time_limit_ms: Option<u64>,
+    /// How long a dropped player keeps its seat, in milliseconds.
+    #[arg(long, env = "PATIENCE_GRACE_PERIOD_MS")]
+    pub grace_period_ms: Option<u64>,
+    /// Proved deals kept ready per game.
+    #[arg(long, env = "PATIENCE_DEAL_POOL_SIZE")]
+    pub deal_pool_size: Option<usize>,
+    /// The games dealt, comma-separated (e.g. tbm,indian).
+    #[arg(long, env = "PATIENCE_GAMES", value_delimiter = ',')]
+    pub games: Option<Vec<GameKind>>,
+    /// Fix the seed stream (tests, replays).
+    #[arg(long, env = "PATIENCE_DEAL_SEED_START")]
+    pub deal_seed_start: Option<u64>,
+    /// Solver positions per seed.
+    #[arg(long, env = "PATIENCE_SOLVER_BUDGET")]
+    pub solver_budget_positions: Option<u64>,
+}
+
+impl Cli {
+    /// The settings: defaults, then the file, then environment and flags.
+    pub fn into_config(self) -> anyhow::Result<Config> {
+        let mut config = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+            }
+            None => Config::default(),
+        };
+        fn set<T>(target: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *target = value;
+            }
+        }
+        set(&mut config.listen, self.listen);
+        if let Some(admin) = self.admin_listen {
+            config.admin_listen = Some(admin);
+        }
+        if self.no_admin {
+            config.admin_listen = None;
+        }
+        set(&mut config.max_connections, self.max_connections);
+        set(&mut config.max_rooms, self.max_rooms);
+        set(&mut config.countdown_ms, self.countdown_ms);
+        set(
+            &mut config.default_time_limit_ms,
+            self.default_time_limit_ms,
+        );
+        set(&mut config.grace_period_ms, self.grace_period_ms);
+        set(&mut config.deal_pool_size, self.deal_pool_size);
+        set(&mut config.deal_games, self.games);
+        if self.deal_seed_start.is_some() {
+            config.deal_seed_start = self.deal_seed_start;
+        }
+        set(
+            &mut config.solver_budget_positions,
+            self.solver_budget_positions,
+        );
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+impl Config {
+    /// Refuses settings the server cannot run with.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.max_connections > 0,
+            "max_connections must be at least 1"
+        );
+        anyhow::ensure!(
+            (256..=1 << 20).contains(&self.max_message_bytes),
+            "max_message_bytes must be between 256 and 1 MiB"
+        );
+        anyhow::ensure!(
+            self.outbox_capacity > 0,
+            "outbox_capacity must be at least 1"
+        );
+        anyhow::ensure!(
+            self.messages_per_second > 0 && self.moves_per_second > 0,
+            "rates must be at least 1 per second"
+        );
+        anyhow::ensure!(
+            (2..=8).contains(&self.quick_race_seats),
+            "quick_race_seats must be between 2 and 8"
+        );
+        anyhow::ensure!(!self.deal_games.is_empty(), "deal_games names no game");
+        anyhow::ensure!(self.deal_pool_size > 0, "deal_pool_size must be at least 1");
+        anyhow::ensure!(
+            self.event_log_capacity > 0,
+            "event_log_capacity must be at least 1"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toml_file_overrides_defaults_and_flags_override_it() {
+        let dir = std::env::temp_dir().join(format!("patience-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("server.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:9000\"\ncountdown_ms = 250\ndeal_games = [\"three-blind-mice\"]\n",
+        )
+        .expect("write");
+        let cli = Cli::parse_from([
+            "patience-server",
+            "--config",
+            path.to_str().expect("utf-8 path"),
+            "--countdown-ms",
+            "100",
+        ]);
+        let config = cli.into_config().expect("valid");
+        assert_eq!(config.listen, SocketAddr::from(([127, 0, 0, 1], 9000)));
+        assert_eq!(config.countdown_ms, 100);
+        assert_eq!(config.deal_games, vec![GameKind::ThreeBlindMice]);
+        assert_eq!(config.grace_period_ms, 60_000);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        assert!(toml::from_str::<Config>("lisen = \"127.0.0.1:1\"").is_err());
+    }
+}

@@ -1,0 +1,796 @@
+//! One client's socket: the WebSocket handshake, the `hello`, then a reader
+//! loop that decodes messages and hands room business to the room's actor,
+//! and a writer task that drains the connection's **bounded** outbox.
+//!
+//! Nothing here blocks on another client: rooms push frames into the outbox
+//! with `try_send`. A player whose outbox is full is disconnected (and may
+//! resume); a spectator's is coalesced by its room (events skipped, then one
+//! snapshot). A connection's errors close that connection only.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::{SinkExt as _, StreamExt as _};
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, RoomOptions, ServerMessage,
+};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use crate::Shared;
+use crate::config::millis;
+use crate::metrics::{bump, gauge};
+use crate::registry::{RoomHandle, token_hash};
+use crate::room::{self, Command, Refusal};
+
+/// The longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 24;
+
+/// How a room reaches a connection: its outbox, and a way to close it.
+#[derive(Clone, Debug)]
+pub struct ConnectionHandle {
+    /// Unique for the server's life.
+    pub id: u64,
+    outbox: mpsc::Sender<Bytes>,
+    closing: CancellationToken,
+    reason: Arc<Mutex<Option<(ErrorCode, String)>>>,
+}
+
+/// Why a frame was not queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendFailure {
+    /// The outbox is full: the client is not keeping up.
+    Full,
+    /// The connection is closing.
+    Closed,
+}
+
+impl ConnectionHandle {
+    /// Queues an encoded message without waiting.
+    pub fn send(&self, frame: Bytes) -> Result<(), SendFailure> {
+        self.outbox.try_send(frame).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => SendFailure::Full,
+            mpsc::error::TrySendError::Closed(_) => SendFailure::Closed,
+        })
+    }
+
+    /// How many more messages the outbox takes now.
+    pub fn free_slots(&self) -> usize {
+        self.outbox.capacity()
+    }
+
+    /// Encodes and queues a message.
+    pub fn send_message(&self, message: &ServerMessage) -> Result<(), SendFailure> {
+        self.send(Bytes::from(protocol::encode(message)))
+    }
+
+    /// Closes the connection after telling the client why. The first reason wins.
+    pub fn kick(&self, code: ErrorCode, message: impl Into<String>) {
+        if let Ok(mut reason) = self.reason.lock() {
+            reason.get_or_insert((code, message.into()));
+        }
+        self.closing.cancel();
+    }
+
+    fn close_quietly(&self) {
+        self.closing.cancel();
+    }
+}
+
+/// The WebSocket settings for game traffic: small frames, a small read
+/// buffer, a bounded write buffer.
+pub fn websocket_config(config: &crate::Config) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(config.read_buffer_bytes)
+        .write_buffer_size(config.write_buffer_bytes)
+        .max_write_buffer_size(config.write_buffer_bytes * 8 + config.max_message_bytes * 64)
+        .max_message_size(Some(config.max_message_bytes))
+        .max_frame_size(Some(config.max_message_bytes))
+}
+
+/// Serves one accepted socket until it closes.
+pub async fn serve(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    permit: OwnedSemaphorePermit,
+) {
+    let id = shared.next_connection_id.fetch_add(1, Ordering::Relaxed);
+    let span = tracing::info_span!("connection", id, %peer);
+    async move {
+        let _permit = permit;
+        let handshake = tokio_tungstenite::accept_async_with_config(
+            stream,
+            Some(websocket_config(&shared.config)),
+        );
+        let socket =
+            match tokio::time::timeout(millis(shared.config.handshake_timeout_ms), handshake).await
+            {
+                Ok(Ok(socket)) => socket,
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, "websocket handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!("websocket handshake timed out");
+                    return;
+                }
+            };
+        let previous = shared.metrics.connections.fetch_add(1, Ordering::Relaxed);
+        bump(&shared.metrics.connections_total);
+        let over_cap = usize::try_from(previous).unwrap_or(0) >= shared.config.max_connections;
+        run(&shared, socket, id, over_cap).await;
+        gauge(&shared.metrics.connections, -1);
+        tracing::debug!("closed");
+    }
+    .instrument(span)
+    .await;
+}
+
+async fn run(shared: &Arc<Shared>, socket: WebSocketStream<TcpStream>, id: u64, over_cap: bool) {
+    let (sink, mut stream) = socket.split();
+    let (outbox, outbox_receiver) = mpsc::channel(shared.config.outbox_capacity);
+    let handle = ConnectionHandle {
+        id,
+        outbox,
+        closing: CancellationToken::new(),
+        reason: Arc::new(Mutex::new(None)),
+    };
+    let writer = tokio::spawn(
+        write_loop(
+            sink,
+            outbox_receiver,
+            handle.clone(),
+            shared.shutdown.clone(),
+            millis(shared.config.heartbeat_interval_ms),
+        )
+        .in_current_span(),
+    );
+    if over_cap {
+        bump(&shared.metrics.connections_refused);
+        handle.kick(
+            ErrorCode::ServerFull,
+            "the server has too many connections; try again later",
+        );
+    }
+    let mut session = Session::new(Arc::clone(shared), handle.clone());
+    let idle = millis(shared.config.idle_timeout_ms);
+    let hello_deadline = tokio::time::Instant::now() + millis(shared.config.handshake_timeout_ms);
+    loop {
+        let wait = if session.greeted {
+            tokio::time::Instant::now() + idle
+        } else {
+            hello_deadline
+        };
+        let next = tokio::select! {
+            biased;
+            _ = handle.closing.cancelled() => break,
+            _ = shared.shutdown.cancelled() => break,
+            next = tokio::time::timeout_at(wait, stream.next()) => next,
+        };
+        let message = match next {
+            Err(_) if session.greeted => {
+                handle.kick(ErrorCode::IdleTimeout, "no message or pong for too long");
+                break;
+            }
+            Err(_) => {
+                handle.kick(ErrorCode::HelloRequired, "no hello in time");
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(Err(WsError::Capacity(error)))) => {
+                bump(&shared.metrics.malformed_messages);
+                handle.kick(
+                    ErrorCode::MalformedMessage,
+                    format!("frame too large: {error}"),
+                );
+                break;
+            }
+            Ok(Some(Err(error))) => {
+                tracing::debug!(%error, "read failed");
+                break;
+            }
+            Ok(Some(Ok(message))) => message,
+        };
+        match message {
+            Message::Binary(bytes) => {
+                if !session.allow_message() {
+                    break;
+                }
+                session.handle_frame(&bytes).await;
+            }
+            Message::Text(_) => {
+                if !session.allow_message() {
+                    break;
+                }
+                session.error(
+                    ErrorCode::TextFrame,
+                    "this protocol uses binary frames only",
+                );
+            }
+            Message::Close(_) => break,
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+        }
+    }
+    session.disconnected().await;
+    handle.close_quietly();
+    let _ = writer.await;
+}
+
+/// The close code sent with each fatal error.
+fn close_code(code: ErrorCode) -> CloseCode {
+    match code {
+        ErrorCode::RateLimited
+        | ErrorCode::HelloRequired
+        | ErrorCode::UnsupportedVersion
+        | ErrorCode::TooSlow => CloseCode::Policy,
+        ErrorCode::MalformedMessage => CloseCode::Size,
+        ErrorCode::ServerFull => CloseCode::Again,
+        ErrorCode::ShuttingDown => CloseCode::Away,
+        _ => CloseCode::Normal,
+    }
+}
+
+type Sink = futures::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
+
+/// Drains the outbox into the socket, pings on a timer, and closes with a
+/// reason when the connection is kicked or the server stops. Frames queued
+/// together are written together and flushed once.
+async fn write_loop(
+    mut sink: Sink,
+    mut outbox: mpsc::Receiver<Bytes>,
+    handle: ConnectionHandle,
+    shutdown: CancellationToken,
+    heartbeat: Duration,
+) {
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let closing = handle.closing.clone();
+    let result: Result<(), WsError> = async {
+        loop {
+            tokio::select! {
+                biased;
+                _ = closing.cancelled() => break,
+                _ = shutdown.cancelled() => break,
+                frame = outbox.recv() => {
+                    let Some(frame) = frame else { break };
+                    let write = async {
+                        sink.feed(Message::Binary(frame)).await?;
+                        let mut batch = 1;
+                        while batch < 32 {
+                            let Ok(frame) = outbox.try_recv() else { break };
+                            sink.feed(Message::Binary(frame)).await?;
+                            batch += 1;
+                        }
+                        sink.flush().await
+                    };
+                    tokio::select! {
+                        written = write => written?,
+                        _ = closing.cancelled() => break,
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
+                _ = ticker.tick() => {
+                    tokio::select! {
+                        sent = sink.send(Message::Ping(Bytes::new())) => sent?,
+                        _ = closing.cancelled() => break,
+                        _ = shutdown.cancelled() => break,
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(error) = result {
+        tracing::debug!(%error, "write failed");
+        handle.close_quietly();
+        return;
+    }
+    // Say goodbye: what is already queued, then why, then a close frame. A
+    // client that does not read gets a few hundred milliseconds, no more.
+    let reason = handle
+        .reason
+        .lock()
+        .ok()
+        .and_then(|mut reason| reason.take());
+    let farewell = async {
+        let mut frames = Vec::new();
+        while let Ok(frame) = outbox.try_recv() {
+            frames.push(frame);
+        }
+        let (code, message) = match reason {
+            Some((code, message)) => (code, message),
+            None if shutdown.is_cancelled() => (
+                ErrorCode::ShuttingDown,
+                "the server is shutting down".to_string(),
+            ),
+            None => {
+                let _ = sink.send(Message::Close(None)).await;
+                return;
+            }
+        };
+        if code != ErrorCode::TooSlow {
+            for frame in frames {
+                let _ = sink.feed(Message::Binary(frame)).await;
+            }
+        }
+        let notice = if code == ErrorCode::ShuttingDown {
+            ServerMessage::ShuttingDown {
+                message: message.clone(),
+            }
+        } else {
+            ServerMessage::Error {
+                code,
+                message: message.clone(),
+            }
+        };
+        let _ = sink
+            .feed(Message::Binary(Bytes::from(protocol::encode(&notice))))
+            .await;
+        let close = CloseFrame {
+            code: close_code(code),
+            reason: protocol_reason(code).into(),
+        };
+        let _ = sink.send(Message::Close(Some(close))).await;
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(500), farewell).await;
+    handle.close_quietly();
+}
+
+/// The short close-frame reason: the error code's wire name.
+fn protocol_reason(code: ErrorCode) -> String {
+    let bytes = protocol::encode(&code);
+    // A code encodes as a MessagePack string; skip its one-byte header.
+    String::from_utf8_lossy(bytes.get(1..).unwrap_or_default()).into_owned()
+}
+
+/// A token bucket: `rate` per second on average, `burst` at once.
+#[derive(Debug)]
+struct TokenBucket {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    fn new(rate: u32, burst: u32) -> TokenBucket {
+        let burst = f64::from(burst.max(1));
+        TokenBucket {
+            rate: f64::from(rate),
+            burst,
+            tokens: burst,
+            last: Instant::now(),
+        }
+    }
+
+    fn allow(&mut self) -> bool {
+        let now = Instant::now();
+        let earned = now.duration_since(self.last).as_secs_f64() * self.rate;
+        self.tokens = (self.tokens + earned).min(self.burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// What the reader loop knows about its client.
+struct Session {
+    shared: Arc<Shared>,
+    handle: ConnectionHandle,
+    greeted: bool,
+    name: String,
+    room: Option<RoomHandle>,
+    messages: TokenBucket,
+    moves: TokenBucket,
+}
+
+impl Session {
+    fn new(shared: Arc<Shared>, handle: ConnectionHandle) -> Session {
+        let config = &shared.config;
+        let messages = TokenBucket::new(config.messages_per_second, config.message_burst);
+        let moves = TokenBucket::new(config.moves_per_second, config.move_burst);
+        Session {
+            shared,
+            handle,
+            greeted: false,
+            name: String::new(),
+            room: None,
+            messages,
+            moves,
+        }
+    }
+
+    fn reply(&self, message: &ServerMessage) {
+        if self.handle.send_message(message) == Err(SendFailure::Full) {
+            bump(&self.shared.metrics.send_queue_drops);
+            self.handle
+                .kick(ErrorCode::TooSlow, "too many messages waiting to be sent");
+        }
+    }
+
+    fn error(&self, code: ErrorCode, message: impl Into<String>) {
+        let message = message.into();
+        if code.is_fatal() {
+            self.handle.kick(code, message);
+        } else {
+            self.reply(&ServerMessage::Error { code, message });
+        }
+    }
+
+    fn rate_limited(&self, what: &str) -> bool {
+        bump(&self.shared.metrics.rate_limited);
+        self.handle
+            .kick(ErrorCode::RateLimited, format!("too many {what}"));
+        false
+    }
+
+    fn allow_message(&mut self) -> bool {
+        self.messages.allow() || self.rate_limited("messages")
+    }
+
+    async fn handle_frame(&mut self, bytes: &[u8]) {
+        match protocol::decode_client(bytes) {
+            Ok(message) => self.handle(message).await,
+            Err(error) => {
+                bump(&self.shared.metrics.malformed_messages);
+                self.error(error.code(), error.to_string());
+            }
+        }
+    }
+
+    async fn handle(&mut self, message: ClientMessage) {
+        if !self.greeted {
+            return match message {
+                ClientMessage::Hello { version, name } => self.hello(version, &name),
+                _ => self.error(ErrorCode::HelloRequired, "the first message must be hello"),
+            };
+        }
+        match message {
+            ClientMessage::Hello { .. } => {
+                self.error(ErrorCode::AlreadyGreeted, "hello was already said")
+            }
+            ClientMessage::CreateRoom {
+                game,
+                max_players,
+                public,
+                options,
+            } => {
+                if self.not_in_room() {
+                    self.create_room(game, max_players, public, options, false)
+                        .await;
+                }
+            }
+            ClientMessage::JoinRoom { code } => {
+                if self.not_in_room() {
+                    match self.shared.registry.room(&code) {
+                        Some(room) => {
+                            let name = self.name.clone();
+                            self.enter(room, |conn, reply| Command::Join { conn, name, reply })
+                                .await;
+                        }
+                        None => self.error(
+                            ErrorCode::RoomNotFound,
+                            format!("no room has the code {code}"),
+                        ),
+                    }
+                }
+            }
+            ClientMessage::QuickRace { game } => {
+                if self.not_in_room() {
+                    self.quick_race(game).await;
+                }
+            }
+            ClientMessage::Spectate { code } => {
+                if self.not_in_room() {
+                    match self.shared.registry.room(&code) {
+                        Some(room) => {
+                            self.enter(room, |conn, reply| Command::Spectate { conn, reply })
+                                .await
+                        }
+                        None => self.error(
+                            ErrorCode::RoomNotFound,
+                            format!("no room has the code {code}"),
+                        ),
+                    }
+                }
+            }
+            ClientMessage::Resume { token, last_seq } => {
+                if self.not_in_room() {
+                    let hash = token_hash(&token);
+                    match self.shared.registry.room_for_token(&hash) {
+                        Some(room) => {
+                            self.enter(room, |conn, reply| Command::Resume {
+                                conn,
+                                token: hash,
+                                last_seq,
+                                reply,
+                            })
+                            .await;
+                        }
+                        None => self.error(
+                            ErrorCode::InvalidResumeToken,
+                            "that resume token is unknown or already used",
+                        ),
+                    }
+                }
+            }
+            ClientMessage::Leave => {
+                if let Some(room) = self.room.take() {
+                    let command = Command::Leave {
+                        conn_id: self.handle.id,
+                    };
+                    if !self.tell(&room, command).await {
+                        // The room closed meanwhile: the client is out of it all the same.
+                        self.reply(&ServerMessage::Left {
+                            code: room.code.to_string(),
+                        });
+                    }
+                } else {
+                    self.error(ErrorCode::NotInRoom, "you are in no room");
+                }
+            }
+            ClientMessage::StartEarly => {
+                self.forward(Command::StartEarly {
+                    conn_id: self.handle.id,
+                })
+                .await
+            }
+            ClientMessage::Move { text, seat } => {
+                if !self.moves.allow() {
+                    self.rate_limited("moves");
+                    return;
+                }
+                let command = Command::Move {
+                    conn_id: self.handle.id,
+                    text,
+                    seat,
+                    received: Instant::now(),
+                };
+                self.forward(command).await;
+            }
+            ClientMessage::Undo => {
+                if !self.moves.allow() {
+                    self.rate_limited("moves");
+                    return;
+                }
+                self.forward(Command::Undo {
+                    conn_id: self.handle.id,
+                })
+                .await;
+            }
+            ClientMessage::Resign => {
+                self.forward(Command::Resign {
+                    conn_id: self.handle.id,
+                })
+                .await
+            }
+        }
+    }
+
+    fn hello(&mut self, version: u32, name: &str) {
+        if version != PROTOCOL_VERSION {
+            return self.error(
+                ErrorCode::UnsupportedVersion,
+                format!("this server speaks protocol version {PROTOCOL_VERSION}, not {version}"),
+            );
+        }
+        let name = name.trim();
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a name has 1 to {MAX_NAME_CHARS} characters, none of them control characters"
+                ),
+            );
+        }
+        self.greeted = true;
+        self.name = name.to_string();
+        let config = &self.shared.config;
+        self.reply(&ServerMessage::Welcome {
+            version: PROTOCOL_VERSION,
+            server: format!("patience-server {}", env!("CARGO_PKG_VERSION")),
+            limits: Limits {
+                max_message_bytes: u32::try_from(config.max_message_bytes).unwrap_or(u32::MAX),
+                messages_per_second: config.messages_per_second,
+                burst: config.message_burst,
+            },
+        });
+    }
+
+    fn not_in_room(&mut self) -> bool {
+        // A room that has closed (its actor gone) no longer holds anyone.
+        if self
+            .room
+            .as_ref()
+            .is_some_and(|room| room.commands.is_closed())
+        {
+            self.room = None;
+        }
+        if self.room.is_some() {
+            self.error(ErrorCode::AlreadyInRoom, "leave your room first");
+        }
+        self.room.is_none()
+    }
+
+    async fn create_room(
+        &mut self,
+        game: GameKind,
+        max_players: u8,
+        public: bool,
+        options: RoomOptions,
+        quick: bool,
+    ) {
+        let config = &self.shared.config;
+        if !(2..=8).contains(&max_players) {
+            return self.error(ErrorCode::InvalidRequest, "a room has 2 to 8 seats");
+        }
+        if options
+            .time_limit_ms
+            .is_some_and(|limit| limit == 0 || limit > config.max_time_limit_ms)
+        {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "the time limit must be between 1 and {} ms",
+                    config.max_time_limit_ms
+                ),
+            );
+        }
+        if !self.shared.pool.deals(game) {
+            return self.error(
+                ErrorCode::GameUnavailable,
+                format!("this server does not deal {game}"),
+            );
+        }
+        if self.shared.registry.room_count() >= config.max_rooms {
+            return self.error(
+                ErrorCode::TooManyRooms,
+                "too many rooms are open; try again later",
+            );
+        }
+        let room = room::create(&self.shared, game, max_players, public, quick, options);
+        let name = self.name.clone();
+        self.enter(room, |conn, reply| Command::Join { conn, name, reply })
+            .await;
+    }
+
+    async fn quick_race(&mut self, game: GameKind) {
+        if !self.shared.pool.deals(game) {
+            return self.error(
+                ErrorCode::GameUnavailable,
+                format!("this server does not deal {game}"),
+            );
+        }
+        for room in self.shared.registry.quick_race_candidates(game) {
+            let name = self.name.clone();
+            if self
+                .try_enter(&room, |conn, reply| Command::Join { conn, name, reply })
+                .await
+                .is_ok()
+            {
+                self.room = Some(room);
+                return;
+            }
+        }
+        let seats = self.shared.config.quick_race_seats;
+        self.create_room(game, seats, true, RoomOptions::default(), true)
+            .await;
+    }
+
+    /// Asks `room` to take this connection in, and remembers it if it does.
+    async fn enter(
+        &mut self,
+        room: RoomHandle,
+        command: impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command,
+    ) {
+        match self.try_enter(&room, command).await {
+            Ok(()) => self.room = Some(room),
+            Err(Refusal { code, message }) => self.error(code, message),
+        }
+    }
+
+    async fn try_enter(
+        &self,
+        room: &RoomHandle,
+        command: impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command,
+    ) -> Result<(), Refusal> {
+        let gone = || {
+            Refusal::new(
+                ErrorCode::RoomNotFound,
+                format!("room {} has closed", room.code),
+            )
+        };
+        let (reply, answer) = oneshot::channel();
+        room.commands
+            .send(command(self.handle.clone(), reply))
+            .await
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+
+    async fn tell(&self, room: &RoomHandle, command: Command) -> bool {
+        room.commands.send(command).await.is_ok()
+    }
+
+    /// Sends a command to the room this connection is in.
+    async fn forward(&mut self, command: Command) {
+        let refusal = |command: &Command| match command {
+            Command::Move { text, .. } => Some(text.clone()),
+            Command::Undo { .. } => Some(protocol::UNDO_TEXT.to_string()),
+            _ => None,
+        };
+        let Some(room) = self.room.clone() else {
+            return self.not_in_a_room(refusal(&command));
+        };
+        let text = refusal(&command);
+        if !self.tell(&room, command).await {
+            self.room = None;
+            self.not_in_a_room(text);
+        }
+    }
+
+    fn not_in_a_room(&self, move_text: Option<String>) {
+        let message = "you are in no room".to_string();
+        match move_text {
+            Some(text) => self.reply(&ServerMessage::MoveRejected {
+                text,
+                code: ErrorCode::NotInRoom,
+                reason: None,
+                message,
+            }),
+            None => self.error(ErrorCode::NotInRoom, message),
+        }
+    }
+
+    /// Tells the room this connection is gone.
+    async fn disconnected(&mut self) {
+        if let Some(room) = self.room.take() {
+            self.tell(
+                &room,
+                Command::Disconnected {
+                    conn_id: self.handle.id,
+                },
+            )
+            .await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_bucket_allows_its_burst_then_refuses() {
+        // One per second: the test runs far faster, so only the burst counts.
+        let mut bucket = TokenBucket::new(1, 3);
+        let allowed: Vec<bool> = (0..5).map(|_| bucket.allow()).collect();
+        assert_eq!(allowed, [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn close_reasons_are_the_error_codes_wire_names() {
+        assert_eq!(protocol_reason(ErrorCode::RateLimited), "rate_limited");
+        assert_eq!(close_code(ErrorCode::RateLimited), CloseCode::Policy);
+        assert_eq!(close_code(ErrorCode::ShuttingDown), CloseCode::Away);
+    }
+}

@@ -1,0 +1,238 @@
+//! A few proved-winnable deals per game, ready before anyone asks.
+//!
+//! One dedicated thread (never a runtime worker: a proof may take seconds)
+//! tops the pools up to their target size, one seed at a time, the emptiest
+//! game first. Taking a deal wakes it. A race takes its deal when its
+//! countdown begins, so starting a race waits on the solver only if deals are
+//! taken faster than they are proved.
+//!
+//! Seeds come from the OS's randomness, or, when the configuration fixes a
+//! start, from `start, start + 1, ...` per game, so that tests know the deal.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use patience_shared::game::GameKind;
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::first_winnable_deal;
+use rand::Rng as _;
+use tokio::sync::Notify;
+
+/// The proved deals, shared by the rooms and the proving thread.
+#[derive(Clone, Debug)]
+pub struct DealPool {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Mutex<State>,
+    /// Wakes the proving thread when a deal is taken or at shutdown.
+    wake_prover: Condvar,
+    /// Wakes rooms waiting for a deal.
+    deal_ready: Notify,
+    stop: AtomicBool,
+    target: usize,
+    budget_positions: u64,
+}
+
+#[derive(Debug)]
+struct State {
+    ready: HashMap<GameKind, VecDeque<u64>>,
+    /// The next seed to try per game, when the stream is fixed.
+    next_seed: HashMap<GameKind, u64>,
+    /// When each game was last tried (a growing attempt number).
+    last_tried: HashMap<GameKind, u64>,
+    fixed_seeds: bool,
+}
+
+impl DealPool {
+    /// A pool for `games`, `target` deals each, and its proving thread.
+    pub fn start(
+        games: &[GameKind],
+        target: usize,
+        seed_start: Option<u64>,
+        budget_positions: u64,
+    ) -> std::io::Result<DealPool> {
+        let pool = DealPool {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    ready: games.iter().map(|&game| (game, VecDeque::new())).collect(),
+                    next_seed: games
+                        .iter()
+                        .map(|&game| (game, seed_start.unwrap_or(0)))
+                        .collect(),
+                    last_tried: HashMap::new(),
+                    fixed_seeds: seed_start.is_some(),
+                }),
+                wake_prover: Condvar::new(),
+                deal_ready: Notify::new(),
+                stop: AtomicBool::new(false),
+                target,
+                budget_positions,
+            }),
+        };
+        let inner = Arc::clone(&pool.inner);
+        std::thread::Builder::new()
+            .name("deal-prover".to_string())
+            .spawn(move || inner.prove_forever())?;
+        Ok(pool)
+    }
+
+    /// Whether the pool deals this game at all.
+    pub fn deals(&self, game: GameKind) -> bool {
+        self.inner.lock().ready.contains_key(&game)
+    }
+
+    /// A proved seed of `game` if one is ready.
+    pub fn try_take(&self, game: GameKind) -> Option<u64> {
+        let seed = self.inner.lock().ready.get_mut(&game)?.pop_front();
+        if seed.is_some() {
+            self.inner.wake_prover.notify_one();
+        }
+        seed
+    }
+
+    /// A proved seed of `game`, waiting for one if none is ready. `None` if
+    /// the pool does not deal this game or is stopping.
+    pub async fn take(&self, game: GameKind) -> Option<u64> {
+        loop {
+            if !self.deals(game) || self.inner.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            let notified = self.inner.deal_ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(seed) = self.try_take(game) {
+                return Some(seed);
+            }
+            notified.await;
+        }
+    }
+
+    /// How many deals are ready, per game, for `/metrics`.
+    pub fn ready_counts(&self) -> Vec<(String, usize)> {
+        let state = self.inner.lock();
+        let mut counts: Vec<_> = state
+            .ready
+            .iter()
+            .map(|(game, ready)| (game.slug().to_string(), ready.len()))
+            .collect();
+        counts.sort();
+        counts
+    }
+
+    /// Stops the proving thread (a proof under way gives up) and wakes waiters.
+    pub fn stop(&self) {
+        self.inner.stop.store(true, Ordering::Relaxed);
+        self.inner.wake_prover.notify_all();
+        self.inner.deal_ready.notify_waiters();
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this lock leaves plain queues behind, still usable.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The game to try a seed for: the emptiest below target, and among
+    /// equals the one tried longest ago, so that a game whose deals are hard
+    /// to prove never starves the others of more than one seed's work.
+    fn neediest(&self, state: &State) -> Option<GameKind> {
+        state
+            .ready
+            .iter()
+            .filter(|(_, ready)| ready.len() < self.target)
+            .min_by_key(|(game, ready)| {
+                (
+                    ready.len(),
+                    state.last_tried.get(*game).copied().unwrap_or(0),
+                    **game,
+                )
+            })
+            .map(|(game, _)| *game)
+    }
+
+    /// Tries one seed at a time, for the neediest game, until stopped.
+    fn prove_forever(&self) {
+        let mut random = rand::rng();
+        let mut attempts: u64 = 0;
+        loop {
+            let (game, seed) = {
+                let mut state = self.lock();
+                let game = loop {
+                    if self.stopping() {
+                        return;
+                    }
+                    if let Some(game) = self.neediest(&state) {
+                        break game;
+                    }
+                    state = self
+                        .wake_prover
+                        .wait(state)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                };
+                attempts += 1;
+                state.last_tried.insert(game, attempts);
+                let seed = if state.fixed_seeds {
+                    let next = state.next_seed.entry(game).or_insert(0);
+                    let seed = *next;
+                    *next = next.wrapping_add(1);
+                    seed
+                } else {
+                    random.next_u64()
+                };
+                (game, seed)
+            };
+            let stop = || self.stopping();
+            let budget = Budget {
+                positions: self.budget_positions,
+                should_stop: Some(&stop),
+            };
+            let _span = tracing::debug_span!("deal_pool", game = %game, seed).entered();
+            let began = std::time::Instant::now();
+            match first_winnable_deal(game, std::iter::once(seed), budget) {
+                Ok(Some(_)) => {
+                    let took_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    tracing::debug!(took_ms, "proved a deal winnable");
+                    if let Some(ready) = self.lock().ready.get_mut(&game) {
+                        ready.push_back(seed);
+                    }
+                    self.deal_ready.notify_waiters();
+                }
+                Ok(None) => {}
+                // A solver bug: log it and try the next seed.
+                Err(failure) => tracing::error!(%failure, "the solver's line failed to replay"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_fixed_stream_gives_the_first_proved_seeds_in_order() {
+        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 2, Some(100), 200_000)
+            .expect("thread starts");
+        let first = pool.take(GameKind::ThreeBlindMice).await;
+        let second = pool.take(GameKind::ThreeBlindMice).await;
+        let expected =
+            first_winnable_deal(GameKind::ThreeBlindMice, 100.., Budget::positions(200_000))
+                .expect("replays")
+                .map(|deal| deal.seed);
+        assert_eq!(first, expected);
+        assert!(second > first);
+        assert_eq!(pool.take(GameKind::Indian).await, None);
+        pool.stop();
+    }
+}

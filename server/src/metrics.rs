@@ -1,0 +1,212 @@
+//! Counters and gauges for `/metrics`, in the Prometheus text format.
+//!
+//! Plain atomics: recording a value never locks and never allocates, so the
+//! hot paths (a move, a frame sent) pay a relaxed increment.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the move-handling latency buckets, in seconds.
+const MOVE_BUCKETS: [f64; 11] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
+];
+
+/// Every metric the server exports.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Connections open now.
+    pub connections: AtomicI64,
+    /// Connections accepted since start.
+    pub connections_total: AtomicU64,
+    /// Connections refused because the cap was reached.
+    pub connections_refused: AtomicU64,
+    /// Rooms open now.
+    pub rooms: AtomicI64,
+    /// Races running now.
+    pub races_running: AtomicI64,
+    /// Races started since start.
+    pub races_started: AtomicU64,
+    /// Races ended since start.
+    pub races_finished: AtomicU64,
+    /// Moves played.
+    pub moves_accepted: AtomicU64,
+    /// Moves refused.
+    pub moves_rejected: AtomicU64,
+    /// Messages that did not fit a connection's outbox.
+    pub send_queue_drops: AtomicU64,
+    /// Connections closed for sending too fast.
+    pub rate_limited: AtomicU64,
+    /// Frames that were not messages of the protocol.
+    pub malformed_messages: AtomicU64,
+    move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
+    move_count: AtomicU64,
+    move_sum_nanos: AtomicU64,
+}
+
+/// Adds one to a counter.
+pub(crate) fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Adds `delta` to a gauge.
+pub(crate) fn gauge(gauge: &AtomicI64, delta: i64) {
+    gauge.fetch_add(delta, Ordering::Relaxed);
+}
+
+impl Metrics {
+    /// Records how long the server took to handle one move.
+    pub fn observe_move(&self, took: Duration) {
+        let seconds = took.as_secs_f64();
+        if let Some(bucket) = MOVE_BUCKETS.iter().position(|&bound| seconds <= bound) {
+            self.move_buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        self.move_count.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.move_sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// The Prometheus text exposition of every metric; `pool` lists the
+    /// proved deals ready per game.
+    pub fn render(&self, pool: &[(String, usize)]) -> String {
+        let mut out = String::with_capacity(2048);
+        let load_u = |value: &AtomicU64| value.load(Ordering::Relaxed);
+        let load_i = |value: &AtomicI64| value.load(Ordering::Relaxed);
+        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        };
+        metric(
+            "patience_connections",
+            "gauge",
+            "Connections open.",
+            load_i(&self.connections).to_string(),
+        );
+        metric(
+            "patience_connections_total",
+            "counter",
+            "Connections accepted.",
+            load_u(&self.connections_total).to_string(),
+        );
+        metric(
+            "patience_connections_refused_total",
+            "counter",
+            "Connections refused at the cap.",
+            load_u(&self.connections_refused).to_string(),
+        );
+        metric(
+            "patience_rooms",
+            "gauge",
+            "Rooms open.",
+            load_i(&self.rooms).to_string(),
+        );
+        metric(
+            "patience_races_running",
+            "gauge",
+            "Races running.",
+            load_i(&self.races_running).to_string(),
+        );
+        metric(
+            "patience_races_started_total",
+            "counter",
+            "Races started.",
+            load_u(&self.races_started).to_string(),
+        );
+        metric(
+            "patience_races_finished_total",
+            "counter",
+            "Races ended.",
+            load_u(&self.races_finished).to_string(),
+        );
+        metric(
+            "patience_moves_accepted_total",
+            "counter",
+            "Moves played.",
+            load_u(&self.moves_accepted).to_string(),
+        );
+        metric(
+            "patience_moves_rejected_total",
+            "counter",
+            "Moves refused.",
+            load_u(&self.moves_rejected).to_string(),
+        );
+        metric(
+            "patience_send_queue_drops_total",
+            "counter",
+            "Messages that did not fit a connection's outbox.",
+            load_u(&self.send_queue_drops).to_string(),
+        );
+        metric(
+            "patience_rate_limited_total",
+            "counter",
+            "Connections closed for sending too fast.",
+            load_u(&self.rate_limited).to_string(),
+        );
+        metric(
+            "patience_malformed_messages_total",
+            "counter",
+            "Frames that were not protocol messages.",
+            load_u(&self.malformed_messages).to_string(),
+        );
+
+        let _ = writeln!(
+            out,
+            "# HELP patience_deal_pool_ready Proved deals ready, per game.\n# TYPE patience_deal_pool_ready gauge"
+        );
+        for (game, ready) in pool {
+            let _ = writeln!(out, "patience_deal_pool_ready{{game=\"{game}\"}} {ready}");
+        }
+
+        let name = "patience_move_handling_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Time to validate, apply and broadcast a move.\n# TYPE {name} histogram"
+        );
+        let mut cumulative = 0;
+        for (bound, count) in MOVE_BUCKETS.iter().zip(&self.move_buckets) {
+            cumulative += count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
+        }
+        let count = load_u(&self.move_count);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let sum = load_u(&self.move_sum_nanos) as f64 / 1e9;
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let metrics = Metrics::default();
+        metrics.observe_move(Duration::from_micros(70));
+        metrics.observe_move(Duration::from_millis(3));
+        metrics.observe_move(Duration::from_secs(1));
+        let text = metrics.render(&[("three-blind-mice".to_string(), 2)]);
+        assert!(
+            text.contains("patience_move_handling_seconds_bucket{le=\"0.0001\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("patience_move_handling_seconds_bucket{le=\"0.005\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("patience_move_handling_seconds_bucket{le=\"+Inf\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("patience_move_handling_seconds_count 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("patience_deal_pool_ready{game=\"three-blind-mice\"} 2\n"),
+            "{text}"
+        );
+    }
+}

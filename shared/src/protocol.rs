@@ -1,0 +1,620 @@
+//! The wire protocol between race clients and the race server.
+//!
+//! Every message is one of the serde types here, encoded with MessagePack
+//! (rmp-serde, **named fields**: each struct is a map keyed by field name),
+//! one message per binary WebSocket frame. Enums of messages are internally
+//! tagged: a message is a map whose `type` key names it, e.g.
+//! `{"type": "move", "text": "7h>4"}`. `docs/PROTOCOL.md` documents every
+//! message with its bytes; snapshot tests in this module pin them.
+//!
+//! Layout: the version and limits; [`ClientMessage`] (client to server);
+//! [`ServerMessage`] (server to client) with the structs they carry; the
+//! typed [`ErrorCode`]; encoding helpers; the fair-play [`commitment`]; and
+//! [`cards_home`], the progress measure every client computes alike.
+//!
+//! Only public information has a field here: boards travel as
+//! [`View`], never as [`Board`](crate::rules::Board); a deal's seed and salt
+//! appear only in [`Reveal`], sent after the race ends.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::card::Card;
+use crate::game::GameKind;
+use crate::rules::{Effect, MoveError, View, Zone};
+
+/// The protocol version this code speaks. A client sends it in
+/// [`ClientMessage::Hello`]; the server refuses any other.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Messages a client sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum ClientMessage {
+    /// The first message of every connection: the protocol version and a
+    /// display name (trimmed, at most 24 characters).
+    Hello {
+        /// Must equal [`PROTOCOL_VERSION`].
+        version: u32,
+        /// The name shown to other players.
+        name: String,
+    },
+    /// Opens a room and takes its first seat (the owner's).
+    CreateRoom {
+        /// The game the room races.
+        game: GameKind,
+        /// Seats, 2 to 8.
+        max_players: u8,
+        /// Whether quick race may put strangers in it.
+        public: bool,
+        /// Race options.
+        #[serde(default)]
+        options: RoomOptions,
+    },
+    /// Takes a seat in a waiting room, by its code.
+    JoinRoom {
+        /// The room's code, e.g. `K7PQ2M` (case-insensitive).
+        code: String,
+    },
+    /// Joins a waiting public room of this game, or opens one.
+    QuickRace {
+        /// The game.
+        game: GameKind,
+    },
+    /// Watches a room, before or during its race.
+    Spectate {
+        /// The room's code.
+        code: String,
+    },
+    /// Leaves the room (a racing player resigns first).
+    Leave,
+    /// The owner starts the countdown without waiting for more players.
+    StartEarly,
+    /// A move on the sender's own board, in the notation of `docs/NOTATION.md`.
+    Move {
+        /// The move, e.g. `7h>4`.
+        text: String,
+        /// The board the client means to move on; if given it must be the
+        /// sender's own seat.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seat: Option<u8>,
+    },
+    /// Takes back the sender's last move (rooms whose options allow it).
+    Undo,
+    /// Gives up the race.
+    Resign,
+    /// Takes back a seat after a dropped connection, instead of joining.
+    Resume {
+        /// The secret token from [`ServerMessage::RoomJoined`] or the last
+        /// [`ServerMessage::Resumed`]; each use replaces it.
+        token: String,
+        /// The `seq` of the last room event the client saw (0 if none).
+        last_seq: u64,
+    },
+}
+
+/// Options of a room's race.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RoomOptions {
+    /// Whether players may take back moves.
+    pub undo_allowed: bool,
+    /// The race's time limit in milliseconds; `None` takes the server's default.
+    pub time_limit_ms: Option<u64>,
+}
+
+/// Messages the server sends.
+///
+/// Room events carry `seq`, a number that grows by one with each event of
+/// the room (whoever it was for). A player that reconnects sends the last
+/// `seq` it saw and gets the events it missed. Replies that change nothing
+/// ([`ServerMessage::Error`], [`ServerMessage::MoveRejected`]) carry none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum ServerMessage {
+    /// The answer to a good [`ClientMessage::Hello`].
+    Welcome {
+        /// The protocol version, equal to the client's.
+        version: u32,
+        /// The server's name and version, for logs.
+        server: String,
+        /// The limits this server enforces on each connection.
+        limits: Limits,
+    },
+    /// A request was refused; nothing changed. Fatal codes are followed by a
+    /// close frame.
+    Error {
+        /// What went wrong, for programs.
+        code: ErrorCode,
+        /// What went wrong, for people.
+        message: String,
+    },
+    /// The sender is in a room, as a player (`seat`) or a spectator.
+    RoomJoined {
+        /// Room event number.
+        seq: u64,
+        /// The room.
+        room: RoomInfo,
+        /// The sender's seat; `None` for a spectator.
+        seat: Option<u8>,
+        /// For players: the secret that takes the seat back after a drop.
+        /// Never shown to anyone else; replaced on each use.
+        resume_token: Option<String>,
+    },
+    /// The room's players, owner or phase changed.
+    RoomUpdate {
+        /// Room event number.
+        seq: u64,
+        /// The room as it is now.
+        room: RoomInfo,
+    },
+    /// The race starts in `starts_in_ms` milliseconds.
+    Countdown {
+        /// Room event number.
+        seq: u64,
+        /// Milliseconds until [`ServerMessage::RaceStarted`].
+        starts_in_ms: u64,
+    },
+    /// The race has started: everyone has this same board.
+    RaceStarted {
+        /// Room event number.
+        seq: u64,
+        /// SHA-256 (hex) of the deal, see [`commitment`]: the seed and salt
+        /// come in [`Reveal`] after the race.
+        commitment: String,
+        /// The deal, as a player may see it.
+        board: View,
+        /// The race's time limit in milliseconds.
+        time_limit_ms: u64,
+    },
+    /// To the mover only: its move was played.
+    MoveAccepted {
+        /// Room event number.
+        seq: u64,
+        /// The move in canonical notation.
+        text: String,
+        /// What the move did beyond itself; a card turned face up is named here.
+        effects: Vec<Effect>,
+        /// The mover's board after the move.
+        board: View,
+        /// The mover's progress after the move.
+        progress: Progress,
+    },
+    /// To the mover only: its move was refused and changed nothing.
+    MoveRejected {
+        /// The text that was sent.
+        text: String,
+        /// Why, for programs: `illegal_move`, `bad_notation`, `race_not_started`, ...
+        code: ErrorCode,
+        /// The rules engine's reason, for `illegal_move`.
+        reason: Option<MoveError>,
+        /// Why, for people.
+        message: String,
+    },
+    /// To everyone but the mover: a racer's public board changed.
+    Progress {
+        /// Room event number.
+        seq: u64,
+        /// Whose board.
+        seat: u8,
+        /// The move in canonical notation (`undo` for a take-back).
+        text: String,
+        /// The racer's board, as anyone may see it.
+        board: View,
+        /// The racer's progress.
+        progress: Progress,
+    },
+    /// A racer is done: won, resigned, stuck, out of time or gone.
+    Finished {
+        /// Room event number.
+        seq: u64,
+        /// Who.
+        seat: u8,
+        /// How.
+        status: PlayerStatus,
+        /// Milliseconds from the start of the race.
+        elapsed_ms: u64,
+    },
+    /// To one player: it has no legal move left. In rooms without undo this
+    /// is followed by its [`ServerMessage::Finished`] as `stuck`.
+    Stuck {
+        /// Room event number.
+        seq: u64,
+    },
+    /// The race is over: standings, the deal's secret, every move.
+    RaceEnded {
+        /// Room event number.
+        seq: u64,
+        /// The result.
+        result: RaceResult,
+    },
+    /// The whole state of the room, to a spectator who joins, or to a player
+    /// who resumes when its missed events are no longer kept.
+    Snapshot {
+        /// Room event number of the latest event.
+        seq: u64,
+        /// The room.
+        room: RoomInfo,
+        /// The race, once started.
+        race: Option<RaceSnapshot>,
+    },
+    /// The seat is back: the events missed follow, or a snapshot.
+    Resumed {
+        /// Room event number of the latest event.
+        seq: u64,
+        /// The room.
+        room: RoomInfo,
+        /// The seat taken back.
+        seat: u8,
+        /// The new secret resume token; the old one no longer works.
+        resume_token: String,
+    },
+    /// The sender left its room.
+    Left {
+        /// The room's code.
+        code: String,
+    },
+    /// The server is stopping; the connection closes next.
+    ShuttingDown {
+        /// For people.
+        message: String,
+    },
+}
+
+/// The per-connection limits a server enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// The largest message accepted, in bytes.
+    pub max_message_bytes: u32,
+    /// Messages per second allowed, on average.
+    pub messages_per_second: u32,
+    /// Messages allowed in a burst above the average.
+    pub burst: u32,
+}
+
+/// A room as everyone in it sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoomInfo {
+    /// The room's code: six characters from [`ROOM_CODE_ALPHABET`].
+    pub code: String,
+    /// The game.
+    pub game: GameKind,
+    /// Seats.
+    pub max_players: u8,
+    /// Whether quick race may fill it.
+    pub public: bool,
+    /// Race options.
+    pub options: RoomOptions,
+    /// The owner's seat (who may start early); `None` once the owner left.
+    pub owner: Option<u8>,
+    /// Where the room is in its life.
+    pub phase: Phase,
+    /// The seats taken, in seat order.
+    pub players: Vec<PlayerInfo>,
+    /// How many spectators watch.
+    pub spectators: u32,
+}
+
+/// The characters room codes are made of: no `0/O`, `1/I/L`, `2/Z`, `5/S`, `8/B`, `U/V`.
+pub const ROOM_CODE_ALPHABET: &str = "34679ACDEFGHJKMNPQRTWXY";
+
+/// Where a room is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Waiting for players.
+    Lobby,
+    /// Counting down to the start.
+    Countdown,
+    /// Racing.
+    Racing,
+    /// The race is over.
+    Finished,
+}
+
+/// One seat of a room.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    /// The seat number, 0-based, stable for the room's life.
+    pub seat: u8,
+    /// The player's name.
+    pub name: String,
+    /// Whether its connection is up (a dropped player keeps its seat for a
+    /// grace period).
+    pub connected: bool,
+    /// Where it is in the race.
+    pub status: PlayerStatus,
+}
+
+/// Where a player is in the race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayerStatus {
+    /// In the lobby, before the race.
+    Waiting,
+    /// Playing.
+    Racing,
+    /// Won the deal.
+    Won,
+    /// Gave up.
+    Resigned,
+    /// Had no legal move left.
+    Stuck,
+    /// Ran out of time.
+    OutOfTime,
+    /// Left the room or did not come back within the grace period.
+    Left,
+}
+
+/// A racer's progress, as anyone may see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Moves played (take-backs count as moves).
+    pub moves: u32,
+    /// Cards home: on foundations, discarded, or on Virginia Reel home piles.
+    pub cards_home: u16,
+    /// Milliseconds from the start of the race to the last move.
+    pub elapsed_ms: u64,
+}
+
+/// The race as a spectator or a resuming player needs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceSnapshot {
+    /// The commitment sent at the start.
+    pub commitment: String,
+    /// Milliseconds since the race started.
+    pub elapsed_ms: u64,
+    /// The time limit in milliseconds.
+    pub time_limit_ms: u64,
+    /// Every racer's public board, in seat order.
+    pub boards: Vec<SeatBoard>,
+    /// Once the race is over, its result.
+    pub result: Option<RaceResult>,
+}
+
+/// One racer's public board and progress.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatBoard {
+    /// Whose board.
+    pub seat: u8,
+    /// Where the racer is in the race.
+    pub status: PlayerStatus,
+    /// The board, as anyone may see it.
+    pub board: View,
+    /// The racer's progress.
+    pub progress: Progress,
+}
+
+/// The end of a race: who placed where, the deal's secret, every move.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceResult {
+    /// Best first: won, then finish time, then progress, then fewer moves.
+    pub standings: Vec<Standing>,
+    /// The deal's seed and salt, to check the commitment.
+    pub reveal: Reveal,
+    /// Every racer's moves, in notation, in the order played.
+    pub logs: Vec<MoveLog>,
+}
+
+/// One line of the standings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Standing {
+    /// 1 for the winner.
+    pub rank: u8,
+    /// The racer's seat.
+    pub seat: u8,
+    /// The racer's name.
+    pub name: String,
+    /// How its race ended.
+    pub status: PlayerStatus,
+    /// Its progress when it finished.
+    pub progress: Progress,
+}
+
+/// What the commitment hid: with it, anyone can deal the same cards with
+/// `AnyGame::deal(game, seed)` and replay every move log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reveal {
+    /// The game.
+    pub game: GameKind,
+    /// The deal's seed.
+    pub seed: u64,
+    /// The random salt, 32 hex digits.
+    pub salt: String,
+}
+
+/// One racer's moves, for replays and for checking that every move was legal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveLog {
+    /// Whose moves.
+    pub seat: u8,
+    /// Each move in canonical notation, from the deal on; `undo` takes back
+    /// the move before it.
+    pub moves: Vec<String>,
+}
+
+/// The text of a take-back in a [`MoveLog`] and in [`ServerMessage::Progress`].
+pub const UNDO_TEXT: &str = "undo";
+
+/// A stable, typed reason for a refusal. Serialized as a snake_case string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The client speaks another protocol version (fatal).
+    UnsupportedVersion,
+    /// The first message was not `hello` (fatal).
+    HelloRequired,
+    /// A second `hello`.
+    AlreadyGreeted,
+    /// The frame is not a MessagePack message of this protocol.
+    MalformedMessage,
+    /// A well-formed message of a type this protocol does not have.
+    UnknownMessage,
+    /// A text frame: this protocol uses binary frames only.
+    TextFrame,
+    /// Too many messages: the connection is closed with code 1008 (fatal).
+    RateLimited,
+    /// Too many connections (fatal).
+    ServerFull,
+    /// The server is stopping (fatal).
+    ShuttingDown,
+    /// Silent for too long (fatal).
+    IdleTimeout,
+    /// The connection could not keep up with its messages (fatal; players may resume).
+    TooSlow,
+    /// Another connection took this seat with its resume token (fatal).
+    Replaced,
+    /// Room options out of bounds (players, time limit, name).
+    InvalidRequest,
+    /// The server does not deal this game.
+    GameUnavailable,
+    /// Too many rooms are open.
+    TooManyRooms,
+    /// No room has that code.
+    RoomNotFound,
+    /// Every seat is taken.
+    RoomFull,
+    /// The race has started or ended: seats are closed (spectating is not).
+    RaceAlreadyStarted,
+    /// The connection is already in a room.
+    AlreadyInRoom,
+    /// The connection is in no room.
+    NotInRoom,
+    /// Only the room's owner may do that.
+    NotOwner,
+    /// A spectator cannot move.
+    NotAPlayer,
+    /// A move named another player's board.
+    NotYourBoard,
+    /// The race has not started yet.
+    RaceNotStarted,
+    /// The race is over, or the sender's part in it.
+    RaceOver,
+    /// The move's text does not read as a move of this position.
+    BadNotation,
+    /// The rules refuse the move; see `reason`.
+    IllegalMove,
+    /// This room's options do not allow undo.
+    UndoNotAllowed,
+    /// There is no move to take back.
+    NothingToUndo,
+    /// The resume token is unknown, used up, or its seat is gone.
+    InvalidResumeToken,
+    /// The server failed; nothing changed.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Whether the server closes the connection after this error.
+    pub fn is_fatal(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::UnsupportedVersion
+                | ErrorCode::HelloRequired
+                | ErrorCode::RateLimited
+                | ErrorCode::ServerFull
+                | ErrorCode::ShuttingDown
+                | ErrorCode::IdleTimeout
+                | ErrorCode::TooSlow
+                | ErrorCode::Replaced
+        )
+    }
+}
+
+/// A frame that is not a message of this protocol.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Not MessagePack, or not a map with a `type`, or fields missing.
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    /// A map whose `type` names no message of this protocol.
+    #[error("unknown message type {0:?}")]
+    Unknown(String),
+}
+
+impl DecodeError {
+    /// The error code a server answers with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            DecodeError::Malformed(_) => ErrorCode::MalformedMessage,
+            DecodeError::Unknown(_) => ErrorCode::UnknownMessage,
+        }
+    }
+}
+
+/// Encodes a message as MessagePack with named fields.
+pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    // Every protocol type serializes: maps with string keys, no floats, no
+    // unsupported shapes. A failure would be a bug in this module, which the
+    // snapshot tests rule out; the empty frame is the panic-free fallback.
+    rmp_serde::to_vec_named(message).unwrap_or_default()
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, DecodeError> {
+    rmp_serde::from_slice(bytes).map_err(|error| {
+        #[derive(Deserialize)]
+        struct Tagged {
+            #[serde(rename = "type")]
+            kind: String,
+        }
+        match rmp_serde::from_slice::<Tagged>(bytes) {
+            Ok(tagged) if error.to_string().contains("unknown variant") => {
+                DecodeError::Unknown(tagged.kind)
+            }
+            _ => DecodeError::Malformed(error.to_string()),
+        }
+    })
+}
+
+/// Decodes a client's frame.
+pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, DecodeError> {
+    decode(bytes)
+}
+
+/// Decodes a server's frame.
+pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, DecodeError> {
+    decode(bytes)
+}
+
+/// The commitment to a deal: lower-case hex SHA-256 of the ASCII text
+/// `patience-race:v1:{game}:{seed}:{salt}`, with the game's slug (e.g.
+/// `three-blind-mice`), the seed in decimal and the salt as sent in [`Reveal`].
+pub fn commitment(game: GameKind, seed: u64, salt: &str) -> String {
+    let digest = Sha256::digest(format!("patience-race:v1:{}:{seed}:{salt}", game.slug()));
+    to_hex(&digest)
+}
+
+/// Lower-case hex of some bytes.
+pub fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for &byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    text
+}
+
+/// The cards a board has brought home, from what anyone may see: foundation
+/// and discard cards, and for Virginia Reel the cards of home piles (a row
+/// position whose bottom card is its row's base rank: 2, 3 or 4).
+pub fn cards_home(view: &View) -> u16 {
+    let home_pile = |position: u8, cards: &[Card]| {
+        cards
+            .first()
+            .is_some_and(|card| card.rank() == 2 + position / 8)
+    };
+    let count: usize = view
+        .zones
+        .iter()
+        .map(|zone| match zone.zone {
+            Zone::Foundation(_) | Zone::Discard => zone.face_up.len(),
+            Zone::Position(position) if home_pile(position, &zone.face_up) => zone.face_up.len(),
+            _ => 0,
+        })
+        .sum();
+    u16::try_from(count).unwrap_or(u16::MAX)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,587 @@
+//! Wire bytes of every message, pinned by snapshots, and checked against the
+//! examples of `docs/PROTOCOL.md` so the document cannot drift from the code.
+
+use super::*;
+use crate::card::Suit;
+use crate::rules::ZoneView;
+
+fn card(text: &str) -> Card {
+    text.parse().unwrap_or(Card::new(Suit::Clubs, 1))
+}
+
+/// A small board for the examples: a real one lists every zone of the game.
+fn small_view() -> View {
+    View {
+        game: GameKind::ThreeBlindMice,
+        zones: vec![
+            ZoneView {
+                zone: Zone::Pile(7),
+                hidden: 2,
+                face_up: vec![card("Kd"), card("7h")],
+            },
+            ZoneView {
+                zone: Zone::Cell(0),
+                hidden: 0,
+                face_up: vec![card("As")],
+            },
+        ],
+    }
+}
+
+fn room() -> RoomInfo {
+    RoomInfo {
+        code: "K7PQ3M".to_string(),
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: false,
+        options: RoomOptions::default(),
+        owner: Some(0),
+        phase: Phase::Lobby,
+        players: vec![PlayerInfo {
+            seat: 0,
+            name: "ada".to_string(),
+            connected: true,
+            status: PlayerStatus::Waiting,
+        }],
+        spectators: 0,
+    }
+}
+
+fn progress() -> Progress {
+    Progress {
+        moves: 12,
+        cards_home: 13,
+        elapsed_ms: 45_250,
+    }
+}
+
+fn result() -> RaceResult {
+    RaceResult {
+        standings: vec![Standing {
+            rank: 1,
+            seat: 0,
+            name: "ada".to_string(),
+            status: PlayerStatus::Won,
+            progress: Progress {
+                moves: 61,
+                cards_home: 52,
+                elapsed_ms: 184_020,
+            },
+        }],
+        reveal: Reveal {
+            game: GameKind::ThreeBlindMice,
+            seed: 1042,
+            salt: "9f86d081884c7d659a2feaa0c55ad015".to_string(),
+        },
+        logs: vec![MoveLog {
+            seat: 0,
+            moves: vec!["7h>4".to_string(), "c1>9".to_string()],
+        }],
+    }
+}
+
+/// Every client message, named as in `docs/PROTOCOL.md`.
+pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
+    vec![
+        (
+            "hello",
+            ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: "ada".to_string(),
+            },
+        ),
+        (
+            "create_room",
+            ClientMessage::CreateRoom {
+                game: GameKind::ThreeBlindMice,
+                max_players: 2,
+                public: false,
+                options: RoomOptions {
+                    undo_allowed: false,
+                    time_limit_ms: Some(600_000),
+                },
+            },
+        ),
+        (
+            "join_room",
+            ClientMessage::JoinRoom {
+                code: "K7PQ3M".to_string(),
+            },
+        ),
+        (
+            "quick_race",
+            ClientMessage::QuickRace {
+                game: GameKind::Indian,
+            },
+        ),
+        (
+            "spectate",
+            ClientMessage::Spectate {
+                code: "K7PQ3M".to_string(),
+            },
+        ),
+        ("leave", ClientMessage::Leave),
+        ("start_early", ClientMessage::StartEarly),
+        (
+            "move",
+            ClientMessage::Move {
+                text: "7h>4".to_string(),
+                seat: None,
+            },
+        ),
+        ("undo", ClientMessage::Undo),
+        ("resign", ClientMessage::Resign),
+        (
+            "resume",
+            ClientMessage::Resume {
+                token: "3b1f0c9a2d7e4f6a8b0c1d2e3f405162".to_string(),
+                last_seq: 17,
+            },
+        ),
+    ]
+}
+
+/// Every server message, named as in `docs/PROTOCOL.md`.
+pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
+    vec![
+        (
+            "welcome",
+            ServerMessage::Welcome {
+                version: PROTOCOL_VERSION,
+                server: "patience-server 0.1.0".to_string(),
+                limits: Limits {
+                    max_message_bytes: 4096,
+                    messages_per_second: 20,
+                    burst: 40,
+                },
+            },
+        ),
+        (
+            "error",
+            ServerMessage::Error {
+                code: ErrorCode::RoomNotFound,
+                message: "no room has the code K7PQ3X".to_string(),
+            },
+        ),
+        (
+            "room_joined",
+            ServerMessage::RoomJoined {
+                seq: 1,
+                room: room(),
+                seat: Some(0),
+                resume_token: Some("3b1f0c9a2d7e4f6a8b0c1d2e3f405162".to_string()),
+            },
+        ),
+        (
+            "room_update",
+            ServerMessage::RoomUpdate {
+                seq: 2,
+                room: room(),
+            },
+        ),
+        (
+            "countdown",
+            ServerMessage::Countdown {
+                seq: 3,
+                starts_in_ms: 5000,
+            },
+        ),
+        (
+            "race_started",
+            ServerMessage::RaceStarted {
+                seq: 4,
+                commitment: "5e8f2a3c9d6b1e4f7a0c3d6e9b2f5a8c1d4e7f0a3b6c9d2e5f8a1b4c7d0e3f6a"
+                    .to_string(),
+                board: small_view(),
+                time_limit_ms: 600_000,
+            },
+        ),
+        (
+            "move_accepted",
+            ServerMessage::MoveAccepted {
+                seq: 5,
+                text: "7h>4".to_string(),
+                effects: vec![Effect::TurnedUp {
+                    zone: Zone::Pile(7),
+                    card: card("Qc"),
+                }],
+                board: small_view(),
+                progress: progress(),
+            },
+        ),
+        (
+            "move_rejected",
+            ServerMessage::MoveRejected {
+                text: "7h>5".to_string(),
+                code: ErrorCode::IllegalMove,
+                reason: Some(MoveError::DoesNotBuild {
+                    card: card("7h"),
+                    onto: card("9c"),
+                }),
+                message: "7h does not go on 9c".to_string(),
+            },
+        ),
+        (
+            "progress",
+            ServerMessage::Progress {
+                seq: 6,
+                seat: 1,
+                text: "Qs>2".to_string(),
+                board: small_view(),
+                progress: progress(),
+            },
+        ),
+        (
+            "finished",
+            ServerMessage::Finished {
+                seq: 7,
+                seat: 0,
+                status: PlayerStatus::Won,
+                elapsed_ms: 184_020,
+            },
+        ),
+        ("stuck", ServerMessage::Stuck { seq: 8 }),
+        (
+            "race_ended",
+            ServerMessage::RaceEnded {
+                seq: 9,
+                result: result(),
+            },
+        ),
+        (
+            "snapshot",
+            ServerMessage::Snapshot {
+                seq: 6,
+                room: RoomInfo {
+                    phase: Phase::Racing,
+                    ..room()
+                },
+                race: Some(RaceSnapshot {
+                    commitment: "5e8f2a3c9d6b1e4f7a0c3d6e9b2f5a8c1d4e7f0a3b6c9d2e5f8a1b4c7d0e3f6a"
+                        .to_string(),
+                    elapsed_ms: 50_000,
+                    time_limit_ms: 600_000,
+                    boards: vec![SeatBoard {
+                        seat: 0,
+                        status: PlayerStatus::Racing,
+                        board: small_view(),
+                        progress: progress(),
+                    }],
+                    result: None,
+                }),
+            },
+        ),
+        (
+            "resumed",
+            ServerMessage::Resumed {
+                seq: 6,
+                room: RoomInfo {
+                    phase: Phase::Racing,
+                    ..room()
+                },
+                seat: 0,
+                resume_token: "c4a7d2f1e0b9c8a7f6e5d4c3b2a19080".to_string(),
+            },
+        ),
+        (
+            "left",
+            ServerMessage::Left {
+                code: "K7PQ3M".to_string(),
+            },
+        ),
+        (
+            "shutting_down",
+            ServerMessage::ShuttingDown {
+                message: "the server is restarting".to_string(),
+            },
+        ),
+    ]
+}
+
+/// Hex bytes, space-separated, 32 to a line: the layout of the document.
+pub(crate) fn hex_lines(bytes: &[u8]) -> String {
+    bytes
+        .chunks(32)
+        .map(|line| {
+            line.iter()
+                .map(|byte| to_hex(&[*byte]))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn rendered<T: Serialize>(message: &T) -> String {
+    let json = serde_json::to_string(message).unwrap_or_default();
+    format!("{json}\n{}", hex_lines(&encode(message)))
+}
+
+#[test]
+fn client_messages_bytes() {
+    for (name, message) in client_examples() {
+        insta::assert_snapshot!(format!("client_{name}"), rendered(&message));
+        assert_eq!(decode_client(&encode(&message)), Ok(message), "{name}");
+    }
+}
+
+#[test]
+fn server_messages_bytes() {
+    for (name, message) in server_examples() {
+        insta::assert_snapshot!(format!("server_{name}"), rendered(&message));
+        assert_eq!(decode_server(&encode(&message)), Ok(message), "{name}");
+    }
+}
+
+#[test]
+fn the_document_shows_every_message_with_its_bytes() {
+    let document: String = include_str!("../../../docs/PROTOCOL.md")
+        .split_whitespace()
+        .collect();
+    let mut missing = Vec::new();
+    let client = client_examples()
+        .into_iter()
+        .map(|(name, message)| (name, encode(&message)));
+    let server = server_examples()
+        .into_iter()
+        .map(|(name, message)| (name, encode(&message)));
+    for (name, bytes) in client.chain(server) {
+        let hex: String = hex_lines(&bytes).split_whitespace().collect();
+        if !document.contains(&hex) {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/PROTOCOL.md lacks the bytes of {missing:?}"
+    );
+}
+
+#[test]
+fn every_error_code_is_in_the_document() {
+    let document = include_str!("../../../docs/PROTOCOL.md");
+    let codes = [
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::HelloRequired,
+        ErrorCode::AlreadyGreeted,
+        ErrorCode::MalformedMessage,
+        ErrorCode::UnknownMessage,
+        ErrorCode::TextFrame,
+        ErrorCode::RateLimited,
+        ErrorCode::ServerFull,
+        ErrorCode::ShuttingDown,
+        ErrorCode::IdleTimeout,
+        ErrorCode::TooSlow,
+        ErrorCode::Replaced,
+        ErrorCode::InvalidRequest,
+        ErrorCode::GameUnavailable,
+        ErrorCode::TooManyRooms,
+        ErrorCode::RoomNotFound,
+        ErrorCode::RoomFull,
+        ErrorCode::RaceAlreadyStarted,
+        ErrorCode::AlreadyInRoom,
+        ErrorCode::NotInRoom,
+        ErrorCode::NotOwner,
+        ErrorCode::NotAPlayer,
+        ErrorCode::NotYourBoard,
+        ErrorCode::RaceNotStarted,
+        ErrorCode::RaceOver,
+        ErrorCode::BadNotation,
+        ErrorCode::IllegalMove,
+        ErrorCode::UndoNotAllowed,
+        ErrorCode::NothingToUndo,
+        ErrorCode::InvalidResumeToken,
+        ErrorCode::Internal,
+    ];
+    for code in codes {
+        let name = serde_json::to_string(&code).unwrap_or_default();
+        let name = name.trim_matches('"');
+        assert!(
+            document.contains(&format!("`{name}`")),
+            "{name} is not documented"
+        );
+    }
+}
+
+#[test]
+fn malformed_and_unknown_frames_are_told_apart() {
+    assert!(matches!(
+        decode_client(&[0xc1]),
+        Err(DecodeError::Malformed(_))
+    ));
+    assert!(matches!(
+        decode_client(b"\x81\xa4type\xa5dance"),
+        Err(DecodeError::Unknown(kind)) if kind == "dance"
+    ));
+    // A known type with a field missing is malformed, not unknown.
+    assert!(matches!(
+        decode_client(b"\x81\xa4type\xa4move"),
+        Err(DecodeError::Malformed(_))
+    ));
+    // The optional seat of a move may be omitted or nil.
+    let nil_seat = encode(&serde_json::json!({"type": "move", "text": "s", "seat": null}));
+    assert_eq!(
+        decode_client(&nil_seat),
+        Ok(ClientMessage::Move {
+            text: "s".to_string(),
+            seat: None
+        })
+    );
+}
+
+#[test]
+fn commitment_is_sha256_of_the_documented_text() {
+    // echo -n 'patience-race:v1:three-blind-mice:1042:9f86d081884c7d659a2feaa0c55ad015' | sha256sum
+    let expected = commitment(
+        GameKind::ThreeBlindMice,
+        1042,
+        "9f86d081884c7d659a2feaa0c55ad015",
+    );
+    assert_eq!(
+        expected,
+        "330521493d0cdd459f1db36f67fb5bd403ccdd122530754345d4ae1e551ada03"
+    );
+}
+
+#[test]
+fn every_move_error_reason_is_in_the_document() {
+    let document = include_str!("../../../docs/PROTOCOL.md");
+    let (zone, card) = (Zone::Pile(0), card("7h"));
+    let reasons = [
+        MoveError::NoSuchZone { zone },
+        MoveError::EmptySource { zone },
+        MoveError::NotEnoughCards { zone, count: 2 },
+        MoveError::CardNotInPlay { card },
+        MoveError::DoesNotBuild { card, onto: card },
+        MoveError::EmptyPileNeedsKing { card },
+        MoveError::ChangesNothing,
+        MoveError::NotNextForFoundation { card },
+        MoveError::SameZone,
+        MoveError::ZoneTakesNothing { zone },
+        MoveError::ZoneGivesNothing { zone },
+        MoveError::StockEmpty,
+        MoveError::GameOver,
+        MoveError::WrongGame,
+        MoveError::CannotFill { card, zone },
+        MoveError::NotAnAce { card },
+        MoveError::CannotSwap {
+            first: card,
+            second: card,
+        },
+        MoveError::SwapOutOfOrder,
+    ];
+    for reason in reasons {
+        let json = serde_json::to_value(&reason).unwrap_or_default();
+        let name = json["reason"].as_str().unwrap_or_default().to_string();
+        assert!(
+            document.contains(&format!("| `{name}` |")),
+            "{name} is not documented"
+        );
+    }
+}
+
+#[test]
+fn cards_home_counts_foundations_discards_and_home_piles() {
+    let check = |zones: Vec<(Zone, &[&str])>, expected: u16| {
+        let view = View {
+            game: GameKind::VirginiaReel,
+            zones: zones
+                .into_iter()
+                .map(|(zone, cards)| ZoneView {
+                    zone,
+                    hidden: 0,
+                    face_up: cards.iter().map(|text| card(text)).collect(),
+                })
+                .collect(),
+        };
+        assert_eq!(cards_home(&view), expected);
+    };
+    check(
+        vec![
+            (Zone::Foundation(0), &["Ac", "2c"]),
+            (Zone::Pile(0), &["Kd"]),
+        ],
+        2,
+    );
+    check(vec![(Zone::Discard, &["Ah", "As"])], 2);
+    // Row A's base is a 2, row B's a 3, row C's a 4.
+    check(
+        vec![
+            (Zone::Position(0), &["2c", "5c"]),
+            (Zone::Position(1), &["3c"]),
+        ],
+        2,
+    );
+    check(
+        vec![
+            (Zone::Position(8), &["3d", "6d", "9d"]),
+            (Zone::Position(16), &["4s"]),
+        ],
+        4,
+    );
+    check(
+        vec![(Zone::Position(9), &["2d"]), (Zone::Reserve(0), &["4h"])],
+        0,
+    );
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn client_message() -> impl Strategy<Value = ClientMessage> {
+        prop_oneof![
+            (any::<u32>(), ".{0,30}")
+                .prop_map(|(version, name)| ClientMessage::Hello { version, name }),
+            ".{0,12}".prop_map(|code| ClientMessage::JoinRoom { code }),
+            (".{0,20}", proptest::option::of(any::<u8>()))
+                .prop_map(|(text, seat)| ClientMessage::Move { text, seat }),
+            (".{0,64}", any::<u64>())
+                .prop_map(|(token, last_seq)| ClientMessage::Resume { token, last_seq }),
+            (
+                2u8..=8,
+                any::<bool>(),
+                any::<bool>(),
+                proptest::option::of(any::<u64>())
+            )
+                .prop_map(|(max_players, public, undo_allowed, time_limit_ms)| {
+                    ClientMessage::CreateRoom {
+                        game: GameKind::Midshipman,
+                        max_players,
+                        public,
+                        options: RoomOptions {
+                            undo_allowed,
+                            time_limit_ms,
+                        },
+                    }
+                }),
+            Just(ClientMessage::Resign),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn client_messages_round_trip(message in client_message()) {
+            prop_assert_eq!(decode_client(&encode(&message)), Ok(message));
+        }
+
+        /// Whatever bytes arrive, decoding answers with a message or an
+        /// error, never a panic.
+        #[test]
+        fn any_bytes_decode_or_fail_cleanly(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = decode_client(&bytes);
+            let _ = decode_server(&bytes);
+        }
+
+        /// A message with one byte damaged decodes to some message or
+        /// fails cleanly (unknown keys are ignored, as the document says).
+        #[test]
+        fn damaged_messages_fail_cleanly(message in client_message(), index in any::<prop::sample::Index>(), byte in any::<u8>()) {
+            let mut bytes = encode(&message);
+            let at = index.index(bytes.len());
+            bytes[at] = byte;
+            let _ = decode_client(&bytes);
+        }
+    }
+}

@@ -1,0 +1,484 @@
+//! Hostile and broken clients: each gets a typed error (or is closed), and
+//! the server goes on serving everyone else.
+
+use patience_shared::protocol::{self, ClientMessage, ErrorCode, RoomOptions, ServerMessage};
+use patience_shared::rules::MoveError;
+use patience_tests::{Client, first_deal, start_server, two_player_race};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+fn error_code(message: &ServerMessage) -> Option<ErrorCode> {
+    match message {
+        ServerMessage::Error { code, .. } | ServerMessage::MoveRejected { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn bad_frames_get_typed_errors_and_the_race_goes_on() {
+    let server = start_server(|_| {}).await;
+    let (_, line) = first_deal();
+    let (mut ada, mut bob, code, _, _) = two_player_race(&server, RoomOptions::default()).await;
+
+    // Malformed MessagePack, a map with an unknown type, a known type with a
+    // field missing, a text frame, a second hello.
+    bob.send_raw(vec![0xc1, 0xff, 0x00]).await;
+    assert_eq!(bob.next_error().await, ErrorCode::MalformedMessage);
+    bob.send_raw(protocol::encode(
+        &serde_json::json!({"type": "teleport", "to": 3}),
+    ))
+    .await;
+    assert_eq!(bob.next_error().await, ErrorCode::UnknownMessage);
+    bob.send_raw(protocol::encode(&serde_json::json!({"type": "move"})))
+        .await;
+    assert_eq!(bob.next_error().await, ErrorCode::MalformedMessage);
+    bob.send_frame(Message::text("{\"type\":\"resign\"}")).await;
+    assert_eq!(bob.next_error().await, ErrorCode::TextFrame);
+    bob.send(&ClientMessage::Hello {
+        version: 1,
+        name: "bob".to_string(),
+    })
+    .await;
+    assert_eq!(bob.next_error().await, ErrorCode::AlreadyGreeted);
+
+    // A move on another player's board, bad notation, an illegal move.
+    bob.send(&ClientMessage::Move {
+        text: line[0].clone(),
+        seat: Some(0),
+    })
+    .await;
+    assert_eq!(bob.next_error().await, ErrorCode::NotYourBoard);
+    bob.play("hello").await;
+    assert_eq!(bob.next_error().await, ErrorCode::BadNotation);
+    bob.play("c1>c2").await;
+    assert_eq!(bob.next_error().await, ErrorCode::BadNotation);
+    bob.play("1>1").await;
+    match bob.move_answer().await {
+        ServerMessage::MoveRejected {
+            code: ErrorCode::IllegalMove,
+            reason: Some(reason),
+            ..
+        } => {
+            assert_eq!(reason, MoveError::SameZone);
+        }
+        other => panic!("expected an illegal move, got {other:?}"),
+    }
+
+    // A spectator's move is refused.
+    let mut eve = Client::hello(&server, "eve").await;
+    eve.send(&ClientMessage::Spectate { code }).await;
+    eve.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    eve.play(&line[0]).await;
+    assert_eq!(eve.next_error().await, ErrorCode::NotAPlayer);
+
+    // A move from a connection in no room.
+    let mut zed = Client::hello(&server, "zed").await;
+    zed.play(&line[0]).await;
+    assert_eq!(zed.next_error().await, ErrorCode::NotInRoom);
+    zed.send(&ClientMessage::StartEarly).await;
+    assert_eq!(zed.next_error().await, ErrorCode::NotInRoom);
+
+    // Through all of it Ada's race went on.
+    for text in line.iter().take(3) {
+        ada.play(text).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn moves_before_the_start_and_after_the_end_are_refused() {
+    let server = start_server(|_| {}).await;
+    let (_, line) = first_deal();
+    let mut ada = Client::hello(&server, "ada").await;
+    ada.create_room(2, RoomOptions::default()).await;
+    ada.play(&line[0]).await;
+    assert_eq!(ada.next_error().await, ErrorCode::RaceNotStarted);
+    ada.send(&ClientMessage::Leave).await;
+    ada.recv_until(|message| matches!(message, ServerMessage::Left { .. }))
+        .await;
+
+    let (mut ada, mut bob, _, _, _) = two_player_race(&server, RoomOptions::default()).await;
+    ada.send(&ClientMessage::Resign).await;
+    bob.send(&ClientMessage::Resign).await;
+    ada.recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+        .await;
+    ada.play(&line[0]).await;
+    assert_eq!(ada.next_error().await, ErrorCode::RaceOver);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn handshake_errors_close_the_connection() {
+    let server = start_server(|_| {}).await;
+    // Another protocol version.
+    let mut old = Client::connect(&server).await;
+    old.send(&ClientMessage::Hello {
+        version: 0,
+        name: "old".to_string(),
+    })
+    .await;
+    let closed = old.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::UnsupportedVersion)
+    );
+    assert_eq!(
+        closed.frame.map(|frame| frame.code),
+        Some(CloseCode::Policy)
+    );
+    // Anything but hello first.
+    let mut rude = Client::connect(&server).await;
+    rude.send(&ClientMessage::Resign).await;
+    let closed = rude.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::HelloRequired)
+    );
+    // A stale or made-up resume token.
+    let mut guess = Client::hello(&server, "guess").await;
+    guess
+        .send(&ClientMessage::Resume {
+            token: "00".repeat(24),
+            last_seq: 0,
+        })
+        .await;
+    assert_eq!(guess.next_error().await, ErrorCode::InvalidResumeToken);
+    // A room that does not exist; bad room options.
+    guess
+        .send(&ClientMessage::JoinRoom {
+            code: "QQQQQQ".to_string(),
+        })
+        .await;
+    assert_eq!(guess.next_error().await, ErrorCode::RoomNotFound);
+    guess
+        .send(&ClientMessage::CreateRoom {
+            game: patience_shared::game::GameKind::ThreeBlindMice,
+            max_players: 9,
+            public: true,
+            options: RoomOptions::default(),
+        })
+        .await;
+    assert_eq!(guess.next_error().await, ErrorCode::InvalidRequest);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_closes_the_connection() {
+    let server = start_server(|_| {}).await;
+    let mut big = Client::hello(&server, "big").await;
+    big.play(&"x".repeat(10_000)).await;
+    let closed = big.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::MalformedMessage)
+    );
+    assert_eq!(closed.frame.map(|frame| frame.code), Some(CloseCode::Size));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn flooding_is_rate_limited_with_close_code_1008() {
+    let server = start_server(|config| {
+        config.messages_per_second = 5;
+        config.message_burst = 10;
+    })
+    .await;
+    let mut flood = Client::hello(&server, "flood").await;
+    for _ in 0..50 {
+        flood.play("s").await;
+    }
+    let closed = flood.closed().await;
+    assert!(
+        closed
+            .messages
+            .iter()
+            .any(|message| error_code(message) == Some(ErrorCode::RateLimited)),
+        "{closed:?}"
+    );
+    assert_eq!(
+        closed.frame.map(|frame| frame.code),
+        Some(CloseCode::Policy)
+    );
+    // Others are still served.
+    Client::hello(&server, "calm").await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_are_refused() {
+    let server = start_server(|config| config.max_connections = 2).await;
+    let _first = Client::hello(&server, "one").await;
+    let _second = Client::hello(&server, "two").await;
+    let mut third = Client::connect(&server).await;
+    let closed = third.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::ServerFull)
+    );
+    assert_eq!(closed.frame.map(|frame| frame.code), Some(CloseCode::Again));
+    server.shutdown().await;
+}
+
+/// Frames of a raw server-to-client byte stream: (opcode, payload).
+fn frames(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut frames = Vec::new();
+    while bytes.len() >= 2 {
+        let opcode = bytes[0] & 0x0f;
+        let (length, header) = match bytes[1] & 0x7f {
+            126 if bytes.len() >= 4 => (usize::from(u16::from_be_bytes([bytes[2], bytes[3]])), 4),
+            127 => break,
+            length => (usize::from(length), 2),
+        };
+        let Some(payload) = bytes.get(header..header + length) else {
+            break;
+        };
+        frames.push((opcode, payload.to_vec()));
+        bytes = &bytes[header + length..];
+    }
+    frames
+}
+
+#[tokio::test]
+async fn silent_clients_are_dropped_by_the_heartbeat() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = start_server(|config| {
+        config.heartbeat_interval_ms = 50;
+        config.idle_timeout_ms = 200;
+    })
+    .await;
+    // A raw client: it says hello, then never answers the server's pings
+    // (a WebSocket library would answer them whenever it reads).
+    let mut socket = tokio::net::TcpStream::connect(server.address())
+        .await
+        .expect("connects");
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        server.address()
+    );
+    socket
+        .write_all(request.as_bytes())
+        .await
+        .expect("upgrade sent");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let byte = socket.read_u8().await.expect("the upgrade is answered");
+        head.push(byte);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let hello = protocol::encode(&ClientMessage::Hello {
+        version: 1,
+        name: "mute".to_string(),
+    });
+    // A masked binary frame with a zero mask: the payload goes as it is.
+    let mut frame = vec![
+        0x82,
+        0x80 | u8::try_from(hello.len()).expect("short"),
+        0,
+        0,
+        0,
+        0,
+    ];
+    frame.extend_from_slice(&hello);
+    socket.write_all(&frame).await.expect("hello sent");
+    let mut body = Vec::new();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        socket.read_to_end(&mut body),
+    );
+    read.await
+        .expect("the server closes a silent client")
+        .expect("read");
+    let frames = frames(&body);
+    let messages: Vec<_> = frames
+        .iter()
+        .filter(|(opcode, _)| *opcode == 2)
+        .filter_map(|(_, payload)| protocol::decode_server(payload).ok())
+        .collect();
+    assert!(
+        matches!(messages.first(), Some(ServerMessage::Welcome { .. })),
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages.last().and_then(error_code),
+        Some(ErrorCode::IdleTimeout),
+        "{messages:?}"
+    );
+    assert!(
+        frames.iter().any(|(opcode, _)| *opcode == 9),
+        "the server pinged"
+    );
+    assert!(
+        frames.iter().any(|(opcode, _)| *opcode == 8),
+        "the server sent a close frame"
+    );
+    server.shutdown().await;
+}
+
+/// Ada moves and takes back until `enough` holds of what she was sent.
+async fn move_until(ada: &mut Client, first_move: &str, enough: impl Fn(&ServerMessage) -> bool) {
+    let already = ada.received().len();
+    for _ in 0..5_000 {
+        ada.play(first_move).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        ada.send(&ClientMessage::Undo).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        if ada.received().iter().skip(already).any(&enough) {
+            return;
+        }
+    }
+    panic!("the slow client was never dropped");
+}
+
+fn slow_server(config: &mut patience_server::Config) {
+    config.socket_send_buffer_bytes = Some(4096);
+    config.outbox_capacity = 4;
+    config.write_buffer_bytes = 1024;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
+    use std::sync::atomic::Ordering;
+    let server = start_server(slow_server).await;
+    let (_, line) = first_deal();
+    let options = RoomOptions {
+        undo_allowed: true,
+        time_limit_ms: None,
+    };
+    let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
+    let mut lazy = Client::connect_with_small_buffer(&server).await;
+    lazy.say_hello("lazy").await;
+    lazy.send(&ClientMessage::Spectate { code }).await;
+    lazy.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    ada.recv_until(
+        |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 1),
+    )
+    .await;
+    // The spectator reads no more. Ada plays on, never slowed, until the
+    // server has had to skip events for it.
+    let mut rounds = 0;
+    while server.metrics().send_queue_drops.load(Ordering::Relaxed) == 0 {
+        rounds += 1;
+        assert!(rounds < 5_000, "the spectator's outbox never filled");
+        ada.play(&line[0]).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        ada.send(&ClientMessage::Undo).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+    }
+    // Now it reads again: after the stale events it was sent, one snapshot
+    // brings it to the latest state. Ada keeps playing meanwhile.
+    let catching_up = tokio::spawn(async move {
+        let snapshot = lazy
+            .recv_until(|message| matches!(message, ServerMessage::Snapshot { race: Some(_), .. }))
+            .await;
+        (lazy, snapshot)
+    });
+    while !catching_up.is_finished() {
+        ada.play(&line[0]).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+        ada.send(&ClientMessage::Undo).await;
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+    }
+    let (mut lazy, snapshot) = catching_up.await.expect("the spectator task joins");
+    let ServerMessage::Snapshot {
+        race: Some(race),
+        room,
+        ..
+    } = snapshot
+    else {
+        unreachable!()
+    };
+    assert_eq!(room.spectators, 1, "the spectator was kept");
+    assert!(race.boards[0].progress.moves >= 2 * rounds);
+    // From there it follows live again.
+    ada.play(&line[0]).await;
+    ada.move_answer().await;
+    lazy.recv_until(|message| matches!(message, ServerMessage::Progress { .. }))
+        .await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_player_that_cannot_keep_up_is_disconnected_and_may_resume() {
+    let server = start_server(slow_server).await;
+    let (_, line) = first_deal();
+    let options = RoomOptions {
+        undo_allowed: true,
+        time_limit_ms: None,
+    };
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut bob = Client::connect_with_small_buffer(&server).await;
+    bob.say_hello("bob").await;
+    let (code, _) = ada.create_room(2, options).await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    let last_seq = bob.last_seq;
+    move_until(&mut ada, &line[0], |message| {
+        matches!(message, ServerMessage::RoomUpdate { room, .. } if room.players.get(1).is_some_and(|bob| !bob.connected))
+    })
+    .await;
+    // Bob's connection was closed with too_slow; he comes back on a new one.
+    let closed = bob.closed().await;
+    assert!(
+        closed
+            .messages
+            .iter()
+            .any(|message| error_code(message) == Some(ErrorCode::TooSlow))
+            || closed.frame.is_none(),
+        "{closed:?}"
+    );
+    let mut bob = Client::hello(&server, "bob").await;
+    bob.send(&ClientMessage::Resume {
+        token: bob_token,
+        last_seq,
+    })
+    .await;
+    let resumed = bob.recv().await;
+    assert!(
+        matches!(resumed, ServerMessage::Resumed { seat: 1, .. }),
+        "{resumed:?}"
+    );
+    // He missed more than his outbox holds: a snapshot instead of the events.
+    let ServerMessage::Snapshot {
+        race: Some(race), ..
+    } = bob.recv().await
+    else {
+        panic!("expected a snapshot");
+    };
+    assert!(race.boards[0].progress.moves >= 2);
+    bob.play(&line[0]).await;
+    assert!(matches!(
+        bob.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+    server.shutdown().await;
+}
