@@ -56,6 +56,13 @@ pub trait SolverGame: Rules {
         0
     }
 
+    /// How many of a search's `budget` positions the discrepancy passes may
+    /// spend before the full search (or its restart rounds) takes over with
+    /// the rest. All of them by default.
+    fn discrepancy_budget(&self, budget: u64) -> u64 {
+        budget
+    }
+
     /// Whether the position is provably lost, so the search need not expand
     /// it. Must never say `true` of a position from which a win exists.
     /// The default proves nothing.
@@ -218,9 +225,18 @@ pub fn solve<G: SolverGame>(
         });
     }
     let mut positions = 0;
+    let passes_budget = Budget {
+        positions: start
+            .discrepancy_budget(budget.positions)
+            .min(budget.positions),
+        should_stop: budget.should_stop,
+    };
     for limit in 0..start.discrepancy_passes() {
-        if let Some(verdict) = discrepancy_pass(start, limit, budget, &mut positions)? {
-            return Ok(Solution { verdict, positions });
+        match discrepancy_pass(start, limit, passes_budget, &mut positions)? {
+            // The passes' share is spent: the rest goes to the full search.
+            Some(Verdict::Unknown) if passes_budget.positions < budget.positions => break,
+            Some(verdict) => return Ok(Solution { verdict, positions }),
+            None => {}
         }
     }
     let rest = Budget {
@@ -429,7 +445,12 @@ fn discrepancy_pass<G: SolverGame>(
     }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
-    stack.push(PassFrame { entered_by: None, first: 0, next: 0, strays_left: limit });
+    stack.push(PassFrame {
+        entered_by: None,
+        first: 0,
+        next: 0,
+        strays_left: limit,
+    });
 
     while let Some(frame) = stack.last_mut() {
         let strays = u32::from(frame.next > frame.first);
@@ -454,14 +475,19 @@ fn discrepancy_pass<G: SolverGame>(
             Err(_) => continue,
         };
         let key = state.canonical_key();
-        if searched.get(&key).is_some_and(|&searched_with| searched_with >= strays_left) {
+        if searched
+            .get(&key)
+            .is_some_and(|&searched_with| searched_with >= strays_left)
+        {
             state.undo(mv, &outcome);
             continue;
         }
         searched.insert(key, strays_left);
         if state.is_won() {
-            let mut line: Vec<G::Move> =
-                stack.iter().filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m)).collect();
+            let mut line: Vec<G::Move> = stack
+                .iter()
+                .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
+                .collect();
             line.push(mv);
             verify_line(start, &line)?;
             return Ok(Some(Verdict::Winnable(line)));
@@ -474,13 +500,20 @@ fn discrepancy_pass<G: SolverGame>(
             state.undo(mv, &outcome);
             continue;
         }
-        if positions.is_multiple_of(STOP_CHECK_INTERVAL) && budget.should_stop.is_some_and(|stop| stop()) {
+        if positions.is_multiple_of(STOP_CHECK_INTERVAL)
+            && budget.should_stop.is_some_and(|stop| stop())
+        {
             return Ok(Some(Verdict::Unknown));
         }
         let first = arena.len();
         state.search_moves(&mut scratch);
         arena.extend_from_slice(&scratch);
-        stack.push(PassFrame { entered_by: Some((mv, outcome)), first, next: first, strays_left });
+        stack.push(PassFrame {
+            entered_by: Some((mv, outcome)),
+            first,
+            next: first,
+            strays_left,
+        });
     }
     Ok((!cut).then_some(Verdict::Unwinnable))
 }
