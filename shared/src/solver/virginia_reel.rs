@@ -1065,9 +1065,9 @@ impl ReelSearch {
                 }
             }
             // Every card above must leave first.
-            for below in first..out.n {
+            for (below, needs) in must.iter_mut().enumerate().take(out.n).skip(first) {
                 for above in below + 1..out.n {
-                    must[below] |= 1 << above;
+                    *needs |= 1 << above;
                 }
             }
         }
