@@ -209,7 +209,9 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 /// Searches from `start` for a winning line: depth first, iteratively, with a
 /// transposition table of canonical keys so no position is expanded twice
 /// in a round, restarting on the schedule the game asks for
-/// ([`SolverGame::restart_unit`]).
+/// ([`SolverGame::restart_unit`]). The game's limited-discrepancy passes, if
+/// any, come first, within their share of the budget
+/// ([`SolverGame::discrepancy_passes`], [`SolverGame::discrepancy_budget`]).
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
