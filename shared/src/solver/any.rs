@@ -10,8 +10,8 @@ use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
 use crate::solver::forty_thieves::FtSearch;
-use crate::solver::plain::Plain;
 use crate::solver::three_blind_mice::TbmSearch;
+use crate::solver::virginia_reel::ReelSearch;
 use crate::solver::{
     Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve,
 };
@@ -102,7 +102,12 @@ pub fn solve_deal(
             &FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
             budget,
         ),
-        GameKind::VirginiaReel => report_for(game, seed, &Plain(VirginiaReel::deal(seed)), budget),
+        GameKind::VirginiaReel => report_for(
+            game,
+            seed,
+            &ReelSearch::new(VirginiaReel::deal(seed)),
+            budget,
+        ),
     }
 }
 
@@ -125,9 +130,10 @@ pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>,
             hint(&FtSearch::new(state.clone()), budget)?,
             AnyMove::FortyThieves,
         ),
-        AnyGame::VirginiaReel(state) => {
-            wrap(hint(&Plain(state.clone()), budget)?, AnyMove::VirginiaReel)
-        }
+        AnyGame::VirginiaReel(state) => wrap(
+            hint(&ReelSearch::new(state.clone()), budget)?,
+            AnyMove::VirginiaReel,
+        ),
     })
 }
 
@@ -192,7 +198,11 @@ pub fn first_winnable_deal(
         ),
         GameKind::VirginiaReel => wrap(
             game,
-            first_winnable(seeds, |seed| Plain(VirginiaReel::deal(seed)), budget)?,
+            first_winnable(
+                seeds,
+                |seed| ReelSearch::new(VirginiaReel::deal(seed)),
+                budget,
+            )?,
             AnyMove::VirginiaReel,
         ),
     })

@@ -23,11 +23,12 @@ pub mod any;
 pub mod forty_thieves;
 pub mod plain;
 pub mod three_blind_mice;
+pub mod virginia_reel;
 mod zobrist;
 
 use std::fmt;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::rules::{MoveError, Outcome, Rules};
 
@@ -43,6 +44,24 @@ pub trait SolverGame: Rules {
     /// may return a single move it proves safe to play at once. Every move it
     /// returns must be legal.
     fn search_moves(&self, moves: &mut Vec<Self::Move>);
+
+    /// How many limited-discrepancy passes [`solve`] makes before its full
+    /// search. Pass `d` follows the order of `search_moves` and strays from
+    /// a position's first move at most `d` times along a line, so a game whose
+    /// first move is usually right finds its wins before the full search
+    /// sinks into the subtree of one early mistake. The passes share the
+    /// positions budget; a pass that never had to stray proves the loss by
+    /// itself. None by default.
+    fn discrepancy_passes(&self) -> u32 {
+        0
+    }
+
+    /// How many of a search's `budget` positions the discrepancy passes may
+    /// spend before the full search (or its restart rounds) takes over with
+    /// the rest. All of them by default.
+    fn discrepancy_budget(&self, budget: u64) -> u64 {
+        budget
+    }
 
     /// Whether the position is provably lost, so the search need not expand
     /// it. Must never say `true` of a position from which a win exists.
@@ -190,7 +209,9 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 /// Searches from `start` for a winning line: depth first, iteratively, with a
 /// transposition table of canonical keys so no position is expanded twice
 /// in a round, restarting on the schedule the game asks for
-/// ([`SolverGame::restart_unit`]).
+/// ([`SolverGame::restart_unit`]). The game's limited-discrepancy passes, if
+/// any, come first, within their share of the budget
+/// ([`SolverGame::discrepancy_passes`], [`SolverGame::discrepancy_budget`]).
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
@@ -199,11 +220,37 @@ pub fn solve<G: SolverGame>(
     start: &G,
     budget: Budget<'_>,
 ) -> Result<Solution<G::Move>, ReplayFailure> {
-    let Some(unit) = start.restart_unit(budget.positions) else {
-        return search_round(start, start, budget);
+    if start.is_won() {
+        return Ok(Solution {
+            verdict: Verdict::Winnable(Vec::new()),
+            positions: 0,
+        });
+    }
+    let mut positions = 0;
+    let passes_budget = Budget {
+        positions: start
+            .discrepancy_budget(budget.positions)
+            .min(budget.positions),
+        should_stop: budget.should_stop,
+    };
+    for limit in 0..start.discrepancy_passes() {
+        match discrepancy_pass(start, limit, passes_budget, &mut positions)? {
+            // The passes' share is spent: the rest goes to the full search.
+            Some(Verdict::Unknown) if passes_budget.positions < budget.positions => break,
+            Some(verdict) => return Ok(Solution { verdict, positions }),
+            None => {}
+        }
+    }
+    let rest = Budget {
+        positions: budget.positions - positions,
+        should_stop: budget.should_stop,
+    };
+    let Some(unit) = start.restart_unit(rest.positions) else {
+        let mut found = search_round(start, start, rest)?;
+        found.positions += positions;
+        return Ok(found);
     };
     let unit = unit.max(1);
-    let mut positions = 0;
     let mut round = 0;
     while positions < budget.positions {
         let mut position = start.clone();
@@ -359,6 +406,118 @@ fn search_round<G: SolverGame>(
         verdict: Verdict::Unwinnable,
         positions,
     })
+}
+
+/// One level of a limited-discrepancy pass's stack.
+struct PassFrame<M> {
+    entered_by: Option<(M, Outcome)>,
+    first: usize,
+    next: usize,
+    /// How many more times the line below may stray from a first move.
+    strays_left: u32,
+}
+
+/// One pass of limited-discrepancy search (see [`SolverGame::discrepancy_passes`]):
+/// depth first like [`solve`], but a line may take a move other than the
+/// first of its position at most `limit` times. Its table remembers, per
+/// position, the most strays left it was searched with, so a position comes
+/// back only with more. Returns a verdict when it settles the deal (a win, a
+/// budget run out, or a search that never had to cut a line short, which
+/// proves the loss), `None` when the next pass should go on.
+fn discrepancy_pass<G: SolverGame>(
+    start: &G,
+    limit: u32,
+    budget: Budget<'_>,
+    positions: &mut u64,
+) -> Result<Option<Verdict<G::Move>>, ReplayFailure> {
+    let mut state = start.clone();
+    let mut searched: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
+    let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
+    let mut stack: Vec<PassFrame<G::Move>> = Vec::with_capacity(1024);
+    let mut cut = false;
+
+    if *positions >= budget.positions {
+        return Ok(Some(Verdict::Unknown));
+    }
+    searched.insert(state.canonical_key(), limit);
+    *positions += 1;
+    if state.is_dead() {
+        return Ok(Some(Verdict::Unwinnable));
+    }
+    state.search_moves(&mut scratch);
+    arena.extend_from_slice(&scratch);
+    stack.push(PassFrame {
+        entered_by: None,
+        first: 0,
+        next: 0,
+        strays_left: limit,
+    });
+
+    while let Some(frame) = stack.last_mut() {
+        let strays = u32::from(frame.next > frame.first);
+        if frame.next == arena.len() || strays > frame.strays_left {
+            if frame.next < arena.len() {
+                cut = true;
+            }
+            let first = frame.first;
+            let entered_by = frame.entered_by.take();
+            stack.pop();
+            arena.truncate(first);
+            if let Some((mv, outcome)) = entered_by {
+                state.undo(mv, &outcome);
+            }
+            continue;
+        }
+        let strays_left = frame.strays_left - strays;
+        let mv = arena[frame.next];
+        frame.next += 1;
+        let outcome = match state.apply(mv) {
+            Ok(outcome) => outcome,
+            Err(_) => continue,
+        };
+        let key = state.canonical_key();
+        if searched
+            .get(&key)
+            .is_some_and(|&searched_with| searched_with >= strays_left)
+        {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        searched.insert(key, strays_left);
+        if state.is_won() {
+            let mut line: Vec<G::Move> = stack
+                .iter()
+                .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
+                .collect();
+            line.push(mv);
+            verify_line(start, &line)?;
+            return Ok(Some(Verdict::Winnable(line)));
+        }
+        if *positions >= budget.positions {
+            return Ok(Some(Verdict::Unknown));
+        }
+        *positions += 1;
+        if state.is_dead() {
+            state.undo(mv, &outcome);
+            continue;
+        }
+        if positions.is_multiple_of(STOP_CHECK_INTERVAL)
+            && budget.should_stop.is_some_and(|stop| stop())
+        {
+            return Ok(Some(Verdict::Unknown));
+        }
+        let first = arena.len();
+        state.search_moves(&mut scratch);
+        arena.extend_from_slice(&scratch);
+        stack.push(PassFrame {
+            entered_by: Some((mv, outcome)),
+            first,
+            next: first,
+            strays_left,
+        });
+    }
+    Ok((!cut).then_some(Verdict::Unwinnable))
 }
 
 /// The answer to "what should I play next?".

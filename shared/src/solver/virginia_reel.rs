@@ -1,0 +1,2212 @@
+//! The solver's view of Virginia Reel.
+//!
+//! [`ReelSearch`] wraps a [`VirginiaReel`] position for the generic search of
+//! [`crate::solver`]: it delegates the rules (so every move it plays is
+//! checked by the rules engine and undone exactly), keeps a position key up to
+//! date as moves are made and unmade, chooses which moves to try, and proves
+//! positions lost early.
+//!
+//! # The shape of the game
+//!
+//! Every move is final. A build or a release puts a card on a home pile,
+//! where it stays; every filler of a release chain and both cards of a swap
+//! become home base cards, which never move again; an Ace that leaves is gone;
+//! a deal cannot be taken back. So a game is at most about a hundred moves
+//! long and the positions form a DAG: the search never wanders in circles. Its
+//! cost is breadth: between two deals the same handful of builds and releases
+//! can be played in any subset and order, and a deal can come after any of
+//! them. Nearly all of the search is spent in the last three deals.
+//!
+//! # The key
+//!
+//! Which symmetries are real:
+//! - *Columns.* No rule looks at a position's column (column 1 is home from
+//!   the deal, and home piles never move), so each row is a multiset of
+//!   positions. A position is one of 104 things per row: a home pile, named by
+//!   its top card (its suit and height follow), or a misplaced card. The key
+//!   adds up one Zobrist value per position, so that order within a row does
+//!   not count and two equal positions still count twice.
+//! - *Reserve piles.* A pile is its cards *together with the cards the
+//!   remaining deals will put on it*; two piles are interchangeable only when
+//!   both agree. Each pile is hashed as its contents mixed with the hash of
+//!   its future cards, and the mixed values are added up. While stock
+//!   remains, two piles almost never share a future, so this is nearly the
+//!   plain pile order; once the stock is gone every future is empty and the
+//!   piles become a true multiset.
+//! - *Two copies of a card* are the same [`Card`] value already.
+//! - The discard is left out: which Aces left follows from the rest, and their
+//!   order changes nothing.
+//! - What is frozen (below) is part of the position the search explores, so
+//!   it is part of the key too.
+//!
+//! [`ReelSearch`] keeps each position's and each pile's share of the key and,
+//! after a move, recomputes only the shares of what the move touched (a deal
+//! touches all eight piles and every future).
+//!
+//! # Moves generated
+//!
+//! The search generates its own moves rather than calling `legal_moves`,
+//! whose chains of fillers multiply. A move whose result is the same
+//! position up to the key's symmetries as another's is generated once: among
+//! identical misplaced cards in one row only the first is released, swapped
+//! or used as a filler, and of two home piles with the same top card only the
+//! first is a target (a home pile is determined by its top card). Reserves
+//! are never merged, since the cards under two equal tops differ. Every move
+//! generated is legal; a test checks each against the rules engine's list.
+//!
+//! Order: first the moves that uncover, on the reserve they take from, a
+//! card that can go home at once or an Ace, then those that uncover a base
+//! card, then the rest; within each, builds by reserve, releases (chains
+//! through misplaced fillers first, longest first, then straight from a
+//! reserve), swaps; the deal last. Playing out what the board offers before
+//! dealing is usually right. (Sorting by what a move uncovers took seeds
+//! 1..=140 from 89 to 91 wins at a million positions; the figures below
+//! were measured before it.)
+//!
+//! # Discrepancy passes, then restarts
+//!
+//! The time to a win is heavy-tailed: a depth-first search that goes wrong
+//! near the root can spend millions of positions below that mistake. So the
+//! search first makes six limited-discrepancy passes
+//! ([`SolverGame::discrepancy_passes`]) that stray from the order above at
+//! most 0, 1, .., 5 times along a line, within 40% of the budget
+//! ([`SolverGame::discrepancy_budget`]); then it restarts on the Luby
+//! schedule in units of 4,096 positions ([`SolverGame::restart_unit`]), each
+//! round with a fresh table and, after the first, the moves of each
+//! position in an order shuffled by a hash of the position and the round
+//! (the deal stays last). Neither can change a verdict: a win is replayed,
+//! and a loss is proved only by a pass that never had to cut a line short
+//! or a round that ran out of positions, each a complete search. The
+//! freezing below holds for any order that is a fixed function of the
+//! position, which the shuffled order is within a round.
+//!
+//! Measured on seeds 1..=40 at 1,000,000 positions (winnable, unwinnable,
+//! unknown): the full search alone 17, 1, 22; six passes with the whole
+//! budget 24, 1, 15 (three passes: 18 wins; ten or thirty passes change
+//! nothing, the budget is spent within the first six); restarts alone 24,
+//! 1, 15 (but not the same 24, and most found sooner); passes within 40%
+//! then restarts 26, 1, 13 (30% with units of 8,192: 25 wins; 60%: 26).
+//! All but the last were measured before the relaxation stopped carrying a
+//! freeze onto newly dealt cards (a false "lost" the rule tests caught);
+//! the last was measured again after the fix, with the same counts.
+//!
+//! # Safe moves
+//!
+//! A safe move is played alone: the search tries nothing else there. Each
+//! argument takes a winning line and moves the safe move to the front.
+//!
+//! *A build onto the last free parent.* A reserve card X (rank 5 or more)
+//! whose parent P (same suit, three ranks lower) tops a home pile H, when
+//! both copies of P are already home. A reserve card leaves only by a build,
+//! and only a copy of X can ever go onto P; both copies of P are home, so
+//! each is either under the other copy of X already, or the top of a home
+//! pile identical to H. A winning line plays X onto some P-topped pile at a
+//! time t, and by relabelling identical piles, onto H. Playing X first and
+//! then the line without that move is legal: until t nothing but X lands on
+//! H; the cards the line deals onto X's pile now lie on the card that was
+//! under X, but the line takes them off before t anyway (X must be on top at
+//! t) and never reads the pile deeper before t; X is no filler, so no chain
+//! needed it. At t both lines reach the same position.
+//!
+//! *A build whose other copy lies under it.* The same, when the other copy
+//! of X lies below X in X's own reserve pile: it cannot reach a parent before
+//! X has left, so X is the first copy home in every line, and nothing else
+//! can take H before it.
+//!
+//! *The release of a row's last misplaced card.* A row with one misplaced
+//! card M left has exactly one of its base cards not yet home. If that card
+//! B tops a reserve, and M is an Ace or both copies of M's parent are home (no
+//! other card can want M's target), then M leaves with B straight from that
+//! reserve at some time in every winning line (B can fill no other gap, and
+//! no chain can end elsewhere: it would need a second base card of the row).
+//! Moving that release to the front is legal for the reasons above, and the
+//! row's new home pile only adds targets in between.
+//!
+//! # Freezing the moves passed over
+//!
+//! The search splits the winning lines of a position between its children.
+//! For a build of X from a reserve onto a parent, or a release (a card M with
+//! given fillers and a given reserve card), or a swap of two given cards:
+//! either some winning line plays that exact move while nothing can have
+//! competed for its target (before the other copy of the card it sends home
+//! goes home; at any time if that copy is home already, for an Ace or for a
+//! swap), and then, as with the safe moves, the move can be moved to the
+//! front, so the child that plays it now covers that line; or no winning line
+//! does, and the move may be frozen. The children are tried in the order above, and each child
+//! freezes every build, release and swap tried before it; the deal's child
+//! freezes all of them. A frozen build stays frozen until the other copy of
+//! its card is home; a frozen release until the other copy of its card is
+//! home (never, for an Ace); a frozen swap for good. Releases are frozen by
+//! card classes (row and card, not column), so one freeze covers every copy
+//! it stands for. Freezing fewer moves is always sound: releases through
+//! more than three fillers, and freezes past 48 at once, are not recorded.
+//! Moving a move to the front relies on no other card ever competing for
+//! its target before the other copy is home, which is why the freeze lifts
+//! then.
+//!
+//! This is what stops the search from playing the same build at every
+//! moment between two deals, and from replaying, after a deal, everything it
+//! declined before it.
+//!
+//! Plausible rules that are wrong, and are not used:
+//! - *Swaps are safe.* A swap makes two base cards home with no reserve card,
+//!   but one of them may be the only filler that can release a card now: a
+//!   misplaced 6♥ in row B whose 9♥ covers the only 3 left on the reserve can
+//!   leave only through a chain that uses a misplaced 3 from row A. Swapping
+//!   that 3 home first buries the game.
+//! - *A release with a free target is safe.* Releases compete for fillers:
+//!   the base card it takes may be the one another misplaced card in the row
+//!   needs before the next one turns up.
+//! - *A build onto a parent is safe.* Not while the other copy of the card may
+//!   need that parent first and the other parent is still buried.
+//! - *Dead when a row's fillers outnumber its freed gaps*, counted greedily:
+//!   which filler takes a gap is a choice, and the greedy count declares
+//!   winnable deals lost (tried, and rejected for that reason).
+//!
+//! # Dead positions
+//!
+//! Two checks prove a position lost, which is what makes proofs of lost deals
+//! short.
+//!
+//! *The relaxation.* A relaxed game that can do everything the real game can
+//! (and more) cannot bring every card home. It walks the remaining deals in
+//! order. Between two deals it repeatedly lets any card "go home" that could
+//! possibly go home next:
+//! - a card on a reserve top (the relaxed pile is the real pile's cards, in
+//!   order, minus those already gone home; each deal puts the real next card
+//!   of the stock on top), or a misplaced card;
+//! - whose destination could be open: for a card of rank 5 or more, more
+//!   copies of its parent have gone home than copies of the card were home at
+//!   the start (a parent already covered by the other copy does not count);
+//!   for a frozen card, its other copy has gone home and both parents have;
+//!   for an Ace, always; for a base card, some misplaced card of its row has
+//!   gone home in the relaxation (a filler enters a row only as a misplaced
+//!   card leaves it), or, for a misplaced base card, a card of the row it
+//!   belongs in could swap with it;
+//! - and, for a misplaced card that is not a base card, whose gap could be
+//!   filled: a base card of its row has shown on a relaxed reserve top, or
+//!   lies misplaced in a row whose own gap could be filled.
+//!
+//! Every condition is monotone in the set of cards gone home and implied by
+//! the real rule, and the relaxed pile is always the real pile minus more
+//! cards. By induction over the real moves in order (the cards of one chain
+//! or swap taken in chain order), every card the real game brings home before
+//! a deal, the relaxation brings home before that deal too; so if the
+//! relaxation leaves a card out after the last deal, no real line wins. A card
+//! buried under a card that needs it, directly, through another card, or
+//! through the stock's later deals, is found at once.
+//!
+//! *The precedence counts.* For every card not yet home, the cards that must
+//! be home strictly before it in every line: the cards above it in its
+//! reserve pile; its parent, when only one copy of the parent is not yet home
+//! and no free parent exists; for a frozen card, its other copy and its
+//! parents; and, transitively, theirs. A card that must precede itself proves
+//! the position lost. Then, row by row: each time a gap opens it is refilled
+//! in the same move, so before any card moves, its row has seen exactly as
+//! many arrivals as departures. If a card must wait for more arrivals into a
+//! row (or departures from it) than there are other cards of that row that
+//! could move before it (those that do not have to wait for it), the
+//! position is lost. The check costs about as much as the rest of a node, so
+//! it runs only in the last two deals, where nearly all of its proofs are.
+//!
+//! Each rule can be switched off through [`Pruning`]; the tests compare
+//! verdicts with and without each on late positions of a thousand deals and on
+//! positions built backwards from a win, which must never be called lost.
+
+use std::hash::{Hash, Hasher};
+
+use arrayvec::ArrayVec;
+
+use crate::card::{ACE, Card, Suit};
+use crate::game::GameKind;
+use crate::games::virginia_reel::{
+    COLUMNS, FillChain, MAX_FILLERS, POSITIONS, RESERVES, ROWS, ReelMove, ReleaseTarget,
+    VirginiaReel,
+};
+use crate::rules::{Board, MoveError, NotationError, Outcome, Rules, View};
+use crate::solver::SolverGame;
+use crate::solver::zobrist::{mix64, table};
+
+/// Things one row position can be, for the key: a home pile by its top card
+/// (`0..52`) or a misplaced card (`52..104`).
+const POSITION_KINDS: usize = 104;
+/// The deepest a reserve pile can be, with margin (ten deals of one card).
+const PILE_DEPTH: usize = 16;
+/// The most deals that can remain (nine of eight cards).
+const MAX_DEALS_LEFT: usize = 9;
+/// The precedence check runs only this close to the end (module docs).
+const PRECEDENCE_DEALS_LEFT: usize = 1;
+/// Limited-discrepancy passes before the restart rounds (module docs).
+const DISCREPANCY_PASSES: u32 = 6;
+/// The share of a search's budget, in percent, that the discrepancy passes
+/// may spend; the restart rounds get the rest (module docs).
+const DISCREPANCY_SHARE_PERCENT: u64 = 40;
+/// The unit of the restart schedule, in positions (module docs).
+const RESTART_UNIT: u64 = 4096;
+/// `top` of a position that holds no home pile.
+const NOT_HOME: u8 = u8::MAX;
+/// A placeholder card for fixed arrays.
+const NO_CARD: Card = Card::new(Suit::Clubs, ACE);
+
+/// Zobrist values by `row * 104 + kind` for row positions.
+static POSITION_Z: [u64; ROWS * POSITION_KINDS] = table(0x5e11);
+/// Zobrist values by `depth * 52 + card` for reserve contents.
+static PILE_Z: [u64; PILE_DEPTH * 52] = table(0x5e12);
+/// Zobrist values by `deal * 52 + card` for the cards a pile will be dealt.
+static FUTURE_Z: [u64; MAX_DEALS_LEFT * 52] = table(0x5e13);
+/// Zobrist values by the number of deals left.
+static DEALS_Z: [u64; MAX_DEALS_LEFT + 1] = table(0x5e14);
+/// Zobrist values by `pile * 16 + depth` for frozen reserve cards.
+static FROZEN_Z: [u64; RESERVES * PILE_DEPTH] = table(0x5e15);
+
+/// The base rank of a row: 2, 3 or 4.
+const fn base_rank(row: usize) -> u8 {
+    row as u8 + 2
+}
+
+/// The row a base card belongs in, or `None` for other ranks.
+const fn home_row(card: Card) -> Option<usize> {
+    match card.rank() {
+        2..=4 => Some(card.rank() as usize - 2),
+        _ => None,
+    }
+}
+
+/// The card a card of rank 5 or more builds on: same suit, three ranks lower.
+fn parent(card: Card) -> Option<Card> {
+    (card.rank() >= 5).then(|| Card::new(card.suit(), card.rank() - 3))
+}
+
+/// A misplaced card's class: its row and the card. Positions of one class
+/// are interchangeable (the key ignores columns).
+fn class_of(row: usize, card: Card) -> u8 {
+    (row * 52 + card.index()) as u8
+}
+
+/// Which pruning rules and safe moves the search uses. Each is sound on its
+/// own (see the module docs); switching one off is for the tests that check
+/// exactly that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pruning {
+    /// Play a build onto the last free parent at once, alone.
+    pub safe_builds: bool,
+    /// Play the release of a row's last misplaced card at once, alone.
+    pub safe_releases: bool,
+    /// A move passed over for a later sibling is frozen.
+    pub freeze_passed_moves: bool,
+    /// Declare a position lost when the relaxed game cannot win it.
+    pub relaxation: bool,
+    /// Declare a position lost when the precedence counts forbid it.
+    pub precedence: bool,
+}
+
+impl Pruning {
+    /// Every rule on: what the solver uses.
+    pub const ALL: Pruning = Pruning {
+        safe_builds: true,
+        safe_releases: true,
+        freeze_passed_moves: true,
+        relaxation: true,
+        precedence: true,
+    };
+    /// Every rule off: the search still uses its key and move generation.
+    pub const NONE: Pruning = Pruning {
+        safe_builds: false,
+        safe_releases: false,
+        freeze_passed_moves: false,
+        relaxation: false,
+        precedence: false,
+    };
+}
+
+/// What the rows hold, kept up to date move by move for move generation.
+#[derive(Clone, Debug)]
+struct Rows {
+    /// Each position's home pile top (a card index), or [`NOT_HOME`].
+    top: [u8; POSITIONS],
+    /// How many home piles have this card on top.
+    tops: [u8; 52],
+    /// The positions whose home pile has this card on top.
+    top_at: [u32; 52],
+    /// How many copies of this card lie on home piles.
+    copies: [u8; 52],
+    /// Misplaced positions of each row, as bit sets.
+    misplaced: [u32; ROWS],
+}
+
+impl Rows {
+    fn new() -> Rows {
+        Rows {
+            top: [NOT_HOME; POSITIONS],
+            tops: [0; 52],
+            top_at: [0; 52],
+            copies: [0; 52],
+            misplaced: [0; ROWS],
+        }
+    }
+
+    /// Takes position `position` out of the counts.
+    fn forget(&mut self, position: usize) {
+        let row = position / COLUMNS;
+        self.misplaced[row] &= !(1 << position);
+        let top = self.top[position];
+        if top == NOT_HOME {
+            return;
+        }
+        let top = usize::from(top);
+        self.tops[top] -= 1;
+        self.top_at[top] &= !(1 << position);
+        // A home pile is its base and every third card of the suit up to its top.
+        let mut card = top;
+        loop {
+            self.copies[card] -= 1;
+            if card % 13 + 1 == usize::from(base_rank(row)) {
+                break;
+            }
+            card -= 3;
+        }
+        self.top[position] = NOT_HOME;
+    }
+
+    /// Counts position `position`, which holds `cards`.
+    fn learn(&mut self, position: usize, cards: &[Card]) {
+        let row = position / COLUMNS;
+        match (cards.first(), cards.last()) {
+            (Some(bottom), Some(top)) if bottom.rank() == base_rank(row) => {
+                for card in cards {
+                    self.copies[card.index()] += 1;
+                }
+                self.tops[top.index()] += 1;
+                self.top_at[top.index()] |= 1 << position;
+                self.top[position] = top.index() as u8;
+            }
+            (Some(_), _) => self.misplaced[row] |= 1 << position,
+            _ => {}
+        }
+    }
+
+    /// A home pile with `card` on top, if any.
+    fn pile_topped_by(&self, card: Card) -> Option<u8> {
+        let at = self.top_at[card.index()];
+        (at != 0).then(|| at.trailing_zeros() as u8)
+    }
+}
+
+/// `pile` of a frozen swap, which takes no reserve card.
+const NO_PILE: u8 = u8::MAX;
+/// The longest chain whose refusal is remembered; longer ones are rare and
+/// stay unfrozen (freezing less is always sound).
+const FROZEN_CHAIN: usize = 3;
+/// The most moves frozen at once; past it, further ones are not frozen.
+const MAX_FROZEN_MOVES: usize = 48;
+
+/// A release or swap passed over, by card classes so that it covers every
+/// copy it stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FrozenMove {
+    /// The released card's class, or a swap's lower card's class.
+    class: u8,
+    /// The fillers' classes in chain order, or a swap partner's class.
+    partners: [u8; FROZEN_CHAIN],
+    n_partners: u8,
+    /// The reserve that ends the chain, or [`NO_PILE`] for a swap.
+    pile: u8,
+    /// The depth of that reserve's top card when the move was passed over.
+    depth: u8,
+    /// Whether the freeze ends when the other copy of the card goes home.
+    lifts: bool,
+}
+
+impl FrozenMove {
+    fn share(&self) -> u64 {
+        let mut bytes = [0u8; 8];
+        bytes[0] = self.class;
+        bytes[1..4].copy_from_slice(&self.partners);
+        bytes[4] = self.n_partners;
+        bytes[5] = self.pile;
+        bytes[6] = self.depth;
+        mix64(u64::from_le_bytes(bytes) ^ 0x5e17_0000_0000_0000)
+    }
+}
+
+/// Every freeze in force.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Frozen {
+    /// Reserve cards that may not be built: bit `depth` of `builds[pile]`.
+    builds: [u16; RESERVES],
+    /// Releases and swaps that may not be played.
+    moves: ArrayVec<FrozenMove, MAX_FROZEN_MOVES>,
+}
+
+/// A Virginia Reel position with what the solver keeps up to date beside it:
+/// the key's shares, the rows' counts and what is frozen.
+#[derive(Clone, Debug)]
+pub struct ReelSearch {
+    state: VirginiaReel,
+    /// Each row position's share of the key.
+    position_shares: [u64; POSITIONS],
+    /// Each reserve pile's share of the key (contents mixed with future).
+    pile_shares: [u64; RESERVES],
+    /// `futures[pile][deals_left]`: the hash of the cards the remaining deals
+    /// put on that pile, computed once from the stock.
+    futures: [[u64; MAX_DEALS_LEFT + 1]; RESERVES],
+    /// What is frozen (module docs).
+    frozen: Frozen,
+    /// The frozen sets before each move played, for undo.
+    frozen_before: Vec<Frozen>,
+    /// The frozen set's share of the key.
+    frozen_share: u64,
+    /// The sum of every share.
+    key: u64,
+    rows: Rows,
+    /// Room for the move list `apply` rebuilds to know what it passes over.
+    scratch: Vec<ReelMove>,
+    pruning: Pruning,
+    /// Limited-discrepancy passes before the full search.
+    passes: u32,
+    /// Positions per unit of the restart schedule; `None` for one search.
+    restart_unit: Option<u64>,
+    /// Breaks ties in the move order; 0 in the first round of a search.
+    round_salt: u64,
+}
+
+impl ReelSearch {
+    /// The search's view of `state`, with every rule on.
+    pub fn new(state: VirginiaReel) -> ReelSearch {
+        ReelSearch::with_pruning(state, Pruning::ALL)
+    }
+
+    /// As [`ReelSearch::new`], choosing the rules used.
+    pub fn with_pruning(state: VirginiaReel, pruning: Pruning) -> ReelSearch {
+        let mut futures = [[0u64; MAX_DEALS_LEFT + 1]; RESERVES];
+        let stock = state.stock();
+        let deals_now = stock.len() / RESERVES;
+        for deals_left in 0..=deals_now.min(MAX_DEALS_LEFT) {
+            // With `deals_left` deals to come, the stock is its bottom
+            // `8 * deals_left` cards; deal `j` gives pile `i` the card at
+            // `8 * deals_left - 1 - (8 * j + i)`.
+            for (pile, future) in futures.iter_mut().enumerate() {
+                let mut hash = 0u64;
+                for deal in 0..deals_left {
+                    let card = stock[RESERVES * deals_left - 1 - (RESERVES * deal + pile)];
+                    hash ^= FUTURE_Z[deal * 52 + card.index()];
+                }
+                future[deals_left] = hash;
+            }
+        }
+        let mut search = ReelSearch {
+            state,
+            position_shares: [0; POSITIONS],
+            pile_shares: [0; RESERVES],
+            futures,
+            frozen: Frozen::default(),
+            frozen_before: Vec::with_capacity(128),
+            frozen_share: 0,
+            key: 0,
+            rows: Rows::new(),
+            scratch: Vec::with_capacity(64),
+            pruning,
+            passes: DISCREPANCY_PASSES,
+            restart_unit: Some(RESTART_UNIT),
+            round_salt: 0,
+        };
+        for position in 0..POSITIONS {
+            search.position_shares[position] = search.position_share(position);
+            search.rows.learn(position, search.state.position(position));
+        }
+        for pile in 0..RESERVES {
+            search.pile_shares[pile] = search.pile_share(pile);
+        }
+        search.frozen_share = search.frozen_term();
+        search.key = search.fresh_key();
+        search
+    }
+
+    /// The position.
+    pub fn state(&self) -> &VirginiaReel {
+        &self.state
+    }
+
+    fn deals_left(&self) -> usize {
+        (self.state.stock().len() / RESERVES).min(MAX_DEALS_LEFT)
+    }
+
+    /// The key computed from scratch out of the shares.
+    fn fresh_key(&self) -> u64 {
+        let positions = self
+            .position_shares
+            .iter()
+            .fold(0u64, |sum, &share| sum.wrapping_add(share));
+        let piles = self
+            .pile_shares
+            .iter()
+            .fold(0u64, |sum, &share| sum.wrapping_add(share));
+        positions
+            .wrapping_add(piles)
+            .wrapping_add(DEALS_Z[self.deals_left()])
+            .wrapping_add(self.frozen_share)
+    }
+
+    fn position_share(&self, position: usize) -> u64 {
+        let row = position / COLUMNS;
+        let cards = self.state.position(position);
+        let kind = match (cards.first(), cards.last()) {
+            (Some(bottom), Some(top)) if bottom.rank() == base_rank(row) => top.index(),
+            (_, Some(card)) => 52 + card.index(),
+            // Positions are never empty; a share of zero keeps this total.
+            _ => return 0,
+        };
+        POSITION_Z[row * POSITION_KINDS + kind]
+    }
+
+    fn pile_share(&self, pile: usize) -> u64 {
+        let contents = self
+            .state
+            .reserve(pile)
+            .iter()
+            .enumerate()
+            .fold(0u64, |hash, (depth, card)| {
+                hash ^ PILE_Z[(depth % PILE_DEPTH) * 52 + card.index()]
+            });
+        mix64(contents ^ self.futures[pile][self.deals_left()])
+    }
+
+    /// The key's term for what is frozen.
+    fn frozen_term(&self) -> u64 {
+        let mut builds = 0;
+        for (pile, &bits) in self.frozen.builds.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let depth = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                builds ^= FROZEN_Z[pile * PILE_DEPTH + depth];
+            }
+        }
+        self.frozen.moves.iter().fold(mix64(builds), |sum, frozen| {
+            sum.wrapping_add(frozen.share())
+        })
+    }
+
+    fn reposition(&mut self, position: u8) {
+        let position = usize::from(position);
+        let share = self.position_share(position);
+        self.key = self
+            .key
+            .wrapping_sub(self.position_shares[position])
+            .wrapping_add(share);
+        self.position_shares[position] = share;
+        self.rows.forget(position);
+        self.rows.learn(position, self.state.position(position));
+    }
+
+    fn repile(&mut self, pile: u8) {
+        let pile = usize::from(pile);
+        let share = self.pile_share(pile);
+        self.key = self
+            .key
+            .wrapping_sub(self.pile_shares[pile])
+            .wrapping_add(share);
+        self.pile_shares[pile] = share;
+    }
+
+    /// Recomputes what `mv` changed (played or taken back): shares, key and
+    /// the rows' counts.
+    fn update_after(&mut self, mv: ReelMove) {
+        match mv {
+            ReelMove::Build { reserve, to } => {
+                self.reposition(to);
+                self.repile(reserve);
+            }
+            ReelMove::Release { from, to, chain } => {
+                self.reposition(from);
+                if let ReleaseTarget::Home(to) = to {
+                    self.reposition(to);
+                }
+                for &filler in chain.fillers() {
+                    self.reposition(filler);
+                }
+                self.repile(chain.reserve());
+            }
+            ReelMove::Swap { first, second } => {
+                self.reposition(first);
+                self.reposition(second);
+            }
+            ReelMove::Deal => {
+                // Every pile and every future changes, and so does the deals term.
+                for pile in 0..RESERVES {
+                    self.pile_shares[pile] = self.pile_share(pile);
+                }
+                self.key = self.fresh_key();
+            }
+        }
+    }
+
+    /// Whether some misplaced position holds a card of class `class`.
+    fn class_present(&self, class: u8) -> bool {
+        let row = usize::from(class) / 52;
+        let card = usize::from(class) % 52;
+        let mut rest = self.rows.misplaced[row];
+        while rest != 0 {
+            let position = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if self.card_at(position).index() == card {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Sets what is frozen, dropping what can no longer matter (the other
+    /// copy of a card is home, or a card or filler is gone), and updates
+    /// the key.
+    fn set_frozen(&mut self, mut frozen: Frozen) {
+        for (pile, bits) in frozen.builds.iter_mut().enumerate() {
+            let cards = self.state.reserve(pile);
+            let mut rest = *bits;
+            while rest != 0 {
+                let depth = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let keep = cards
+                    .get(depth)
+                    .is_some_and(|card| self.rows.copies[card.index()] == 0);
+                if !keep {
+                    *bits &= !(1 << depth);
+                }
+            }
+        }
+        frozen.moves.retain(|frozen| {
+            let card = usize::from(frozen.class) % 52;
+            self.class_present(frozen.class)
+                && frozen.partners[..usize::from(frozen.n_partners)]
+                    .iter()
+                    .all(|&partner| self.class_present(partner))
+                && (frozen.pile == NO_PILE
+                    || self.state.reserve(usize::from(frozen.pile)).len()
+                        > usize::from(frozen.depth))
+                && !(frozen.lifts && self.rows.copies[card] > 0)
+        });
+        if frozen != self.frozen {
+            self.frozen = frozen;
+            let term = self.frozen_term();
+            self.key = self.key.wrapping_sub(self.frozen_share).wrapping_add(term);
+            self.frozen_share = term;
+        }
+    }
+
+    /// Whether the top card of `pile` is frozen.
+    fn top_frozen(&self, pile: usize) -> bool {
+        let len = self.state.reserve(pile).len();
+        len > 0 && self.frozen.builds[pile] & (1 << (len - 1)) != 0
+    }
+
+    /// What freezing `mv` records, if it is a release or swap that can be
+    /// frozen.
+    fn signature(&self, mv: ReelMove) -> Option<FrozenMove> {
+        match mv {
+            ReelMove::Release { from, chain, .. } => {
+                let from = usize::from(from);
+                let card = self.card_at(from);
+                let fillers = chain.fillers();
+                if fillers.len() > FROZEN_CHAIN {
+                    return None;
+                }
+                let mut partners = [0u8; FROZEN_CHAIN];
+                for (partner, &filler) in partners.iter_mut().zip(fillers) {
+                    let filler = usize::from(filler);
+                    *partner = class_of(filler / COLUMNS, self.card_at(filler));
+                }
+                let pile = chain.reserve();
+                Some(FrozenMove {
+                    class: class_of(from / COLUMNS, card),
+                    partners,
+                    n_partners: fillers.len() as u8,
+                    pile,
+                    depth: (self.state.reserve(usize::from(pile)).len().max(1) - 1) as u8,
+                    lifts: card.rank() != ACE && self.rows.copies[card.index()] == 0,
+                })
+            }
+            ReelMove::Swap { first, second } => {
+                let (first, second) = (usize::from(first), usize::from(second));
+                Some(FrozenMove {
+                    class: class_of(first / COLUMNS, self.card_at(first)),
+                    partners: [class_of(second / COLUMNS, self.card_at(second)), 0, 0],
+                    n_partners: 1,
+                    pile: NO_PILE,
+                    depth: 0,
+                    lifts: false,
+                })
+            }
+            ReelMove::Build { .. } | ReelMove::Deal => None,
+        }
+    }
+
+    /// Whether `mv` is frozen.
+    fn is_frozen(&self, mv: ReelMove) -> bool {
+        self.signature(mv)
+            .is_some_and(|signature| self.frozen.moves.contains(&signature))
+    }
+
+    /// What is frozen after `mv` is played from here: every move the search
+    /// tries before `mv` (module docs). A safe build is the only move tried,
+    /// so it freezes nothing.
+    fn frozen_after(&self, mv: ReelMove, siblings: &mut Vec<ReelMove>) -> Frozen {
+        let mut frozen = self.frozen.clone();
+        if !self.pruning.freeze_passed_moves || self.moves_in_order(siblings) {
+            return frozen;
+        }
+        for &sibling in siblings.iter() {
+            if sibling == mv {
+                break;
+            }
+            match sibling {
+                ReelMove::Build { reserve, .. } => {
+                    let pile = usize::from(reserve);
+                    let depth = self.state.reserve(pile).len() - 1;
+                    frozen.builds[pile] |= 1 << depth;
+                }
+                _ => {
+                    if let Some(signature) = self.signature(sibling) {
+                        let _ = frozen.moves.try_push(signature);
+                    }
+                }
+            }
+        }
+        frozen
+    }
+
+    /// The misplaced card at `position`, which the caller knows is misplaced.
+    fn card_at(&self, position: usize) -> Card {
+        self.state.position(position)[0]
+    }
+
+    /// The positions of `set` (a misplaced set within one row) that hold a
+    /// card not held by a lower position of the set: one per distinct card.
+    fn distinct_cards(&self, set: u32) -> u32 {
+        let mut seen = 0u64;
+        let mut kept = 0u32;
+        let mut rest = set;
+        while rest != 0 {
+            let position = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let bit = 1u64 << self.card_at(position).index();
+            if seen & bit == 0 {
+                seen |= bit;
+                kept |= 1 << position;
+            }
+        }
+        kept
+    }
+
+    /// Where the misplaced card at `from` can go: onto a home pile, or the
+    /// discard for an Ace; `None` if nowhere yet.
+    fn release_target(&self, from: usize) -> Option<ReleaseTarget> {
+        let card = self.card_at(from);
+        if card.rank() == ACE {
+            return Some(ReleaseTarget::Discard);
+        }
+        parent(card)
+            .and_then(|parent| self.rows.pile_topped_by(parent))
+            .map(ReleaseTarget::Home)
+    }
+
+    /// Visits every chain filling a gap in `gap_row` once per distinct
+    /// outcome: each reserve whose top is the row's base rank, then each
+    /// distinct misplaced base card of that rank in another row (the first
+    /// position not yet in the chain stands for its copies).
+    fn visit_chains(
+        &self,
+        gap_row: usize,
+        used: u32,
+        fillers: &mut Vec<u8>,
+        visit: &mut impl FnMut(&[u8], u8),
+    ) {
+        for pile in 0..RESERVES {
+            if self
+                .state
+                .reserve(pile)
+                .last()
+                .is_some_and(|card| card.rank() == base_rank(gap_row))
+            {
+                visit(fillers, pile as u8);
+            }
+        }
+        if fillers.len() == MAX_FILLERS {
+            return;
+        }
+        for row in (0..ROWS).filter(|&row| row != gap_row) {
+            let mut seen = 0u64;
+            let mut rest = self.rows.misplaced[row] & !used;
+            while rest != 0 {
+                let position = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let card = self.card_at(position);
+                if card.rank() != base_rank(gap_row) || seen & (1u64 << card.index()) != 0 {
+                    continue;
+                }
+                seen |= 1u64 << card.index();
+                fillers.push(position as u8);
+                self.visit_chains(row, used | 1 << position, fillers, visit);
+                fillers.pop();
+            }
+        }
+    }
+
+    /// Pushes every release not frozen, in the search's order: chains
+    /// through fillers first (longest first), then straight from a reserve.
+    fn releases(&self, moves: &mut Vec<ReelMove>) {
+        let first = moves.len();
+        let mut fillers = Vec::with_capacity(8);
+        for row in 0..ROWS {
+            let mut rest = self.distinct_cards(self.rows.misplaced[row]);
+            while rest != 0 {
+                let from = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let Some(to) = self.release_target(from) else {
+                    continue;
+                };
+                self.visit_chains(row, 1 << from, &mut fillers, &mut |chain, pile| {
+                    if let Some(chain) = FillChain::new(chain, pile) {
+                        let mv = ReelMove::Release {
+                            from: from as u8,
+                            to,
+                            chain,
+                        };
+                        if !self.is_frozen(mv) {
+                            moves.push(mv);
+                        }
+                    }
+                });
+            }
+        }
+        // Stable: within a length, the generation order stays.
+        moves[first..].sort_by_key(|mv| match mv {
+            ReelMove::Release { chain, .. } => std::cmp::Reverse(chain.fillers().len()),
+            _ => std::cmp::Reverse(0),
+        });
+    }
+
+    /// Pushes every swap not frozen: a card class per row stands for its copies.
+    fn swaps(&self, moves: &mut Vec<ReelMove>) {
+        for row in 0..ROWS {
+            let mut rest = self.distinct_cards(self.rows.misplaced[row]);
+            while rest != 0 {
+                let first = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let Some(belongs) = home_row(self.card_at(first)) else {
+                    continue;
+                };
+                if belongs <= row {
+                    continue; // each pair of rows once, from its lower row
+                }
+                let mut partners = self.distinct_cards(self.rows.misplaced[belongs]);
+                while partners != 0 {
+                    let second = partners.trailing_zeros() as usize;
+                    partners &= partners - 1;
+                    if self.card_at(second).rank() == base_rank(row) {
+                        let mv = ReelMove::Swap {
+                            first: first as u8,
+                            second: second as u8,
+                        };
+                        if !self.is_frozen(mv) {
+                            moves.push(mv);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The release of a row's last misplaced card, when nothing competes for
+    /// its target and the one filler left for the row shows on a reserve
+    /// (module docs).
+    fn safe_release(&self) -> Option<ReelMove> {
+        for row in 0..ROWS {
+            let misplaced = self.rows.misplaced[row];
+            if misplaced.count_ones() != 1 {
+                continue;
+            }
+            let from = misplaced.trailing_zeros() as usize;
+            let card = self.card_at(from);
+            let uncontested = card.rank() == ACE
+                || parent(card).is_some_and(|parent| self.rows.copies[parent.index()] == 2);
+            if !uncontested {
+                continue;
+            }
+            let Some(to) = self.release_target(from) else {
+                continue;
+            };
+            let Some(pile) = (0..RESERVES).find(|&pile| {
+                self.state
+                    .reserve(pile)
+                    .last()
+                    .is_some_and(|top| top.rank() == base_rank(row))
+            }) else {
+                continue;
+            };
+            let mv = ReelMove::Release {
+                from: from as u8,
+                to,
+                chain: FillChain::from_reserve(pile as u8),
+            };
+            if !self.is_frozen(mv) {
+                return Some(mv);
+            }
+        }
+        None
+    }
+
+    /// Fills `moves` with the moves worth trying, in the search's order:
+    /// builds by reserve, releases, swaps, the deal. Returns `true` when it is
+    /// a single safe build instead.
+    fn moves_in_order(&self, moves: &mut Vec<ReelMove>) -> bool {
+        moves.clear();
+        let mut safe = None;
+        for pile in 0..RESERVES {
+            let Some(&card) = self.state.reserve(pile).last() else {
+                continue;
+            };
+            let Some(parent) = parent(card) else { continue };
+            let Some(to) = self.rows.pile_topped_by(parent) else {
+                continue;
+            };
+            if self.top_frozen(pile) {
+                continue;
+            }
+            let mv = ReelMove::Build {
+                reserve: pile as u8,
+                to,
+            };
+            let cards = self.state.reserve(pile);
+            if self.pruning.safe_builds
+                && (self.rows.copies[parent.index()] == 2
+                    || cards[..cards.len() - 1].contains(&card))
+            {
+                safe = Some(mv);
+                break;
+            }
+            moves.push(mv);
+        }
+        if safe.is_none() && self.pruning.safe_releases {
+            safe = self.safe_release();
+        }
+        if let Some(mv) = safe {
+            moves.clear();
+            moves.push(mv);
+            return true;
+        }
+        self.releases(moves);
+        self.swaps(moves);
+        if self.round_salt == 0 {
+            // Stable: within a score, the order above stays.
+            moves.sort_by_key(|&mv| std::cmp::Reverse(self.exposure(mv)));
+        }
+        if self.round_salt != 0 {
+            let salt = self.key ^ self.round_salt;
+            moves.sort_by_cached_key(|&mv| {
+                let mut hasher = rustc_hash::FxHasher::default();
+                mv.hash(&mut hasher);
+                mix64(salt ^ hasher.finish())
+            });
+        }
+        if !self.state.stock().is_empty() {
+            moves.push(ReelMove::Deal);
+        }
+        false
+    }
+
+    /// How promising the card `mv` uncovers on a reserve is: one that can
+    /// go home at once or leaves by itself (an Ace) 3, a base card 2,
+    /// anything else (or nothing) 1.
+    fn exposure(&self, mv: ReelMove) -> u8 {
+        let pile = match mv {
+            ReelMove::Build { reserve, .. } => reserve,
+            ReelMove::Release { chain, .. } => chain.reserve(),
+            ReelMove::Swap { .. } | ReelMove::Deal => return 1,
+        };
+        let cards = self.state.reserve(usize::from(pile));
+        let Some(&under) = cards
+            .len()
+            .checked_sub(2)
+            .and_then(|below| cards.get(below))
+        else {
+            return 1;
+        };
+        if under.rank() == ACE
+            || parent(under).is_some_and(|parent| self.rows.pile_topped_by(parent).is_some())
+        {
+            3
+        } else if home_row(under).is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the precedence counts of the module docs prove the position
+    /// lost: some card must wait for itself, or must wait for more arrivals
+    /// into a row than that row has other gaps to take them.
+    fn is_dead_by_precedence(&self) -> bool {
+        /// The most cards not yet home.
+        const MAX: usize = 128;
+        /// Where a card not yet home lies, for the counts.
+        #[derive(Clone, Copy)]
+        enum Place {
+            /// A misplaced card in this row.
+            Row(usize),
+            /// A reserve pile and depth, or a stock card (no depth).
+            Reserve,
+        }
+        /// Every card not yet home, numbered.
+        struct Out {
+            cards: [Card; MAX],
+            places: [Place; MAX],
+            /// The numbers of the cards of each kind, at most two.
+            instances: [[u8; 2]; 52],
+            n: usize,
+        }
+        impl Out {
+            fn note(&mut self, card: Card, place: Place) -> usize {
+                let id = self.n;
+                self.cards[id] = card;
+                self.places[id] = place;
+                let slot = &mut self.instances[card.index()];
+                if slot[0] == u8::MAX {
+                    slot[0] = id as u8;
+                } else {
+                    slot[1] = id as u8;
+                }
+                self.n += 1;
+                id
+            }
+        }
+        let mut out = Out {
+            cards: [NO_CARD; MAX],
+            places: [Place::Reserve; MAX],
+            instances: [[u8::MAX; 2]; 52],
+            n: 0,
+        };
+        let mut must = [0u128; MAX];
+        for row in 0..ROWS {
+            let mut rest = self.rows.misplaced[row];
+            while rest != 0 {
+                let position = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                out.note(self.card_at(position), Place::Row(row));
+            }
+        }
+        let mut frozen = 0u128;
+        for pile in 0..RESERVES {
+            let contents = self.state.reserve(pile);
+            let first = out.n;
+            for (depth, &card) in contents.iter().enumerate() {
+                let id = out.note(card, Place::Reserve);
+                if self.frozen.builds[pile] & (1 << depth) != 0 {
+                    frozen |= 1 << id;
+                }
+            }
+            // Every card above must leave first.
+            for (below, needs) in must.iter_mut().enumerate().take(out.n).skip(first) {
+                for above in below + 1..out.n {
+                    *needs |= 1 << above;
+                }
+            }
+        }
+        for &card in self.state.stock() {
+            out.note(card, Place::Reserve);
+        }
+        let Out {
+            cards,
+            places,
+            instances,
+            n,
+        } = out;
+        // Parents: when no parent is free for a card, the one parent not yet
+        // home (if there is just one) must be home first. A frozen card goes
+        // after its other copy, so needs that copy and both parents home.
+        for id in 0..n {
+            let card = cards[id];
+            let Some(parent) = parent(card) else { continue };
+            let out = instances[parent.index()];
+            let twin_first = frozen & (1 << id) != 0;
+            let free = i32::from(self.rows.copies[parent.index()])
+                - i32::from(self.rows.copies[card.index()])
+                - i32::from(twin_first);
+            if free > 0 {
+                continue;
+            }
+            if twin_first {
+                for other in instances[card.index()] {
+                    if usize::from(other) != id && other != u8::MAX {
+                        must[id] |= 1 << other;
+                    }
+                }
+                for other in out {
+                    if other != u8::MAX {
+                        must[id] |= 1 << other;
+                    }
+                }
+            } else if out[1] == u8::MAX && out[0] != u8::MAX {
+                must[id] |= 1 << out[0];
+            }
+        }
+        // Transitive closure.
+        loop {
+            let mut changed = false;
+            for id in 0..n {
+                let mut closure = must[id];
+                let mut rest = must[id];
+                while rest != 0 {
+                    let other = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    closure |= must[other];
+                }
+                if closure != must[id] {
+                    must[id] = closure;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        if (0..n).any(|id| must[id] & (1 << id) != 0) {
+            return true;
+        }
+        // Row by row: each moment a row's gap opens it is refilled, so before
+        // any card's move a row has had as many arrivals as departures.
+        for row in 0..ROWS {
+            let mut leavers = 0u128;
+            let mut arrivals = 0u128;
+            for id in 0..n {
+                if let Place::Row(at) = places[id]
+                    && at == row
+                {
+                    leavers |= 1 << id;
+                }
+                if home_row(cards[id]) == Some(row) {
+                    arrivals |= 1 << id;
+                }
+            }
+            let mut events = leavers | arrivals;
+            while events != 0 {
+                let id = events.trailing_zeros() as usize;
+                events &= events - 1;
+                let me = 1u128 << id;
+                let forced = (must[id] & arrivals)
+                    .count_ones()
+                    .max((must[id] & leavers).count_ones());
+                let can_precede = |set: u128| {
+                    let mut count = 0;
+                    let mut rest = set & !me;
+                    while rest != 0 {
+                        let other = rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        if must[other] & me == 0 {
+                            count += 1;
+                        }
+                    }
+                    count
+                };
+                if forced > can_precede(leavers).min(can_precede(arrivals)) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether the relaxed game of the module docs cannot bring every card
+    /// home, which proves the position lost.
+    fn is_dead(&self) -> bool {
+        /// A reserve pile in the relaxation: room for its cards and ten deals.
+        struct Pile {
+            cards: [Card; 24],
+            len: usize,
+            frozen: u32,
+        }
+        // Copies of each card on home piles, really (fixed) and in the relaxation.
+        let mut really_home = [0u8; 52];
+        let mut misplaced: [(Card, usize); POSITIONS] = [(NO_CARD, 0); POSITIONS];
+        let mut n_misplaced = 0;
+        // `bases_in[row][belongs]`: misplaced base cards of row `belongs` lying in `row`.
+        let mut bases_in = [[0u8; ROWS]; ROWS];
+        for position in 0..POSITIONS {
+            let row = position / COLUMNS;
+            let cards = self.state.position(position);
+            match cards.first() {
+                Some(bottom) if bottom.rank() == base_rank(row) => {
+                    for card in cards {
+                        really_home[card.index()] += 1;
+                    }
+                }
+                Some(&card) => {
+                    misplaced[n_misplaced] = (card, row);
+                    n_misplaced += 1;
+                    if let Some(belongs) = home_row(card) {
+                        bases_in[row][belongs] += 1;
+                    }
+                }
+                None => {}
+            }
+        }
+        let mut home = really_home;
+        let mut piles: [Pile; RESERVES] = std::array::from_fn(|pile| {
+            let contents = self.state.reserve(pile);
+            let mut cards = [NO_CARD; 24];
+            cards[..contents.len()].copy_from_slice(contents);
+            Pile {
+                cards,
+                len: contents.len(),
+                frozen: u32::from(self.frozen.builds[pile]),
+            }
+        });
+        // Rows where some misplaced card has gone home, opening a gap.
+        let mut open = [false; ROWS];
+        // Rows whose base rank has shown on a relaxed reserve top.
+        let mut exposed = [false; ROWS];
+        let parent_free = |card: Card, home: &[u8; 52]| {
+            parent(card).is_some_and(|parent| home[parent.index()] > really_home[card.index()])
+        };
+        let stock = self.state.stock();
+        let deals_left = stock.len() / RESERVES;
+        for deal in 0..=deals_left {
+            if deal > 0 {
+                let next = deal - 1;
+                for (index, pile) in piles.iter_mut().enumerate() {
+                    let card = stock[RESERVES * deals_left - 1 - (RESERVES * next + index)];
+                    if pile.len < pile.cards.len() {
+                        pile.cards[pile.len] = card;
+                        pile.len += 1;
+                    }
+                }
+            }
+            loop {
+                let mut changed = false;
+                for pile in &piles {
+                    if let Some(row) = pile
+                        .len
+                        .checked_sub(1)
+                        .and_then(|top| home_row(pile.cards[top]))
+                    {
+                        exposed[row] = true;
+                    }
+                }
+                // A gap in a row can be filled from an exposed base card, or
+                // through a misplaced base card whose own row can be filled.
+                let mut fillable = exposed;
+                for _ in 0..ROWS {
+                    for row in 0..ROWS {
+                        for via in 0..ROWS {
+                            if bases_in[via][row] > 0 && fillable[via] {
+                                fillable[row] = true;
+                            }
+                        }
+                    }
+                }
+                let mut index = 0;
+                while index < n_misplaced {
+                    let (card, row) = misplaced[index];
+                    let goes = if card.rank() == ACE {
+                        fillable[row]
+                    } else if let Some(belongs) = home_row(card) {
+                        open[belongs] || bases_in[belongs][row] > 0
+                    } else {
+                        fillable[row] && parent_free(card, &home)
+                    };
+                    if goes {
+                        home[card.index()] += 1;
+                        open[row] = true;
+                        n_misplaced -= 1;
+                        misplaced[index] = misplaced[n_misplaced];
+                        changed = true;
+                    } else {
+                        index += 1;
+                    }
+                }
+                for pile in &mut piles {
+                    while let Some(top) = pile.len.checked_sub(1) {
+                        let card = pile.cards[top];
+                        let goes = card.rank() == ACE
+                            || match home_row(card) {
+                                Some(row) => open[row],
+                                // A frozen card waits for its other copy,
+                                // which takes one parent: it needs both.
+                                None if pile.frozen & (1 << top) != 0 => {
+                                    home[card.index()] > really_home[card.index()]
+                                        && parent(card)
+                                            .is_some_and(|parent| home[parent.index()] >= 2)
+                                }
+                                None => parent_free(card, &home),
+                            };
+                        if !goes {
+                            break;
+                        }
+                        pile.len = top;
+                        // The next deal may put a card at this depth: the
+                        // freeze was on the card that left, not on the depth.
+                        pile.frozen &= !(1 << top);
+                        home[card.index()] += 1;
+                        changed = true;
+                        if let Some(row) = top
+                            .checked_sub(1)
+                            .and_then(|below| home_row(pile.cards[below]))
+                        {
+                            exposed[row] = true;
+                        }
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+        n_misplaced > 0 || piles.iter().any(|pile| pile.len > 0)
+    }
+}
+
+impl PartialEq for ReelSearch {
+    fn eq(&self, other: &ReelSearch) -> bool {
+        self.state == other.state
+    }
+}
+
+impl Eq for ReelSearch {}
+
+impl Hash for ReelSearch {
+    fn hash<H: Hasher>(&self, hasher: &mut H) {
+        self.state.hash(hasher);
+    }
+}
+
+impl Rules for ReelSearch {
+    type Move = ReelMove;
+
+    fn kind(&self) -> GameKind {
+        self.state.kind()
+    }
+
+    fn legal_moves(&self, moves: &mut Vec<ReelMove>) {
+        self.state.legal_moves(moves);
+    }
+
+    fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
+        let mut siblings = std::mem::take(&mut self.scratch);
+        let frozen = self.frozen_after(mv, &mut siblings);
+        self.scratch = siblings;
+        let outcome = self.state.apply(mv)?;
+        self.update_after(mv);
+        self.frozen_before.push(self.frozen.clone());
+        self.set_frozen(frozen);
+        Ok(outcome)
+    }
+
+    fn undo(&mut self, mv: ReelMove, outcome: &Outcome) {
+        self.state.undo(mv, outcome);
+        self.update_after(mv);
+        let frozen = self.frozen_before.pop().unwrap_or_default();
+        self.set_frozen(frozen);
+    }
+
+    fn is_won(&self) -> bool {
+        self.state.is_won()
+    }
+
+    fn is_stuck(&self) -> bool {
+        self.state.is_stuck()
+    }
+
+    fn board(&self) -> Board {
+        self.state.board()
+    }
+
+    fn view(&self) -> View {
+        self.state.view()
+    }
+
+    fn parse_move(&self, text: &str) -> Result<ReelMove, NotationError> {
+        self.state.parse_move(text)
+    }
+
+    fn format_move(&self, mv: ReelMove) -> String {
+        self.state.format_move(mv)
+    }
+}
+
+impl SolverGame for ReelSearch {
+    fn canonical_key(&self) -> u64 {
+        self.key
+    }
+
+    fn discrepancy_passes(&self) -> u32 {
+        self.passes
+    }
+
+    fn discrepancy_budget(&self, budget: u64) -> u64 {
+        budget / 100 * DISCREPANCY_SHARE_PERCENT
+    }
+
+    fn restart_unit(&self, _budget: u64) -> Option<u64> {
+        self.restart_unit
+    }
+
+    fn set_round(&mut self, round: u64) {
+        self.round_salt = if round == 0 { 0 } else { mix64(round) };
+    }
+
+    fn search_moves(&self, moves: &mut Vec<ReelMove>) {
+        moves.clear();
+        if self.state.is_won() {
+            return;
+        }
+        let dead = (self.pruning.relaxation && self.is_dead())
+            || (self.pruning.precedence
+                && self.deals_left() <= PRECEDENCE_DEALS_LEFT
+                && self.is_dead_by_precedence());
+        if !dead {
+            self.moves_in_order(moves);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use super::*;
+    use crate::conformance::TestRng;
+    use crate::solver::plain::Plain;
+    use crate::solver::{Budget, Verdict, solve, verify_line};
+
+    /// A position from a fixture; a bad fixture is a bug in the test.
+    fn board(fixture: &str) -> VirginiaReel {
+        VirginiaReel::from_fixture(fixture)
+            .unwrap_or_else(|e| panic!("bad fixture: {e}\n{fixture}"))
+    }
+
+    impl ReelSearch {
+        /// The key recomputed from nothing but the position and what is frozen.
+        fn key_from_scratch(&self) -> u64 {
+            let mut fresh = ReelSearch::with_pruning(self.state.clone(), self.pruning);
+            fresh.frozen = self.frozen.clone();
+            fresh.frozen_share = fresh.frozen_term();
+            fresh.key = fresh.fresh_key();
+            fresh.key
+        }
+    }
+
+    fn key(fixture: &str) -> u64 {
+        ReelSearch::new(board(fixture)).canonical_key()
+    }
+
+    fn moves_text(search: &ReelSearch) -> String {
+        let mut moves = Vec::new();
+        search.search_moves(&mut moves);
+        moves
+            .iter()
+            .map(|&mv| search.format_move(mv))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    // ---- Test positions ----
+
+    /// A position from the deal of `seed` with `deals_left` deals to come,
+    /// reached by the search's own first moves with a random one now and then.
+    fn played_position(seed: u64, deals_left: usize) -> VirginiaReel {
+        let mut rng = TestRng::new(seed);
+        let mut search = ReelSearch::new(VirginiaReel::deal(seed));
+        let mut moves = Vec::new();
+        while search.state().stock().len() > deals_left * RESERVES {
+            search.search_moves(&mut moves);
+            let pick = if moves.len() > 1 && rng.below(3) == 0 {
+                rng.below(moves.len())
+            } else {
+                0
+            };
+            let mv = moves.get(pick).copied().unwrap_or(ReelMove::Deal);
+            search
+                .apply(mv)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+        search.state().clone()
+    }
+
+    /// Builds positions backwards from the won layout, each step the exact
+    /// inverse of a legal move, so every position it returns is winnable.
+    struct Unplay {
+        rows: Vec<Vec<Vec<Card>>>,
+        reserves: Vec<Vec<Card>>,
+        stock: Vec<Card>,
+        discard: Vec<Card>,
+    }
+
+    impl Unplay {
+        fn won() -> Unplay {
+            let rows = (0..ROWS)
+                .map(|row| {
+                    (0..COLUMNS)
+                        .map(|column| {
+                            let suit = Suit::from_index((column / 2) as u8);
+                            (0..4)
+                                .map(|step| Card::new(suit, base_rank(row) + 3 * step))
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect();
+            let discard = (0..crate::games::virginia_reel::ACES)
+                .map(|ace| Card::new(Suit::from_index((ace / 2) as u8), ACE))
+                .collect();
+            Unplay {
+                rows,
+                reserves: vec![Vec::new(); RESERVES],
+                stock: Vec::new(),
+                discard,
+            }
+        }
+
+        fn deals_left(&self) -> usize {
+            self.stock.len() / RESERVES
+        }
+
+        /// A reserve that can take one more card and still take every deal left.
+        fn roomy_reserve(&self, rng: &mut TestRng) -> Option<usize> {
+            let start = rng.below(RESERVES);
+            (0..RESERVES)
+                .map(|offset| (start + offset) % RESERVES)
+                .find(|&pile| {
+                    self.reserves[pile].len() + self.deals_left()
+                        < crate::games::virginia_reel::RESERVE_CAPACITY
+                })
+        }
+
+        /// Positions (not column 1) holding a lone home base card.
+        fn lone_bases(&self) -> Vec<(usize, usize)> {
+            let mut found = Vec::new();
+            for row in 0..ROWS {
+                for column in 1..COLUMNS {
+                    let pile = &self.rows[row][column];
+                    if pile.len() == 1 && pile[0].rank() == base_rank(row) {
+                        found.push((row, column));
+                    }
+                }
+            }
+            found
+        }
+
+        /// One random backward step; `false` if the one tried does not apply.
+        fn step(&mut self, rng: &mut TestRng) -> bool {
+            match rng.below(10) {
+                // Unbuild: a home pile's top card back onto a reserve.
+                0..=3 => {
+                    let (row, column) = (rng.below(ROWS), rng.below(COLUMNS));
+                    let Some(pile) = self.roomy_reserve(rng) else {
+                        return false;
+                    };
+                    if self.rows[row][column].len() < 2 {
+                        return false;
+                    }
+                    let card = self.rows[row][column].pop().unwrap_or(NO_CARD);
+                    self.reserves[pile].push(card);
+                    true
+                }
+                // Unrelease: a home pile's top card (or an Ace) back into a
+                // lone base card's position, the base card onto a reserve.
+                4..=6 => {
+                    let lone = self.lone_bases();
+                    if lone.is_empty() {
+                        return false;
+                    }
+                    let (row, column) = lone[rng.below(lone.len())];
+                    let Some(pile) = self.roomy_reserve(rng) else {
+                        return false;
+                    };
+                    let card = if rng.below(4) == 0 && !self.discard.is_empty() {
+                        self.discard.pop().unwrap_or(NO_CARD)
+                    } else {
+                        let (from_row, from_column) = (rng.below(ROWS), rng.below(COLUMNS));
+                        if (from_row, from_column) == (row, column)
+                            || self.rows[from_row][from_column].len() < 2
+                        {
+                            return false;
+                        }
+                        self.rows[from_row][from_column].pop().unwrap_or(NO_CARD)
+                    };
+                    let base = std::mem::replace(&mut self.rows[row][column], vec![card]);
+                    self.reserves[pile].extend(base);
+                    true
+                }
+                // Unswap: two lone base cards of different rows trade places.
+                7 => {
+                    let lone = self.lone_bases();
+                    if lone.len() < 2 {
+                        return false;
+                    }
+                    let (first, second) =
+                        (lone[rng.below(lone.len())], lone[rng.below(lone.len())]);
+                    if first.0 == second.0 {
+                        return false;
+                    }
+                    let a = std::mem::take(&mut self.rows[first.0][first.1]);
+                    let b = std::mem::replace(&mut self.rows[second.0][second.1], a);
+                    self.rows[first.0][first.1] = b;
+                    true
+                }
+                // Undeal: every reserve's top card back to the stock.
+                _ => {
+                    if self.deals_left() >= MAX_DEALS_LEFT
+                        || self.reserves.iter().any(Vec::is_empty)
+                    {
+                        return false;
+                    }
+                    for pile in (0..RESERVES).rev() {
+                        let card = self.reserves[pile].pop().unwrap_or(NO_CARD);
+                        self.stock.push(card);
+                    }
+                    true
+                }
+            }
+        }
+
+        fn to_state(&self) -> VirginiaReel {
+            let cards = |cards: &[Card]| {
+                cards
+                    .iter()
+                    .map(Card::to_string)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            };
+            let mut text = String::new();
+            for (row, label) in ["A", "B", "C"].iter().enumerate() {
+                let piles: Vec<String> = self.rows[row].iter().map(|pile| cards(pile)).collect();
+                text.push_str(&format!("{label}: {}\n", piles.join(" ")));
+            }
+            let reserves: Vec<String> = self
+                .reserves
+                .iter()
+                .map(|pile| {
+                    if pile.is_empty() {
+                        "-".into()
+                    } else {
+                        cards(pile)
+                    }
+                })
+                .collect();
+            text.push_str(&format!("r: {}\n", reserves.join(" ")));
+            let list = |cards: &[Card]| {
+                cards
+                    .iter()
+                    .map(|card| format!(" {card}"))
+                    .collect::<String>()
+            };
+            text.push_str(&format!(
+                "s:{}\nx:{}\n",
+                list(&self.stock),
+                list(&self.discard)
+            ));
+            board(&text)
+        }
+    }
+
+    /// A winnable position: `steps` backward steps from the won layout.
+    fn unplayed_position(seed: u64, steps: usize) -> VirginiaReel {
+        let mut rng = TestRng::new(seed);
+        let mut unplay = Unplay::won();
+        let mut done = 0;
+        while done < steps {
+            if unplay.step(&mut rng) {
+                done += 1;
+            }
+        }
+        unplay.to_state()
+    }
+
+    /// The positions the rule tests share: late positions of deals 1 to
+    /// 1,000 and 500 positions built backwards from a win.
+    fn test_positions() -> &'static [(String, VirginiaReel)] {
+        static POSITIONS: OnceLock<Vec<(String, VirginiaReel)>> = OnceLock::new();
+        POSITIONS.get_or_init(|| {
+            let mut positions = Vec::new();
+            for seed in 1..=1000u64 {
+                positions.push((
+                    format!("deal {seed}"),
+                    played_position(seed, (seed % 2) as usize),
+                ));
+            }
+            for seed in 1..=500u64 {
+                let steps = 30 + (seed as usize % 50);
+                positions.push((format!("unplayed {seed}"), unplayed_position(seed, steps)));
+            }
+            positions
+        })
+    }
+
+    // ---- Soundness of each rule ----
+
+    /// Small, so that the suite stays fast in debug builds.
+    const RULE_BUDGET: u64 = 400;
+
+    /// The verdict of every test position with every rule on, computed once.
+    fn verdicts_with_every_rule() -> &'static [Verdict<ReelMove>] {
+        static VERDICTS: OnceLock<Vec<Verdict<ReelMove>>> = OnceLock::new();
+        VERDICTS.get_or_init(|| {
+            test_positions()
+                .iter()
+                .map(|(_, position)| {
+                    solve(
+                        &ReelSearch::new(position.clone()),
+                        Budget::positions(RULE_BUDGET),
+                    )
+                    .expect("a line that replays")
+                    .verdict
+                })
+                .collect()
+        })
+    }
+
+    /// Solves every test position with `change` applied to a search with
+    /// every rule on, and checks that no settled verdict differs from the one
+    /// with every rule, that no position built backwards from a win is
+    /// called lost either way, and that most positions settle both ways.
+    fn check_rule(rule: &str, change: impl Fn(&mut ReelSearch)) {
+        let mut compared = 0;
+        for ((name, position), with) in test_positions().iter().zip(verdicts_with_every_rule()) {
+            let mut search = ReelSearch::new(position.clone());
+            change(&mut search);
+            let without = solve(&search, Budget::positions(RULE_BUDGET))
+                .expect("a line that replays")
+                .verdict;
+            if name.starts_with("unplayed") {
+                assert_ne!(with.name(), "unwinnable", "{name} is winnable");
+                assert_ne!(
+                    without.name(),
+                    "unwinnable",
+                    "{name} is winnable, without {rule}"
+                );
+            }
+            if with.is_settled() && without.is_settled() {
+                assert_eq!(
+                    with.name(),
+                    without.name(),
+                    "{name}, with and without {rule}"
+                );
+                compared += 1;
+            }
+        }
+        assert!(
+            compared >= 1200,
+            "only {compared} positions settled both with and without {rule}"
+        );
+    }
+
+    #[test]
+    fn safe_builds_keep_every_verdict() {
+        check_rule("safe builds", |search| search.pruning.safe_builds = false);
+    }
+
+    #[test]
+    fn safe_releases_keep_every_verdict() {
+        check_rule("safe releases", |search| {
+            search.pruning.safe_releases = false
+        });
+    }
+
+    #[test]
+    fn freezing_keeps_every_verdict() {
+        check_rule("freezing", |search| {
+            search.pruning.freeze_passed_moves = false
+        });
+    }
+
+    #[test]
+    fn the_relaxation_keeps_every_verdict() {
+        check_rule("the relaxation", |search| search.pruning.relaxation = false);
+    }
+
+    #[test]
+    fn the_precedence_counts_keep_every_verdict() {
+        check_rule("the precedence counts", |search| {
+            search.pruning.precedence = false
+        });
+    }
+
+    #[test]
+    fn discrepancy_passes_keep_every_verdict() {
+        check_rule("discrepancy passes", |search| search.passes = 0);
+    }
+
+    #[test]
+    fn restarts_keep_every_verdict() {
+        // The test budget is far below one unit of the real schedule, so the
+        // searches here restart every few positions instead, which exercises
+        // the shuffled orders; the check is against the search without any.
+        check_rule("restarts", |search| search.restart_unit = None);
+        check_rule("restarts every few positions", |search| {
+            search.restart_unit = Some(64)
+        });
+    }
+
+    #[test]
+    fn winning_lines_replay_through_the_rules() {
+        let mut replayed = 0;
+        for ((name, position), verdict) in test_positions().iter().zip(verdicts_with_every_rule()) {
+            if let Verdict::Winnable(line) = verdict {
+                verify_line(position, line).unwrap_or_else(|e| panic!("{name}: {e}"));
+                replayed += 1;
+            }
+        }
+        // Whole deals too: these seeds are won within a few thousand positions.
+        for seed in [8, 13, 19] {
+            let deal = VirginiaReel::deal(seed);
+            match solve(&ReelSearch::new(deal.clone()), Budget::positions(5_000))
+                .expect("replay")
+                .verdict
+            {
+                Verdict::Winnable(line) => {
+                    verify_line(&deal, &line).unwrap_or_else(|e| panic!("seed {seed}: {e}"))
+                }
+                other => panic!("seed {seed}: {}", other.name()),
+            }
+            replayed += 1;
+        }
+        assert!(replayed >= 400, "only {replayed} lines");
+    }
+
+    // ---- The key and the moves during play ----
+
+    /// Plays `moves` random search moves from the deal of `seed` (a random
+    /// legal move now and then), checking at each step that every search move
+    /// is legal, that the key kept up to date equals the key computed afresh,
+    /// and that a build passed over is not offered again while frozen; then
+    /// takes every move back, checking the key again.
+    fn play_and_take_back(seed: u64) {
+        let mut rng = TestRng::new(seed);
+        let mut search = ReelSearch::new(VirginiaReel::deal(seed));
+        let mut played = Vec::new();
+        let (mut moves, mut legal) = (Vec::new(), Vec::new());
+        loop {
+            search.search_moves(&mut moves);
+            search.legal_moves(&mut legal);
+            for mv in &moves {
+                assert!(
+                    legal.contains(mv),
+                    "seed {seed}: {} is not legal",
+                    search.format_move(*mv)
+                );
+            }
+            let mv = if legal.is_empty() {
+                break;
+            } else if moves.is_empty() || rng.below(8) == 0 {
+                legal[rng.below(legal.len())]
+            } else {
+                moves[rng.below(moves.len())]
+            };
+            // With, for a build, the depth of its card on its reserve.
+            let passed_over: Vec<(ReelMove, usize)> = if moves.contains(&mv) && moves.len() > 1 {
+                moves
+                    .iter()
+                    .copied()
+                    .take_while(|&other| other != mv)
+                    .map(|other| match other {
+                        ReelMove::Build { reserve, .. } => (
+                            other,
+                            search.state().reserve(usize::from(reserve)).len() - 1,
+                        ),
+                        _ => (other, 0),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let outcome = search
+                .apply(mv)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert_eq!(
+                search.canonical_key(),
+                search.key_from_scratch(),
+                "seed {seed} after {mv:?}"
+            );
+            search.search_moves(&mut moves);
+            for (other, depth) in passed_over {
+                // The same build may come back for a card dealt onto the
+                // frozen one (its other copy), which is not frozen.
+                if let ReelMove::Build { reserve, .. } = other
+                    && search.frozen.builds[usize::from(reserve)] & (1 << depth) != 0
+                    && search.state().reserve(usize::from(reserve)).len() == depth + 1
+                {
+                    assert!(
+                        !moves.contains(&other),
+                        "seed {seed}: frozen {other:?} offered again"
+                    );
+                }
+                if !matches!(other, ReelMove::Build { .. }) && search.is_frozen(other) {
+                    assert!(
+                        !moves.contains(&other),
+                        "seed {seed}: frozen {other:?} offered again"
+                    );
+                }
+            }
+            played.push((mv, outcome));
+        }
+        while let Some((mv, outcome)) = played.pop() {
+            search.undo(mv, &outcome);
+            assert_eq!(
+                search.canonical_key(),
+                search.key_from_scratch(),
+                "seed {seed} undoing {mv:?}"
+            );
+        }
+        assert_eq!(
+            search.canonical_key(),
+            ReelSearch::new(VirginiaReel::deal(seed)).canonical_key()
+        );
+    }
+
+    #[test]
+    fn keys_stay_fresh_and_moves_legal_through_play_and_undo() {
+        for seed in 1..=40 {
+            play_and_take_back(seed);
+        }
+    }
+
+    const KEYED: &str = "
+        A: 2h.5h Qs Kd 2c 7c 9d Ac 2s
+        B: 3c 3d.6d Jh 5s 3h Td 8c Ks
+        C: 4s 4d Qh 6c 9s 4h.7h 2d Jc
+        r: 8h.9c Th - 5c.3s 7d 2h Qd.6h Js
+        s: 9h Kc 8d 7s 6s Tc Jd Qc
+    ";
+
+    #[test]
+    fn the_key_ignores_columns_within_a_row() {
+        let shuffled = KEYED
+            .replace(
+                "A: 2h.5h Qs Kd 2c 7c 9d Ac 2s",
+                "A: 2h.5h 2s Ac 9d 7c 2c Kd Qs",
+            )
+            .replace(
+                "C: 4s 4d Qh 6c 9s 4h.7h 2d Jc",
+                "C: 4s 4h.7h Jc 2d Qh 9s 6c 4d",
+            );
+        assert_eq!(key(KEYED), key(&shuffled));
+        // Column 1 is a column like the others once it is home.
+        let first = KEYED.replace(
+            "B: 3c 3d.6d Jh 5s 3h Td 8c Ks",
+            "B: 3d.6d 3c Jh 5s 3h Td 8c Ks",
+        );
+        assert_eq!(key(KEYED), key(&first));
+    }
+
+    #[test]
+    fn reserve_piles_are_interchangeable_only_with_their_futures() {
+        let no_stock = KEYED.replace("s: 9h Kc 8d 7s 6s Tc Jd Qc", "");
+        let swapped = no_stock.replace("r: 8h.9c Th -", "r: Th 8h.9c -");
+        assert_eq!(
+            key(&no_stock),
+            key(&swapped),
+            "no stock: piles form a multiset"
+        );
+        // With stock, r1 will be dealt Qc and r2 Jd: swapping the piles alone
+        // changes the game, swapping their futures with them does not.
+        let piles_only = KEYED.replace("r: 8h.9c Th -", "r: Th 8h.9c -");
+        assert_ne!(key(KEYED), key(&piles_only));
+        let with_futures =
+            piles_only.replace("s: 9h Kc 8d 7s 6s Tc Jd Qc", "s: 9h Kc 8d 7s 6s Tc Qc Jd");
+        assert_eq!(key(KEYED), key(&with_futures));
+    }
+
+    #[test]
+    fn the_key_tells_different_positions_apart() {
+        let moved_between_rows = KEYED
+            .replace("A: 2h.5h Qs Kd", "A: 2h.5h Jh Kd")
+            .replace("B: 3c 3d.6d Jh", "B: 3c 3d.6d Qs");
+        let reordered_pile = KEYED.replace("5c.3s", "3s.5c");
+        let deeper = KEYED
+            .replace("3d.6d", "3d")
+            .replace("2h Qd.6h", "2h Qd.6h.6d");
+        for other in [moved_between_rows, reordered_pile, deeper] {
+            assert_ne!(key(KEYED), key(&other), "{other}");
+        }
+    }
+
+    // ---- Safe moves, freezes and dead positions on small boards ----
+
+    #[test]
+    fn a_build_onto_the_last_free_parent_is_played_alone() {
+        let fixture = "
+            A: 2h.5h 2h.5h.8h 2c* 2c* 2d* 2d* 2s* 2s*
+            B: 3c* 3c* 3d* 3d* 3h* 3h* 3s* 3s*
+            C: 4c* 4c* 4d* 4d* 4h* 4h* 4s* 4s*
+            r: Jh 8h - - - - - -
+            x: Ac Ac Ad Ad Ah Ah As As
+        ";
+        assert_eq!(moves_of(fixture, |_| {}), "r2>A1");
+        assert_eq!(
+            moves_of(fixture, |pruning| pruning.safe_builds = false),
+            "r1>A2 r2>A1"
+        );
+    }
+
+    /// Every rule on but the dead-position checks, which would see through
+    /// the small boards below (their missing cards can never come home).
+    fn moves_of(fixture: &str, change: impl Fn(&mut Pruning)) -> String {
+        let mut pruning = Pruning {
+            relaxation: false,
+            precedence: false,
+            ..Pruning::ALL
+        };
+        change(&mut pruning);
+        moves_text(&ReelSearch::with_pruning(board(fixture), pruning))
+    }
+
+    #[test]
+    fn a_build_whose_other_copy_lies_under_it_is_played_alone() {
+        let fixture = "
+            A: 2h.5h Qs Qs Qd Qd Qc Qc Jh
+            B: 3c 3c 3d 3d 3h 3h 3s 3s
+            C: 4c 4c 4d 4d 4h 4h 4s 4s
+            r: 8h.Kd.8h - - - - - - -
+            s: Kh Kh Ks Ks Kc Kc Jd Jd
+        ";
+        assert_eq!(moves_of(fixture, |_| {}), "r1>A1");
+        assert_eq!(
+            moves_of(fixture, |pruning| pruning.safe_builds = false),
+            "r1>A1 d"
+        );
+    }
+
+    #[test]
+    fn the_release_of_a_rows_last_misplaced_card_is_played_alone() {
+        let fixture = "
+            A: 2h.5h 2h.5h 2c 2c 2d 2s 2s 8h
+            B: 3c 3c 3d 3d 3h 3h 3s 3s
+            C: 4c 4c 4d 4d 4h 4h 4s 4s
+            r: 2d 5d - - - - - -
+            s: Kh Kh Kd Kd Ks Ks Kc Kc
+        ";
+        assert_eq!(moves_of(fixture, |_| {}), "A8>A1/r1");
+        assert_eq!(
+            moves_of(fixture, |pruning| pruning.safe_releases = false),
+            "r2>A5 A8>A1/r1 d"
+        );
+    }
+
+    #[test]
+    fn a_build_passed_over_stays_frozen_until_its_other_copy_is_home() {
+        // The 8h on r1 can go onto the one 5h at home; the deal comes after
+        // it, so dealing freezes it. The other 8h is dealt onto r8.
+        let pruning = Pruning {
+            relaxation: false,
+            precedence: false,
+            ..Pruning::ALL
+        };
+        let mut search = ReelSearch::with_pruning(
+            board(
+                "
+                A: 2h.5h Qs Qs Qd Qd Qc Qc 5h
+                B: 3c 3c 3d 3d 3h 3h 3s 3s
+                C: 4c 4c 4d 4d 4h 4h 4s 4s
+                r: 8h 2h Jh - - - - -
+                s: 8h Kd Kd Ks Ks Kc Kc Kh
+                ",
+            ),
+            pruning,
+        );
+        assert_eq!(moves_text(&search), "r1>A1 d");
+        search
+            .apply(ReelMove::Deal)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(search.frozen.builds[0], 1, "the 8h passed over is frozen");
+        assert_eq!(moves_text(&search), "r8>A1");
+        search
+            .apply(ReelMove::Build { reserve: 7, to: 0 })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            search.frozen.builds[0], 0,
+            "its other copy is home: the freeze lifts"
+        );
+        assert_eq!(search.canonical_key(), search.key_from_scratch());
+    }
+
+    #[test]
+    fn a_card_under_the_card_that_needs_it_is_a_dead_position() {
+        let search = ReelSearch::new(board(
+            "
+            A: 2h 2c 2c 2d 2d 2s 2s 2h
+            B: 3h 3c 3c 3d 3d 3s 3s 3h
+            C: 4c 4c 4d 4d 4h 4h 4s 4s
+            r: 6h.6h.9h 5h.5h - - - - - -
+            ",
+        ));
+        assert!(search.is_dead());
+        assert_eq!(moves_text(&search), "");
+    }
+
+    #[test]
+    fn a_row_short_of_gaps_for_the_fillers_a_card_needs_is_a_dead_position() {
+        // Js must wait for the 8s, which waits for the 5s under the 2c, which
+        // waits for the other 2s: two arrivals into row A before Js leaves,
+        // and only the 7h's gap to take them.
+        let search = ReelSearch::new(board(
+            "
+            A: 2h* 2d* 7h 2d 2s* 2h.5h.8h 2c.5c Js
+            B: 3d.6d.9d 3h.6h.9h 3d.6d.9d 3h.6h Jc 3c* 3s* 3s
+            C: 4s* 4c.7c 4d 4h* Kd 4s.7s.Ts Qs 4c*
+            r: 9c.Ks.Jd.Jc.3c Td.Qh.8d.Kd.8s.Jh Td.7d.5c.5d.4h.Tc Qc.Kh Qd.9h.7d.8c.Qh.4d.Th 8c.6c.2s.9s.Kc 6s Qd.5s.2c
+            x: Ac As Ad Ah Ac Ah As Ad
+            ",
+        ));
+        assert!(!search.is_dead(), "the relaxation alone does not see it");
+        assert!(search.is_dead_by_precedence());
+        let outcome = solve(
+            &ReelSearch::with_pruning(search.state().clone(), Pruning::NONE),
+            Budget::positions(100_000),
+        );
+        assert_eq!(
+            outcome.map(|solution| solution.verdict.name()),
+            Ok("unwinnable")
+        );
+    }
+
+    #[test]
+    fn a_position_where_only_a_swap_is_left_is_not_dead() {
+        // The 3s in row A and the 2s in row B belong in each other's rows.
+        let search = ReelSearch::new(board(
+            "
+            A: 2c* 2c* 2d* 2d* 2h* 2h* 2s* 3s
+            B: 3c* 3c* 3d* 3d* 3h* 3h* 3s* 2s
+            C: 4c* 4c* 4d* 4d* 4h* 4h* 4s* 4s*
+            r: Js.8s.5s Qs.9s.6s - - - - - -
+            x: Ac Ac Ad Ad Ah Ah As As
+            ",
+        ));
+        assert!(!search.is_dead());
+        assert!(!search.is_dead_by_precedence());
+        let verdict =
+            solve(&search, Budget::positions(100)).map(|solution| solution.verdict.name());
+        assert_eq!(verdict, Ok("winnable"));
+    }
+
+    #[test]
+    fn the_plain_search_agrees_on_small_positions() {
+        // The unpruned reference, on positions small enough for it.
+        let mut compared = 0;
+        for (name, position) in test_positions()
+            .iter()
+            .filter(|(name, _)| name.starts_with("unplayed"))
+            .take(100)
+        {
+            let reel = solve(
+                &ReelSearch::new(position.clone()),
+                Budget::positions(RULE_BUDGET),
+            )
+            .expect("replay");
+            let plain = solve(&Plain(position.clone()), Budget::positions(2_000)).expect("replay");
+            if reel.verdict.is_settled() && plain.verdict.is_settled() {
+                assert_eq!(reel.verdict.name(), plain.verdict.name(), "{name}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 50, "only {compared}");
+    }
+}
