@@ -204,6 +204,13 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     })
     .await;
     assert_eq!(cal.next_error().await, ErrorCode::InvalidRequest);
+    cal.send(&ClientMessage::Leaderboard {
+        game: GameKind::ThreeBlindMice,
+        date: Some("9999-12-31".to_string()),
+        limit: None,
+    })
+    .await;
+    assert_eq!(cal.next_error().await, ErrorCode::InvalidRequest);
     let old = leaderboard(&mut cal, Some("2001-01-01")).await;
     assert!(old.day_over && old.rows.is_empty() && old.reveal.is_none());
 

@@ -290,6 +290,13 @@ impl Session {
                 None => return self.storage_failed(&"the server's clock is out of range"),
             },
         };
+        // Dates in `YYYY-MM-DD` order as text does.
+        if daily::date_of(now).is_some_and(|today| date > today) {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                format!("{date} has not begun (UTC)"),
+            );
+        }
         let limit = limit
             .unwrap_or(DEFAULT_LEADERBOARD_ROWS)
             .min(self.shared.config.leaderboard_max_rows);
