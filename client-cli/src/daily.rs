@@ -32,7 +32,7 @@ use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
 use crate::net::{Connection, NetError, message_name};
 use crate::position::{guess, move_shapes};
-use crate::race::{effect_text, status_text, tenths_text};
+use crate::race::{played_text, status_text, tenths_text};
 use crate::text::view_text;
 
 /// Why a daily attempt could not be opened or went wrong.
@@ -278,12 +278,7 @@ impl DailyState {
                 progress,
                 ..
             } => {
-                let mut line = format!("you played {text}");
-                for effect in &effects {
-                    line.push_str("; ");
-                    line.push_str(&effect_text(effect));
-                }
-                notes.push(line);
+                notes.push(played_text(&text, &effects));
                 self.last_rejection = None;
                 self.last_effects = effects;
                 if let Some(attempt) = &mut self.attempt {

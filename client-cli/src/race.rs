@@ -270,12 +270,7 @@ impl RaceState {
                 progress,
                 ..
             } => {
-                let mut line = format!("you played {text}");
-                for effect in &effects {
-                    line.push_str("; ");
-                    line.push_str(&effect_text(effect));
-                }
-                notes.push(line);
+                notes.push(played_text(&text, &effects));
                 self.last_rejection = None;
                 self.last_effects = effects;
                 if let Some(seat) = self.seat {
@@ -445,6 +440,17 @@ impl RaceState {
             }
         )
     }
+}
+
+/// The line for a move of one's own that the server accepted: the move,
+/// then what it did beyond itself.
+pub fn played_text(text: &str, effects: &[Effect]) -> String {
+    let mut line = format!("you played {text}");
+    for effect in effects {
+        line.push_str("; ");
+        line.push_str(&effect_text(effect));
+    }
+    line
 }
 
 /// An effect in words.
