@@ -423,11 +423,21 @@ fn footer(ui: &Ui, quit: &'static str) -> Line<'static> {
     ))
 }
 
-fn title_line(text: String) -> Line<'static> {
-    Line::from(Span::styled(
-        text,
+/// Splits the screen into a title line, a body and a footer line, draws
+/// `heading` as the title, and returns the body and the footer.
+fn titled_screen(frame: &mut Frame, heading: String) -> [Rect; 2] {
+    let [title, body, foot] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    let line = Line::from(Span::styled(
+        heading,
         Style::default().add_modifier(Modifier::BOLD | Modifier::REVERSED),
-    ))
+    ));
+    frame.render_widget(Paragraph::new(line), title);
+    [body, foot]
 }
 
 fn overlay(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>) {
@@ -463,12 +473,6 @@ pub struct PracticeScreen<'a> {
 /// Draws practice: title, board, footer.
 pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
     let area = frame.area();
-    let [title, body, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(1),
-    ])
-    .areas(area);
     let mut heading = format!(
         " {} · practice · seed {} · {} moves ",
         screen.game.title(),
@@ -478,7 +482,7 @@ pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
     if let Some(state) = screen.state {
         heading.push_str(&format!("· {state} "));
     }
-    frame.render_widget(Paragraph::new(title_line(heading)), title);
+    let [body, foot] = titled_screen(frame, heading);
     let lines = board_lines(screen.view, ui.marks(screen.view), body.width, body.height);
     frame.render_widget(Paragraph::new(lines), body);
     frame.render_widget(Paragraph::new(footer(ui, PRACTICE_QUIT)), foot);
@@ -534,12 +538,6 @@ fn clicked(event: &MouseEvent, view: &View, area: Rect) -> Option<(Spot, bool)> 
 /// Draws an online screen: lobby, race (board and panel), watch or results.
 pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, now: Instant) {
     let area = frame.area();
-    let [title, body, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(1),
-    ])
-    .areas(area);
     let heading = match &state.room {
         Some(room) => format!(
             " Patience Race · {} · room {} ",
@@ -548,7 +546,7 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
         ),
         None => " Patience Race · connecting ".to_string(),
     };
-    frame.render_widget(Paragraph::new(title_line(heading)), title);
+    let [body, foot] = titled_screen(frame, heading);
     if state.result.is_some() {
         frame.render_widget(
             Paragraph::new(results_lines(state)).wrap(Wrap { trim: false }),

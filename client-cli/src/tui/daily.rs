@@ -22,7 +22,7 @@ use super::board::board_lines;
 use super::screens::{bar, bold, dim, help_lines, status_style};
 use super::{
     Action, PANEL_WIDTH, TerminalGuard, Ui, board_area, clicked, footer, overlay, terminal_events,
-    title_line,
+    titled_screen,
 };
 use crate::daily::{DailyError, DailyState, result_lines};
 use crate::net::Connection;
@@ -147,12 +147,6 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
 /// Draws the daily: title, board and panel, footer.
 pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) {
     let area = frame.area();
-    let [title, body, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(1),
-    ])
-    .areas(area);
     let heading = match &state.attempt {
         Some(attempt) => format!(
             " Patience Race · {} · daily deal of {} ",
@@ -161,7 +155,7 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
         ),
         None => " Patience Race · daily deal ".to_string(),
     };
-    frame.render_widget(Paragraph::new(title_line(heading)), title);
+    let [body, foot] = titled_screen(frame, heading);
     let [left, right] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
     if let Some(board) = state.board() {

@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::board::{Marks, board_lines};
 use super::screens::{bold, dim, status_style};
-use super::{PANEL_WIDTH, TerminalGuard, title_line};
+use super::{PANEL_WIDTH, TerminalGuard, titled_screen};
 use crate::race::{status_text, tenths_text};
 use crate::replay::{Cursor, Replay, ReplayKey, step_text};
 
@@ -123,17 +123,7 @@ fn speed_text(speed: f64) -> String {
 
 /// Draws the replay: title, board and panel, the keys.
 pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
-    let area = frame.area();
-    let [title, body, foot] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(3),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    frame.render_widget(
-        Paragraph::new(title_line(format!(" {} ", replay.title()))),
-        title,
-    );
+    let [body, foot] = titled_screen(frame, format!(" {} ", replay.title()));
     let [left, right] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
     if let Some(track) = replay.tracks.get(cursor.track) {
