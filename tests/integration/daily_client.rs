@@ -106,6 +106,22 @@ impl Interactive {
         writeln!(stdin, "{line}").expect("patience reads its input");
     }
 
+    /// Lists the legal moves (`m`), plays the first, waits for the client
+    /// to report it played, and returns it.
+    async fn play_first_legal_move(&mut self) -> String {
+        self.type_line("m");
+        let moves = self.wait_for("moves: ").await;
+        let first = moves
+            .trim_start_matches("moves: ")
+            .split_whitespace()
+            .next()
+            .expect("the deal has a legal move")
+            .to_string();
+        self.type_line(&first);
+        self.wait_for(&format!("you played {first}")).await;
+        first
+    }
+
     /// Reads lines until one contains `wanted`; returns it.
     async fn wait_for(&mut self, wanted: &str) -> String {
         loop {
@@ -224,16 +240,7 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         .await;
     daily.type_line("b");
     daily.wait_for("a win now would rank 1 of 1").await;
-    daily.type_line("m");
-    let moves = daily.wait_for("moves: ").await;
-    let first = moves
-        .trim_start_matches("moves: ")
-        .split_whitespace()
-        .next()
-        .expect("the deal has a legal move")
-        .to_string();
-    daily.type_line(&first);
-    daily.wait_for(&format!("you played {first}")).await;
+    let first = daily.play_first_legal_move().await;
     daily.type_line("1>1");
     daily.wait_for("refused").await;
     daily.type_line("resign");
@@ -418,16 +425,7 @@ async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
     // Signed in with the stored token this time.
     let mut daily = Interactive::start(&carol, &["daily", "tbm", "--server", &url, "--plain"]);
     daily.wait_for("started: one attempt").await;
-    daily.type_line("m");
-    let moves = daily.wait_for("moves: ").await;
-    let first = moves
-        .trim_start_matches("moves: ")
-        .split_whitespace()
-        .next()
-        .expect("a legal move")
-        .to_string();
-    daily.type_line(&first);
-    daily.wait_for(&format!("you played {first}")).await;
+    daily.play_first_legal_move().await;
     // The end of input leaves the attempt open, its clock running.
     let seen = daily.finish().await;
     assert!(
@@ -583,16 +581,7 @@ async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_datab
         &["daily", "tbm", "--server", &url, "--plain", "--name", "fay"],
     );
     daily.wait_for("started: one attempt").await;
-    daily.type_line("m");
-    let moves = daily.wait_for("moves: ").await;
-    let first = moves
-        .trim_start_matches("moves: ")
-        .split_whitespace()
-        .next()
-        .expect("a legal move")
-        .to_string();
-    daily.type_line(&first);
-    daily.wait_for(&format!("you played {first}")).await;
+    daily.play_first_legal_move().await;
 
     // The server stops; the client says how to come back and fails.
     server.shutdown().await;
