@@ -30,7 +30,7 @@ pub fn ordered_pack(decks: usize) -> Vec<Card> {
 
 /// The ChaCha20 key for a seed: the seed's eight little-endian bytes, then
 /// zeros. Written out by hand so that no library's seed expansion can change it.
-fn chacha_key(seed: u64) -> [u8; 32] {
+pub(crate) fn chacha_key(seed: u64) -> [u8; 32] {
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&seed.to_le_bytes());
     key

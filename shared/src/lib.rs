@@ -8,6 +8,8 @@
 pub mod any;
 pub mod card;
 pub mod conformance;
+#[cfg(test)]
+mod deal_spec;
 pub mod deck;
 pub mod game;
 pub mod games;
