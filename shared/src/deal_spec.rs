@@ -156,39 +156,3 @@ fn layout_text_follows_the_definition() {
     assert!(lines[7].starts_with("8: #"), "{text}");
     assert_eq!(lines[15], "f4:\n");
 }
-
-/// Prints the vectors for the document; run with `--ignored --nocapture`
-/// after a deliberate change to the deal, then paste the rows.
-#[test]
-#[ignore = "prints the document's tables"]
-fn print_vectors() {
-    for game in GameKind::ALL {
-        for seed in [0, 1, 42, 1_359_272, u64::MAX] {
-            let pack = shuffled_pack(game.decks(), seed);
-            let text = layout_text(&AnyGame::deal(game, seed).board());
-            println!(
-                "| `{game}` | {seed} | `{}` | `{}` | `{}` |",
-                pack[0],
-                pack[pack.len() - 1],
-                sha256_hex(&text)
-            );
-        }
-    }
-    for seed in [0, 42, u64::MAX] {
-        let key: String = chacha_key(seed)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let mut rng = ChaCha20Rng::from_seed(chacha_key(seed));
-        let words: Vec<String> = (0..20).map(|_| format!("{:08x}", rng.next_u32())).collect();
-        println!(
-            "| {seed} | `{key}` | `{}` | `{}` |",
-            words[..4].join(" "),
-            words[16..].join(" ")
-        );
-    }
-    print!(
-        "{}",
-        layout_text(&AnyGame::deal(GameKind::ThreeBlindMice, 0).board())
-    );
-}
