@@ -88,15 +88,18 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             players,
             private,
             undo,
+            open_boards,
             online,
         } => online_command(
             Entry::Create {
                 game,
                 players,
-                public: !private,
+                // Strangers never agreed to open boards: such rooms are private.
+                public: !private && !open_boards,
                 options: RoomOptions {
                     undo_allowed: undo,
                     time_limit_ms: None,
+                    open_boards,
                 },
             },
             online,

@@ -59,6 +59,10 @@ pub enum Command {
         /// Let players take back moves.
         #[arg(long)]
         undo: bool,
+        /// Show every racer's board and moves to everyone while the race
+        /// runs, for friends who agree to it (the room is then private).
+        #[arg(long)]
+        open_boards: bool,
         /// Server, name, plain.
         #[command(flatten)]
         online: Online,

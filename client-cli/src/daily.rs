@@ -541,6 +541,7 @@ pub(crate) mod tests {
                 moves: 0,
                 cards_home: 0,
                 elapsed_ms,
+                ..Progress::default()
             },
             time_limit_ms: 3_600_000,
             resumed,
@@ -558,6 +559,7 @@ pub(crate) mod tests {
                 moves: 61,
                 cards_home: 52,
                 elapsed_ms: 184_020,
+                ..Progress::default()
             },
             rank: 3,
             finishers: 41,
@@ -651,6 +653,7 @@ pub(crate) mod tests {
                     moves: 1,
                     cards_home: 0,
                     elapsed_ms: 1_500,
+                    ..Progress::default()
                 },
             },
             start,

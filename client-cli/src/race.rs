@@ -15,11 +15,13 @@ use patience_shared::protocol::{
 };
 use patience_shared::rules::{Effect, Rules, View};
 
-/// One racer's public board.
+/// One racer as this client knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Racer {
-    /// The board as anyone may see it.
-    pub board: View,
+    /// The board, where this client may see it: its own, or every board in
+    /// a room with open boards; `None` for rivals otherwise (the fair-play
+    /// rule of `docs/PROTOCOL.md`).
+    pub board: Option<View>,
     /// Moves, cards home, time.
     pub progress: Progress,
     /// Racing, won, stuck...
@@ -120,7 +122,14 @@ impl RaceState {
     pub fn my_board(&self) -> Option<&View> {
         self.seat
             .and_then(|seat| self.racers.get(&seat))
-            .map(|racer| &racer.board)
+            .and_then(|racer| racer.board.as_ref())
+    }
+
+    /// Whether the room shows every board live.
+    pub fn open_boards(&self) -> bool {
+        self.room
+            .as_ref()
+            .is_some_and(|room| room.options.open_boards)
     }
 
     /// This client's status.
@@ -244,22 +253,19 @@ impl RaceState {
                     .iter()
                     .flat_map(|room| room.players.iter().map(|player| player.seat))
                     .collect();
-                for seat in seats {
+                // Everyone starts from this board, so it is every racer's
+                // until they move; after that a rival's board is known only
+                // with open boards.
+                let progress = Progress::measure(&board, &board, 0, 0);
+                for seat in seats.into_iter().chain(self.seat) {
                     self.racers.insert(
                         seat,
                         Racer {
-                            board: board.clone(),
-                            progress: Progress::default(),
+                            board: Some(board.clone()),
+                            progress,
                             status: PlayerStatus::Racing,
                         },
                     );
-                }
-                if let Some(seat) = self.seat {
-                    self.racers.entry(seat).or_insert(Racer {
-                        board,
-                        progress: Progress::default(),
-                        status: PlayerStatus::Racing,
-                    });
                 }
                 notes.push("the race has started: go!".into());
             }
@@ -275,11 +281,11 @@ impl RaceState {
                 self.last_effects = effects;
                 if let Some(seat) = self.seat {
                     let racer = self.racers.entry(seat).or_insert(Racer {
-                        board: board.clone(),
+                        board: None,
                         progress,
                         status: PlayerStatus::Racing,
                     });
-                    racer.board = board;
+                    racer.board = Some(board);
                     racer.progress = progress;
                 }
             }
@@ -295,16 +301,18 @@ impl RaceState {
                 progress,
                 ..
             } => {
-                notes.push(format!(
-                    "{} played {text} ({} cards home)",
-                    self.name_of(seat),
-                    progress.cards_home
-                ));
+                let name = self.name_of(seat);
+                notes.push(match text {
+                    Some(text) => format!("{name} played {text} ({})", progress_text(&progress)),
+                    None => format!("{name}: {}", progress_text(&progress)),
+                });
                 let racer = self.racers.entry(seat).or_insert(Racer {
-                    board: board.clone(),
+                    board: None,
                     progress,
                     status: PlayerStatus::Racing,
                 });
+                // Without open boards the rival's board is no longer the
+                // deal, and this client may not know it.
                 racer.board = board;
                 racer.progress = progress;
             }
@@ -466,6 +474,29 @@ pub fn effect_text(effect: &Effect) -> String {
     }
 }
 
+/// A racer's progress in words: "12 moves, 13 home (1 run), 4 uncovered,
+/// 7 from the stock"; the parts a game cannot have are left out.
+pub fn progress_text(progress: &Progress) -> String {
+    let plural = |count: u32| if count == 1 { "" } else { "s" };
+    let mut text = format!(
+        "{} move{}, {} home",
+        progress.moves,
+        plural(progress.moves),
+        progress.cards_home
+    );
+    if progress.runs_home > 0 {
+        let runs = progress.runs_home;
+        text.push_str(&format!(" ({runs} run{})", plural(u32::from(runs))));
+    }
+    if progress.cards_uncovered > 0 {
+        text.push_str(&format!(", {} uncovered", progress.cards_uncovered));
+    }
+    if progress.stock_turned > 0 {
+        text.push_str(&format!(", {} from the stock", progress.stock_turned));
+    }
+    text
+}
+
 /// A status in words, e.g. "won".
 pub fn status_text(status: PlayerStatus) -> &'static str {
     match status {
@@ -512,6 +543,7 @@ mod tests {
                 seat: 0,
                 moves: moves.iter().map(|text| text.to_string()).collect(),
             }],
+            open_boards: false,
         }
     }
 

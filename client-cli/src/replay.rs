@@ -414,6 +414,7 @@ pub(crate) mod tests {
                 moves: 4,
                 cards_home: 0,
                 elapsed_ms: 61_000,
+                ..Progress::default()
             },
         };
         let record = RaceRecord {
@@ -446,6 +447,7 @@ pub(crate) mod tests {
                         ],
                     },
                 ],
+                open_boards: false,
             },
         };
         (record, texts)

@@ -36,7 +36,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use tokio::sync::mpsc;
 
 use self::board::{Marks, Spot, board_lines, card_label, spot_at};
-use self::screens::{help_lines, lobby_lines, race_panel_lines, results_lines};
+use self::screens::{help_lines, lobby_lines, race_panel_lines, results_lines, watch_table_lines};
 use crate::plain::PRACTICE_BUDGET;
 use crate::position::{MoveShape, guess, move_between, move_shapes, natural_move};
 use crate::race::effect_text;
@@ -575,8 +575,10 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
     }
 }
 
-/// Watch mode: every racer's board side by side when they fit, else one at
-/// a time (Tab), with the race panel.
+/// Watch mode with open boards: every racer's board side by side when they
+/// fit, else one at a time (Tab), with the race panel. Without open boards
+/// the boards are not sent until the race ends, and the watcher sees each
+/// racer's progress in a table.
 fn draw_watch(
     frame: &mut Frame,
     state: &crate::race::RaceState,
@@ -584,6 +586,13 @@ fn draw_watch(
     now: Instant,
     body: Rect,
 ) {
+    if !state.open_boards() {
+        frame.render_widget(
+            Paragraph::new(watch_table_lines(state, now)).wrap(Wrap { trim: false }),
+            body,
+        );
+        return;
+    }
     let [boards, panel] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
     frame.render_widget(
@@ -594,7 +603,7 @@ fn draw_watch(
     let racers: Vec<(u8, &View)> = state
         .racers
         .iter()
-        .map(|(&seat, racer)| (seat, &racer.board))
+        .filter_map(|(&seat, racer)| Some((seat, racer.board.as_ref()?)))
         .collect();
     const BOARD_WIDTH: u16 = 54;
     let fit = usize::from((boards.width / BOARD_WIDTH).max(1));
@@ -799,7 +808,7 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
                 }
             },
             event = events.recv() => {
-                let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Countdown))
+                let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Dealing | Phase::Countdown))
                     && session.state.racers.is_empty();
                 let board = session.state.my_board().cloned();
                 let action = match (event, &board) {

@@ -731,6 +731,14 @@ impl Session {
                 ),
             );
         }
+        if options.open_boards && public {
+            // Strangers a quick race brings in never agreed to show their
+            // boards, nor to see the deal's cards on others'.
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "open_boards rooms are private: quick race never puts strangers in one",
+            );
+        }
         if !self.shared.pool.deals(game) {
             return self.error(
                 ErrorCode::GameUnavailable,

@@ -453,6 +453,7 @@ impl Play {
             moves: u32::try_from(self.moves.len()).unwrap_or(u32::MAX),
             cards_home: protocol::cards_home(&self.position.view()),
             elapsed_ms: now_ms.saturating_sub(self.started_at_ms),
+            ..Progress::default()
         }
     }
 
@@ -519,6 +520,7 @@ impl Play {
                     seat: 0,
                     moves: self.moves.clone(),
                 }],
+                open_boards: false,
             },
             players: vec![(0, self.key.player)],
         }

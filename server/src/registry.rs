@@ -69,7 +69,9 @@ impl RoomSummary {
         let phase = self.phase.load(Ordering::Relaxed);
         self.public
             && self.game == game
-            && (phase == Phase::Lobby as u8 || phase == Phase::Countdown as u8)
+            && [Phase::Lobby, Phase::Dealing, Phase::Countdown]
+                .iter()
+                .any(|&open| phase == open as u8)
             && self.players.load(Ordering::Relaxed) < self.max_players
     }
 }

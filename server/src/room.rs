@@ -14,6 +14,12 @@
 //! [`View`]s only: the
 //! positions (`AnyGame`) and the seed stay here until the race is over.
 //!
+//! Fair play: every racer plays the same deal, so a card face up on one
+//! board may be face down on another. Until the race ends a racer's board
+//! and move texts go to that racer alone; everyone else gets its progress
+//! as counts ([`Progress`]), unless the room was created with
+//! `open_boards`. [`Room::snapshot`] is therefore built for one recipient.
+//!
 //! [`View`]: patience_shared::rules::View
 
 use std::collections::{HashSet, VecDeque};
@@ -27,7 +33,7 @@ use patience_shared::protocol::{
     self, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, RaceSnapshot,
     Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
 };
-use patience_shared::rules::{Outcome, Rules};
+use patience_shared::rules::{Outcome, Rules, View};
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument as _;
 
@@ -183,6 +189,8 @@ struct Race {
     seed: u64,
     salt: String,
     commitment: String,
+    /// The deal as everyone saw it at the start: progress is measured from it.
+    deal: View,
     started: Instant,
     deadline: Instant,
     result: Option<RaceResult>,
@@ -331,7 +339,7 @@ impl Room {
 
     fn should_close(&self) -> bool {
         match self.phase {
-            Phase::Lobby | Phase::Countdown => self.seats.is_empty(),
+            Phase::Lobby | Phase::Dealing | Phase::Countdown => self.seats.is_empty(),
             Phase::Racing => false,
             Phase::Finished => self.close_at.is_some_and(|at| Instant::now() >= at),
         }
@@ -424,13 +432,8 @@ impl Room {
             // A spectator whose outbox is full is not waited for and not
             // dropped: it skips events until its outbox has room again, then
             // gets one snapshot of the latest state (coalescing).
-            let catch_up = (!self.behind.is_empty()).then(|| {
-                Bytes::from(protocol::encode(&ServerMessage::Snapshot {
-                    seq: self.seq,
-                    room: self.info(),
-                    race: self.snapshot(),
-                }))
-            });
+            let catch_up = (!self.behind.is_empty())
+                .then(|| Bytes::from(protocol::encode(&self.snapshot_message(None))));
             let capacity = self.shared.config.outbox_capacity;
             let before = self.spectators.len();
             let behind = &mut self.behind;
@@ -521,8 +524,12 @@ impl Room {
         })
     }
 
-    fn snapshot(&self) -> Option<RaceSnapshot> {
+    /// The race as `viewer` (a seat, or `None` for a spectator) may see it:
+    /// its own board, and the others' only once the race is over or in a
+    /// room with open boards.
+    fn snapshot(&self, viewer: Option<u8>) -> Option<RaceSnapshot> {
         let race = self.race.as_ref()?;
+        let all_boards = self.options.open_boards || self.phase == Phase::Finished;
         Some(RaceSnapshot {
             commitment: race.commitment.clone(),
             elapsed_ms: self.elapsed_ms(Instant::now()),
@@ -530,17 +537,29 @@ impl Room {
             boards: self
                 .seats
                 .iter()
-                .filter_map(|seat| {
-                    Some(SeatBoard {
-                        seat: seat.seat,
-                        status: seat.status,
-                        board: seat.position.as_ref()?.view(),
-                        progress: seat.progress,
-                    })
+                .filter(|seat| seat.position.is_some())
+                .map(|seat| SeatBoard {
+                    seat: seat.seat,
+                    status: seat.status,
+                    board: seat
+                        .position
+                        .as_ref()
+                        .filter(|_| all_boards || viewer == Some(seat.seat))
+                        .map(Rules::view),
+                    progress: seat.progress,
                 })
                 .collect(),
             result: race.result.clone(),
         })
+    }
+
+    /// A whole-room snapshot message for `viewer`.
+    fn snapshot_message(&self, viewer: Option<u8>) -> ServerMessage {
+        ServerMessage::Snapshot {
+            seq: self.seq,
+            room: self.info(),
+            race: self.snapshot(viewer),
+        }
     }
 
     // ----- Commands -----
@@ -564,14 +583,7 @@ impl Room {
                         resume_token: None,
                     },
                 );
-                self.send_to(
-                    &conn,
-                    &ServerMessage::Snapshot {
-                        seq: self.seq,
-                        room: self.info(),
-                        race: self.snapshot(),
-                    },
-                );
+                self.send_to(&conn, &self.snapshot_message(None));
                 self.spectators.push(conn);
                 self.changed = true;
             }
@@ -601,9 +613,9 @@ impl Room {
             Command::Disconnected { conn_id } => self.disconnected(conn_id),
             Command::DealReady { seed } => {
                 self.waiting_for_deal = false;
-                if self.phase == Phase::Countdown && self.seed.is_none() {
-                    self.seed = Some(seed);
-                    self.maybe_start(Instant::now());
+                self.seed.get_or_insert(seed);
+                if self.phase == Phase::Dealing {
+                    self.begin_countdown(Instant::now());
                 }
             }
         }
@@ -674,9 +686,7 @@ impl Room {
         let full = self.seats.len() >= usize::from(self.max_players);
         let now = Instant::now();
         match self.phase {
-            Phase::Lobby if full || (self.quick && self.seats.len() >= 2) => {
-                self.begin_countdown(now)
-            }
+            Phase::Lobby if full || (self.quick && self.seats.len() >= 2) => self.begin_start(now),
             Phase::Countdown if full => {
                 // The room filled up during the countdown: no one else can
                 // come, so start as soon as the deal is there.
@@ -753,14 +763,7 @@ impl Room {
                 }
             }
         } else {
-            self.send_to(
-                &conn,
-                &ServerMessage::Snapshot {
-                    seq: self.seq,
-                    room: self.info(),
-                    race: self.snapshot(),
-                },
-            );
+            self.send_to(&conn, &self.snapshot_message(Some(seat_number)));
         }
         self.changed = true;
     }
@@ -787,7 +790,7 @@ impl Room {
         let token = self.seats[index].token;
         self.shared.registry.remove_token(&token);
         match self.phase {
-            Phase::Lobby | Phase::Countdown => {
+            Phase::Lobby | Phase::Dealing | Phase::Countdown => {
                 let seat = self.seats.remove(index);
                 if self.owner == Some(seat.seat) {
                     self.owner = self.seats.first().map(|seat| seat.seat);
@@ -835,8 +838,8 @@ impl Room {
             );
         }
         match self.phase {
-            Phase::Lobby => self.begin_countdown(Instant::now()),
-            Phase::Countdown => {}
+            Phase::Lobby => self.begin_start(Instant::now()),
+            Phase::Dealing | Phase::Countdown => {}
             Phase::Racing | Phase::Finished => self.error_to(
                 conn_id,
                 ErrorCode::RaceAlreadyStarted,
@@ -847,6 +850,34 @@ impl Room {
 
     // ----- The race -----
 
+    /// The race is due (the room is full, the owner started early, or a
+    /// quick race has two players). A countdown is a promise that the race
+    /// starts when it ends, so it is sent only with a proved deal at hand;
+    /// without one the room says it is dealing, and counts down once the
+    /// deal pool delivers ([`Command::DealReady`]).
+    fn begin_start(&mut self, now: Instant) {
+        if self.seed.is_none() {
+            self.seed = self.shared.pool.try_take(self.game);
+        }
+        if self.seed.is_some() {
+            return self.begin_countdown(now);
+        }
+        self.phase = Phase::Dealing;
+        self.changed = true;
+        if !self.waiting_for_deal {
+            tracing::warn!("no proved deal ready: the race waits for the solver");
+            self.waiting_for_deal = true;
+            let pool = self.shared.pool.clone();
+            let inbox = self.inbox.clone();
+            let game = self.game;
+            self.shared.tracker.spawn(async move {
+                if let Some(seed) = pool.take(game).await {
+                    let _ = inbox.send(Command::DealReady { seed }).await;
+                }
+            });
+        }
+    }
+
     fn begin_countdown(&mut self, now: Instant) {
         self.phase = Phase::Countdown;
         let countdown = self.shared.config.countdown_ms;
@@ -856,23 +887,6 @@ impl Room {
             seq,
             starts_in_ms: countdown,
         });
-        if self.seed.is_none() && !self.waiting_for_deal {
-            match self.shared.pool.try_take(self.game) {
-                Some(seed) => self.seed = Some(seed),
-                None => {
-                    tracing::warn!("no proved deal ready: the race waits for the solver");
-                    self.waiting_for_deal = true;
-                    let pool = self.shared.pool.clone();
-                    let inbox = self.inbox.clone();
-                    let game = self.game;
-                    self.shared.tracker.spawn(async move {
-                        if let Some(seed) = pool.take(game).await {
-                            let _ = inbox.send(Command::DealReady { seed }).await;
-                        }
-                    });
-                }
-            }
-        }
         self.maybe_start(now);
     }
 
@@ -888,18 +902,17 @@ impl Room {
         let commitment = protocol::commitment(self.game, seed, &salt);
         let deal = AnyGame::deal(self.game, seed);
         let board = deal.view();
+        let progress = Progress::measure(&board, &board, 0, 0);
         for seat in &mut self.seats {
             seat.position = Some(deal.clone());
             seat.status = PlayerStatus::Racing;
-            seat.progress = Progress {
-                cards_home: protocol::cards_home(&board),
-                ..Progress::default()
-            };
+            seat.progress = progress;
         }
         self.race = Some(Race {
             seed,
             salt,
             commitment: commitment.clone(),
+            deal: board.clone(),
             started: now,
             deadline: now + self.time_limit,
             result: None,
@@ -933,7 +946,7 @@ impl Room {
             return refuse(ErrorCode::NotAPlayer, "spectators cannot play");
         };
         match self.phase {
-            Phase::Lobby | Phase::Countdown => {
+            Phase::Lobby | Phase::Dealing | Phase::Countdown => {
                 refuse(ErrorCode::RaceNotStarted, "the race has not started")
             }
             Phase::Finished => refuse(ErrorCode::RaceOver, "the race is over"),
@@ -1018,8 +1031,9 @@ impl Room {
         self.after_change(index, UNDO_TEXT.to_string(), Vec::new());
     }
 
-    /// Acknowledges a played move to its mover, shows the new board to
-    /// everyone else, and ends the player's race if it is won or stuck.
+    /// Acknowledges a played move to its mover, tells everyone else the
+    /// mover's progress (and, with open boards only, the move and the
+    /// board), and ends the player's race if it is won or stuck.
     fn after_change(
         &mut self,
         index: usize,
@@ -1028,36 +1042,40 @@ impl Room {
     ) {
         let now = Instant::now();
         let elapsed_ms = self.elapsed_ms(now);
+        let Some(deal) = self.race.as_ref().map(|race| &race.deal) else {
+            return;
+        };
         let seat = &mut self.seats[index];
         let Some(position) = seat.position.as_ref() else {
             return;
         };
         let board = position.view();
         let (won, stuck) = (position.is_won(), position.is_stuck());
-        seat.progress = Progress {
-            moves: seat.progress.moves + 1,
-            cards_home: protocol::cards_home(&board),
-            elapsed_ms,
-        };
+        seat.progress = Progress::measure(deal, &board, seat.progress.moves + 1, elapsed_ms);
         let (seat_number, progress) = (seat.seat, seat.progress);
-        let ack_board = board.clone();
-        let ack_text = text.clone();
+        // A rival's move text and board name cards that may still be face
+        // down in the recipient's own game: they stay with the mover.
+        let shown = self
+            .options
+            .open_boards
+            .then(|| (text.clone(), board.clone()));
         self.emit(Audience::Seat(seat_number), |seq, _| {
             ServerMessage::MoveAccepted {
                 seq,
-                text: ack_text,
+                text,
                 effects,
-                board: ack_board,
+                board,
                 progress,
             }
         });
+        let (text, board) = shown.unzip();
         self.emit(Audience::AllBut(seat_number), |seq, _| {
             ServerMessage::Progress {
                 seq,
                 seat: seat_number,
+                progress,
                 text,
                 board,
-                progress,
             }
         });
         if won {
@@ -1129,6 +1147,7 @@ impl Room {
                     moves: seat.log.clone(),
                 })
                 .collect(),
+            open_boards: self.options.open_boards,
         };
         self.phase = Phase::Finished;
         self.close_at = Some(now + millis(self.shared.config.finished_room_linger_ms));
@@ -1262,6 +1281,7 @@ mod tests {
                 moves,
                 cards_home,
                 elapsed_ms: 0,
+                ..Progress::default()
             };
             standing_key(seat, status, finished_ms, progress)
         });

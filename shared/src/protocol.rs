@@ -139,6 +139,12 @@ pub struct RoomOptions {
     pub undo_allowed: bool,
     /// The race's time limit in milliseconds; `None` takes the server's default.
     pub time_limit_ms: Option<u64>,
+    /// Whether every racer's board and moves are shown to everyone in the
+    /// room while the race runs. Off by default: every racer plays the same
+    /// deal, so a rival's face-up card may be face down on one's own board
+    /// (see the fair-play rule in `docs/PROTOCOL.md`). Chosen at creation,
+    /// for private rooms of friends who agree to it; quick races never have it.
+    pub open_boards: bool,
 }
 
 /// Messages the server sends.
@@ -229,18 +235,22 @@ pub enum ServerMessage {
         /// Why, for people.
         message: String,
     },
-    /// To everyone but the mover: a racer's public board changed.
+    /// To everyone but the mover: a racer moved. Counts only, unless the
+    /// room has [`RoomOptions::open_boards`]: the move and the board name
+    /// cards that may still be face down in other racers' games.
     Progress {
         /// Room event number.
         seq: u64,
-        /// Whose board.
+        /// Whose move.
         seat: u8,
-        /// The move in canonical notation (`undo` for a take-back).
-        text: String,
-        /// The racer's board, as anyone may see it.
-        board: View,
-        /// The racer's progress.
+        /// The racer's progress after the move.
         progress: Progress,
+        /// With `open_boards` only: the move in canonical notation (`undo`
+        /// for a take-back); `None` otherwise.
+        text: Option<String>,
+        /// With `open_boards` only: the racer's board after the move;
+        /// `None` otherwise.
+        board: Option<View>,
     },
     /// A racer is done: won, resigned, stuck, out of time or gone.
     Finished {
@@ -512,6 +522,9 @@ pub const ROOM_CODE_ALPHABET: &str = "34679ACDEFGHJKMNPQRTWXY";
 pub enum Phase {
     /// Waiting for players.
     Lobby,
+    /// The race is due to start but waits for the solver to prove a deal;
+    /// the countdown is sent once the deal is there.
+    Dealing,
     /// Counting down to the start.
     Countdown,
     /// Racing.
@@ -554,15 +567,51 @@ pub enum PlayerStatus {
     Left,
 }
 
-/// A racer's progress, as anyone may see it.
+/// A racer's progress, as anyone may see it: counts that name no card.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
     /// Moves played (take-backs count as moves).
     pub moves: u32,
     /// Cards home: on foundations, discarded, or on Virginia Reel home piles.
     pub cards_home: u16,
+    /// Complete runs home: full foundations (13 cards), and complete Virginia
+    /// Reel home piles (4 cards).
+    #[serde(default)]
+    pub runs_home: u8,
+    /// Cards dealt face down outside the stock that are now face up.
+    #[serde(default)]
+    pub cards_uncovered: u16,
+    /// Cards that have left the stock (turned to the waste or dealt out).
+    #[serde(default)]
+    pub stock_turned: u16,
     /// Milliseconds from the start of the race to the last move.
     pub elapsed_ms: u64,
+}
+
+impl Progress {
+    /// The progress of a board that started as `deal` and is now `board`,
+    /// after `moves` moves at `elapsed_ms`: every count is taken from what
+    /// anyone may see, so every client computes the same numbers.
+    pub fn measure(deal: &View, board: &View, moves: u32, elapsed_ms: u64) -> Progress {
+        let hidden = |view: &View, in_stock: bool| -> usize {
+            view.zones
+                .iter()
+                .filter(|zone| (zone.zone == Zone::Stock) == in_stock)
+                .map(|zone| usize::from(zone.hidden))
+                .sum()
+        };
+        let fewer = |before: usize, after: usize| {
+            u16::try_from(before.saturating_sub(after)).unwrap_or(u16::MAX)
+        };
+        Progress {
+            moves,
+            cards_home: cards_home(board),
+            runs_home: runs_home(board),
+            cards_uncovered: fewer(hidden(deal, false), hidden(board, false)),
+            stock_turned: fewer(hidden(deal, true), hidden(board, true)),
+            elapsed_ms,
+        }
+    }
 }
 
 /// The race as a spectator or a resuming player needs it.
@@ -574,21 +623,23 @@ pub struct RaceSnapshot {
     pub elapsed_ms: u64,
     /// The time limit in milliseconds.
     pub time_limit_ms: u64,
-    /// Every racer's public board, in seat order.
+    /// Every racer's progress in seat order, with the boards the recipient
+    /// may see.
     pub boards: Vec<SeatBoard>,
     /// Once the race is over, its result.
     pub result: Option<RaceResult>,
 }
 
-/// One racer's public board and progress.
+/// One racer's progress, and its board where the recipient may see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatBoard {
     /// Whose board.
     pub seat: u8,
     /// Where the racer is in the race.
     pub status: PlayerStatus,
-    /// The board, as anyone may see it.
-    pub board: View,
+    /// The board: the recipient's own, every board once the race is over
+    /// or in a room with `open_boards`; `None` otherwise.
+    pub board: Option<View>,
     /// The racer's progress.
     pub progress: Progress,
 }
@@ -606,6 +657,10 @@ pub struct RaceResult {
     pub reveal: Reveal,
     /// Every racer's moves, in notation, in the order played.
     pub logs: Vec<MoveLog>,
+    /// Whether the race was run with [`RoomOptions::open_boards`]: every
+    /// board was shown live.
+    #[serde(default)]
+    pub open_boards: bool,
 }
 
 /// One line of the standings.
@@ -820,6 +875,23 @@ pub fn to_hex(bytes: &[u8]) -> String {
         text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
     }
     text
+}
+
+/// The complete runs a board has brought home: foundations holding a whole
+/// suit (13 cards) and Virginia Reel home piles holding their four cards.
+pub fn runs_home(view: &View) -> u8 {
+    let count = view
+        .zones
+        .iter()
+        .filter(|zone| match zone.zone {
+            Zone::Foundation(_) => zone.face_up.len() == 13,
+            Zone::Position(position) => {
+                zone.face_up.len() == 4 && zone.face_up[0].rank() == 2 + position / 8
+            }
+            _ => false,
+        })
+        .count();
+    u8::try_from(count).unwrap_or(u8::MAX)
 }
 
 /// The cards a board has brought home, from what anyone may see: foundation

@@ -359,6 +359,7 @@ async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
     let options = RoomOptions {
         undo_allowed: true,
         time_limit_ms: None,
+        open_boards: false,
     };
     let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
     let mut lazy = Client::connect_with_small_buffer(&server).await;
@@ -433,6 +434,7 @@ async fn a_player_that_cannot_keep_up_is_disconnected_and_may_resume() {
     let options = RoomOptions {
         undo_allowed: true,
         time_limit_ms: None,
+        open_boards: false,
     };
     let mut ada = Client::hello(&server, "ada").await;
     let mut bob = Client::connect_with_small_buffer(&server).await;

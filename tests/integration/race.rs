@@ -106,10 +106,22 @@ async fn two_players_race_to_a_win_watched_by_a_spectator() {
         let watched = carol
             .recv_until(|message| matches!(message, ServerMessage::Progress { .. }))
             .await;
-        let ServerMessage::Progress { seat: 0, board, .. } = watched else {
+        let ServerMessage::Progress {
+            seat: 0,
+            board,
+            text,
+            progress: watched_progress,
+            ..
+        } = watched
+        else {
             panic!("expected Ada's progress, got {watched:?}");
         };
-        assert_eq!(board, truth.view(), "the spectator sees Ada's public board");
+        assert_eq!(
+            (board, text),
+            (None, None),
+            "the spectator sees Ada's progress only"
+        );
+        assert_eq!(watched_progress, progress);
     }
     assert!(truth.is_won());
     let finished = bob
@@ -252,6 +264,7 @@ async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
         // Long enough for one move even on a loaded machine; the test waits
         // for the end, not for the time.
         time_limit_ms: Some(1_000),
+        open_boards: false,
     };
     let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
     ada.play(&line[0]).await;
@@ -292,6 +305,7 @@ async fn undo_takes_back_a_move_when_the_room_allows_it() {
     let options = RoomOptions {
         undo_allowed: true,
         time_limit_ms: None,
+        open_boards: false,
     };
     let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
     ada.send(&ClientMessage::Undo).await;
@@ -320,12 +334,21 @@ async fn undo_takes_back_a_move_when_the_room_allows_it() {
     assert_eq!(text, "undo");
     assert_eq!(board, AnyGame::deal(GameKind::ThreeBlindMice, seed).view());
     assert_eq!(progress.moves, 2);
+    // Bob sees the take-back as a third move (counts only: no text).
     let seen = bob
-        .recv_until(
-            |message| matches!(message, ServerMessage::Progress { text, .. } if text == "undo"),
-        )
+        .recv_until(|message| {
+            matches!(message, ServerMessage::Progress { progress, .. } if progress.moves == 2)
+        })
         .await;
-    assert!(matches!(seen, ServerMessage::Progress { seat: 0, .. }));
+    assert!(matches!(
+        seen,
+        ServerMessage::Progress {
+            seat: 0,
+            text: None,
+            board: None,
+            ..
+        }
+    ));
 
     // Without the option, undo is refused.
     let (mut cid, _, _, _, _) = two_player_race(&server, RoomOptions::default()).await;

@@ -1,373 +1,535 @@
-//! What players may see: every frame an opponent and a spectator receive
-//! during a whole race is decoded and searched for cards, and every card
-//! found must lie face up on some racer's board at the moment the frame was
-//! sent. No frame before the end holds the seed or the salt.
+//! Fair play on the wire: what each recipient receives during a race tells
+//! it nothing about a card that it (a racer) or some racer still racing (a
+//! spectator, who may be a racer in disguise) has not seen in its own game.
 //!
-//! The test keeps the truth beside the server: it knows the seed (the test
-//! server's seed stream is fixed) and plays the same moves on its own copies
-//! of the positions, so it knows at each step which cards are face down.
-//! Moves are played one at a time, and after each the test reads every
-//! client up to that move's own message, so each frame is checked against
-//! the position before the move (frames sent earlier) or after it (the
-//! move's own acknowledgement or progress). Every board sent must also equal
-//! the truth's own `view()`.
+//! For every game, two racers at different paces (Ada turns many cards, Bob
+//! few) and a spectator (Carol) record every frame of a whole race without
+//! open boards. After the reveal the test replays the logs from the revealed
+//! seed, which gives, move by move, the cards each racer had seen; each
+//! frame is placed at its moment by the room's `seq` (a racer's move is in
+//! effect from the `seq` of its `move_accepted`). Then, for every frame
+//! before `race_ended`:
 //!
-//! Two races: Three Blind Mice (face-down cards, a seed far from every other
-//! number on the wire, so that it can be looked for) and Indian (a stock
-//! turned card by card: no stock card may show before its turn).
+//! - no rival's board and no rival's move text (a `progress` carries counts
+//!   only; a `snapshot` carries the recipient's own board alone);
+//! - every card the frame names (a card field, or a card inside any text)
+//!   is one the recipient may know at that moment;
+//! - neither the seed nor the salt appears.
+//!
+//! The check is a function that returns what it found, so the test also
+//! plants leaks into a real recording and watches each one be caught.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use patience_shared::any::AnyGame;
 use patience_shared::card::Card;
 use patience_shared::conformance::TestRng;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, PlayerStatus, RoomOptions, ServerMessage};
+use patience_shared::protocol::{
+    self, ClientMessage, ErrorCode, RaceResult, RoomOptions, SeatBoard, ServerMessage,
+};
 use patience_shared::rules::{Effect, Rules};
-use patience_tests::{Client, first_deal, start_server};
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::first_winnable_deal;
+use patience_tests::{Client, SEED_START, SOLVER_BUDGET, seq_of, start_server};
 use serde_json::Value;
 
-/// Every card lying face up on any of the positions.
-fn face_up_cards(positions: &[AnyGame]) -> HashSet<Card> {
-    positions
-        .iter()
-        .flat_map(|position| {
-            position.board().zones.into_iter().flat_map(|zone| {
-                let first_up = usize::from(zone.face_down).min(zone.cards.len());
-                zone.cards[first_up..].to_vec()
-            })
+/// Everything one recipient received, and who it is.
+#[derive(Clone)]
+struct Recording {
+    /// Its name.
+    name: &'static str,
+    /// Its seat; `None` for a spectator.
+    seat: Option<u8>,
+    frames: Vec<Vec<u8>>,
+}
+
+/// What the check went through.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Checked {
+    frames: usize,
+    cards: usize,
+}
+
+/// Every card ever face up in one racer's game, after each of its moves:
+/// `seen[k]` after `k` moves.
+fn seen_after_each_move(game: GameKind, seed: u64, moves: &[String]) -> Vec<HashSet<Card>> {
+    let mut position = AnyGame::deal(game, seed);
+    let mut seen = face_up(&position);
+    let mut history = vec![seen.clone()];
+    for text in moves {
+        let mv = position.parse_move(text).expect("a logged move parses");
+        position.apply(mv).expect("a logged move is legal");
+        seen.extend(face_up(&position));
+        history.push(seen.clone());
+    }
+    history
+}
+
+fn face_up(position: &AnyGame) -> HashSet<Card> {
+    position
+        .board()
+        .zones
+        .into_iter()
+        .flat_map(|zone| {
+            let first_up = usize::from(zone.face_down).min(zone.cards.len());
+            zone.cards[first_up..].to_vec()
         })
         .collect()
 }
 
-/// A card written as the protocol writes one: rank then lower-case suit.
-fn as_card(text: &str) -> Option<Card> {
+/// The cards a text names: two-character tokens (rank, lower-case suit)
+/// that stand alone, as in `7h>4` or `7h does not go on 9c`, never inside
+/// a longer word or a hex string.
+fn cards_in_text(text: &str) -> Vec<Card> {
     let bytes = text.as_bytes();
-    let rank_ok = bytes
-        .first()
-        .is_some_and(|byte| b"A23456789TJQK".contains(byte));
-    let suit_ok = bytes.get(1).is_some_and(|byte| b"cdhs".contains(byte));
-    (bytes.len() == 2 && rank_ok && suit_ok)
-        .then(|| text.parse().ok())
-        .flatten()
+    (0..bytes.len().saturating_sub(1))
+        .filter(|&at| {
+            let alone_before = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+            let alone_after = bytes
+                .get(at + 2)
+                .is_none_or(|byte| !byte.is_ascii_alphanumeric());
+            alone_before
+                && alone_after
+                && b"A23456789TJQK".contains(&bytes[at])
+                && b"cdhs".contains(&bytes[at + 1])
+        })
+        .filter_map(|at| text[at..at + 2].parse().ok())
+        .collect()
 }
 
-/// Every card a decoded frame names: card fields, and cards named inside
-/// move texts. Also every integer and string, to look for the seed and salt.
-fn scan(
-    value: &Value,
-    key: Option<&str>,
-    cards: &mut Vec<Card>,
-    integers: &mut Vec<u64>,
-    strings: &mut Vec<String>,
-) {
+/// Every card named anywhere in a decoded frame, and its integers.
+fn scan(value: &Value, cards: &mut Vec<Card>, integers: &mut Vec<u64>) {
     match value {
-        Value::String(text) => {
-            strings.push(text.clone());
-            if let Some(card) = as_card(text) {
-                cards.push(card);
-            } else if key == Some("text") {
-                let chars: Vec<char> = text.chars().collect();
-                for pair in chars.windows(2) {
-                    let token: String = pair.iter().collect();
-                    cards.extend(as_card(&token));
-                }
-            }
-        }
+        Value::String(text) => cards.extend(cards_in_text(text)),
         Value::Number(number) => integers.extend(number.as_u64()),
-        Value::Array(items) => items
-            .iter()
-            .for_each(|item| scan(item, None, cards, integers, strings)),
-        Value::Object(fields) => fields
-            .iter()
-            .for_each(|(name, item)| scan(item, Some(name), cards, integers, strings)),
+        Value::Array(items) => items.iter().for_each(|item| scan(item, cards, integers)),
+        Value::Object(fields) => fields.values().for_each(|item| scan(item, cards, integers)),
         Value::Null | Value::Bool(_) => {}
     }
 }
 
-/// Checks frames received since `from` against the cards public at the
-/// time; the last one against `last_allowed` if given. Returns how many
-/// cards it checked.
-fn check_frames(
-    client: &Client,
-    from: usize,
-    allowed: &HashSet<Card>,
-    last_allowed: Option<&HashSet<Card>>,
-    seed: Option<u64>,
-) -> usize {
-    let frames = &client.frames[from..];
-    let mut checked = 0;
-    for (index, frame) in frames.iter().enumerate() {
-        let allowed = match last_allowed {
-            Some(last) if index + 1 == frames.len() => last,
-            _ => allowed,
-        };
-        let value: Value = rmp_serde::from_slice(frame).expect("frames are MessagePack");
-        let (mut cards, mut integers, mut strings) = (Vec::new(), Vec::new(), Vec::new());
-        scan(&value, None, &mut cards, &mut integers, &mut strings);
-        for card in &cards {
-            assert!(
-                allowed.contains(card),
-                "{card} was face down everywhere but was sent: {value}"
-            );
+/// Checks every recording against the truth the result reveals.
+fn check_fair_play(
+    recordings: &[Recording],
+    result: &RaceResult,
+) -> Result<BTreeMap<&'static str, Checked>, String> {
+    let reveal = &result.reveal;
+    let seen: BTreeMap<u8, Vec<HashSet<Card>>> = result
+        .logs
+        .iter()
+        .map(|log| {
+            (
+                log.seat,
+                seen_after_each_move(reveal.game, reveal.seed, &log.moves),
+            )
+        })
+        .collect();
+    // When each racer's moves took effect, and when each racer finished.
+    let mut move_seqs: BTreeMap<u8, Vec<u64>> = BTreeMap::new();
+    let mut finished_at: BTreeMap<u8, u64> = BTreeMap::new();
+    for recording in recordings {
+        for frame in &recording.frames {
+            match protocol::decode_server(frame) {
+                Ok(ServerMessage::MoveAccepted { seq, .. }) => {
+                    let seat = recording.seat.ok_or("a spectator got a move_accepted")?;
+                    move_seqs.entry(seat).or_default().push(seq);
+                }
+                Ok(ServerMessage::Finished { seq, seat, .. }) => {
+                    finished_at.entry(seat).or_insert(seq);
+                }
+                _ => {}
+            }
         }
-        if let Some(seed) = seed {
-            assert!(
-                !integers.contains(&seed),
-                "the seed was sent before the end: {value}"
-            );
-            let seed_text = seed.to_string();
-            assert!(
-                !strings.iter().any(|text| text.contains(&seed_text)),
-                "the seed was sent: {value}"
-            );
-        }
-        checked += cards.len();
     }
+    let seen_at = |seat: u8, seq: u64| -> &HashSet<Card> {
+        let played = move_seqs
+            .get(&seat)
+            .map_or(0, |seqs| seqs.iter().filter(|&&at| at <= seq).count());
+        let history = &seen[&seat];
+        &history[played.min(history.len() - 1)]
+    };
+    let seed_text = reveal.seed.to_string();
+    let mut report = BTreeMap::new();
+    for recording in recordings {
+        let checked: &mut Checked = report.entry(recording.name).or_default();
+        let mut seq = 0;
+        for frame in &recording.frames {
+            let message = protocol::decode_server(frame)
+                .map_err(|error| format!("an undecodable frame: {error}"))?;
+            if let Some(at) = seq_of(&message) {
+                seq = at;
+            }
+            if matches!(message, ServerMessage::RaceEnded { .. }) {
+                break;
+            }
+            let whose = |seat: u8| recording.seat == Some(seat);
+            match &message {
+                ServerMessage::Progress {
+                    seat, text, board, ..
+                } if !whose(*seat) && (text.is_some() || board.is_some()) => {
+                    return Err(format!(
+                        "{} got a rival's move text or board: {message:?}",
+                        recording.name
+                    ));
+                }
+                ServerMessage::Snapshot {
+                    race: Some(race), ..
+                } => {
+                    if let Some(SeatBoard { seat, .. }) = race
+                        .boards
+                        .iter()
+                        .find(|board| board.board.is_some() && !whose(board.seat))
+                    {
+                        return Err(format!(
+                            "{} got seat {seat}'s board in a snapshot",
+                            recording.name
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            // What this recipient may know now: a racer, its own cards; a
+            // spectator, only the cards every racer still racing has seen.
+            let allowed: HashSet<Card> = match recording.seat {
+                Some(seat) => seen_at(seat, seq).clone(),
+                None => {
+                    let racing: Vec<u8> = seen
+                        .keys()
+                        .copied()
+                        .filter(|seat| finished_at.get(seat).is_none_or(|&end| end > seq))
+                        .collect();
+                    let judges = if racing.is_empty() {
+                        seen.keys().copied().collect()
+                    } else {
+                        racing
+                    };
+                    let mut sets = judges.iter().map(|&seat| seen_at(seat, seq));
+                    let first = sets.next().cloned().unwrap_or_default();
+                    sets.fold(first, |known, set| &known & set)
+                }
+            };
+            let value: Value = rmp_serde::from_slice(frame).map_err(|error| error.to_string())?;
+            let (mut cards, mut integers) = (Vec::new(), Vec::new());
+            scan(&value, &mut cards, &mut integers);
+            if let Some(card) = cards.iter().find(|card| !allowed.contains(card)) {
+                return Err(format!(
+                    "{} was told of {card}, which it may not know at seq {seq}: {value}",
+                    recording.name
+                ));
+            }
+            let raw = String::from_utf8_lossy(frame);
+            if integers.contains(&reveal.seed) && reveal.seed > u64::from(u32::MAX)
+                || raw.contains(&seed_text) && seed_text.len() > 6
+                || raw.contains(&reveal.salt)
+            {
+                return Err(format!(
+                    "{} got the seed or the salt before the end: {value}",
+                    recording.name
+                ));
+            }
+            checked.frames += 1;
+            checked.cards += cards.len();
+        }
+    }
+    Ok(report)
+}
+
+/// The first seed a test server deals for `game`, found as the server finds it.
+fn first_seed(game: GameKind) -> u64 {
+    first_winnable_deal(game, SEED_START.., Budget::positions(SOLVER_BUDGET))
+        .expect("the solver's line replays")
+        .expect("a winnable deal exists")
+        .seed
+}
+
+/// Whether a move turns a card: up from face down, off the stock.
+fn turns_a_card(position: &AnyGame, mv: patience_shared::any::AnyMove) -> bool {
+    let mut trial = position.clone();
+    trial.apply(mv).is_ok_and(|outcome| {
+        outcome.effects.iter().any(|effect| {
+            matches!(
+                effect,
+                Effect::TurnedUp { .. } | Effect::Drew { .. } | Effect::Dealt { .. }
+            )
+        })
+    })
+}
+
+/// A race of `game` played by Ada (a move that turns a card whenever there
+/// is one) and Bob (a move every fourth turn, never one that turns a card
+/// when he has another), watched by Carol from the lobby on and by Dave from
+/// the middle of the race. Returns the four recordings and the result.
+async fn record_race(game: GameKind, options: RoomOptions) -> (Vec<Recording>, RaceResult) {
+    let seed = tokio::task::spawn_blocking(move || first_seed(game))
+        .await
+        .expect("the solver thread");
+    let server = start_server(|config| config.deal_games = vec![game]).await;
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut bob = Client::hello(&server, "bob").await;
+    let mut carol = Client::hello(&server, "carol").await;
+    ada.send(&ClientMessage::CreateRoom {
+        game,
+        max_players: 2,
+        public: false,
+        options,
+    })
+    .await;
+    let ServerMessage::RoomJoined { room, .. } = ada.recv().await else {
+        panic!("room_joined expected");
+    };
+    let code = room.code;
+    carol
+        .send(&ClientMessage::Spectate { code: code.clone() })
+        .await;
+    carol
+        .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    bob.join_room(&code).await;
+    for client in [&mut ada, &mut bob, &mut carol] {
+        client.race_started().await;
+    }
+    let mut positions = [AnyGame::deal(game, seed), AnyGame::deal(game, seed)];
+    let mut racing = [true, true];
+    let mut rng = TestRng::new(game.decks() as u64 * 7 + 3);
+    let mut legal = Vec::new();
+    let mut dave = None;
+    for step in 0..120 {
+        if step == 30 {
+            // A second spectator arrives mid-race: its snapshot is checked too.
+            let mut late = Client::hello(&server, "dave").await;
+            late.send(&ClientMessage::Spectate { code: code.clone() })
+                .await;
+            late.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+                .await;
+            dave = Some(late);
+        }
+        let seat = usize::from(step % 4 == 3);
+        if !racing[seat] {
+            continue;
+        }
+        positions[seat].legal_moves(&mut legal);
+        let (turning, quiet): (Vec<_>, Vec<_>) = legal
+            .iter()
+            .partition(|&&mv| turns_a_card(&positions[seat], mv));
+        let pick = |moves: &[_], rng: &mut TestRng| moves[rng.below(moves.len())];
+        let mv = match (seat, turning.is_empty(), quiet.is_empty()) {
+            (_, true, true) => continue,
+            (0, false, _) | (1, false, true) => pick(&turning, &mut rng),
+            _ => pick(&quiet, &mut rng),
+        };
+        let text = positions[seat].format_move(mv);
+        positions[seat].apply(mv).expect("a legal move");
+        let mover = if seat == 0 { &mut ada } else { &mut bob };
+        mover.play(&text).await;
+        let answer = mover.move_answer().await;
+        assert!(
+            matches!(answer, ServerMessage::MoveAccepted { .. }),
+            "{text}: {answer:?}"
+        );
+        if positions[seat].is_won() || positions[seat].is_stuck() {
+            racing[seat] = false;
+        }
+    }
+    for (seat, client) in [&mut ada, &mut bob].into_iter().enumerate() {
+        if racing[seat] {
+            client.send(&ClientMessage::Resign).await;
+        }
+    }
+    let mut dave = dave.expect("Dave came to watch");
+    let mut result = None;
+    for client in [&mut ada, &mut bob, &mut carol, &mut dave] {
+        if let ServerMessage::RaceEnded { result: ended, .. } = client
+            .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+            .await
+        {
+            result = Some(ended);
+        }
+    }
+    let result = result.expect("the race ended");
+    assert_eq!(result.reveal.seed, seed);
+    server.shutdown().await;
+    let recordings = [
+        ("ada", Some(0), ada),
+        ("bob", Some(1), bob),
+        ("carol", None, carol),
+        ("dave", None, dave),
+    ]
+    .into_iter()
+    .map(|(name, seat, client)| Recording {
+        name,
+        seat,
+        frames: client.frames,
+    })
+    .collect();
+    (recordings, result)
+}
+
+/// Plants each kind of leak into a copy of a clean recording and checks
+/// that the fair-play check refuses it.
+fn planted_leaks_are_caught(recordings: &[Recording], result: &RaceResult) {
+    let game = result.reveal.game;
+    let deal = AnyGame::deal(game, result.reveal.seed);
+    // A card Bob never saw (either copy, in a two-deck game).
+    let bob_log = &result.logs[1].moves;
+    let bob_saw = seen_after_each_move(game, result.reveal.seed, bob_log)
+        .pop()
+        .unwrap_or_default();
+    let secret = deal
+        .board()
+        .zones
+        .iter()
+        .flat_map(|zone| zone.cards.clone())
+        .find(|card| !bob_saw.contains(card))
+        .expect("Bob left some card unseen");
+    let plant = |recipient: usize, message: ServerMessage| {
+        let mut planted = recordings.to_vec();
+        let frames = &mut planted[recipient].frames;
+        let end = frames
+            .iter()
+            .position(|frame| {
+                matches!(
+                    protocol::decode_server(frame),
+                    Ok(ServerMessage::RaceEnded { .. })
+                )
+            })
+            .expect("the race's end was recorded");
+        frames.insert(end, protocol::encode(&message));
+        check_fair_play(&planted, result)
+    };
+    let progress = |text: Option<String>, board| ServerMessage::Progress {
+        seq: 1,
+        seat: 0,
+        progress: Default::default(),
+        text,
+        board,
+    };
+    let leaks = [
+        (1, progress(None, Some(deal.view()))),
+        (2, progress(Some("s".to_string()), None)),
+        (
+            1,
+            ServerMessage::Error {
+                code: ErrorCode::Internal,
+                message: format!("the next card is {secret}"),
+            },
+        ),
+        (
+            2,
+            ServerMessage::Error {
+                code: ErrorCode::Internal,
+                message: format!("seed {} salt {}", result.reveal.seed, result.reveal.salt),
+            },
+        ),
+    ];
+    for (recipient, leak) in leaks {
+        assert!(
+            plant(recipient, leak.clone()).is_err(),
+            "the check missed a planted leak to recording {recipient}: {leak:?}"
+        );
+    }
+}
+
+async fn fair_play_holds_for(game: GameKind) -> BTreeMap<&'static str, Checked> {
+    let (recordings, result) = record_race(game, RoomOptions::default()).await;
+    assert!(!result.open_boards);
+    let checked = check_fair_play(&recordings, &result).unwrap_or_else(|leak| panic!("{leak}"));
+    let turned = |seat: u8| {
+        result
+            .standings
+            .iter()
+            .find(|standing| standing.seat == seat)
+            .map_or(0, |standing| {
+                standing.progress.cards_uncovered + standing.progress.stock_turned
+            })
+    };
+    assert!(
+        turned(0) > turned(1) && !result.logs[1].moves.is_empty(),
+        "two paces: Ada turned {} cards, Bob {} in {} moves",
+        turned(0),
+        turned(1),
+        result.logs[1].moves.len()
+    );
+    for (recipient, counts) in &checked {
+        assert!(counts.frames > 20, "{recipient:?} checked {counts:?}");
+    }
+    println!("{game}: frames and cards checked per recipient {checked:?}");
+    planted_leaks_are_caught(&recordings, &result);
     checked
 }
 
-/// Three clients in one race (Ada in seat 0, Bob in seat 1, Carol
-/// watching) and the truth beside them.
-struct Watch {
-    clients: [Client; 3],
-    read: [usize; 3],
-    positions: [AnyGame; 2],
-    moves_played: [u32; 2],
-    seed: u64,
-    checked: usize,
-    turned_up: usize,
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_blind_mice_racers_learn_no_card_from_each_other() {
+    fair_play_holds_for(GameKind::ThreeBlindMice).await;
 }
 
-impl Watch {
-    /// Opens the room, has Carol watch from the lobby, starts the race, and
-    /// checks everything received so far.
-    async fn start(server: &patience_server::Server, game: GameKind, seed: u64) -> Watch {
-        let mut ada = Client::hello(server, "ada").await;
-        let mut bob = Client::hello(server, "bob").await;
-        let mut carol = Client::hello(server, "carol").await;
-        ada.send(&ClientMessage::CreateRoom {
-            game,
-            max_players: 2,
-            public: false,
-            options: RoomOptions::default(),
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indian_racers_learn_no_card_from_each_other() {
+    fair_play_holds_for(GameKind::Indian).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn midshipman_racers_learn_no_card_from_each_other() {
+    fair_play_holds_for(GameKind::Midshipman).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn virginia_reel_racers_learn_no_card_from_each_other() {
+    fair_play_holds_for(GameKind::VirginiaReel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_boards_show_every_board_live_and_say_so() {
+    let options = RoomOptions {
+        open_boards: true,
+        ..RoomOptions::default()
+    };
+    let (recordings, result) = record_race(GameKind::ThreeBlindMice, options).await;
+    assert!(result.open_boards, "the result is marked");
+    let carol: Vec<ServerMessage> = recordings[2]
+        .frames
+        .iter()
+        .filter_map(|frame| protocol::decode_server(frame).ok())
+        .collect();
+    assert!(carol.iter().any(|message| matches!(
+        message,
+        ServerMessage::RoomUpdate { room, .. } if room.options.open_boards
+    )));
+    let shown = carol
+        .iter()
+        .filter(|message| {
+            matches!(
+                message,
+                ServerMessage::Progress {
+                    text: Some(_),
+                    board: Some(_),
+                    ..
+                }
+            )
         })
-        .await;
-        let ServerMessage::RoomJoined { room, .. } = ada.recv().await else {
-            panic!("room_joined expected");
-        };
-        carol
-            .send(&ClientMessage::Spectate {
-                code: room.code.clone(),
-            })
-            .await;
-        carol
-            .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
-            .await;
-        bob.join_room(&room.code).await;
-        for client in [&mut ada, &mut bob, &mut carol] {
-            client.race_started().await;
-        }
-        let positions = [AnyGame::deal(game, seed), AnyGame::deal(game, seed)];
-        let initial = face_up_cards(&positions);
-        let mut watch = Watch {
-            clients: [ada, bob, carol],
-            read: [0; 3],
-            positions,
-            moves_played: [0; 2],
-            seed,
-            checked: 0,
-            turned_up: 0,
-        };
-        watch.check_new(&initial, None);
-        watch
-    }
-
-    fn check_new(&mut self, before: &HashSet<Card>, after: Option<&HashSet<Card>>) {
-        for (index, client) in self.clients.iter().enumerate() {
-            // A small seed cannot be told apart from other numbers on the
-            // wire; the test servers' large seeds can.
-            let seed = (self.seed > u64::from(u32::MAX)).then_some(self.seed);
-            self.checked += check_frames(client, self.read[index], before, after, seed);
-            self.read[index] = client.frames.len();
-        }
-    }
-
-    /// Plays a move for `seat` on the server and on the truth, then checks
-    /// every frame each client received meanwhile.
-    async fn play(&mut self, seat: usize, text: &str) {
-        let before = face_up_cards(&self.positions);
-        let mv = self.positions[seat]
-            .parse_move(text)
-            .expect("the move parses");
-        let outcome = self.positions[seat].apply(mv).expect("the move is legal");
-        self.turned_up += outcome
-            .effects
-            .iter()
-            .filter(|effect| matches!(effect, Effect::TurnedUp { .. } | Effect::Drew { .. }))
-            .count();
-        self.moves_played[seat] += 1;
-        let after = face_up_cards(&self.positions);
-        let view = self.positions[seat].view();
-        let played = self.moves_played[seat];
-        let [ada, bob, carol] = &mut self.clients;
-        let (mover, observer) = if seat == 0 { (ada, bob) } else { (bob, ada) };
-        mover.play(text).await;
-        let ServerMessage::MoveAccepted { board, .. } = mover.move_answer().await else {
-            panic!("{text} refused");
-        };
-        assert_eq!(board, view);
-        for watcher in [observer, carol] {
-            let progress = watcher
-                .recv_until(|message| {
-                    matches!(message, ServerMessage::Progress { seat: s, progress, .. }
-                        if usize::from(*s) == seat && progress.moves == played)
-                })
-                .await;
-            let ServerMessage::Progress { board, .. } = progress else {
-                unreachable!()
-            };
-            assert_eq!(board, view, "others see the mover's public board");
-        }
-        // Each client's last frame is the move's own message, sent after the
-        // move; everything before it was sent before the move.
-        self.check_new(&before, Some(&after));
-    }
-
-    /// Ends the race (whoever still races resigns) and checks the frames
-    /// before the end, then that the end reveals the seed and the salt
-    /// appeared nowhere before.
-    async fn finish(
-        &mut self,
-        still_racing: &[usize],
-    ) -> Vec<patience_shared::protocol::RaceResult> {
-        for &seat in still_racing {
-            self.clients[seat].send(&ClientMessage::Resign).await;
-        }
-        let public = face_up_cards(&self.positions);
-        let mut results = Vec::new();
-        for index in 0..3 {
-            let client = &mut self.clients[index];
-            let ended = client
-                .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
-                .await;
-            let end = client.frames.len() - 1;
-            let client = &self.clients[index];
-            for frame in &client.frames[self.read[index]..end] {
-                let value: Value = rmp_serde::from_slice(frame).expect("MessagePack");
-                let (mut cards, mut integers, mut strings) = (Vec::new(), Vec::new(), Vec::new());
-                scan(&value, None, &mut cards, &mut integers, &mut strings);
-                assert!(cards.iter().all(|card| public.contains(card)));
-            }
-            let ServerMessage::RaceEnded { result, .. } = ended else {
-                unreachable!()
-            };
-            assert_eq!(result.reveal.seed, self.seed);
-            for frame in &client.frames[..end] {
-                let text = String::from_utf8_lossy(frame);
-                assert!(!text.contains(&result.reveal.salt), "the salt leaked early");
-            }
-            results.push(result);
-        }
-        results
-    }
+        .count();
+    let played: usize = result.logs.iter().map(|log| log.moves.len()).sum();
+    assert_eq!(shown, played, "the spectator saw every move and board");
+    assert!(
+        check_fair_play(&recordings, &result).is_err(),
+        "open boards do show rivals' cards"
+    );
 }
 
 #[tokio::test]
-async fn no_face_down_card_and_no_seed_reach_anyone_before_the_end() {
+async fn open_boards_rooms_are_private() {
     let server = start_server(|_| {}).await;
-    let (seed, line) = first_deal();
-    let mut watch = Watch::start(&server, GameKind::ThreeBlindMice, seed).await;
-    assert!(
-        face_up_cards(&watch.positions).len() < 52,
-        "the deal has face-down cards"
-    );
-    let mut bob_racing = true;
-    let mut legal = Vec::new();
-    for (step, ada_move) in line.iter().enumerate() {
-        watch.play(0, ada_move).await;
-        // Bob plays a move of his own every third step while he can.
-        if step % 3 == 1 && bob_racing {
-            watch.positions[1].legal_moves(&mut legal);
-            if let Some(&mv) = legal.first() {
-                let text = watch.positions[1].format_move(mv);
-                watch.play(1, &text).await;
-            }
-            bob_racing = !watch.positions[1].is_stuck();
-        }
-    }
-    assert!(watch.positions[0].is_won());
-    assert!(
-        watch.turned_up > 0,
-        "secret cards were turned up, so the check had something to catch"
-    );
-    let results = watch.finish(if bob_racing { &[1] } else { &[] }).await;
-    assert!(
-        watch.checked > 1_000,
-        "the frames named cards: {} checked",
-        watch.checked
-    );
-    assert_eq!(results[0].standings[0].status, PlayerStatus::Won);
-    server.shutdown().await;
-}
-
-/// Where the Indian test server's seed stream starts: a seed the solver
-/// proves in about a second.
-const INDIAN_SEED_START: u64 = 3;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_stock_card_reaches_anyone_before_it_is_turned() {
-    let server = start_server(|config| {
-        config.deal_games = vec![GameKind::Indian];
-        config.deal_pool_size = 1;
-        config.deal_seed_start = Some(INDIAN_SEED_START);
-        config.solver_budget_positions = patience_shared::solver::DEFAULT_BUDGET;
+    let mut ada = Client::hello(&server, "ada").await;
+    ada.send(&ClientMessage::CreateRoom {
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: true,
+        options: RoomOptions {
+            open_boards: true,
+            ..RoomOptions::default()
+        },
     })
     .await;
-    let seed = tokio::task::spawn_blocking(|| {
-        patience_shared::solver::any::first_winnable_deal(
-            GameKind::Indian,
-            INDIAN_SEED_START..,
-            patience_shared::solver::Budget::positions(patience_shared::solver::DEFAULT_BUDGET),
-        )
-    })
-    .await
-    .expect("joins")
-    .expect("replays")
-    .expect("a winnable Indian deal")
-    .seed;
-    let mut watch = Watch::start(&server, GameKind::Indian, seed).await;
-    // Both play: Ada turns the stock often, Bob makes other moves when he can.
-    let mut rng = TestRng::new(11);
-    let mut legal = Vec::new();
-    for step in 0..60 {
-        let seat = usize::from(step % 4 == 3);
-        watch.positions[seat].legal_moves(&mut legal);
-        if legal.is_empty() {
-            continue;
-        }
-        let texts: Vec<String> = legal
-            .iter()
-            .map(|&mv| watch.positions[seat].format_move(mv))
-            .collect();
-        let text = match texts.iter().find(|text| *text == "s") {
-            Some(draw) if seat == 0 && step % 2 == 0 => draw.clone(),
-            _ => texts[rng.below(texts.len())].clone(),
-        };
-        watch.play(seat, &text).await;
-        if watch.positions[seat].is_stuck() {
-            break;
-        }
-    }
-    assert!(
-        watch.turned_up >= 10,
-        "stock cards were turned: {}",
-        watch.turned_up
-    );
-    let racing: Vec<usize> = (0..2)
-        .filter(|&seat| !watch.positions[seat].is_stuck())
-        .collect();
-    watch.finish(&racing).await;
-    assert!(watch.checked > 500, "{} cards checked", watch.checked);
+    assert_eq!(ada.next_error().await, ErrorCode::InvalidRequest);
     server.shutdown().await;
 }

@@ -1,5 +1,6 @@
 //! The parts of the screen around the board: the lobby, the race panel with
-//! each racer's progress, the results table, the help.
+//! each racer's progress, the watcher's progress table, the results table,
+//! the help.
 
 use std::time::{Duration, Instant};
 
@@ -7,7 +8,7 @@ use patience_shared::protocol::{Phase, PlayerStatus};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use crate::race::{RaceState, clock_text, status_text};
+use crate::race::{RaceState, clock_text, progress_text, status_text};
 
 pub(super) fn bold() -> Style {
     Style::default().add_modifier(Modifier::BOLD)
@@ -45,6 +46,18 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
             )),
         ]),
         Line::from(Span::styled(
+            if room.options.open_boards {
+                "Open boards: everyone in the room sees every board and move live."
+            } else {
+                "Boards stay private until the race ends; others see only your progress."
+            },
+            if room.options.open_boards {
+                Style::default().fg(Color::Yellow)
+            } else {
+                dim()
+            },
+        )),
+        Line::from(Span::styled(
             format!("Others join with:  patience join {}", room.code),
             dim(),
         )),
@@ -75,6 +88,10 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(""));
     match (room.phase, state.countdown_ends) {
+        (Phase::Dealing, _) => lines.push(Line::from(Span::styled(
+            "Dealing: the solver is proving a deal winnable; the countdown follows.",
+            bold().fg(Color::Yellow),
+        ))),
         (Phase::Countdown, Some(ends)) => lines.push(Line::from(Span::styled(
             format!(
                 "The race starts in {:.1} s",
@@ -88,6 +105,15 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
         _ => lines.push(Line::from("Waiting for players.")),
     }
     lines
+}
+
+/// Whether a seat's connection is up, as the room last said.
+fn connected(state: &RaceState, seat: u8) -> bool {
+    state
+        .room
+        .as_ref()
+        .and_then(|room| room.players.iter().find(|player| player.seat == seat))
+        .is_none_or(|player| player.connected)
 }
 
 /// A progress bar of `width` cells for `done` out of `total`.
@@ -113,11 +139,7 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
         .map_or(52, |room| room.game.card_count());
     let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
     for (&seat, racer) in &state.racers {
-        let connected = state
-            .room
-            .as_ref()
-            .and_then(|room| room.players.iter().find(|p| p.seat == seat))
-            .is_none_or(|player| player.connected);
+        let connected = connected(state, seat);
         let mut name = state.name_of(seat);
         if state.seat == Some(seat) {
             name.push_str(" (you)");
@@ -143,6 +165,70 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
             )),
             Span::styled(status.to_string(), status_style(racer.status)),
         ]));
+        let mut counts = Vec::new();
+        if racer.progress.cards_uncovered > 0 {
+            counts.push(format!("{} uncovered", racer.progress.cards_uncovered));
+        }
+        if racer.progress.stock_turned > 0 {
+            counts.push(format!("{} from stock", racer.progress.stock_turned));
+        }
+        if !counts.is_empty() {
+            lines.push(Line::from(Span::styled(counts.join(" · "), dim())));
+        }
+    }
+    lines
+}
+
+/// What a watcher sees of a race without open boards: the clock, and per
+/// racer its status, a bar of cards home and its counts. The boards come
+/// with the result.
+pub fn watch_table_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some((started, limit)) = state.race_clock {
+        let elapsed = now.saturating_duration_since(started);
+        lines.push(Line::from(vec![
+            Span::styled(format!("⏱ {}", clock_text(elapsed)), bold()),
+            Span::styled(format!(" / {}", clock_text(limit)), dim()),
+        ]));
+    }
+    lines.push(Line::from(Span::styled(
+        "Every racer plays the same deal, so boards are shown when the race ends.",
+        dim(),
+    )));
+    lines.push(Line::from(""));
+    let total = state
+        .room
+        .as_ref()
+        .map_or(52, |room| room.game.card_count());
+    for (&seat, racer) in &state.racers {
+        let mut name = state.name_of(seat);
+        if state.seat == Some(seat) {
+            name.push_str(" (you)");
+        }
+        let status = if racer.status == PlayerStatus::Racing && !connected(state, seat) {
+            "reconnecting"
+        } else {
+            status_text(racer.status)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{name:<20} "), bold()),
+            Span::styled(status.to_string(), status_style(racer.status)),
+            Span::styled(
+                format!(
+                    "  {}",
+                    clock_text(Duration::from_millis(racer.progress.elapsed_ms))
+                ),
+                dim(),
+            ),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled(
+                bar(usize::from(racer.progress.cards_home), total, 30),
+                Style::default().fg(Color::Green),
+            ),
+            Span::raw(format!(" {}", progress_text(&racer.progress))),
+        ]));
+        lines.push(Line::from(""));
     }
     lines
 }
@@ -184,6 +270,12 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
         result.reveal.game.title(),
         result.reveal.seed
     )));
+    if result.open_boards {
+        lines.push(Line::from(Span::styled(
+            "Open boards: every board was shown live during this race.",
+            Style::default().fg(Color::Yellow),
+        )));
+    }
     match &state.verification {
         Some(verification) => {
             let mark = |ok: bool| {

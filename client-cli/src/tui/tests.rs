@@ -220,12 +220,21 @@ fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
 }
 
 fn room(phase: Phase, players: &[(&str, PlayerStatus)], max_players: u8) -> RoomInfo {
+    room_with(phase, players, max_players, RoomOptions::default())
+}
+
+fn room_with(
+    phase: Phase,
+    players: &[(&str, PlayerStatus)],
+    max_players: u8,
+    options: RoomOptions,
+) -> RoomInfo {
     RoomInfo {
         code: "K7PQ3M".into(),
         game: GameKind::ThreeBlindMice,
         max_players,
         public: false,
-        options: RoomOptions::default(),
+        options,
         owner: Some(0),
         phase,
         players: players
@@ -245,6 +254,18 @@ fn room(phase: Phase, players: &[(&str, PlayerStatus)], max_players: u8) -> Room
 /// A race seen from seat `seat` (`None`: a spectator): Ada, Bob and Carol
 /// race the deal of seed 1; Bob has played one move.
 fn racing(seat: Option<u8>) -> (RaceState, Instant, String) {
+    racing_with(seat, false)
+}
+
+/// The race of [`racing`], in a room with open boards or without.
+fn racing_with(seat: Option<u8>, open_boards: bool) -> (RaceState, Instant, String) {
+    let options = RoomOptions {
+        open_boards,
+        ..RoomOptions::default()
+    };
+    let room = |phase, players: &[(&str, PlayerStatus)], max_players| {
+        room_with(phase, players, max_players, options)
+    };
     let start = Instant::now();
     let mut state = RaceState::default();
     let racers = [
@@ -290,12 +311,13 @@ fn racing(seat: Option<u8>) -> (RaceState, Instant, String) {
         ServerMessage::Progress {
             seq: 4,
             seat: 1,
-            text: first.clone(),
-            board: moved.view(),
+            text: open_boards.then(|| first.clone()),
+            board: open_boards.then(|| moved.view()),
             progress: Progress {
                 moves: 1,
                 cards_home: if outcome.effects.is_empty() { 0 } else { 13 },
                 elapsed_ms: 3_000,
+                ..Progress::default()
             },
         },
         start + Duration::from_secs(3),
@@ -343,8 +365,18 @@ fn race_with_its_panel() {
 }
 
 #[test]
-fn watching_every_board_side_by_side_or_one_at_a_time() {
+fn watching_shows_each_racers_progress_but_no_board() {
     let (state, now, _) = racing(None);
+    let screen = render(80, 24, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(!screen.contains('♥'), "no card of any board is drawn");
+    insta::assert_snapshot!("watch_counts", screen);
+}
+
+#[test]
+fn watching_open_boards_side_by_side_or_one_at_a_time() {
+    let (state, now, _) = racing_with(None, true);
     insta::assert_snapshot!(
         "watch_wide",
         render(190, 24, |frame| draw_online(
@@ -376,6 +408,7 @@ fn results() {
             moves,
             cards_home,
             elapsed_ms: 61_000,
+            ..Progress::default()
         },
     };
     state.apply(
@@ -407,6 +440,7 @@ fn results() {
                         moves: vec!["1>1".into()],
                     },
                 ],
+                open_boards: false,
             },
         },
         now,

@@ -437,6 +437,7 @@ impl Store for SqliteStore {
                                 moves: row.get(2)?,
                                 cards_home: row.get(3)?,
                                 elapsed_ms: uint(row, 4)?,
+                                ..Progress::default()
                             },
                             uint(row, 5)?,
                             race_id.cast_unsigned(),
@@ -730,6 +731,7 @@ impl Store for SqliteStore {
                         moves: row.get(4)?,
                         cards_home: row.get(5)?,
                         elapsed_ms: uint(row, 6)?,
+                        ..Progress::default()
                     },
                     row.get::<_, Vec<u8>>(7)?,
                 ))
@@ -764,6 +766,7 @@ impl Store for SqliteStore {
                     salt,
                 },
                 logs,
+                open_boards: false,
             },
         }))
     }

@@ -51,6 +51,9 @@ fn progress() -> Progress {
     Progress {
         moves: 12,
         cards_home: 13,
+        runs_home: 1,
+        cards_uncovered: 4,
+        stock_turned: 0,
         elapsed_ms: 45_250,
     }
 }
@@ -66,6 +69,9 @@ fn result() -> RaceResult {
             progress: Progress {
                 moves: 61,
                 cards_home: 52,
+                runs_home: 4,
+                cards_uncovered: 9,
+                stock_turned: 0,
                 elapsed_ms: 184_020,
             },
         }],
@@ -78,6 +84,7 @@ fn result() -> RaceResult {
             seat: 0,
             moves: vec!["7h>4".to_string(), "c1>9".to_string()],
         }],
+        open_boards: false,
     }
 }
 
@@ -100,6 +107,7 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
                 options: RoomOptions {
                     undo_allowed: false,
                     time_limit_ms: Some(600_000),
+                    open_boards: false,
                 },
             },
         ),
@@ -254,9 +262,19 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
             ServerMessage::Progress {
                 seq: 6,
                 seat: 1,
-                text: "Qs>2".to_string(),
-                board: small_view(),
                 progress: progress(),
+                text: None,
+                board: None,
+            },
+        ),
+        (
+            "progress_open_boards",
+            ServerMessage::Progress {
+                seq: 6,
+                seat: 1,
+                progress: progress(),
+                text: Some("Qs>2".to_string()),
+                board: Some(small_view()),
             },
         ),
         (
@@ -289,12 +307,20 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                         .to_string(),
                     elapsed_ms: 50_000,
                     time_limit_ms: 600_000,
-                    boards: vec![SeatBoard {
-                        seat: 0,
-                        status: PlayerStatus::Racing,
-                        board: small_view(),
-                        progress: progress(),
-                    }],
+                    boards: vec![
+                        SeatBoard {
+                            seat: 0,
+                            status: PlayerStatus::Racing,
+                            board: Some(small_view()),
+                            progress: progress(),
+                        },
+                        SeatBoard {
+                            seat: 1,
+                            status: PlayerStatus::Racing,
+                            board: None,
+                            progress: Progress::default(),
+                        },
+                    ],
                     result: None,
                 }),
             },
@@ -645,6 +671,76 @@ fn cards_home_counts_foundations_discards_and_home_piles() {
     );
 }
 
+fn view_of(zones: Vec<(Zone, u8, &[&str])>) -> View {
+    View {
+        game: GameKind::VirginiaReel,
+        zones: zones
+            .into_iter()
+            .map(|(zone, hidden, cards)| ZoneView {
+                zone,
+                hidden,
+                face_up: cards.iter().map(|text| card(text)).collect(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn runs_home_are_full_foundations_and_full_home_piles() {
+    let check = |zones: Vec<(Zone, u8, &[&str])>, expected: u8| {
+        assert_eq!(runs_home(&view_of(zones)), expected);
+    };
+    let suit: Vec<String> = (1..=13)
+        .map(|rank| Card::new(Suit::Hearts, rank).to_string())
+        .collect();
+    let suit: Vec<&str> = suit.iter().map(String::as_str).collect();
+    check(vec![(Zone::Foundation(0), 0, &suit)], 1);
+    check(vec![(Zone::Foundation(0), 0, &suit[..12])], 0);
+    check(
+        vec![
+            (Zone::Position(0), 0, &["2c", "5c", "8c", "Jc"]),
+            (Zone::Position(8), 0, &["3c", "6c", "9c", "Qc"]),
+            (Zone::Position(16), 0, &["4c", "7c", "Tc"]),
+        ],
+        2,
+    );
+    // Four cards on a misplaced position cannot be; one card is not a run.
+    check(vec![(Zone::Position(1), 0, &["3c"])], 0);
+}
+
+#[test]
+fn progress_counts_what_left_the_face_down_places_and_the_stock() {
+    let deal = view_of(vec![
+        (Zone::Pile(0), 3, &["Kd"]),
+        (Zone::Pile(1), 2, &["Qd"]),
+        (Zone::Stock, 20, &[]),
+    ]);
+    let now = view_of(vec![
+        (Zone::Pile(0), 1, &["5c", "4c"]),
+        (Zone::Pile(1), 2, &["Qd"]),
+        (Zone::Stock, 13, &[]),
+        (Zone::Waste, 0, &["9h"]),
+        (Zone::Foundation(0), 0, &["Ac"]),
+    ]);
+    let progress = Progress::measure(&deal, &now, 9, 1234);
+    assert_eq!(
+        progress,
+        Progress {
+            moves: 9,
+            cards_home: 1,
+            runs_home: 0,
+            cards_uncovered: 2,
+            stock_turned: 7,
+            elapsed_ms: 1234,
+        }
+    );
+    assert_eq!(
+        Progress::measure(&deal, &deal, 0, 0),
+        Progress::default(),
+        "the deal itself has made no progress"
+    );
+}
+
 mod properties {
     use proptest::prelude::*;
 
@@ -663,19 +759,23 @@ mod properties {
                 2u8..=8,
                 any::<bool>(),
                 any::<bool>(),
-                proptest::option::of(any::<u64>())
+                proptest::option::of(any::<u64>()),
+                any::<bool>(),
             )
-                .prop_map(|(max_players, public, undo_allowed, time_limit_ms)| {
-                    ClientMessage::CreateRoom {
-                        game: GameKind::Midshipman,
-                        max_players,
-                        public,
-                        options: RoomOptions {
-                            undo_allowed,
-                            time_limit_ms,
-                        },
+                .prop_map(
+                    |(max_players, public, undo_allowed, time_limit_ms, open_boards)| {
+                        ClientMessage::CreateRoom {
+                            game: GameKind::Midshipman,
+                            max_players,
+                            public,
+                            options: RoomOptions {
+                                undo_allowed,
+                                time_limit_ms,
+                                open_boards,
+                            },
+                        }
                     }
-                }),
+                ),
             Just(ClientMessage::Resign),
             ".{0,30}".prop_map(|name| ClientMessage::Register { name }),
             ".{0,64}".prop_map(|token| ClientMessage::Authenticate { token }),

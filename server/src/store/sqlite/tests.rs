@@ -42,6 +42,7 @@ fn race_of(name: &str, player: PlayerId, status: PlayerStatus, progress: Progres
                 seat: 0,
                 moves: vec!["7h>4".to_string(); progress.moves as usize],
             }],
+            open_boards: false,
         },
         players: vec![(0, player)],
     }
@@ -124,6 +125,7 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once() {
         moves: 2,
         cards_home: 0,
         elapsed_ms: 5_000,
+        ..Progress::default()
     };
     let race = race_of("ada", ada.id, PlayerStatus::Resigned, progress);
     let race_id = store
@@ -161,6 +163,7 @@ fn races_read_back_as_written() {
             moves: 3,
             cards_home: 52,
             elapsed_ms: 61_000,
+            ..Progress::default()
         },
     );
     race.daily = None;
@@ -235,6 +238,7 @@ fn leaderboards_rank_won_then_time_then_moves() {
                 moves: *moves,
                 cards_home: 0,
                 elapsed_ms: *elapsed_ms,
+                ..Progress::default()
             };
             let mut race = race_of(name, player.id, *status, progress);
             // Finishing order is the table's order, whatever the times.
