@@ -2,9 +2,10 @@
 //!
 //! One dedicated thread (never a runtime worker: a proof may take seconds)
 //! tops the pools up to their target size, one seed at a time, the emptiest
-//! game first. Taking a deal wakes it. A race takes its deal when its
-//! countdown begins, so starting a race waits on the solver only if deals are
-//! taken faster than they are proved.
+//! game first. Taking a deal wakes it. A race takes its deal when it is due,
+//! so starting a race waits on the solver only if deals are taken faster
+//! than they are proved. A room waiting in [`DealPool::take`] counts as
+//! demand, so a pool with a target of zero proves one deal per waiting race.
 //!
 //! Seeds come from the OS's randomness, or, when the configuration fixes a
 //! start, from `start, start + 1, ...` per game, so that tests know the deal.
@@ -44,6 +45,8 @@ struct State {
     next_seed: HashMap<GameKind, u64>,
     /// When each game was last tried (a growing attempt number).
     last_tried: HashMap<GameKind, u64>,
+    /// Rooms waiting in `take`, per game: deals wanted beyond the target.
+    waiting: HashMap<GameKind, usize>,
     fixed_seeds: bool,
 }
 
@@ -64,6 +67,7 @@ impl DealPool {
                         .map(|&game| (game, seed_start.unwrap_or(0)))
                         .collect(),
                     last_tried: HashMap::new(),
+                    waiting: HashMap::new(),
                     fixed_seeds: seed_start.is_some(),
                 }),
                 wake_prover: Condvar::new(),
@@ -97,6 +101,10 @@ impl DealPool {
     /// A proved seed of `game`, waiting for one if none is ready. `None` if
     /// the pool does not deal this game or is stopping.
     pub async fn take(&self, game: GameKind) -> Option<u64> {
+        if let Some(seed) = self.try_take(game) {
+            return Some(seed);
+        }
+        let mut demand = Demand::new(&self.inner, game);
         loop {
             if !self.deals(game) || self.inner.stop.load(Ordering::Relaxed) {
                 return None;
@@ -104,7 +112,18 @@ impl DealPool {
             let notified = self.inner.deal_ready.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if let Some(seed) = self.try_take(game) {
+            // Taking the deal and giving up the demand under one lock, so
+            // the prover never sees the demand without the deal it was for.
+            let seed = {
+                let mut state = self.inner.lock();
+                let seed = state.ready.get_mut(&game).and_then(VecDeque::pop_front);
+                if seed.is_some() {
+                    demand.fulfilled(&mut state);
+                }
+                seed
+            };
+            if let Some(seed) = seed {
+                self.inner.wake_prover.notify_one();
                 return Some(seed);
             }
             notified.await;
@@ -131,6 +150,44 @@ impl DealPool {
     }
 }
 
+/// One room waiting for a deal of `game`, for as long as it waits (a
+/// cancelled wait gives its demand back).
+struct Demand<'a> {
+    inner: &'a Inner,
+    game: GameKind,
+    open: bool,
+}
+
+impl<'a> Demand<'a> {
+    fn new(inner: &'a Inner, game: GameKind) -> Demand<'a> {
+        *inner.lock().waiting.entry(game).or_insert(0) += 1;
+        inner.wake_prover.notify_one();
+        Demand {
+            inner,
+            game,
+            open: true,
+        }
+    }
+
+    /// The deal came: the demand ends, under the caller's lock.
+    fn fulfilled(&mut self, state: &mut State) {
+        if std::mem::take(&mut self.open)
+            && let Some(waiting) = state.waiting.get_mut(&self.game)
+        {
+            *waiting = waiting.saturating_sub(1);
+        }
+    }
+}
+
+impl Drop for Demand<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let mut state = self.inner.lock();
+            self.fulfilled(&mut state);
+        }
+    }
+}
+
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding this lock leaves plain queues behind, still usable.
@@ -143,14 +200,17 @@ impl Inner {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// The game to try a seed for: the emptiest below target, and among
-    /// equals the one tried longest ago, so that a game whose deals are hard
-    /// to prove never starves the others of more than one seed's work.
+    /// The game to try a seed for: the emptiest below target (raised by the
+    /// rooms waiting for one), and among equals the one tried longest ago,
+    /// so that a game whose deals are hard to prove never starves the
+    /// others of more than one seed's work.
     fn neediest(&self, state: &State) -> Option<GameKind> {
         state
             .ready
             .iter()
-            .filter(|(_, ready)| ready.len() < self.target)
+            .filter(|(game, ready)| {
+                ready.len() < self.target + state.waiting.get(*game).copied().unwrap_or(0)
+            })
             .min_by_key(|(game, ready)| {
                 (
                     ready.len(),
@@ -233,6 +293,21 @@ mod tests {
         assert_eq!(first, expected);
         assert!(second > first);
         assert_eq!(pool.take(GameKind::Indian).await, None);
+        pool.stop();
+    }
+
+    #[tokio::test]
+    async fn a_pool_that_keeps_none_ready_proves_one_for_each_taker() {
+        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 0, Some(100), 200_000)
+            .expect("thread starts");
+        assert_eq!(pool.try_take(GameKind::ThreeBlindMice), None);
+        let first = pool.take(GameKind::ThreeBlindMice).await;
+        assert!(first.is_some(), "a waiting taker gets a deal proved");
+        assert_eq!(
+            pool.try_take(GameKind::ThreeBlindMice),
+            None,
+            "and none is kept beyond it"
+        );
         pool.stop();
     }
 }

@@ -526,3 +526,32 @@ async fn a_lobby_closes_when_its_last_player_leaves_and_spectators_are_told() {
     carol.create_room(2, RoomOptions::default()).await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_race_that_waits_for_the_solver_says_so_and_counts_down_once_dealt() {
+    // A pool that keeps no deal ready: every race waits for its proof.
+    let server = start_server(|config| config.deal_pool_size = 0).await;
+    let (mut ada, mut bob, _, _, _) = two_player_race(&server, RoomOptions::default()).await;
+    for client in [&mut ada, &mut bob] {
+        let phases: Vec<&str> = client
+            .received()
+            .iter()
+            .filter_map(|message| match message {
+                ServerMessage::RoomUpdate { room, .. } if room.phase == Phase::Dealing => {
+                    Some("dealing")
+                }
+                ServerMessage::Countdown { .. } => Some("countdown"),
+                ServerMessage::RaceStarted { .. } => Some("started"),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(phases.first(), Some(&"dealing"), "{phases:?}");
+        assert_eq!(
+            phases.iter().filter(|&&phase| phase == "countdown").count(),
+            1,
+            "one countdown, once the deal is there: {phases:?}"
+        );
+        assert_eq!(phases.last(), Some(&"started"), "{phases:?}");
+    }
+    server.shutdown().await;
+}
