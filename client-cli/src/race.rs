@@ -201,6 +201,14 @@ impl RaceState {
                     ),
                     None => format!("watching room {} ({})", room.code, room.game.title()),
                 });
+                notes.push(
+                    if room.options.open_boards {
+                        "open boards: everyone in the room sees every board and move live"
+                    } else {
+                        "boards stay private until the race ends: rivals are shown as progress"
+                    }
+                    .into(),
+                );
                 self.seat = seat;
                 self.resume_token = resume_token;
                 self.room = Some(room);
@@ -253,15 +261,17 @@ impl RaceState {
                     .iter()
                     .flat_map(|room| room.players.iter().map(|player| player.seat))
                     .collect();
-                // Everyone starts from this board, so it is every racer's
-                // until they move; after that a rival's board is known only
-                // with open boards.
+                // Everyone starts from this board, but a rival's board is
+                // followed only with open boards: otherwise it is not kept,
+                // so that nothing shows a rival's stale deal as its board.
                 let progress = Progress::measure(&board, &board, 0, 0);
+                let open = self.open_boards();
                 for seat in seats.into_iter().chain(self.seat) {
+                    let shown = open || self.seat == Some(seat);
                     self.racers.insert(
                         seat,
                         Racer {
-                            board: Some(board.clone()),
+                            board: shown.then(|| board.clone()),
                             progress,
                             status: PlayerStatus::Racing,
                         },
@@ -525,7 +535,7 @@ pub fn tenths_text(milliseconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use patience_shared::game::GameKind;
-    use patience_shared::protocol::{MoveLog, Reveal};
+    use patience_shared::protocol::{MoveLog, PlayerInfo, Reveal, RoomOptions};
     use patience_shared::rules::MoveError;
 
     use super::*;
@@ -579,6 +589,104 @@ mod tests {
         check(result("ffff", &[&first]), false, true);
         check(result(salt, &["undo"]), true, false);
         check(result(salt, &["1>1"]), true, false);
+    }
+
+    /// Ada in seat 0 races Bob; Bob plays one move, told as the server
+    /// tells it in a room with or without open boards. Returns Ada's state
+    /// and the line she read about Bob's move.
+    fn rival_moves(open_boards: bool) -> (RaceState, String) {
+        let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7);
+        let player = |seat: u8, name: &str| PlayerInfo {
+            seat,
+            name: name.into(),
+            connected: true,
+            status: PlayerStatus::Racing,
+        };
+        let room = RoomInfo {
+            code: "K7PQ3M".into(),
+            game: GameKind::ThreeBlindMice,
+            max_players: 2,
+            public: false,
+            options: RoomOptions {
+                open_boards,
+                ..RoomOptions::default()
+            },
+            owner: Some(0),
+            phase: Phase::Racing,
+            players: vec![player(0, "ada"), player(1, "bob")],
+            spectators: 0,
+        };
+        let now = Instant::now();
+        let mut state = RaceState::default();
+        let joined = ServerMessage::RoomJoined {
+            seq: 1,
+            room,
+            seat: Some(0),
+            resume_token: Some("token".into()),
+        };
+        state.apply(joined, now);
+        let started = ServerMessage::RaceStarted {
+            seq: 2,
+            commitment: "c".into(),
+            board: deal.view(),
+            time_limit_ms: 60_000,
+        };
+        state.apply(started, now);
+        let mut bob = deal.clone();
+        let mut legal = Vec::new();
+        bob.legal_moves(&mut legal);
+        let text = bob.format_move(legal[0]);
+        bob.apply(legal[0]).expect("a legal move");
+        let progress = Progress::measure(&deal.view(), &bob.view(), 1, 900);
+        let moved = ServerMessage::Progress {
+            seq: 3,
+            seat: 1,
+            progress,
+            text: open_boards.then(|| text.clone()),
+            board: open_boards.then(|| bob.view()),
+        };
+        let notes = state.apply(moved, now);
+        assert_eq!(state.racers[&1].progress, progress);
+        assert_eq!(state.my_board(), Some(&deal.view()), "Ada's own board");
+        (state, notes.join("\n"))
+    }
+
+    #[test]
+    fn a_rival_is_followed_by_counts_unless_boards_are_open() {
+        let (state, line) = rival_moves(false);
+        assert_eq!(state.racers[&1].board, None, "no rival board is kept");
+        assert!(line.starts_with("bob: 1 move, 0 home"), "{line}");
+        let (state, line) = rival_moves(true);
+        assert!(state.racers[&1].board.is_some(), "open boards show it");
+        assert!(line.starts_with("bob played "), "{line}");
+    }
+
+    #[test]
+    fn progress_reads_as_counts_and_leaves_out_what_a_game_cannot_have() {
+        let check = |progress: Progress, expected: &str| {
+            assert_eq!(progress_text(&progress), expected);
+        };
+        check(Progress::default(), "0 moves, 0 home");
+        check(
+            Progress {
+                moves: 1,
+                cards_home: 26,
+                runs_home: 2,
+                ..Progress::default()
+            },
+            "1 move, 26 home (2 runs)",
+        );
+        check(
+            Progress {
+                moves: 40,
+                cards_home: 13,
+                runs_home: 1,
+                cards_uncovered: 9,
+                stock_turned: 31,
+                elapsed_ms: 5,
+            },
+            "40 moves, 13 home (1 run), 9 uncovered, 31 from the stock",
+        );
     }
 
     #[test]
