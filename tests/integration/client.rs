@@ -349,6 +349,20 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
     let board = wait_for_line(&lines, "Cell 2:").await;
     assert!(board.iter().any(|line| line.contains("##")), "{board:#?}");
 
+    // Ada moves: Bob reads her progress, not her move (fair play).
+    let (_, ada_line) = first_deal();
+    ada.send(&ClientMessage::Move {
+        text: ada_line[0].clone(),
+        seat: None,
+    })
+    .await
+    .expect("sent");
+    let rival = wait_for_line(&lines, "ada: 1 move").await;
+    assert!(
+        rival.iter().all(|line| !line.contains(&ada_line[0])),
+        "a rival's move text was printed: {rival:#?}"
+    );
+
     stdin.write_all(b"1>1\n").expect("bob types");
     let refused = wait_for_line(&lines, "refused").await;
     assert!(
