@@ -93,6 +93,10 @@ pub fn test_config() -> Config {
         message_burst: 10_000,
         moves_per_second: 10_000,
         move_burst: 10_000,
+        // Every test client comes from 127.0.0.1; the registration limit
+        // has its own test.
+        registrations_per_hour: 10_000,
+        registration_burst: 10_000,
         deal_games: vec![GameKind::ThreeBlindMice],
         deal_pool_size: 2,
         deal_seed_start: Some(SEED_START),
