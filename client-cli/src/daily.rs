@@ -562,6 +562,7 @@ pub(crate) mod tests {
             rank: 3,
             finishers: 41,
             race_id: 731,
+            unranked: None,
         }
     }
 
@@ -756,6 +757,7 @@ pub(crate) mod tests {
             moves: 4,
             cards_home: 13,
             race_id: 9,
+            unranked: None,
         };
         assert_eq!(
             own_row_text(&row, 5),
@@ -955,8 +957,10 @@ pub(crate) mod tests {
                             moves: 3,
                             cards_home: 52,
                             race_id: 9,
+                            unranked: None,
                         }),
                         reveal: None,
+                        unranked: 0,
                     },
                 }]
             }

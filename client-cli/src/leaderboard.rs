@@ -143,6 +143,7 @@ mod tests {
             moves: 40 + rank,
             cards_home: if status == PlayerStatus::Won { 52 } else { 13 },
             race_id,
+            unranked: None,
         }
     }
 
@@ -164,6 +165,7 @@ mod tests {
                 seed: 1042,
                 salt: "9f86d081884c7d659a2feaa0c55ad015".into(),
             }),
+            unranked: 0,
         }
     }
 

@@ -425,7 +425,8 @@ impl RaceState {
             | ServerMessage::DailyStarted { .. }
             | ServerMessage::DailyFinished { .. }
             | ServerMessage::LeaderboardPage { .. }
-            | ServerMessage::ReplayData { .. } => {}
+            | ServerMessage::ReplayData { .. }
+            | ServerMessage::AttemptReplay { .. } => {}
         }
         notes
     }
