@@ -505,6 +505,20 @@ pub fn daily_deal(date: &str) -> (u64, Vec<String>) {
     ))
 }
 
+/// An hour in milliseconds.
+pub const HOUR: u64 = 60 * 60 * 1000;
+/// The daily tests' day on a virtual clock: 2026-12-01 (UTC), which
+/// begins at [`DAY_START`].
+pub const DAY: &str = "2026-12-01";
+/// 2026-12-01T00:00:00Z in Unix milliseconds.
+pub const DAY_START: u64 = 1_796_083_200_000;
+/// The next day's start: the day is closed an attempt's time limit later.
+pub const NEXT_DAY: u64 = DAY_START + 24 * HOUR;
+/// Noon of the day before: when accounts that rank on the day register.
+pub const DAY_BEFORE_NOON: u64 = DAY_START - 12 * HOUR;
+/// 09:00 on the day: when it is played.
+pub const DAY_MORNING: u64 = DAY_START + 9 * HOUR;
+
 // ----- The server as a process -----
 
 /// A `patience-server` process, killed when dropped.

@@ -8,7 +8,8 @@ use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage, Unranked,
 };
 use patience_tests::{
-    Client, DAILY_SECRET, daily_deal, daily_secret_hex, first_deal, start_server, two_player_race,
+    Client, DAILY_SECRET, DAY, DAY_BEFORE_NOON, DAY_MORNING, HOUR, NEXT_DAY, daily_deal,
+    daily_secret_hex, first_deal, start_server, two_player_race,
 };
 
 async fn daily_server(data: &std::path::Path) -> Server {
@@ -19,16 +20,6 @@ async fn daily_server(data: &std::path::Path) -> Server {
     })
     .await
 }
-
-const HOUR: u64 = 60 * 60 * 1000;
-/// The tests' day: 2026-12-01 (UTC), which begins at [`DAY_START`].
-const DAY: &str = "2026-12-01";
-const DAY_START: u64 = 1_796_083_200_000;
-const NEXT_DAY: u64 = DAY_START + 24 * HOUR;
-/// Noon of the day before: when the day's regular accounts register.
-const DAY_BEFORE_NOON: u64 = DAY_START - 12 * HOUR;
-/// 09:00 on the day: when it is played.
-const DAY_MORNING: u64 = DAY_START + 9 * HOUR;
 
 /// A daily server on `clock`, with the settings `tweak` changes.
 async fn daily_server_with(
