@@ -527,6 +527,13 @@ async fn the_throwaway_account_attack_fails_at_every_step() {
     assert_eq!(page.rows[0].name, "ada");
     assert_eq!(page.own.map(|row| row.rank), Some(1));
 
+    assert_eq!(
+        server
+            .metrics()
+            .registrations_refused
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
     // An hour later the address may register again.
     clock.advance(HOUR);
     third.register("third").await;

@@ -52,7 +52,7 @@ impl Session {
         // Counted before the database is asked, so that a refused name costs
         // a registration too: the limit is on tries, not only on accounts.
         if let Err(wait_ms) = self.shared.signups.take(self.peer.ip(), now) {
-            bump(&self.shared.metrics.rate_limited);
+            bump(&self.shared.metrics.registrations_refused);
             tracing::info!(wait_ms, "registration refused: too many from this address");
             return self.error(
                 ErrorCode::RegistrationLimited,
