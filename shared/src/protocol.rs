@@ -123,7 +123,9 @@ pub enum ClientMessage {
         limit: Option<u32>,
     },
     /// A finished race, or a finished daily attempt, with all it takes to
-    /// play it back.
+    /// play it back: [`ServerMessage::ReplayData`]; for the asker's own
+    /// attempt of a day not yet closed, [`ServerMessage::AttemptReplay`];
+    /// for anyone else's, [`ErrorCode::ReplayNotYet`].
     Replay {
         /// The race's id, from [`RaceResult::race_id`], a
         /// [`DailyResult`] or a [`LeaderboardRow`].
