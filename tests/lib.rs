@@ -93,6 +93,10 @@ pub fn test_config() -> Config {
         message_burst: 10_000,
         moves_per_second: 10_000,
         move_burst: 10_000,
+        // Every test client comes from 127.0.0.1; the registration limit
+        // has its own test.
+        registrations_per_hour: 10_000,
+        registration_burst: 10_000,
         deal_games: vec![GameKind::ThreeBlindMice],
         deal_pool_size: 2,
         deal_seed_start: Some(SEED_START),
@@ -500,6 +504,20 @@ pub fn daily_deal(date: &str) -> (u64, Vec<String>) {
         date,
     ))
 }
+
+/// An hour in milliseconds.
+pub const HOUR: u64 = 60 * 60 * 1000;
+/// The daily tests' day on a virtual clock: 2026-12-01 (UTC), which
+/// begins at [`DAY_START`].
+pub const DAY: &str = "2026-12-01";
+/// 2026-12-01T00:00:00Z in Unix milliseconds.
+pub const DAY_START: u64 = 1_796_083_200_000;
+/// The next day's start: the day is closed an attempt's time limit later.
+pub const NEXT_DAY: u64 = DAY_START + 24 * HOUR;
+/// Noon of the day before: when accounts that rank on the day register.
+pub const DAY_BEFORE_NOON: u64 = DAY_START - 12 * HOUR;
+/// 09:00 on the day: when it is played.
+pub const DAY_MORNING: u64 = DAY_START + 9 * HOUR;
 
 // ----- The server as a process -----
 

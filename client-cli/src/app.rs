@@ -236,7 +236,7 @@ fn replay_command(
     for warning in warnings {
         eprintln!("{warning}");
     }
-    let replay = Replay::new(record);
+    let replay = Replay::of(record);
     let track = match seat {
         None => 0,
         Some(number) => replay.track_of(number.saturating_sub(1)).with_context(|| {

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     ClientMessage, DailyAttempt, DailyResult, ErrorCode, LeaderboardRow, PlayerStatus,
-    ServerMessage,
+    ServerMessage, Unranked,
 };
 use patience_shared::rules::{Effect, Rules as _, View};
 use tokio::sync::mpsc;
@@ -158,14 +158,21 @@ async fn own_row_lines(connection: &mut Connection, game: GameKind) -> Vec<Strin
 }
 
 fn own_row_text(row: &LeaderboardRow, finishers: u32) -> String {
+    let standing = match row.unranked {
+        None => format!("rank {} of {} so far", row.rank, finishers),
+        Some(unranked) => format!(
+            "unranked ({}), it would rank {} of {} so far",
+            unranked_text(unranked),
+            row.rank,
+            finishers
+        ),
+    };
     format!(
-        "Your result: {} in {}, {} moves, {} cards home; rank {} of {} so far; `patience replay {}` shows it again.",
+        "Your result: {} in {}, {} moves, {} cards home; {standing}; `patience replay {}` shows it again.",
         status_text(row.status),
         tenths_text(row.elapsed_ms),
         row.moves,
         row.cards_home,
-        row.rank,
-        finishers,
         row.race_id
     )
 }
@@ -360,15 +367,43 @@ pub fn result_lines(result: &DailyResult) -> Vec<String> {
             result.progress.moves,
             result.progress.cards_home
         ),
-        format!(
-            "rank {} of {} finishers so far",
-            result.rank, result.finishers
-        ),
+        match result.unranked {
+            None => format!(
+                "rank {} of {} finishers so far",
+                result.rank, result.finishers
+            ),
+            Some(unranked) => format!(
+                "unranked: {}; it would rank {} of {} ranked finishers so far",
+                unranked_text(unranked),
+                result.rank,
+                result.finishers
+            ),
+        },
         format!(
             "race id {}: `patience replay {}` plays it back",
             result.race_id, result.race_id
         ),
     ]
+}
+
+/// Why an attempt is off the ranking, in words.
+pub fn unranked_text(unranked: Unranked) -> &'static str {
+    match unranked {
+        Unranked::NewAccount => {
+            "your account was registered on the day, and only accounts registered before the day began (UTC) rank"
+        }
+        Unranked::Review => {
+            "the moves came faster than a person plays; the attempt is held for the server operator's review"
+        }
+    }
+}
+
+/// Why an attempt is off the ranking, in a few words (for a narrow panel).
+pub fn unranked_short_text(unranked: Unranked) -> &'static str {
+    match unranked {
+        Unranked::NewAccount => "(account of the day)",
+        Unranked::Review => "(held for review)",
+    }
 }
 
 /// Help for the daily's line commands.
@@ -564,6 +599,7 @@ pub(crate) mod tests {
             rank: 3,
             finishers: 41,
             race_id: 731,
+            unranked: None,
         }
     }
 
@@ -750,6 +786,16 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_unranked_result_says_why_and_where_it_would_rank() {
+        let mut unranked = result(PlayerStatus::Won);
+        unranked.unranked = Some(Unranked::Review);
+        assert_eq!(
+            result_lines(&unranked)[1],
+            "unranked: the moves came faster than a person plays; the attempt is held for the server operator's review; it would rank 3 of 41 ranked finishers so far"
+        );
+    }
+
+    #[test]
     fn an_earlier_result_reads_as_one_line() {
         let row = LeaderboardRow {
             rank: 2,
@@ -759,6 +805,7 @@ pub(crate) mod tests {
             moves: 4,
             cards_home: 13,
             race_id: 9,
+            unranked: None,
         };
         assert_eq!(
             own_row_text(&row, 5),
@@ -958,8 +1005,10 @@ pub(crate) mod tests {
                             moves: 3,
                             cards_home: 52,
                             race_id: 9,
+                            unranked: None,
                         }),
                         reveal: None,
+                        unranked: 0,
                     },
                 }]
             }

@@ -11,6 +11,7 @@ use patience_shared::protocol::{ClientMessage, LeaderboardPage, LeaderboardRow, 
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
+use crate::daily::{unranked_short_text, unranked_text};
 use crate::net::message_name;
 use crate::race::{status_text, tenths_text};
 
@@ -53,16 +54,30 @@ pub async fn fetch(
 const HEADER: &str = "rank  name                  status            time  moves  home   race";
 
 fn row_text(row: &LeaderboardRow, you: bool) -> String {
+    // An unranked row has no rank of its own: a dash, and why after it.
+    let rank = match row.unranked {
+        None => row.rank.to_string(),
+        Some(_) => "-".to_string(),
+    };
+    let mark = match (you, row.unranked) {
+        (true, None) => "  ← you".to_string(),
+        (true, Some(unranked)) => format!(
+            "  ← you, unranked {} (would rank {})",
+            unranked_short_text(unranked),
+            row.rank
+        ),
+        (false, _) => String::new(),
+    };
     format!(
         "{:>4}  {:<20}  {:<14} {:>7}  {:>5}  {:>4}  {:>5}{}",
-        row.rank,
+        rank,
         row.name,
         status_text(row.status),
         tenths_text(row.elapsed_ms),
         row.moves,
         row.cards_home,
         row.race_id,
-        if you { "  ← you" } else { "" }
+        mark
     )
 }
 
@@ -71,10 +86,15 @@ fn row_text(row: &LeaderboardRow, you: bool) -> String {
 pub fn page_text(page: &LeaderboardPage) -> String {
     let mut lines = vec![
         format!(
-            "{} · daily deal of {} · {} finished, {} playing",
+            "{} · daily deal of {} · {} finished{}, {} playing",
             page.game.title(),
             page.date,
             page.finishers,
+            if page.unranked > 0 {
+                format!(" ({} more unranked)", page.unranked)
+            } else {
+                String::new()
+            },
             page.playing
         ),
         String::new(),
@@ -93,6 +113,9 @@ pub fn page_text(page: &LeaderboardPage) -> String {
     {
         lines.push("   ⋮".into());
         lines.push(row_text(own, true));
+        if let Some(unranked) = own.unranked {
+            lines.push(format!("      unranked: {}.", unranked_text(unranked)));
+        }
     }
     lines.push(String::new());
     if page.day_over {
@@ -124,7 +147,7 @@ pub fn page_json(page: &LeaderboardPage) -> String {
 
 #[cfg(test)]
 mod tests {
-    use patience_shared::protocol::{PlayerStatus, Reveal};
+    use patience_shared::protocol::{PlayerStatus, Reveal, Unranked};
 
     use super::*;
 
@@ -143,6 +166,7 @@ mod tests {
             moves: 40 + rank,
             cards_home: if status == PlayerStatus::Won { 52 } else { 13 },
             race_id,
+            unranked: None,
         }
     }
 
@@ -164,11 +188,33 @@ mod tests {
                 seed: 1042,
                 salt: "9f86d081884c7d659a2feaa0c55ad015".into(),
             }),
+            unranked: 0,
         }
     }
 
     fn check(page: &LeaderboardPage, expected: &str) {
         assert_eq!(page_text(page), expected, "\n{}", page_text(page));
+    }
+
+    #[test]
+    fn an_unranked_own_row_says_why_and_where_it_would_be() {
+        let mut own = row(2, "newbie", PlayerStatus::Won, 190_000, 801);
+        own.unranked = Some(Unranked::NewAccount);
+        let mut running = page(false, Some(own));
+        running.unranked = 3;
+        let text = page_text(&running);
+        assert!(
+            text.starts_with("Three Blind Mice · daily deal of 2026-12-01 · 41 finished (3 more unranked), 5 playing"),
+            "{text}"
+        );
+        assert!(
+            text.contains("   -  newbie                won             3:10.0     42    52    801  ← you, unranked (account of the day) (would rank 2)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("unranked: your account was registered on the day, and only accounts registered before the day began (UTC) rank."),
+            "{text}"
+        );
     }
 
     #[test]

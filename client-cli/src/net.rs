@@ -172,5 +172,6 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::DailyFinished { .. } => "daily_finished",
         ServerMessage::LeaderboardPage { .. } => "leaderboard_page",
         ServerMessage::ReplayData { .. } => "replay_data",
+        ServerMessage::AttemptReplay { .. } => "attempt_replay",
     }
 }

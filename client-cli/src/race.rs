@@ -443,7 +443,8 @@ impl RaceState {
             | ServerMessage::DailyStarted { .. }
             | ServerMessage::DailyFinished { .. }
             | ServerMessage::LeaderboardPage { .. }
-            | ServerMessage::ReplayData { .. } => {}
+            | ServerMessage::ReplayData { .. }
+            | ServerMessage::AttemptReplay { .. } => {}
         }
         notes
     }

@@ -1,11 +1,14 @@
 //! `patience replay RACE_ID`: a finished race, or a finished daily attempt,
 //! played back from the server's record.
 //!
-//! [`fetch`] asks for the [`RaceRecord`] (signed in when an account is
-//! stored, since a daily attempt of a running day is shown only to those
-//! who finished it); [`Replay::new`] deals the revealed seed with
-//! `AnyGame::deal` and replays every seat's move log through the rules
-//! engine (`undo` takes back the move before it), keeping each step's board;
+//! [`fetch`] asks for the race (signed in when an account is stored: until
+//! a daily deal's day is closed, the server shows an attempt only to its own
+//! player, and then only as that player saw it). A [`RaceRecord`] comes
+//! with the seed: [`Replay::new`] deals it with `AnyGame::deal` and replays
+//! every seat's move log through the rules engine (`undo` takes back the
+//! move before it), keeping each step's board. One's own attempt of an open
+//! day comes as an [`OwnAttempt`], the boards the player saw, face-down
+//! cards hidden and no seed: [`Replay::own`] steps through those;
 //! [`Cursor`] walks the steps (forward, back, play at a speed, another
 //! seat), for the terminal UI (`tui::replay`); [`plain_text`] prints every
 //! step, for scripts and tests.
@@ -13,7 +16,9 @@
 use std::time::Duration;
 
 use patience_shared::any::{AnyGame, AnyMove};
-use patience_shared::protocol::{ClientMessage, RaceRecord, ServerMessage, Standing, UNDO_TEXT};
+use patience_shared::protocol::{
+    ClientMessage, ErrorCode, OwnAttempt, RaceRecord, ServerMessage, Standing, UNDO_TEXT,
+};
 use patience_shared::rules::{Effect, Outcome, Rules, View};
 
 use crate::account::{self, AccountError, Anonymous};
@@ -22,13 +27,24 @@ use crate::net::{Connection, message_name};
 use crate::race::{effect_text, status_text, tenths_text};
 use crate::text::view_text;
 
+/// What the server gave for a replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fetched {
+    /// A whole race, seed included: a room's race, or a closed day's attempt.
+    Race(RaceRecord),
+    /// The asker's own attempt of a day not yet closed, as they saw it.
+    Own(OwnAttempt),
+}
+
 /// Signs in if an account is stored for `server`, then asks for the race.
-/// Returns it and lines for standard error.
+/// Returns it and lines for standard error. A refusal the server types
+/// (`replay_not_yet`) comes back as [`AccountError::Refused`] with words
+/// that say what is refused and until when.
 pub async fn fetch(
     server: &str,
     store: &Store,
     race_id: u64,
-) -> Result<(RaceRecord, Vec<String>), AccountError> {
+) -> Result<(Fetched, Vec<String>), AccountError> {
     let mut warnings = Vec::new();
     let mut connection = match account::connect(server, store, Anonymous::Allowed).await {
         Ok((connection, _, _)) => connection,
@@ -42,7 +58,17 @@ pub async fn fetch(
     let answer = connection.recv().await?;
     connection.close().await;
     match answer {
-        ServerMessage::ReplayData { race } => Ok((race, warnings)),
+        ServerMessage::ReplayData { race } => Ok((Fetched::Race(race), warnings)),
+        ServerMessage::AttemptReplay { attempt } => Ok((Fetched::Own(attempt), warnings)),
+        ServerMessage::Error {
+            code: code @ ErrorCode::ReplayNotYet,
+            message,
+        } => Err(AccountError::Refused {
+            code,
+            message: format!(
+                "{message} (until then you may replay only your own attempt, as you saw it)"
+            ),
+        }),
         ServerMessage::Error { code, message } => Err(AccountError::Refused { code, message }),
         other => Err(AccountError::Unexpected(message_name(&other))),
     }
@@ -89,8 +115,10 @@ impl Track {
 /// A finished race, every seat's log replayed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replay {
-    /// The server's record.
-    pub record: RaceRecord,
+    /// The heading: race, game, seed, and the day for a daily attempt.
+    title: String,
+    /// The race's standings.
+    pub standings: Vec<Standing>,
     /// One track per move log, in seat order.
     pub tracks: Vec<Track>,
 }
@@ -173,22 +201,85 @@ impl Replay {
                 }
             })
             .collect();
-        Replay { record, tracks }
+        let mut title = format!(
+            "Replay of race {} · {} · seed {}",
+            record.race_id,
+            reveal.game.title(),
+            reveal.seed
+        );
+        if let Some(date) = &record.daily {
+            title.push_str(&format!(" · daily deal of {date}"));
+        }
+        Replay {
+            title,
+            standings: record.result.standings,
+            tracks,
+        }
+    }
+
+    /// One's own attempt of a day not yet closed: the boards as the server
+    /// sent them (the player's views), one track, no seed.
+    pub fn own(attempt: OwnAttempt) -> Replay {
+        let mut boards = attempt.boards.into_iter();
+        let start = boards.next().unwrap_or(View {
+            game: attempt.game,
+            zones: Vec::new(),
+        });
+        let steps: Vec<Step> = attempt
+            .moves
+            .iter()
+            .zip(boards)
+            .map(|(text, board)| Step {
+                text: text.clone(),
+                // The views tell what was turned; the server sends no effects.
+                effects: Vec::new(),
+                board,
+            })
+            .collect();
+        let broken = (steps.len() < attempt.moves.len()).then(|| {
+            format!(
+                "the server sent {} boards for {} moves",
+                steps.len() + 1,
+                attempt.moves.len()
+            )
+        });
+        let standing = Standing {
+            rank: 1,
+            seat: 0,
+            name: "you".to_string(),
+            status: attempt.status,
+            progress: attempt.progress,
+        };
+        Replay {
+            title: format!(
+                "Your attempt {} · {} · daily deal of {} · as you saw it (the seed comes once the day is over)",
+                attempt.race_id,
+                attempt.game.title(),
+                attempt.date
+            ),
+            standings: vec![standing.clone()],
+            tracks: vec![Track {
+                seat: 0,
+                name: "you".to_string(),
+                standing: Some(standing),
+                start,
+                steps,
+                broken,
+            }],
+        }
+    }
+
+    /// What the server gave, ready to step through.
+    pub fn of(fetched: Fetched) -> Replay {
+        match fetched {
+            Fetched::Race(record) => Replay::new(record),
+            Fetched::Own(attempt) => Replay::own(attempt),
+        }
     }
 
     /// The heading: race, game, seed, and the day for a daily attempt.
     pub fn title(&self) -> String {
-        let reveal = &self.record.result.reveal;
-        let mut title = format!(
-            "Replay of race {} · {} · seed {}",
-            self.record.race_id,
-            reveal.game.title(),
-            reveal.seed
-        );
-        if let Some(date) = &self.record.daily {
-            title.push_str(&format!(" · daily deal of {date}"));
-        }
-        title
+        self.title.clone()
     }
 
     /// The track of `seat` (0-based), if it has one.
@@ -254,7 +345,7 @@ pub fn plain_text(replay: &Replay, seat: Option<u8>) -> String {
     }
     out.push(String::new());
     out.push("Standings:".into());
-    for standing in &replay.record.result.standings {
+    for standing in &replay.standings {
         out.push(standing_text(standing));
     }
     out.join("\n")
@@ -547,6 +638,85 @@ pub(crate) mod tests {
         assert_eq!(Cursor::new(0, f64::NAN).speed, 1.0);
     }
 
+    /// Ada's own attempt of an open day: the deal as she saw it and the
+    /// board after each of two moves, as the server sends it.
+    fn own_attempt() -> OwnAttempt {
+        let (record, texts) = record();
+        let mut position = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+        let mut boards = vec![position.view()];
+        for text in &texts {
+            if let Ok(mv) = position.parse_move(text) {
+                let _ = position.apply(mv);
+            }
+            boards.push(position.view());
+        }
+        OwnAttempt {
+            game: GameKind::ThreeBlindMice,
+            date: "2026-12-01".into(),
+            race_id: record.race_id,
+            status: PlayerStatus::Resigned,
+            progress: Progress {
+                moves: 2,
+                cards_home: 0,
+                elapsed_ms: 9_000,
+                ..Progress::default()
+            },
+            moves: texts,
+            boards,
+        }
+    }
+
+    #[test]
+    fn ones_own_attempt_steps_through_the_boards_the_server_sent() {
+        let attempt = own_attempt();
+        let replay = Replay::own(attempt.clone());
+        assert_eq!(replay.tracks.len(), 1);
+        let track = &replay.tracks[0];
+        assert_eq!(track.broken, None);
+        assert_eq!(track.steps.len(), 2);
+        for (step, board) in attempt.boards.iter().enumerate() {
+            assert_eq!(track.board(step), board);
+        }
+        assert!(
+            replay.title().contains("as you saw it"),
+            "{}",
+            replay.title()
+        );
+        assert!(!replay.title().contains("seed 1"), "{}", replay.title());
+        let text = plain_text(&replay, None);
+        assert!(text.contains("1. you resigned"), "{text}");
+        // Fewer boards than moves: the track stops where the boards do.
+        let mut short = attempt;
+        short.boards.truncate(2);
+        let track = &Replay::own(short).tracks[0];
+        assert_eq!(track.steps.len(), 1);
+        assert!(track.broken.is_some());
+    }
+
+    #[tokio::test]
+    async fn fetch_takes_ones_own_attempt_and_says_what_is_refused() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::Replay { race_id: 9 } => vec![ServerMessage::AttemptReplay {
+                attempt: own_attempt(),
+            }],
+            ClientMessage::Replay { .. } => vec![ServerMessage::Error {
+                code: ErrorCode::ReplayNotYet,
+                message: "that is another player's daily attempt".into(),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let (fetched, _) = fetch(&url, &Store::none(), 9).await.expect("own attempt");
+        assert_eq!(fetched, Fetched::Own(own_attempt()));
+        match fetch(&url, &Store::none(), 10).await {
+            Err(AccountError::Refused { code, message }) => {
+                assert_eq!(code, ErrorCode::ReplayNotYet);
+                assert!(message.contains("only your own attempt"), "{message}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
     #[tokio::test]
     async fn fetch_asks_for_the_race_and_types_a_refusal() {
         let (url, _) = crate::fake_server::start(|message| match message {
@@ -561,7 +731,7 @@ pub(crate) mod tests {
         })
         .await;
         let (fetched, warnings) = fetch(&url, &Store::none(), 731).await.expect("the race");
-        assert_eq!(fetched, record().0);
+        assert_eq!(fetched, Fetched::Race(record().0));
         assert!(warnings.is_empty());
         let missing = fetch(&url, &Store::none(), 5).await;
         assert!(matches!(

@@ -62,7 +62,9 @@ fn write_moves(
                     for index in first..first + per_player as u32 {
                         let key = key.clone();
                         database
-                            .call(move |store| store.record_move(&key, index, "7h>4"))
+                            .call(move |store| {
+                                store.record_move(&key, index, "7h>4", u64::from(index))
+                            })
                             .await
                             .expect("written");
                     }

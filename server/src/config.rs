@@ -14,6 +14,8 @@ use clap::Parser;
 use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
 
+use crate::clock::Clock;
+
 /// Everything the server can be told. Field names are the TOML keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -92,6 +94,25 @@ pub struct Config {
     pub database_queue: usize,
     /// The most leaderboard rows one request gets.
     pub leaderboard_max_rows: u32,
+    /// Accounts one source address may register per hour, on average (an
+    /// IPv6 address counts by its /64 prefix).
+    pub registrations_per_hour: u32,
+    /// Accounts one source address may register in a burst.
+    pub registration_burst: u32,
+    /// Source addresses whose registrations are remembered; past it, the
+    /// one heard from least recently is forgotten.
+    pub registration_addresses: usize,
+    /// Consecutive moves of a daily attempt whose gaps are judged together
+    /// for the review rule; 0 turns the rule off.
+    pub daily_review_window_moves: usize,
+    /// A window whose median gap is under this is faster than a person
+    /// plays: the attempt is kept unranked and marked for review.
+    pub daily_review_median_gap_ms: u64,
+    /// The clock of the daily deal (dates, account ages, move times): the
+    /// system's unless a test gives a virtual one. Not a setting of files
+    /// or flags.
+    #[serde(skip)]
+    pub clock: Clock,
 }
 
 impl Default for Config {
@@ -131,6 +152,12 @@ impl Default for Config {
             daily_sweep_interval_ms: 60_000,
             database_queue: 4096,
             leaderboard_max_rows: 100,
+            registrations_per_hour: 10,
+            registration_burst: 5,
+            registration_addresses: 10_000,
+            daily_review_window_moves: 20,
+            daily_review_median_gap_ms: 150,
+            clock: Clock::system(),
         }
     }
 }
@@ -313,6 +340,12 @@ impl Config {
         anyhow::ensure!(
             self.leaderboard_max_rows > 0,
             "leaderboard_max_rows must be at least 1"
+        );
+        anyhow::ensure!(
+            self.registrations_per_hour > 0
+                && self.registration_burst > 0
+                && self.registration_addresses > 0,
+            "registrations_per_hour, registration_burst and registration_addresses must be at least 1"
         );
         Ok(())
     }

@@ -134,7 +134,7 @@ pub async fn serve(
         let previous = shared.metrics.connections.fetch_add(1, Ordering::Relaxed);
         bump(&shared.metrics.connections_total);
         let over_cap = usize::try_from(previous).unwrap_or(0) >= shared.config.max_connections;
-        run(&shared, socket, id, over_cap).await;
+        run(&shared, socket, id, peer, over_cap).await;
         gauge(&shared.metrics.connections, -1);
         tracing::debug!("closed");
     }
@@ -142,7 +142,13 @@ pub async fn serve(
     .await;
 }
 
-async fn run(shared: &Arc<Shared>, socket: WebSocketStream<TcpStream>, id: u64, over_cap: bool) {
+async fn run(
+    shared: &Arc<Shared>,
+    socket: WebSocketStream<TcpStream>,
+    id: u64,
+    peer: SocketAddr,
+    over_cap: bool,
+) {
     let (sink, mut stream) = socket.split();
     let (outbox, outbox_receiver) = mpsc::channel(shared.config.outbox_capacity);
     let handle = ConnectionHandle {
@@ -168,7 +174,7 @@ async fn run(shared: &Arc<Shared>, socket: WebSocketStream<TcpStream>, id: u64, 
             "the server has too many connections; try again later",
         );
     }
-    let mut session = Session::new(Arc::clone(shared), handle.clone());
+    let mut session = Session::new(Arc::clone(shared), handle.clone(), peer);
     let idle = millis(shared.config.idle_timeout_ms);
     let hello_deadline = tokio::time::Instant::now() + millis(shared.config.handshake_timeout_ms);
     loop {
@@ -406,6 +412,8 @@ impl TokenBucket {
 struct Session {
     shared: Arc<Shared>,
     handle: ConnectionHandle,
+    /// The client's address, for the per-address registration limit.
+    peer: SocketAddr,
     greeted: bool,
     name: String,
     /// The registered player this connection is, once it says so.
@@ -418,13 +426,14 @@ struct Session {
 }
 
 impl Session {
-    fn new(shared: Arc<Shared>, handle: ConnectionHandle) -> Session {
+    fn new(shared: Arc<Shared>, handle: ConnectionHandle, peer: SocketAddr) -> Session {
         let config = &shared.config;
         let messages = TokenBucket::new(config.messages_per_second, config.message_burst);
         let moves = TokenBucket::new(config.moves_per_second, config.move_burst);
         Session {
             shared,
             handle,
+            peer,
             greeted: false,
             name: String::new(),
             player: None,
@@ -626,7 +635,7 @@ impl Session {
     /// (rounded up to the next millisecond).
     fn daily_deadline(&self) -> Option<tokio::time::Instant> {
         let play = self.daily.as_ref()?;
-        let left = play.deadline_ms.saturating_sub(daily::unix_now_ms());
+        let left = play.deadline_ms.saturating_sub(self.shared.clock.now_ms());
         Some(tokio::time::Instant::now() + Duration::from_millis(left + 1))
     }
 
@@ -634,7 +643,7 @@ impl Session {
     fn daily_time_is_up(&self) -> bool {
         self.daily
             .as_ref()
-            .is_some_and(|play| daily::unix_now_ms() >= play.deadline_ms)
+            .is_some_and(|play| self.shared.clock.now_ms() >= play.deadline_ms)
     }
 
     fn hello(&mut self, version: u32, name: &str) {

@@ -19,7 +19,13 @@
 //! A day's results become public (leaderboard reveal, replays for anyone)
 //! only when the day is **closed**: its UTC date has ended and so has the
 //! time limit of any attempt begun in its last moment. Until then the deal
-//! could still be in play.
+//! could still be in play, and its seed and salt never leave the server.
+//!
+//! Not every finished attempt ranks ([`Eligibility`]): an account
+//! registered on the attempt's day or later plays unranked, and so does an
+//! attempt whose moves came faster than a person plays ([`too_fast`]),
+//! which is also marked for an operator's review. Times are the caller's
+//! reading of the server's [`Clock`](crate::clock::Clock).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,8 +35,8 @@ use hmac::{KeyInit as _, Mac as _};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, PlayerStatus, Progress,
-    RaceResult, Reveal, Standing,
+    self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, OwnAttempt, PlayerStatus,
+    Progress, RaceRecord, RaceResult, Reveal, Standing,
 };
 use patience_shared::rules::{Effect, Rules as _};
 use patience_shared::solver::Budget;
@@ -39,7 +45,7 @@ use tokio::sync::OnceCell;
 
 use crate::database::Database;
 use crate::registry::new_secret;
-use crate::store::{AttemptKey, DailyDeal, NewRace, Player, StoreError};
+use crate::store::{AttemptKey, DailyDeal, Eligibility, NewRace, Player, StoreError};
 
 /// Milliseconds in a day.
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
@@ -84,7 +90,7 @@ pub fn parse_date(text: &str) -> Option<String> {
 }
 
 /// Unix milliseconds at which `date` (UTC) begins.
-fn start_of(date: &str) -> Option<u64> {
+pub fn start_of(date: &str) -> Option<u64> {
     let date: jiff::civil::Date = date.parse().ok()?;
     let midnight = jiff::tz::Offset::UTC
         .to_timestamp(date.to_datetime(jiff::civil::Time::midnight()))
@@ -111,6 +117,74 @@ pub fn stream_start(secret: &[u8; 32], game: GameKind, date: &str) -> u64 {
     u64::from_le_bytes(first)
 }
 
+/// The review rule: moves faster than a person plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaceRule {
+    /// Consecutive moves judged together; 0 turns the rule off.
+    pub window_moves: usize,
+    /// A window whose median gap is under this is too fast.
+    pub median_gap_ms: u64,
+}
+
+/// Whether an attempt's moves came faster than a person plays under
+/// `rule`: some `rule.window_moves` consecutive moves whose median gap is
+/// under `rule.median_gap_ms`. A move's gap is the time since the move
+/// before it (for the first move, since the attempt began); the median of
+/// an even number of gaps is the mean of the middle two. A window holding
+/// a move of unknown time (stored before times were kept) is not judged.
+pub fn too_fast(rule: PaceRule, started_at_ms: u64, move_times_ms: &[Option<u64>]) -> bool {
+    let window = rule.window_moves;
+    if window == 0 || move_times_ms.len() < window {
+        return false;
+    }
+    let mut previous = Some(started_at_ms);
+    let gaps: Vec<Option<u64>> = move_times_ms
+        .iter()
+        .map(|&time| {
+            let gap = time
+                .zip(previous)
+                .map(|(now, before)| now.saturating_sub(before));
+            previous = time;
+            gap
+        })
+        .collect();
+    let mut sorted = Vec::with_capacity(window);
+    gaps.windows(window).any(|gaps| {
+        sorted.clear();
+        for gap in gaps {
+            match gap {
+                Some(gap) => sorted.push(*gap),
+                None => return false,
+            }
+        }
+        sorted.sort_unstable();
+        let middle = window / 2;
+        // Doubled on both sides so that the mean of two stays an integer.
+        let doubled_median = if window.is_multiple_of(2) {
+            sorted[middle - 1] + sorted[middle]
+        } else {
+            2 * sorted[middle]
+        };
+        doubled_median < 2 * rule.median_gap_ms
+    })
+}
+
+/// Whether an attempt at the deal of `date` ranks: its account must be
+/// older than the day, its pace a person's.
+pub fn eligibility(
+    rule: PaceRule,
+    date: &str,
+    registered_at_ms: u64,
+    started_at_ms: u64,
+    move_times_ms: &[Option<u64>],
+) -> Eligibility {
+    Eligibility {
+        // A date that does not parse cannot be begun after: ranked as old.
+        new_account: start_of(date).is_some_and(|start| registered_at_ms >= start),
+        review: too_fast(rule, started_at_ms, move_times_ms),
+    }
+}
+
 /// Daily deals, found once each, and the attempts' shared settings.
 #[derive(Debug)]
 pub struct Daily {
@@ -118,6 +192,7 @@ pub struct Daily {
     secret: [u8; 32],
     budget_positions: u64,
     time_limit_ms: u64,
+    pace: PaceRule,
     deals: DashMap<(GameKind, String), Arc<OnceCell<DailyDeal>>>,
     stopping: Arc<AtomicBool>,
 }
@@ -135,9 +210,18 @@ impl Daily {
             secret,
             budget_positions,
             time_limit_ms,
+            pace: PaceRule {
+                window_moves: 20,
+                median_gap_ms: 150,
+            },
             deals: DashMap::new(),
             stopping: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The same service with `pace` as its review rule.
+    pub fn with_pace_rule(self, pace: PaceRule) -> Daily {
+        Daily { pace, ..self }
     }
 
     /// Ends any search for a deal: the server is stopping.
@@ -244,7 +328,7 @@ impl Daily {
             })
             .await?;
         let (started_at_ms, moves, resumed) = match stored {
-            None => (now_ms, Vec::new(), false),
+            None => (now_ms, (Vec::new(), Vec::new()), false),
             Some(attempt) => match attempt.finish {
                 Some(finish) => {
                     let rank = self.rank(&key).await?;
@@ -256,13 +340,26 @@ impl Daily {
                         rank: rank.0,
                         finishers: rank.1,
                         race_id: finish.race_id,
+                        unranked: finish.eligibility.unranked(),
                     })));
                 }
-                None => (attempt.started_at_ms, attempt.moves, true),
+                None => (
+                    attempt.started_at_ms,
+                    (attempt.moves, attempt.move_times_ms),
+                    true,
+                ),
             },
         };
-        let play = Play::replayed(key, player.name.clone(), deal, started_at_ms, &moves)
-            .map_err(DailyError::Store)?;
+        let (moves, move_times_ms) = moves;
+        let play = Play::replayed(
+            key,
+            (player.name.clone(), player.created_at_ms),
+            deal,
+            started_at_ms,
+            &moves,
+            move_times_ms,
+        )
+        .map_err(DailyError::Store)?;
         let play = Play {
             deadline_ms: started_at_ms.saturating_add(self.time_limit_ms),
             standing,
@@ -288,9 +385,15 @@ impl Daily {
         let Some(text) = play.moves.last().cloned() else {
             return Ok(());
         };
+        let at_ms = play
+            .move_times_ms
+            .last()
+            .copied()
+            .flatten()
+            .unwrap_or(play.started_at_ms);
         Ok(self
             .database
-            .call(move |store| store.record_move(&key, index, &text))
+            .call(move |store| store.record_move(&key, index, &text, at_ms))
             .await?)
     }
 
@@ -305,10 +408,17 @@ impl Daily {
         let progress = play.progress(now_ms.min(play.deadline_ms));
         let race = play.race(status, progress, now_ms);
         let key = play.key.clone();
+        let eligibility = eligibility(
+            self.pace,
+            &play.key.date,
+            play.registered_at_ms,
+            play.started_at_ms,
+            &play.move_times_ms,
+        );
         let (race_id, rank) = self
             .database
             .call(move |store| {
-                let race_id = store.finish_attempt(&key, status, progress, &race)?;
+                let race_id = store.finish_attempt(&key, status, progress, &race, eligibility)?;
                 Ok((race_id, store.rank(&key)?))
             })
             .await?;
@@ -320,6 +430,7 @@ impl Daily {
             rank: rank.map_or(0, |rank| rank.rank),
             finishers: rank.map_or(0, |rank| rank.finishers),
             race_id,
+            unranked: eligibility.unranked(),
         })
     }
 
@@ -336,10 +447,11 @@ impl Daily {
             let deal = self.deal(attempt.key.game, &attempt.key.date).await?;
             let play = match Play::replayed(
                 attempt.key,
-                attempt.name,
+                (attempt.name, attempt.registered_at_ms),
                 deal,
                 attempt.started_at_ms,
                 &attempt.moves,
+                attempt.move_times_ms,
             ) {
                 Ok(play) => play,
                 Err(error) => {
@@ -368,9 +480,12 @@ pub struct Play {
     /// Which attempt.
     pub key: AttemptKey,
     name: String,
+    registered_at_ms: u64,
     deal: DailyDeal,
     position: AnyGame,
     moves: Vec<String>,
+    /// When each move was accepted, as stored.
+    move_times_ms: Vec<Option<u64>>,
     started_at_ms: u64,
     /// When the attempt's time is up, in Unix milliseconds.
     pub deadline_ms: u64,
@@ -402,14 +517,17 @@ pub enum Refused {
 
 impl Play {
     /// The attempt with `moves` played on the day's deal; a stored move the
-    /// rules refuse means the record is corrupt.
+    /// rules refuse means the record is corrupt. `player` is the player's
+    /// name and registration time.
     fn replayed(
         key: AttemptKey,
-        name: String,
+        player: (String, u64),
         deal: DailyDeal,
         started_at_ms: u64,
         moves: &[String],
+        move_times_ms: Vec<Option<u64>>,
     ) -> Result<Play, StoreError> {
+        let (name, registered_at_ms) = player;
         let mut position = AnyGame::deal(deal.game, deal.seed);
         for (index, text) in moves.iter().enumerate() {
             let mv = position.parse_move(text).map_err(|error| {
@@ -422,9 +540,11 @@ impl Play {
         Ok(Play {
             key,
             name,
+            registered_at_ms,
             deal,
             position,
             moves: moves.to_vec(),
+            move_times_ms,
             started_at_ms,
             deadline_ms: u64::MAX,
             standing: (0, Vec::new()),
@@ -462,9 +582,9 @@ impl Play {
         self.position.view()
     }
 
-    /// Plays `text` on the position (the caller writes it, then
+    /// Plays `text` on the position at `now_ms` (the caller writes it, then
     /// acknowledges it, or takes it back with [`Play::take_back`]).
-    pub fn play(&mut self, text: &str) -> Result<Accepted, Refused> {
+    pub fn play(&mut self, text: &str, now_ms: u64) -> Result<Accepted, Refused> {
         let mv = self
             .position
             .parse_move(text)
@@ -472,6 +592,7 @@ impl Play {
         let canonical = self.position.format_move(mv);
         let outcome = self.position.apply(mv).map_err(Refused::Illegal)?;
         self.moves.push(canonical.clone());
+        self.move_times_ms.push(Some(now_ms));
         Ok(Accepted {
             text: canonical,
             effects: outcome.effects.to_vec(),
@@ -484,6 +605,7 @@ impl Play {
         let (mv, outcome) = accepted.undo;
         self.position.undo(mv, &outcome);
         self.moves.pop();
+        self.move_times_ms.pop();
     }
 
     /// How the attempt ends now, if the last move ended it: won, or no
@@ -527,6 +649,45 @@ impl Play {
     }
 }
 
+/// The attempt stored as `race`, as its player saw it: the deal as dealt
+/// and the player's view after each move, no seed and no salt.
+pub fn own_attempt(race: &RaceRecord, key: &AttemptKey) -> Result<OwnAttempt, StoreError> {
+    let reveal = &race.result.reveal;
+    let corrupt = |what: String| StoreError::Corrupt(format!("race {}: {what}", race.race_id));
+    let standing = race
+        .result
+        .standings
+        .first()
+        .ok_or_else(|| corrupt("no standing".to_string()))?;
+    let moves = race
+        .result
+        .logs
+        .first()
+        .map(|log| log.moves.clone())
+        .unwrap_or_default();
+    let mut position = AnyGame::deal(reveal.game, reveal.seed);
+    let mut boards = Vec::with_capacity(moves.len() + 1);
+    boards.push(position.view());
+    for (index, text) in moves.iter().enumerate() {
+        let mv = position
+            .parse_move(text)
+            .map_err(|error| corrupt(format!("move {index} {text:?}: {error}")))?;
+        position
+            .apply(mv)
+            .map_err(|error| corrupt(format!("move {index} {text:?}: {error}")))?;
+        boards.push(position.view());
+    }
+    Ok(OwnAttempt {
+        game: reveal.game,
+        date: key.date.clone(),
+        race_id: race.race_id,
+        status: standing.status,
+        progress: standing.progress,
+        moves,
+        boards,
+    })
+}
+
 /// Closes expired attempts now and then until the server stops.
 pub async fn sweep_forever(shared: Arc<crate::Shared>) {
     let period = crate::config::millis(shared.config.daily_sweep_interval_ms);
@@ -537,7 +698,7 @@ pub async fn sweep_forever(shared: Arc<crate::Shared>) {
             _ = shared.shutdown.cancelled() => break,
             _ = ticker.tick() => {}
         }
-        match shared.daily.sweep(unix_now_ms()).await {
+        match shared.daily.sweep(shared.clock.now_ms()).await {
             Ok(0) => {}
             Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
             Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
@@ -557,7 +718,7 @@ pub async fn prepare_forever(shared: Arc<crate::Shared>) {
             _ = shared.shutdown.cancelled() => break,
             _ = ticker.tick() => {}
         }
-        let now = unix_now_ms();
+        let now = shared.clock.now_ms();
         let days = [date_of(now), date_of(now.saturating_add(DAY_MS))];
         shared.daily.forget_before(days[0].as_deref());
         for date in days.iter().flatten() {
@@ -574,8 +735,8 @@ pub async fn prepare_forever(shared: Arc<crate::Shared>) {
     }
 }
 
-/// The server's wall clock in Unix milliseconds: the one clock of daily
-/// attempts and stored races.
+/// The system's wall clock in Unix milliseconds, for the stored races of
+/// rooms (the daily deal reads the server's [`Clock`](crate::clock::Clock)).
 pub fn unix_now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -587,6 +748,7 @@ pub fn unix_now_ms() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use patience_shared::protocol::Unranked;
 
     /// Checked against Python's `hmac` module.
     const GOLDEN_START: u64 = 3_163_303_686_179_999_000;
@@ -660,7 +822,7 @@ mod tests {
                 store.register("ann", &[1; 32], 0)?;
                 store.register("bob", &[2; 32], 0)?;
                 store.begin_attempt(&early_key, 10_000)?;
-                store.record_move(&early_key, 0, &text)?;
+                store.record_move(&early_key, 0, &text, 10_100)?;
                 store.begin_attempt(&late_key, 10_500)?;
                 Ok(())
             })
@@ -682,6 +844,83 @@ mod tests {
         );
         assert_eq!(stored.1.and_then(|attempt| attempt.finish), None);
         assert_eq!(daily.sweep(11_200).await.expect("sweeps"), 0);
+    }
+
+    /// Whether moves at `gaps` (each the time since the one before, the
+    /// first since the start; `None` an untimed move) are too fast for a
+    /// rule of `window` moves and a median gap of 150 ms.
+    fn check(window: usize, gaps: &[Option<u64>], expected: bool) {
+        let rule = PaceRule {
+            window_moves: window,
+            median_gap_ms: 150,
+        };
+        let start = 1_000_000;
+        let mut now = start;
+        let times: Vec<Option<u64>> = gaps
+            .iter()
+            .map(|gap| {
+                now += gap.unwrap_or(1_000);
+                gap.map(|_| now)
+            })
+            .collect();
+        assert_eq!(
+            too_fast(rule, start, &times),
+            expected,
+            "{window}: {gaps:?}"
+        );
+    }
+
+    #[test]
+    fn moves_faster_than_a_person_plays_are_marked() {
+        let fast = |n: usize, gap: u64| vec![Some(gap); n];
+        // Twenty back-to-back moves are too fast; nineteen are too few.
+        check(20, &fast(20, 0), true);
+        check(20, &fast(19, 0), false);
+        // The median, not the mean: one long think does not hide a bot.
+        let mut bot = fast(20, 40);
+        bot[7] = Some(60_000);
+        check(20, &bot, true);
+        // Exactly at the threshold is a person's pace.
+        check(20, &fast(20, 150), false);
+        check(20, &fast(20, 149), true);
+        // An even window's median is the mean of its middle two gaps.
+        let mut half = fast(10, 100);
+        half.extend(fast(10, 199));
+        check(20, &half, true);
+        let mut half = fast(10, 100);
+        half.extend(fast(10, 200));
+        check(20, &half, false);
+        // A person's pace with a burst of ten quick moves is fine; a
+        // window anywhere in a long attempt is enough to mark it.
+        let mut person = fast(40, 900);
+        person.splice(10..20, fast(10, 50));
+        check(20, &person, false);
+        let mut late_bot = fast(40, 900);
+        late_bot.extend(fast(20, 10));
+        check(20, &late_bot, true);
+        // Untimed moves (stored before times were kept) are not judged.
+        let mut old = fast(20, 0);
+        old[3] = None;
+        check(20, &old, false);
+        // An odd window, and the rule turned off.
+        check(3, &[Some(10), Some(500), Some(10)], true);
+        check(3, &[Some(10), Some(500), Some(500)], false);
+        check(0, &fast(50, 0), false);
+    }
+
+    #[test]
+    fn only_accounts_older_than_the_day_rank() {
+        let midnight = 1_796_083_200_000; // 2026-12-01T00:00:00Z
+        let rule = PaceRule {
+            window_moves: 20,
+            median_gap_ms: 150,
+        };
+        let of = |registered| eligibility(rule, "2026-12-01", registered, midnight + 10, &[]);
+        assert!(!of(midnight - 1).new_account);
+        assert!(of(midnight).new_account);
+        assert!(of(midnight + 5).new_account);
+        assert_eq!(of(midnight).unranked(), Some(Unranked::NewAccount));
+        assert_eq!(of(0).unranked(), None);
     }
 
     #[test]

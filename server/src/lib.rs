@@ -1,6 +1,7 @@
 //! The Patience Race server: authoritative races over WebSockets.
 //!
 //! Layout:
+//! - [`clock`]: the wall clock of the daily deal, virtual in tests;
 //! - [`config`]: every address, limit and timing, from defaults, a TOML
 //!   file, environment variables and flags;
 //! - [`listener`]: the accept loop, with the connection cap and back-off;
@@ -8,6 +9,7 @@
 //! - [`room`]: the room actor that owns a race;
 //! - [`registry`]: rooms by code and resume tokens by hash (handles only);
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
+//! - [`signup`]: the per-address limit on registering accounts;
 //! - [`store`]: what is kept (players, finished races, daily deals and
 //!   attempts) behind a small trait, SQLite by default;
 //! - [`database`]: the thread that owns the store and commits in batches;
@@ -19,6 +21,7 @@
 //! both go through it.
 
 pub mod admin;
+pub mod clock;
 pub mod config;
 pub mod connection;
 pub mod daily;
@@ -28,6 +31,7 @@ pub mod listener;
 pub mod metrics;
 pub mod registry;
 pub mod room;
+pub mod signup;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -39,12 +43,14 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::clock::Clock;
 pub use crate::config::Config;
 use crate::daily::Daily;
 use crate::database::{Database, OpenError};
 use crate::deal_pool::DealPool;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
+use crate::signup::SignupLimiter;
 
 /// What every task of the server shares.
 #[derive(Debug)]
@@ -69,6 +75,10 @@ pub struct Shared {
     pub next_connection_id: AtomicU64,
     /// Sockets the server may hold open at once (taken before `accept`).
     pub socket_slots: Arc<Semaphore>,
+    /// Registrations left to each source address.
+    pub signups: SignupLimiter,
+    /// The daily deal's wall clock (the configuration's).
+    pub clock: Clock,
 }
 
 /// Why the server could not start.
@@ -139,7 +149,11 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         secret,
         config.solver_budget_positions,
         config.daily_time_limit_ms,
-    );
+    )
+    .with_pace_rule(daily::PaceRule {
+        window_moves: config.daily_review_window_moves,
+        median_gap_ms: config.daily_review_median_gap_ms,
+    });
     let pool = DealPool::start(
         &config.deal_games,
         config.deal_pool_size,
@@ -147,7 +161,15 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         config.solver_budget_positions,
     )
     .map_err(StartError::DealPool)?;
+    let signups = SignupLimiter::new(
+        config.registrations_per_hour,
+        config.registration_burst,
+        config.registration_addresses,
+    );
+    let clock = config.clock.clone();
     let shared = Arc::new(Shared {
+        signups,
+        clock,
         socket_slots: Arc::new(Semaphore::new(config.max_connections + OVER_CAP_SOCKETS)),
         config,
         registry: Registry::default(),
@@ -191,6 +213,11 @@ impl Server {
     /// Where `/healthz` and `/metrics` are served.
     pub fn admin_address(&self) -> Option<SocketAddr> {
         self.admin_address
+    }
+
+    /// The clock of the daily deal: a test advances a virtual one here.
+    pub fn clock(&self) -> &Clock {
+        &self.shared.clock
     }
 
     /// The server's counters.

@@ -37,6 +37,8 @@ pub struct Metrics {
     pub send_queue_drops: AtomicU64,
     /// Connections closed for sending too fast.
     pub rate_limited: AtomicU64,
+    /// Registrations refused by the per-address limit.
+    pub registrations_refused: AtomicU64,
     /// Frames that were not messages of the protocol.
     pub malformed_messages: AtomicU64,
     /// Database calls that failed (each is logged).
@@ -145,6 +147,12 @@ impl Metrics {
             "counter",
             "Connections closed for sending too fast.",
             load_u(&self.rate_limited).to_string(),
+        );
+        metric(
+            "patience_registrations_refused_total",
+            "counter",
+            "Registrations refused by the per-address limit.",
+            load_u(&self.registrations_refused).to_string(),
         );
         metric(
             "patience_malformed_messages_total",

@@ -13,7 +13,9 @@
 pub mod sqlite;
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult};
+use patience_shared::protocol::{
+    LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult, Unranked,
+};
 
 /// A registered player's id.
 pub type PlayerId = u64;
@@ -67,6 +69,8 @@ pub struct Player {
     pub id: PlayerId,
     /// Its name, as registered.
     pub name: String,
+    /// When it registered: Unix milliseconds, the server's clock.
+    pub created_at_ms: u64,
 }
 
 /// Which daily attempt: one per player, game and UTC date.
@@ -100,8 +104,35 @@ pub struct Attempt {
     pub started_at_ms: u64,
     /// Every accepted move, in order.
     pub moves: Vec<String>,
+    /// When each move was accepted (Unix milliseconds); `None` for moves
+    /// stored before move times were kept.
+    pub move_times_ms: Vec<Option<u64>>,
     /// How it ended, once it has.
     pub finish: Option<AttemptFinish>,
+}
+
+/// Whether a finished attempt may rank, as stored with it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Eligibility {
+    /// The account was registered on the attempt's day or later.
+    pub new_account: bool,
+    /// Marked for review: its moves came faster than a person plays. An
+    /// operator clears the mark in the database (see the README).
+    pub review: bool,
+}
+
+impl Eligibility {
+    /// Why the attempt is off the ranking, if it is; a mark for review
+    /// is named first, since it is the one an operator acts on.
+    pub fn unranked(self) -> Option<Unranked> {
+        if self.review {
+            Some(Unranked::Review)
+        } else if self.new_account {
+            Some(Unranked::NewAccount)
+        } else {
+            None
+        }
+    }
 }
 
 /// How a daily attempt ended.
@@ -115,6 +146,8 @@ pub struct AttemptFinish {
     pub finished_at_ms: u64,
     /// The attempt as a race of one.
     pub race_id: u64,
+    /// Whether it ranks.
+    pub eligibility: Eligibility,
 }
 
 /// A finished race to store.
@@ -142,8 +175,10 @@ pub struct Rank {
 /// A day's leaderboard of one game, as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Leaderboard {
-    /// Finished attempts in all.
+    /// Finished attempts on the ranking.
     pub finishers: u32,
+    /// Finished attempts off the ranking.
+    pub unranked: u32,
     /// Attempts still open.
     pub playing: u32,
     /// The top rows, best first.
@@ -159,10 +194,14 @@ pub struct ExpiredAttempt {
     pub key: AttemptKey,
     /// The player's name.
     pub name: String,
+    /// When the player registered.
+    pub registered_at_ms: u64,
     /// When it began.
     pub started_at_ms: u64,
     /// Its moves.
     pub moves: Vec<String>,
+    /// When each move was accepted, as in [`Attempt::move_times_ms`].
+    pub move_times_ms: Vec<Option<u64>>,
 }
 
 /// Everything the server keeps. Calls run one at a time on the database
@@ -200,30 +239,43 @@ pub trait Store: Send {
     fn attempt(&mut self, key: &AttemptKey) -> Result<Option<Attempt>, StoreError>;
     /// Begins an attempt; [`StoreError::AttemptExists`] if there is one.
     fn begin_attempt(&mut self, key: &AttemptKey, started_at_ms: u64) -> Result<(), StoreError>;
-    /// Records the attempt's move number `index` (from 0).
-    fn record_move(&mut self, key: &AttemptKey, index: u32, text: &str) -> Result<(), StoreError>;
-    /// Closes an open attempt and stores it as a race of one; returns the
-    /// race's id. [`StoreError::AttemptNotOpen`] if it is not open.
+    /// Records the attempt's move number `index` (from 0), accepted at
+    /// `at_ms`.
+    fn record_move(
+        &mut self,
+        key: &AttemptKey,
+        index: u32,
+        text: &str,
+        at_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// Closes an open attempt and stores it as a race of one, ranked or
+    /// not as `eligibility` says; returns the race's id.
+    /// [`StoreError::AttemptNotOpen`] if it is not open.
     fn finish_attempt(
         &mut self,
         key: &AttemptKey,
         status: PlayerStatus,
         progress: Progress,
         race: &NewRace,
+        eligibility: Eligibility,
     ) -> Result<u64, StoreError>;
+    /// The daily attempt stored as race `race_id`, if it is one.
+    fn attempt_of_race(&mut self, race_id: u64) -> Result<Option<AttemptKey>, StoreError>;
     /// Open attempts that began at or before `started_by_ms`.
     fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError>;
-    /// How many attempts of the day have finished, and the winning times
-    /// among them, fastest first (at most `limit`).
+    /// How many attempts of the day have finished on the ranking, and the
+    /// winning times among them, fastest first (at most `limit`).
     fn winning_times(
         &mut self,
         game: GameKind,
         date: &str,
         limit: u32,
     ) -> Result<(u32, Vec<u64>), StoreError>;
-    /// Where a finished attempt ranks.
+    /// Where a finished attempt ranks among the ranked ones (for one off
+    /// the ranking, the place it would have taken).
     fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError>;
-    /// A day's leaderboard: `limit` rows from the top, and `player`'s own.
+    /// A day's leaderboard: `limit` ranked rows from the top, and
+    /// `player`'s own row, ranked or not.
     fn leaderboard(
         &mut self,
         game: GameKind,

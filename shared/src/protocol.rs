@@ -123,7 +123,9 @@ pub enum ClientMessage {
         limit: Option<u32>,
     },
     /// A finished race, or a finished daily attempt, with all it takes to
-    /// play it back.
+    /// play it back: [`ServerMessage::ReplayData`]; for the asker's own
+    /// attempt of a day not yet closed, [`ServerMessage::AttemptReplay`];
+    /// for anyone else's, [`ErrorCode::ReplayNotYet`].
     Replay {
         /// The race's id, from [`RaceResult::race_id`], a
         /// [`DailyResult`] or a [`LeaderboardRow`].
@@ -342,10 +344,18 @@ pub enum ServerMessage {
         /// The page.
         page: LeaderboardPage,
     },
-    /// The answer to [`ClientMessage::Replay`].
+    /// The answer to [`ClientMessage::Replay`]: a room's race, or a daily
+    /// attempt of a closed day.
     ReplayData {
         /// The finished race.
         race: RaceRecord,
+    },
+    /// The answer to [`ClientMessage::Replay`] for the asker's own attempt
+    /// at a day's deal before the day is closed: what the player saw, and
+    /// nothing else.
+    AttemptReplay {
+        /// The attempt.
+        attempt: OwnAttempt,
     },
 }
 
@@ -409,6 +419,45 @@ pub struct DailyResult {
     pub finishers: u32,
     /// The attempt, as a race of one, for [`ClientMessage::Replay`].
     pub race_id: u64,
+    /// Why the attempt is kept off the ranking, if it is: `rank` is then
+    /// the place it would have taken, and `finishers` counts only the
+    /// ranked attempts.
+    pub unranked: Option<Unranked>,
+}
+
+/// Why a finished daily attempt is kept off the day's ranking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unranked {
+    /// The account was registered on the attempt's day (UTC) or later: only
+    /// accounts registered before the day began rank on it.
+    NewAccount,
+    /// The moves came faster than a person plays: the attempt is kept for
+    /// an operator's review, who may rank it.
+    Review,
+}
+
+/// A player's own finished attempt of a day still open, as the player saw
+/// it: the answer to [`ClientMessage::Replay`] before the day is closed.
+/// It has no seed and no salt, and each board is a [`View`]: a card the
+/// player never turned stays hidden.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnAttempt {
+    /// The game.
+    pub game: GameKind,
+    /// The UTC date, `YYYY-MM-DD`.
+    pub date: String,
+    /// The attempt as a race of one.
+    pub race_id: u64,
+    /// How it ended.
+    pub status: PlayerStatus,
+    /// Moves, cards home and time at the end.
+    pub progress: Progress,
+    /// Every move, in notation.
+    pub moves: Vec<String>,
+    /// The player's board before the first move (`boards[0]`, the deal as
+    /// dealt) and after each move: one more than `moves`.
+    pub boards: Vec<View>,
 }
 
 /// One line of a daily leaderboard.
@@ -426,9 +475,12 @@ pub struct LeaderboardRow {
     pub moves: u32,
     /// Cards brought home.
     pub cards_home: u16,
-    /// The attempt as a race, for [`ClientMessage::Replay`] (which refuses
-    /// while the day runs unless the asker has finished too).
+    /// The attempt as a race, for [`ClientMessage::Replay`] (which, until
+    /// the day is closed, answers only the attempt's own player).
     pub race_id: u64,
+    /// Why the attempt is off the ranking (only ever in `own`; `rank` is
+    /// then the place it would have taken).
+    pub unranked: Option<Unranked>,
 }
 
 /// A day's leaderboard of one game.
@@ -440,8 +492,10 @@ pub struct LeaderboardPage {
     pub date: String,
     /// Whether the day is over: the ranking is final.
     pub day_over: bool,
-    /// Finished attempts in all.
+    /// Finished attempts on the ranking.
     pub finishers: u32,
+    /// Finished attempts kept off the ranking (see [`Unranked`]).
+    pub unranked: u32,
     /// Attempts still being played.
     pub playing: u32,
     /// The top rows.
@@ -779,9 +833,11 @@ pub enum ErrorCode {
     DailyAlreadyPlayed,
     /// No finished race has that id.
     RaceNotFound,
-    /// That daily attempt may be watched once the day is over, or by those
-    /// who have finished the same deal.
+    /// That daily attempt is another player's, and its day is not closed:
+    /// nobody but its player may watch it before then.
     ReplayNotYet,
+    /// This source address has registered too many accounts lately.
+    RegistrationLimited,
     /// The server failed; nothing changed.
     Internal,
 }

@@ -2,12 +2,14 @@
 //! with a real database file.
 
 use patience_server::Server;
+use patience_server::clock::Clock;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage,
+    self, ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage, Unranked,
 };
 use patience_tests::{
-    Client, DAILY_SECRET, daily_deal, daily_secret_hex, first_deal, start_server, two_player_race,
+    Client, DAILY_SECRET, DAY, DAY_BEFORE_NOON, DAY_MORNING, HOUR, NEXT_DAY, daily_deal,
+    daily_secret_hex, first_deal, start_server, two_player_race,
 };
 
 async fn daily_server(data: &std::path::Path) -> Server {
@@ -17,6 +19,64 @@ async fn daily_server(data: &std::path::Path) -> Server {
         config.daily_secret = Some(daily_secret_hex());
     })
     .await
+}
+
+/// A daily server on `clock`, with the settings `tweak` changes.
+async fn daily_server_with(
+    data: &std::path::Path,
+    clock: &Clock,
+    tweak: impl FnOnce(&mut patience_server::Config),
+) -> Server {
+    let data = data.to_path_buf();
+    let clock = clock.clone();
+    start_server(move |config| {
+        config.data_dir = Some(data);
+        config.daily_secret = Some(daily_secret_hex());
+        config.clock = clock;
+        tweak(config);
+    })
+    .await
+}
+
+/// Plays `moves` a second apart on the virtual clock: a person's pace.
+async fn play_paced(client: &mut Client, clock: &Clock, moves: &[String]) {
+    for text in moves {
+        clock.advance(1_000);
+        client.play_all(std::slice::from_ref(text)).await;
+    }
+}
+
+/// The asker's own attempt, as `attempt_replay`.
+async fn own_replay(client: &mut Client, race_id: u64) -> protocol::OwnAttempt {
+    client.send(&ClientMessage::Replay { race_id }).await;
+    match client.recv().await {
+        ServerMessage::AttemptReplay { attempt } => attempt,
+        other => panic!("expected attempt_replay, got {other:?}"),
+    }
+}
+
+/// Checks that no frame carries the seed (as MessagePack's 64-bit integer
+/// or its decimal digits), the salt, or the daily secret.
+fn assert_no_secret(name: &str, frames: &[Vec<u8>], seed: u64, salt: &str) {
+    let needles: [(&str, Vec<u8>); 4] = [
+        (
+            "the seed",
+            [0xcf].into_iter().chain(seed.to_be_bytes()).collect(),
+        ),
+        ("the seed in decimal", seed.to_string().into_bytes()),
+        ("the salt", salt.as_bytes().to_vec()),
+        ("the daily secret", DAILY_SECRET.to_vec()),
+    ];
+    assert!(!frames.is_empty(), "{name} got frames");
+    for frame in frames {
+        for (what, needle) in &needles {
+            assert!(
+                !frame.windows(needle.len()).any(|window| window == needle),
+                "{what} went to {name} in {:?}",
+                protocol::decode_server(frame)
+            );
+        }
+    }
 }
 
 /// A connected, registered player: the client and its token.
@@ -97,9 +157,10 @@ async fn names_are_validated_unique_and_tokens_are_checked() {
 }
 
 #[tokio::test]
-async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() {
+async fn a_daily_attempt_is_played_once_ranked_and_replayed_by_others_once_the_day_closes() {
     let data = tempfile::tempdir().expect("temp dir");
-    let server = daily_server(data.path()).await;
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let server = daily_server_with(data.path(), &clock, |_| {}).await;
 
     let mut guest = Client::hello(&server, "guest").await;
     guest
@@ -109,13 +170,18 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
         .await;
     assert_eq!(guest.next_error().await, ErrorCode::NotAuthenticated);
 
+    // Accounts registered the day before: they rank on the day.
     let (mut ada, _) = player(&server, "ada").await;
+    let (mut bob, _) = player(&server, "bob").await;
+    let (mut cal, _) = player(&server, "cal").await;
+    clock.set(DAY_MORNING);
+
     let attempt = ada.daily_play().await;
     assert!(!attempt.resumed);
     assert!(attempt.moves.is_empty());
+    assert_eq!(attempt.date, DAY);
     let (seed, line) = daily_deal(&attempt.date);
-    let salt_free_commitment = attempt.commitment.clone();
-    assert_eq!(salt_free_commitment.len(), 64);
+    assert_eq!(attempt.commitment.len(), 64);
 
     // Daily deals allow no undo, and one board: seat 0.
     ada.send(&ClientMessage::Undo).await;
@@ -133,10 +199,11 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     .await;
     assert_eq!(ada.next_error().await, ErrorCode::AlreadyInRoom);
 
-    ada.play_all(&line).await;
+    play_paced(&mut ada, &clock, &line).await;
     let result = finished(&mut ada).await;
     assert_eq!(result.status, PlayerStatus::Won);
     assert_eq!((result.rank, result.finishers), (1, 1));
+    assert_eq!(result.unranked, None);
     assert_eq!(result.progress.moves as usize, line.len());
     assert_eq!(result.progress.cards_home, 52);
 
@@ -148,7 +215,6 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     assert_eq!(ada.next_error().await, ErrorCode::DailyAlreadyPlayed);
 
     // Bob resigns at once: ranked below.
-    let (mut bob, _) = player(&server, "bob").await;
     let bob_attempt = bob.daily_play().await;
     assert_eq!(bob_attempt.commitment, attempt.commitment, "the same deal");
     assert_eq!(bob_attempt.board, attempt.board);
@@ -157,40 +223,43 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     assert_eq!(bob_attempt.winning_times_ms, [result.progress.elapsed_ms]);
     assert_eq!(bob_attempt.rank_if_won_at(0), 1);
     assert_eq!(bob_attempt.rank_if_won_at(result.progress.elapsed_ms), 2);
-
-    // Cal has not finished: the day's replays are closed to Cal and to
-    // anonymous connections, since they hold the seed.
-    let (mut cal, _) = player(&server, "cal").await;
-    assert_eq!(
-        replay(&mut cal, result.race_id).await,
-        Err(ErrorCode::ReplayNotYet)
-    );
-    assert_eq!(
-        replay(&mut guest, result.race_id).await,
-        Err(ErrorCode::ReplayNotYet)
-    );
-
     bob.send(&ClientMessage::Resign).await;
     let bob_result = finished(&mut bob).await;
     assert_eq!(bob_result.status, PlayerStatus::Resigned);
     assert_eq!((bob_result.rank, bob_result.finishers), (2, 2));
 
-    // Bob has finished: he may watch Ada's attempt, which replays to a win.
-    let record = replay(&mut bob, result.race_id).await.expect("allowed");
-    assert_eq!(record.daily.as_deref(), Some(attempt.date.as_str()));
-    assert_eq!(record.result.reveal.seed, seed);
-    assert_eq!(
-        protocol::commitment(GameKind::ThreeBlindMice, seed, &record.result.reveal.salt),
-        attempt.commitment,
-        "the commitment sent at the start matches the stored deal"
-    );
-    assert_eq!(record.result.logs[0].moves, line);
+    // While the day runs, nobody watches anyone else's attempt: not Cal
+    // (who has not played), not a guest, not Bob (who has finished).
+    for client in [&mut cal, &mut guest, &mut bob] {
+        assert_eq!(
+            replay(client, result.race_id).await,
+            Err(ErrorCode::ReplayNotYet)
+        );
+    }
+    // Ada gets her own attempt as she saw it: views, no seed.
+    let own = own_replay(&mut ada, result.race_id).await;
+    assert_eq!(own.moves, line);
+    assert_eq!(own.boards.len(), line.len() + 1);
+    assert_eq!(own.boards[0], attempt.board, "the deal as dealt");
+    assert_eq!((own.status, own.progress), (result.status, result.progress));
+    let last_board = match ada
+        .received()
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            ServerMessage::MoveAccepted { board, .. } => Some(board.clone()),
+            _ => None,
+        }) {
+        Some(board) => board,
+        None => panic!("ada's moves were answered"),
+    };
+    assert_eq!(own.boards.last(), Some(&last_board));
 
     // The leaderboard: Ada then Bob; Cal sees no own row, Bob his.
     let page = leaderboard(&mut bob, None).await;
     let names: Vec<&str> = page.rows.iter().map(|row| row.name.as_str()).collect();
     assert_eq!(names, ["ada", "bob"]);
-    assert_eq!((page.finishers, page.playing), (2, 0));
+    assert_eq!((page.finishers, page.unranked, page.playing), (2, 0, 0));
     assert!(!page.day_over);
     assert_eq!(page.reveal, None, "no seed while the day runs");
     assert_eq!(page.own.map(|row| row.rank), Some(2));
@@ -206,7 +275,7 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     assert_eq!(cal.next_error().await, ErrorCode::InvalidRequest);
     cal.send(&ClientMessage::Leaderboard {
         game: GameKind::ThreeBlindMice,
-        date: Some("9999-12-31".to_string()),
+        date: Some("2026-12-02".to_string()),
         limit: None,
     })
     .await;
@@ -214,24 +283,51 @@ async fn a_daily_attempt_is_played_once_ranked_and_replayed_only_by_finishers() 
     let old = leaderboard(&mut cal, Some("2001-01-01")).await;
     assert!(old.day_over && old.rows.is_empty() && old.reveal.is_none());
 
-    // Nothing secret went to Ada before her attempt ended: her frames never
-    // carry the seed (as MessagePack's 64-bit integer) nor the stream's key.
-    let seed_bytes: Vec<u8> = [0xcf].into_iter().chain(seed.to_be_bytes()).collect();
-    for frame in &ada.frames {
-        let Ok(message) = protocol::decode_server(frame) else {
-            continue;
-        };
-        if matches!(message, ServerMessage::DailyFinished { .. }) {
-            break;
-        }
-        assert!(
-            !frame
-                .windows(seed_bytes.len())
-                .any(|window| window == seed_bytes),
-            "the seed went out in {message:?}"
-        );
-        assert!(!frame.windows(32).any(|window| window == DAILY_SECRET));
+    // The day is over, but an attempt begun in its last moment could still
+    // run: still closed to others.
+    clock.set(NEXT_DAY + 1);
+    assert_eq!(
+        replay(&mut bob, result.race_id).await,
+        Err(ErrorCode::ReplayNotYet)
+    );
+    assert_eq!(leaderboard(&mut bob, Some(DAY)).await.reveal, None);
+    let before_close: Vec<(&str, usize)> = [("ada", &ada), ("bob", &bob), ("cal", &cal)]
+        .into_iter()
+        .map(|(name, client)| (name, client.frames.len()))
+        .collect();
+
+    // Closed: the seed, the replays and the reveal are public.
+    clock.set(NEXT_DAY + HOUR);
+    let record = replay(&mut bob, result.race_id).await.expect("allowed");
+    assert_eq!(record.daily.as_deref(), Some(DAY));
+    assert_eq!(record.result.reveal.seed, seed);
+    let salt = record.result.reveal.salt.clone();
+    assert_eq!(
+        protocol::commitment(GameKind::ThreeBlindMice, seed, &salt),
+        attempt.commitment,
+        "the commitment sent at the start matches the stored deal"
+    );
+    assert_eq!(record.result.logs[0].moves, line);
+    let page = leaderboard(&mut cal, Some(DAY)).await;
+    assert!(page.day_over);
+    assert_eq!(page.reveal.map(|reveal| reveal.seed), Some(seed));
+    match replay(&mut ada, result.race_id).await {
+        Ok(record) => assert_eq!(record.result.reveal.seed, seed),
+        Err(code) => panic!("ada's replay of a closed day: {code:?}"),
     }
+
+    // Nothing secret went to anyone before the close: no frame carries
+    // the seed (as MessagePack's 64-bit integer or in decimal), the salt,
+    // or the stream's key.
+    for (name, count) in before_close {
+        let client = match name {
+            "ada" => &ada,
+            "bob" => &bob,
+            _ => &cal,
+        };
+        assert_no_secret(name, &client.frames[..count], seed, &salt);
+    }
+    assert_no_secret("guest", &guest.frames, seed, &salt);
     server.shutdown().await;
 }
 
@@ -336,7 +432,163 @@ async fn an_attempt_runs_out_of_time_on_the_servers_clock_connected_or_not() {
     })
     .await;
     assert_eq!(bob.next_error().await, ErrorCode::DailyAlreadyPlayed);
+    // Both accounts are of the day: finished, unranked.
     let page = leaderboard(&mut bob, None).await;
-    assert_eq!((page.finishers, page.playing), (2, 0));
+    assert_eq!((page.finishers, page.unranked, page.playing), (0, 2, 0));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_throwaway_account_attack_fails_at_every_step() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let server = daily_server_with(data.path(), &clock, |config| {
+        config.registration_burst = 3;
+        config.registrations_per_hour = 2;
+    })
+    .await;
+    // Ada, registered the day before, plays the day honestly.
+    let (mut ada, _) = player(&server, "ada").await;
+    clock.set(DAY_MORNING);
+    let attempt = ada.daily_play().await;
+    let (seed, line) = daily_deal(&attempt.date);
+    play_paced(&mut ada, &clock, &line[..line.len() / 2]).await;
+    ada.send(&ClientMessage::Resign).await;
+    let ada_result = finished(&mut ada).await;
+
+    // Accounts from one address: a burst of three, then refused (and the
+    // connection stays open).
+    let (mut scout, _) = player(&server, "scout").await;
+    let (mut racer, _) = player(&server, "racer").await;
+    player(&server, "spare").await;
+    let mut third = Client::hello(&server, "third").await;
+    for name in ["third", "fourth"] {
+        third
+            .send(&ClientMessage::Register {
+                name: name.to_string(),
+            })
+            .await;
+        match third.recv().await {
+            ServerMessage::Error { code, .. } => {
+                assert_eq!(code, ErrorCode::RegistrationLimited, "{name}");
+                assert!(!code.is_fatal());
+            }
+            other => panic!("expected registration_limited, got {other:?}"),
+        }
+    }
+
+    // The scout opens the daily and resigns at move 0: its result is
+    // unranked, its account being of the day.
+    let scouted = scout.daily_play().await;
+    scout.send(&ClientMessage::Resign).await;
+    let scout_result = finished(&mut scout).await;
+    assert_eq!(scout_result.unranked, Some(Unranked::NewAccount));
+    // Its replay is what it saw: the deal as dealt, face-down cards hidden.
+    let own = own_replay(&mut scout, scout_result.race_id).await;
+    assert!(own.moves.is_empty());
+    assert_eq!(own.boards, std::slice::from_ref(&scouted.board));
+    let hidden: u32 = own.boards[0]
+        .zones
+        .iter()
+        .map(|zone| u32::from(zone.hidden))
+        .sum();
+    assert!(hidden > 0, "the deal has face-down cards, and they stay so");
+    // Ada's attempt, finished, is refused; so is the scout's to the racer.
+    assert_eq!(
+        replay(&mut scout, ada_result.race_id).await,
+        Err(ErrorCode::ReplayNotYet)
+    );
+    assert_eq!(
+        replay(&mut racer, scout_result.race_id).await,
+        Err(ErrorCode::ReplayNotYet)
+    );
+    // The leaderboard shows results, and the scout's own row is unranked.
+    let page = leaderboard(&mut scout, None).await;
+    assert_eq!(page.reveal, None);
+    let names: Vec<&str> = page.rows.iter().map(|row| row.name.as_str()).collect();
+    assert_eq!(names, ["ada"]);
+    assert_eq!((page.finishers, page.unranked), (1, 1));
+    assert_eq!(
+        page.own.and_then(|row| row.unranked),
+        Some(Unranked::NewAccount)
+    );
+
+    // Even with the winning line, at a person's pace, a new account wins
+    // unranked: it sees where it would be, and the ranking is Ada's.
+    racer.daily_play().await;
+    play_paced(&mut racer, &clock, &line).await;
+    let won = finished(&mut racer).await;
+    assert_eq!(won.status, PlayerStatus::Won);
+    assert_eq!(
+        (won.rank, won.finishers, won.unranked),
+        (1, 1, Some(Unranked::NewAccount))
+    );
+    let page = leaderboard(&mut racer, None).await;
+    assert_eq!(page.rows[0].name, "ada");
+    assert_eq!(page.own.map(|row| row.rank), Some(1));
+
+    assert_eq!(
+        server
+            .metrics()
+            .registrations_refused
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    // An hour later the address may register again.
+    clock.advance(HOUR);
+    third.register("third").await;
+
+    // Not one frame to the attacker's connections named the deal.
+    let salt = server_salt(&server, &clock, ada_result.race_id).await;
+    for (name, client) in [("scout", &scout), ("racer", &racer), ("third", &third)] {
+        assert_no_secret(name, &client.frames, seed, &salt);
+    }
+    server.shutdown().await;
+}
+
+/// The day's salt, read back once the day is closed (the clock moves on).
+async fn server_salt(server: &Server, clock: &Clock, race_id: u64) -> String {
+    clock.set(NEXT_DAY + HOUR);
+    let mut reader = Client::hello(server, "reader").await;
+    match replay(&mut reader, race_id).await {
+        Ok(record) => record.result.reveal.salt,
+        Err(code) => panic!("the closed day's replay: {code:?}"),
+    }
+}
+
+#[tokio::test]
+async fn moves_faster_than_a_person_plays_are_marked_for_review_and_a_paced_attempt_ranks() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let server = daily_server_with(data.path(), &clock, |_| {}).await;
+    let (mut bot, _) = player(&server, "bot").await;
+    let (mut ada, _) = player(&server, "ada").await;
+    clock.set(DAY_MORNING);
+
+    // The bot sends the line back to back: no time passes between moves.
+    let attempt = bot.daily_play().await;
+    let (_, line) = daily_deal(&attempt.date);
+    assert!(line.len() >= 20, "the line is long enough to judge");
+    bot.play_all(&line).await;
+    let fast = finished(&mut bot).await;
+    assert_eq!(fast.status, PlayerStatus::Won);
+    assert_eq!(fast.unranked, Some(Unranked::Review));
+    assert_eq!((fast.rank, fast.finishers), (1, 0));
+
+    // Ada plays the same line a second a move: she ranks first.
+    ada.daily_play().await;
+    play_paced(&mut ada, &clock, &line).await;
+    let paced = finished(&mut ada).await;
+    assert_eq!(paced.unranked, None);
+    assert_eq!((paced.rank, paced.finishers), (1, 1));
+
+    let page = leaderboard(&mut bot, None).await;
+    let names: Vec<&str> = page.rows.iter().map(|row| row.name.as_str()).collect();
+    assert_eq!(names, ["ada"]);
+    assert_eq!((page.finishers, page.unranked), (1, 1));
+    assert_eq!(
+        page.own.map(|row| (row.rank, row.unranked)),
+        Some((1, Some(Unranked::Review)))
+    );
     server.shutdown().await;
 }

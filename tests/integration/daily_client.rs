@@ -12,11 +12,13 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::time::Duration;
 
+use patience_server::clock::Clock;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{LeaderboardPage, PlayerStatus};
-use patience_shared::solver::Budget;
-use patience_shared::solver::any::solve_deal;
-use patience_tests::{SOLVER_BUDGET, binary, start_server};
+use patience_tests::{
+    DAY, DAY_BEFORE_NOON, DAY_MORNING, HOUR, NEXT_DAY, binary, daily_deal, daily_secret_hex,
+    start_server,
+};
 
 /// Longest a test waits for one line: a safety net, never a way to pass time.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -194,7 +196,14 @@ fn number_after(text: &str, key: &str) -> u64 {
 async fn register_daily_leaderboard_and_replay_through_the_binary() {
     let patience = binary("patience-cli", "patience");
     assert!(patience.exists());
-    let server = start_server(|_| {}).await;
+    // Ada registers the day before, so that she ranks on the day.
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let server_clock = clock.clone();
+    let server = start_server(move |config| {
+        config.clock = server_clock;
+        config.daily_secret = Some(daily_secret_hex());
+    })
+    .await;
     let url = format!("ws://{}/", server.address());
     let (ada, bob, stranger) = (config_dir("ada"), config_dir("bob"), config_dir("stranger"));
 
@@ -233,6 +242,7 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     assert!(text(&again).contains("--force"), "{}", text(&again));
 
     // Ada plays one move of the daily deal, then resigns.
+    clock.set(DAY_MORNING);
     let mut daily = Interactive::start(&ada, &["daily", "tbm", "--server", &url, "--plain"]);
     daily.wait_for("started: one attempt").await;
     daily
@@ -265,7 +275,8 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         "{said}"
     );
 
-    // Having finished, Ada may watch her attempt; its replay shows the seed.
+    // While the day runs, Ada may watch her own attempt as she saw it: no
+    // seed.
     let replay = run(
         &ada,
         &["replay", &ada_race.to_string(), "--server", &url, "--plain"],
@@ -274,16 +285,18 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     .await;
     let said = text(&replay);
     assert!(replay.status.success(), "{said}");
-    assert!(said.starts_with(&format!(
-        "Replay of race {ada_race} · Three Blind Mice · seed "
-    )));
-    assert!(said.contains("daily deal of "), "{said}");
-    assert!(said.contains("== seat 1: ada (1 moves) =="), "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "Your attempt {ada_race} · Three Blind Mice · daily deal of {DAY} · as you saw it"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains(" · seed "), "{said}");
+    assert!(said.contains("== seat 1: you (1 moves) =="), "{said}");
     assert!(said.contains(&format!("\n1. {first}")), "{said}");
-    assert!(said.contains("Standings:\n1. ada resigned in "), "{said}");
-    let seed = number_after(&said, " · seed ");
+    assert!(said.contains("Standings:\n1. you resigned in "), "{said}");
 
-    // Someone who has not finished the day's deal may not watch it yet.
+    // Nobody else may watch it yet, and the client says what is refused.
     let refused = run(
         &stranger,
         &["replay", &ada_race.to_string(), "--server", &url, "--plain"],
@@ -291,15 +304,15 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     )
     .await;
     assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("only your own attempt"),
+        "{}",
+        text(&refused)
+    );
 
-    // Bob's first daily play registers him, and he plays the solver's line.
-    let line = solve_deal(
-        GameKind::ThreeBlindMice,
-        seed,
-        Budget::positions(SOLVER_BUDGET),
-    )
-    .expect("the solver replays its line")
-    .solution;
+    // Bob's first daily play registers him, and he pipes in the winning
+    // line (the test knows the deal; a player would have to learn it).
+    let (seed, line) = daily_deal(DAY);
     assert!(!line.is_empty(), "the daily deal is proved winnable");
     let script: String = line.iter().map(|text| format!("{text}\n")).collect();
     let won = run(
@@ -320,43 +333,46 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
             && said.contains(&format!("{} moves, 52 cards home", line.len())),
         "{said}"
     );
-    assert!(said.contains("rank 1 of 2 finishers so far"), "{said}");
+    // Bob's account is of the day, and his moves came back to back: the
+    // win is unranked, held for review (named first), and says where it
+    // would be.
+    assert!(
+        said.contains("unranked: the moves came faster than a person plays"),
+        "{said}"
+    );
+    assert!(
+        said.contains("it would rank 1 of 1 ranked finishers so far"),
+        "{said}"
+    );
     let bob_race = number_after(&said, "race id ");
 
-    // The leaderboard, as Ada sees it: Bob first, Ada's own row marked.
+    // The leaderboard, as Ada sees it: Ada alone ranks.
     let board = run(&ada, &["leaderboard", "tbm", "--server", &url], "").await;
     let said = text(&board);
     assert!(board.status.success(), "{said}");
     assert!(said.contains("Three Blind Mice · daily deal of "), "{said}");
-    assert!(said.contains("2 finished, 0 playing"), "{said}");
+    assert!(
+        said.contains("1 finished (1 more unranked), 0 playing"),
+        "{said}"
+    );
     let rows: Vec<&str> = said
         .lines()
         .filter(|row| row.contains("  ada  ") || row.contains("  bob  "))
         .collect();
-    assert_eq!(rows.len(), 2, "{said}");
+    assert_eq!(rows.len(), 1, "{said}");
     assert!(
-        rows[0].trim_start().starts_with("1  bob") && rows[0].contains("won"),
-        "{said}"
-    );
-    assert!(
-        rows[0].trim_end().ends_with(&bob_race.to_string()),
-        "{said}"
-    );
-    assert!(
-        rows[1].trim_start().starts_with("2  ada") && rows[1].ends_with("← you"),
+        rows[0].trim_start().starts_with("1  ada") && rows[0].ends_with("← you"),
         "{said}"
     );
     assert!(said.contains("The day is still running"), "{said}");
-    // With one row only, Ada's own row comes below the table.
-    let top = run(
-        &ada,
-        &["leaderboard", "tbm", "--limit", "1", "--server", &url],
-        "",
-    )
-    .await;
-    let said = text(&top);
+    // Bob sees his unranked row below the ranking, and why.
+    let own = run(&bob, &["leaderboard", "tbm", "--server", &url], "").await;
+    let said = text(&own);
     assert!(said.contains("   ⋮\n"), "{said}");
-    assert!(said.contains("ada") && said.contains("← you"), "{said}");
+    assert!(
+        said.contains("bob") && said.contains("← you, unranked (held for review) (would rank 1)"),
+        "{said}"
+    );
     // JSON is the protocol's page.
     let json = run(
         &stranger,
@@ -367,8 +383,8 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     assert!(json.status.success(), "{}", text(&json));
     let page: LeaderboardPage =
         serde_json::from_slice(&json.stdout).expect("the output is the page as JSON");
-    assert_eq!(page.finishers, 2);
-    assert_eq!(page.rows[0].status, PlayerStatus::Won);
+    assert_eq!((page.finishers, page.unranked), (1, 1));
+    assert_eq!(page.rows[0].status, PlayerStatus::Resigned);
     assert_eq!(page.own, None, "the stranger has no account");
     assert!(!page.day_over && page.reveal.is_none());
 
@@ -394,7 +410,38 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         "{said}"
     );
     assert!(!said.contains("the log stops"), "{said}");
-    assert!(said.contains("Standings:\n1. bob won in "), "{said}");
+    assert!(said.contains("Standings:\n1. you won in "), "{said}");
+
+    // Once the day is closed, anyone may watch Ada's attempt, seed and all,
+    // and the day's leaderboard reveals the deal.
+    clock.set(NEXT_DAY + HOUR);
+    let replay = run(
+        &stranger,
+        &["replay", &ada_race.to_string(), "--server", &url, "--plain"],
+        "",
+    )
+    .await;
+    let said = text(&replay);
+    assert!(replay.status.success(), "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "Replay of race {ada_race} · Three Blind Mice · seed {seed}"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("== seat 1: ada (1 moves) =="), "{said}");
+    assert!(said.contains("Standings:\n1. ada resigned in "), "{said}");
+    let board = run(
+        &stranger,
+        &["leaderboard", "tbm", "--date", DAY, "--server", &url],
+        "",
+    )
+    .await;
+    let said = text(&board);
+    assert!(
+        said.contains(&format!("The deal: Three Blind Mice seed {seed}")),
+        "{said}"
+    );
     server.shutdown().await;
 }
 

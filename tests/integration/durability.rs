@@ -98,8 +98,9 @@ async fn a_killed_server_keeps_every_acknowledged_daily_move_and_result() {
     })
     .await;
     match ada.recv().await {
-        ServerMessage::ReplayData { race } => assert_eq!(race.result.logs[0].moves, line),
-        other => panic!("expected replay_data, got {other:?}"),
+        // The day is not closed: Ada gets her own attempt as she saw it.
+        ServerMessage::AttemptReplay { attempt } => assert_eq!(attempt.moves, line),
+        other => panic!("expected attempt_replay, got {other:?}"),
     }
     server.kill();
 }

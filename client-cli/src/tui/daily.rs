@@ -24,7 +24,7 @@ use super::{
     Action, PANEL_WIDTH, TerminalGuard, Ui, board_area, clicked, footer, overlay, terminal_events,
     titled_screen,
 };
-use crate::daily::{DailyError, DailyState, result_lines};
+use crate::daily::{DailyError, DailyState, result_lines, unranked_short_text};
 use crate::net::Connection;
 use crate::race::{clock_text, status_text, tenths_text};
 
@@ -124,11 +124,29 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
                 "time  {}",
                 tenths_text(result.progress.elapsed_ms)
             )));
-            lines.push(Line::from(format!(
-                "rank  {} of {}",
-                result.rank, result.finishers
-            )));
-            lines.push(Line::from(Span::styled("(finishers so far)", dim())));
+            match result.unranked {
+                None => {
+                    lines.push(Line::from(format!(
+                        "rank  {} of {}",
+                        result.rank, result.finishers
+                    )));
+                    lines.push(Line::from(Span::styled("(finishers so far)", dim())));
+                }
+                Some(unranked) => {
+                    lines.push(Line::from(Span::styled(
+                        "unranked",
+                        Style::default().fg(Color::Yellow),
+                    )));
+                    lines.push(Line::from(Span::styled(
+                        unranked_short_text(unranked),
+                        dim(),
+                    )));
+                    lines.push(Line::from(format!(
+                        "would rank {} of {}",
+                        result.rank, result.finishers
+                    )));
+                }
+            }
             lines.push(Line::from(format!("race  {}", result.race_id)));
             lines.push(Line::from(""));
             lines.push(Line::from(Span::styled("Watch it again:", dim())));

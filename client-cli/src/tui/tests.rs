@@ -526,6 +526,20 @@ fn daily_finished_with_its_rank_and_race_id() {
 }
 
 #[test]
+fn daily_finished_unranked_says_why_and_where_it_would_rank() {
+    let (mut state, now) = daily_state();
+    let mut result = crate::daily::tests::result(PlayerStatus::Won);
+    result.unranked = Some(patience_shared::protocol::Unranked::NewAccount);
+    state.apply(ServerMessage::DailyFinished { result }, now);
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_daily(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
 fn daily_help() {
     let (state, now) = daily_state();
     let ui = Ui {

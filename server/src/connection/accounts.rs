@@ -5,14 +5,14 @@
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ErrorCode, LeaderboardPage, PlayerStatus, Reveal, ServerMessage,
+    self, ErrorCode, LeaderboardPage, PlayerStatus, Reveal, ServerMessage, Unranked,
 };
 
 use super::Session;
-use crate::daily::{self, DailyError, Refused, unix_now_ms};
+use crate::daily::{self, DailyError, Refused};
 use crate::metrics::bump;
 use crate::registry::{new_secret, token_hash};
-use crate::store::{AttemptKey, StoreError};
+use crate::store::StoreError;
 
 /// The leaderboard rows sent when a request names no limit.
 const DEFAULT_LEADERBOARD_ROWS: u32 = 20;
@@ -48,9 +48,22 @@ impl Session {
                 ),
             );
         }
+        let now = self.shared.clock.now_ms();
+        // Counted before the database is asked, so that a refused name costs
+        // a registration too: the limit is on tries, not only on accounts.
+        if let Err(wait_ms) = self.shared.signups.take(self.peer.ip(), now) {
+            bump(&self.shared.metrics.registrations_refused);
+            tracing::info!(wait_ms, "registration refused: too many from this address");
+            return self.error(
+                ErrorCode::RegistrationLimited,
+                format!(
+                    "too many accounts were registered from your address lately; try again in {} minutes",
+                    wait_ms.div_ceil(60_000)
+                ),
+            );
+        }
         let token = new_secret(24);
         let hash = token_hash(&token);
-        let now = unix_now_ms();
         let stored_name = name.clone();
         match self
             .shared
@@ -122,7 +135,7 @@ impl Session {
         if !self.not_in_room() {
             return;
         }
-        let now = unix_now_ms();
+        let now = self.shared.clock.now_ms();
         match self.shared.daily.open(&player, game, now).await {
             Ok((play, resumed)) => {
                 let attempt = play.attempt(now, self.shared.daily.time_limit_ms(), resumed);
@@ -144,13 +157,15 @@ impl Session {
             Err(DailyError::AlreadyPlayed(result)) => self.error(
                 ErrorCode::DailyAlreadyPlayed,
                 format!(
-                    "you have played {}'s {game}: {} with {} moves in {}, rank {} of {} (race {})",
+                    "you have played {}'s {game}: {} with {} moves in {}, {} (race {})",
                     result.date,
                     status_word(result.status),
                     result.progress.moves,
                     clock(result.progress.elapsed_ms),
-                    result.rank,
-                    result.finishers,
+                    match result.unranked {
+                        None => format!("rank {} of {}", result.rank, result.finishers),
+                        Some(unranked) => format!("unranked ({})", unranked_word(unranked)),
+                    },
                     result.race_id
                 ),
             ),
@@ -181,7 +196,7 @@ impl Session {
             let message = format!("a daily attempt has one board, seat 0, not seat {seat}");
             return reject(self, text, ErrorCode::NotYourBoard, None, message);
         }
-        let now = unix_now_ms();
+        let now = self.shared.clock.now_ms();
         if self
             .daily
             .as_ref()
@@ -194,7 +209,7 @@ impl Session {
         let Some(play) = self.daily.as_mut() else {
             return;
         };
-        let accepted = match play.play(&text) {
+        let accepted = match play.play(&text, now) {
             Ok(accepted) => accepted,
             Err(Refused::Notation(message)) => {
                 return reject(self, text, ErrorCode::BadNotation, None, message);
@@ -252,7 +267,7 @@ impl Session {
         let Some(play) = self.daily.as_ref() else {
             return;
         };
-        let now = unix_now_ms();
+        let now = self.shared.clock.now_ms();
         match self.shared.daily.finish(play, status, now).await {
             Ok(result) => {
                 tracing::info!(?status, rank = result.rank, "daily attempt finished");
@@ -274,7 +289,7 @@ impl Session {
         date: Option<String>,
         limit: Option<u32>,
     ) {
-        let now = unix_now_ms();
+        let now = self.shared.clock.now_ms();
         let date = match date {
             Some(text) => match daily::parse_date(&text) {
                 Some(date) => date,
@@ -323,6 +338,7 @@ impl Session {
                     date,
                     day_over,
                     finishers: board.finishers,
+                    unranked: board.unranked,
                     playing: board.playing,
                     rows: board.rows,
                     own: board.own,
@@ -337,10 +353,14 @@ impl Session {
         }
     }
 
+    /// A stored race. A daily attempt's record holds the day's seed and
+    /// salt: until the day is closed it goes to nobody, and the attempt's
+    /// own player gets only what they saw
+    /// ([`OwnAttempt`](patience_shared::protocol::OwnAttempt)).
     pub(super) async fn replay(&mut self, race_id: u64) {
         let player = self.player.as_ref().map(|player| player.id);
         let time_limit_ms = self.shared.daily.time_limit_ms();
-        let now = unix_now_ms();
+        let now = self.shared.clock.now_ms();
         let answer = self
             .shared
             .database
@@ -348,35 +368,43 @@ impl Session {
                 let Some(race) = store.race(race_id)? else {
                     return Ok(None);
                 };
-                // A daily attempt holds the day's seed: while the day is
-                // open, only those who have finished that deal may see it.
-                let allowed = match (&race.daily, player) {
-                    (None, _) => true,
-                    (Some(date), _) if daily::day_closed(date, now, time_limit_ms) => true,
-                    (Some(date), Some(player)) => {
-                        let key = AttemptKey {
-                            player,
-                            game: race.result.reveal.game,
-                            date: date.clone(),
-                        };
-                        store
-                            .attempt(&key)?
-                            .is_some_and(|attempt| attempt.finish.is_some())
-                    }
-                    (Some(_), None) => false,
+                let open_day = race
+                    .daily
+                    .as_deref()
+                    .is_some_and(|date| !daily::day_closed(date, now, time_limit_ms));
+                let key = if open_day {
+                    store.attempt_of_race(race_id)?
+                } else {
+                    None
                 };
-                Ok(Some((race, allowed)))
+                Ok(Some((race, open_day, key)))
             })
             .await;
         match answer {
-            Ok(Some((race, true))) => self.reply(&ServerMessage::ReplayData { race }),
-            Ok(Some((_, false))) => self.error(
+            Ok(Some((race, false, _))) => self.reply(&ServerMessage::ReplayData { race }),
+            Ok(Some((race, true, Some(key)))) if Some(key.player) == player => {
+                match daily::own_attempt(&race, &key) {
+                    Ok(attempt) => self.reply(&ServerMessage::AttemptReplay { attempt }),
+                    Err(error) => self.storage_failed(&error),
+                }
+            }
+            Ok(Some((_, true, _))) => self.error(
                 ErrorCode::ReplayNotYet,
-                "that daily attempt can be watched once the day is over, or once you have finished the same deal",
+                "that is another player's daily attempt, and its day is not over: it can be watched once the day is closed for everyone",
             ),
-            Ok(None) => self.error(ErrorCode::RaceNotFound, format!("no finished race has the id {race_id}")),
+            Ok(None) => self.error(
+                ErrorCode::RaceNotFound,
+                format!("no finished race has the id {race_id}"),
+            ),
             Err(error) => self.storage_failed(&error),
         }
+    }
+}
+
+fn unranked_word(unranked: Unranked) -> &'static str {
+    match unranked {
+        Unranked::NewAccount => "your account was registered on the day",
+        Unranked::Review => "moves faster than a person plays; held for review",
     }
 }
 

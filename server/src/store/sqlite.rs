@@ -21,13 +21,14 @@ use patience_shared::protocol::{
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
 use super::{
-    Attempt, AttemptFinish, AttemptKey, DailyDeal, ExpiredAttempt, Leaderboard, NewRace, Player,
-    PlayerId, Rank, Store, StoreError, TokenHash,
+    Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
+    NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
 /// Steps are never edited once released; a change is a new step.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value BLOB NOT NULL
@@ -94,7 +95,20 @@ CREATE TABLE daily_moves (
     PRIMARY KEY (player_id, game, date, idx),
     FOREIGN KEY (player_id, game, date) REFERENCES daily_attempts (player_id, game, date)
 ) WITHOUT ROWID;
-"#];
+"#,
+    r#"
+-- Fair play on the daily deal. Each move's time, for the review rule (NULL
+-- for moves stored before this step); whether a finished attempt is off
+-- the ranking: its account was new that day, or it is marked for review
+-- (an operator clears `review` to rank it). Attempts finished before this
+-- step keep the ranks they had.
+ALTER TABLE daily_moves ADD COLUMN at_ms INTEGER;
+ALTER TABLE daily_attempts ADD COLUMN new_account INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE daily_attempts ADD COLUMN review INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX daily_by_race ON daily_attempts (race_id) WHERE race_id IS NOT NULL;
+CREATE INDEX daily_review ON daily_attempts (date, game) WHERE review;
+"#,
+];
 
 /// The status an open daily attempt has in the database.
 const OPEN: &str = "racing";
@@ -295,7 +309,11 @@ fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreErro
 
 /// The leaderboard columns of `daily_attempts a JOIN players p`, in the
 /// order [`leaderboard_row`] reads them (the rank comes separately).
-const ROW_COLUMNS: &str = "p.name, a.status, a.elapsed_ms, a.moves, a.cards_home, a.race_id";
+const ROW_COLUMNS: &str =
+    "p.name, a.status, a.elapsed_ms, a.moves, a.cards_home, a.race_id, a.new_account, a.review";
+
+/// The finished attempts of `daily_attempts a` that rank.
+const RANKED: &str = "a.race_id IS NOT NULL AND NOT a.new_account AND NOT a.review";
 
 /// The ranking order of finished attempts: won first, then less time, then
 /// fewer moves; then who finished first, then who registered first. The
@@ -312,6 +330,11 @@ fn leaderboard_row(row: &Row<'_>, rank: u32) -> rusqlite::Result<(LeaderboardRow
             moves: row.get(3)?,
             cards_home: row.get(4)?,
             race_id: uint(row, 5)?,
+            unranked: Eligibility {
+                new_account: row.get(6)?,
+                review: row.get(7)?,
+            }
+            .unranked(),
         },
         row.get(1)?,
     ))
@@ -370,6 +393,7 @@ impl Store for SqliteStore {
             Ok(_) => Ok(Player {
                 id: self.connection.last_insert_rowid().cast_unsigned(),
                 name: name.to_string(),
+                created_at_ms: now_ms,
             }),
             Err(error) if is_duplicate(&error) => Err(StoreError::NameTaken(name.to_string())),
             Err(error) => Err(error.into()),
@@ -380,12 +404,13 @@ impl Store for SqliteStore {
         Ok(self
             .connection
             .query_row(
-                "SELECT id, name FROM players WHERE token_hash = ?1",
+                "SELECT id, name, created_at_ms FROM players WHERE token_hash = ?1",
                 params![token.as_slice()],
                 |row| {
                     Ok(Player {
                         id: uint(row, 0)?,
                         name: row.get(1)?,
+                        created_at_ms: uint(row, 2)?,
                     })
                 },
             )
@@ -423,7 +448,8 @@ impl Store for SqliteStore {
         let header = self
             .connection
             .query_row(
-                "SELECT started_at_ms, status, moves, cards_home, elapsed_ms, finished_at_ms, race_id
+                "SELECT started_at_ms, status, moves, cards_home, elapsed_ms, finished_at_ms, race_id,
+                        new_account, review
                  FROM daily_attempts WHERE player_id = ?1 AND game = ?2 AND date = ?3",
                 params![int(key.player), key.game.slug(), key.date],
                 |row| {
@@ -441,6 +467,10 @@ impl Store for SqliteStore {
                             },
                             uint(row, 5)?,
                             race_id.cast_unsigned(),
+                            Eligibility {
+                                new_account: row.get(7)?,
+                                review: row.get(8)?,
+                            },
                         )),
                         None => None,
                     };
@@ -452,25 +482,32 @@ impl Store for SqliteStore {
             return Ok(None);
         };
         let finish = match finish {
-            Some((status, progress, finished_at_ms, race_id)) => Some(AttemptFinish {
+            Some((status, progress, finished_at_ms, race_id, eligibility)) => Some(AttemptFinish {
                 status: parse_status(&status)?,
                 progress,
                 finished_at_ms,
                 race_id,
+                eligibility,
             }),
             None => None,
         };
         let mut statement = self.connection.prepare_cached(
-            "SELECT text FROM daily_moves WHERE player_id = ?1 AND game = ?2 AND date = ?3 ORDER BY idx",
+            "SELECT text, at_ms FROM daily_moves
+             WHERE player_id = ?1 AND game = ?2 AND date = ?3 ORDER BY idx",
         )?;
-        let moves = statement
+        let rows = statement
             .query_map(params![int(key.player), key.game.slug(), key.date], |row| {
-                row.get(0)
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, Option<i64>>(1)?.map(i64::cast_unsigned),
+                ))
             })?
-            .collect::<Result<Vec<String>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
+        let (moves, move_times_ms) = rows.into_iter().unzip();
         Ok(Some(Attempt {
             started_at_ms,
             moves,
+            move_times_ms,
             finish,
         }))
     }
@@ -494,13 +531,26 @@ impl Store for SqliteStore {
         }
     }
 
-    fn record_move(&mut self, key: &AttemptKey, index: u32, text: &str) -> Result<(), StoreError> {
+    fn record_move(
+        &mut self,
+        key: &AttemptKey,
+        index: u32,
+        text: &str,
+        at_ms: u64,
+    ) -> Result<(), StoreError> {
         let inserted = self.connection.execute(
-            "INSERT INTO daily_moves (player_id, game, date, idx, text)
-             SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (
+            "INSERT INTO daily_moves (player_id, game, date, idx, text, at_ms)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
                  SELECT 1 FROM daily_attempts
                  WHERE player_id = ?1 AND game = ?2 AND date = ?3 AND race_id IS NULL)",
-            params![int(key.player), key.game.slug(), key.date, index, text],
+            params![
+                int(key.player),
+                key.game.slug(),
+                key.date,
+                index,
+                text,
+                int(at_ms)
+            ],
         );
         match inserted {
             Ok(1) => Ok(()),
@@ -516,13 +566,14 @@ impl Store for SqliteStore {
         status: PlayerStatus,
         progress: Progress,
         race: &NewRace,
+        eligibility: Eligibility,
     ) -> Result<u64, StoreError> {
         self.atomically(|connection| {
             let race_id = insert_race(connection, race)?;
             let updated = connection.execute(
                 "UPDATE daily_attempts
                  SET status = ?4, won = ?5, moves = ?6, cards_home = ?7, elapsed_ms = ?8,
-                     finished_at_ms = ?9, race_id = ?10
+                     finished_at_ms = ?9, race_id = ?10, new_account = ?11, review = ?12
                  WHERE player_id = ?1 AND game = ?2 AND date = ?3 AND race_id IS NULL",
                 params![
                     int(key.player),
@@ -535,6 +586,8 @@ impl Store for SqliteStore {
                     int(progress.elapsed_ms),
                     int(race.ended_at_ms),
                     int(race_id),
+                    eligibility.new_account,
+                    eligibility.review,
                 ],
             )?;
             if updated == 1 {
@@ -547,7 +600,7 @@ impl Store for SqliteStore {
 
     fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError> {
         let mut statement = self.connection.prepare_cached(
-            "SELECT a.player_id, a.game, a.date, a.started_at_ms, p.name
+            "SELECT a.player_id, a.game, a.date, a.started_at_ms, p.name, p.created_at_ms
              FROM daily_attempts a JOIN players p ON p.id = a.player_id
              WHERE a.race_id IS NULL AND a.started_at_ms <= ?1",
         )?;
@@ -559,23 +612,29 @@ impl Store for SqliteStore {
                     row.get::<_, String>(2)?,
                     uint(row, 3)?,
                     row.get::<_, String>(4)?,
+                    uint(row, 5)?,
                 ))
             })?
             .collect::<Result<Vec<_>, _>>()?;
         drop(statement);
         let mut expired = Vec::with_capacity(rows.len());
-        for (player, game, date, started_at_ms, name) in rows {
+        for (player, game, date, started_at_ms, name, registered_at_ms) in rows {
             let key = AttemptKey {
                 player,
                 game: parse_game(&game)?,
                 date,
             };
-            let moves = self.attempt(&key)?.map(|attempt| attempt.moves);
+            let (moves, move_times_ms) = self
+                .attempt(&key)?
+                .map(|attempt| (attempt.moves, attempt.move_times_ms))
+                .unwrap_or_default();
             expired.push(ExpiredAttempt {
                 key,
                 name,
+                registered_at_ms,
                 started_at_ms,
-                moves: moves.unwrap_or_default(),
+                moves,
+                move_times_ms,
             });
         }
         Ok(expired)
@@ -588,14 +647,13 @@ impl Store for SqliteStore {
         limit: u32,
     ) -> Result<(u32, Vec<u64>), StoreError> {
         let finishers: u32 = self.connection.query_row(
-            "SELECT COUNT(*) FROM daily_attempts
-             WHERE game = ?1 AND date = ?2 AND race_id IS NOT NULL",
+            &format!("SELECT COUNT(*) FROM daily_attempts a WHERE a.game = ?1 AND a.date = ?2 AND {RANKED}"),
             params![game.slug(), date],
             |row| row.get(0),
         )?;
         let mut statement = self.connection.prepare_cached(&format!(
             "SELECT a.elapsed_ms FROM daily_attempts a
-             WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL AND a.won
+             WHERE a.game = ?1 AND a.date = ?2 AND {RANKED} AND a.won
              ORDER BY {RANKING} LIMIT ?3"
         ))?;
         let times = statement
@@ -611,10 +669,12 @@ impl Store for SqliteStore {
                 "SELECT
                     (SELECT COUNT(*) FROM daily_attempts b
                      WHERE b.game = a.game AND b.date = a.date AND b.race_id IS NOT NULL
+                       AND NOT b.new_account AND NOT b.review
                        AND (-b.won, b.elapsed_ms, b.moves, b.finished_at_ms, b.player_id)
                          < (-a.won, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id)),
                     (SELECT COUNT(*) FROM daily_attempts c
-                     WHERE c.game = a.game AND c.date = a.date AND c.race_id IS NOT NULL)
+                     WHERE c.game = a.game AND c.date = a.date AND c.race_id IS NOT NULL
+                       AND NOT c.new_account AND NOT c.review)
                  FROM daily_attempts a
                  WHERE a.player_id = ?1 AND a.game = ?2 AND a.date = ?3 AND a.race_id IS NOT NULL",
                 params![int(key.player), key.game.slug(), key.date],
@@ -636,15 +696,18 @@ impl Store for SqliteStore {
         limit: u32,
         player: Option<PlayerId>,
     ) -> Result<Leaderboard, StoreError> {
-        let (finishers, playing): (u32, u32) = self.connection.query_row(
-            "SELECT COUNT(race_id), COUNT(*) - COUNT(race_id)
-             FROM daily_attempts WHERE game = ?1 AND date = ?2",
+        let (finished, playing, finishers): (u32, u32, u32) = self.connection.query_row(
+            &format!(
+                "SELECT COUNT(a.race_id), COUNT(*) - COUNT(a.race_id),
+                        COALESCE(SUM({RANKED}), 0)
+                 FROM daily_attempts a WHERE a.game = ?1 AND a.date = ?2"
+            ),
             params![game.slug(), date],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )?;
         let mut statement = self.connection.prepare_cached(&format!(
             "SELECT {ROW_COLUMNS} FROM daily_attempts a JOIN players p ON p.id = a.player_id
-             WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL
+             WHERE a.game = ?1 AND a.date = ?2 AND {RANKED}
              ORDER BY {RANKING} LIMIT ?3"
         ))?;
         let mut rank = 0;
@@ -686,10 +749,36 @@ impl Store for SqliteStore {
         };
         Ok(Leaderboard {
             finishers,
+            unranked: finished.saturating_sub(finishers),
             playing,
             rows,
             own,
         })
+    }
+
+    fn attempt_of_race(&mut self, race_id: u64) -> Result<Option<AttemptKey>, StoreError> {
+        let found = self
+            .connection
+            .query_row(
+                "SELECT player_id, game, date FROM daily_attempts WHERE race_id = ?1",
+                params![int(race_id)],
+                |row| {
+                    Ok((
+                        uint(row, 0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                    ))
+                },
+            )
+            .optional()?;
+        match found {
+            Some((player, game, date)) => Ok(Some(AttemptKey {
+                player,
+                game: parse_game(&game)?,
+                date,
+            })),
+            None => Ok(None),
+        }
     }
 
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {

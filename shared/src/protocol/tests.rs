@@ -393,6 +393,7 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                     rank: 3,
                     finishers: 41,
                     race_id: 731,
+                    unranked: None,
                 },
             },
         ),
@@ -404,9 +405,19 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                     date: "2026-12-01".to_string(),
                     day_over: false,
                     finishers: 41,
+                    unranked: 2,
                     playing: 5,
                     rows: vec![leaderboard_row()],
-                    own: Some(leaderboard_row()),
+                    own: Some(LeaderboardRow {
+                        rank: 4,
+                        name: "bo".to_string(),
+                        status: PlayerStatus::Resigned,
+                        elapsed_ms: 61_000,
+                        moves: 4,
+                        cards_home: 13,
+                        race_id: 733,
+                        unranked: Some(Unranked::NewAccount),
+                    }),
                     reveal: None,
                 },
             },
@@ -422,6 +433,44 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 },
             },
         ),
+        (
+            "attempt_replay",
+            ServerMessage::AttemptReplay {
+                attempt: OwnAttempt {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    race_id: 733,
+                    status: PlayerStatus::Resigned,
+                    progress: Progress {
+                        moves: 1,
+                        cards_home: 0,
+                        runs_home: 0,
+                        cards_uncovered: 1,
+                        stock_turned: 0,
+                        elapsed_ms: 4_200,
+                    },
+                    moves: vec!["7h>4".to_string()],
+                    boards: vec![
+                        View {
+                            game: GameKind::ThreeBlindMice,
+                            zones: vec![ZoneView {
+                                zone: Zone::Pile(7),
+                                hidden: 2,
+                                face_up: vec![card("7h")],
+                            }],
+                        },
+                        View {
+                            game: GameKind::ThreeBlindMice,
+                            zones: vec![ZoneView {
+                                zone: Zone::Pile(7),
+                                hidden: 1,
+                                face_up: vec![card("Kd")],
+                            }],
+                        },
+                    ],
+                },
+            },
+        ),
     ]
 }
 
@@ -434,6 +483,7 @@ fn leaderboard_row() -> LeaderboardRow {
         moves: 61,
         cards_home: 52,
         race_id: 731,
+        unranked: None,
     }
 }
 
@@ -537,6 +587,7 @@ fn every_error_code_is_in_the_document() {
         ErrorCode::DailyAlreadyPlayed,
         ErrorCode::RaceNotFound,
         ErrorCode::ReplayNotYet,
+        ErrorCode::RegistrationLimited,
         ErrorCode::Internal,
     ];
     for code in codes {

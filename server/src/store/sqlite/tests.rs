@@ -3,6 +3,7 @@
 //! back as written, migrations, and files that are not ours.
 
 use super::*;
+use patience_shared::protocol::Unranked;
 
 fn store() -> SqliteStore {
     SqliteStore::in_memory().expect("an in-memory database opens")
@@ -102,7 +103,7 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once() {
     let ada = store.register("ada", &hash(1), 0).expect("registers");
     let key = key(ada.id);
     assert!(matches!(
-        store.record_move(&key, 0, "7h>4"),
+        store.record_move(&key, 0, "7h>4", 1_100),
         Err(StoreError::AttemptNotOpen)
     ));
     store.begin_attempt(&key, 1_000).expect("begins");
@@ -110,15 +111,16 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once() {
         store.begin_attempt(&key, 2_000),
         Err(StoreError::AttemptExists)
     ));
-    store.record_move(&key, 0, "7h>4").expect("records");
-    store.record_move(&key, 1, "c1>9").expect("records");
+    store.record_move(&key, 0, "7h>4", 1_100).expect("records");
+    store.record_move(&key, 1, "c1>9", 1_300).expect("records");
     assert!(matches!(
-        store.record_move(&key, 1, "2s>3"),
+        store.record_move(&key, 1, "2s>3", 1_400),
         Err(StoreError::MoveConflict(1))
     ));
     let open = store.attempt(&key).expect("reads").expect("exists");
     assert_eq!(open.started_at_ms, 1_000);
     assert_eq!(open.moves, ["7h>4", "c1>9"]);
+    assert_eq!(open.move_times_ms, [Some(1_100), Some(1_300)]);
     assert_eq!(open.finish, None);
 
     let progress = Progress {
@@ -129,7 +131,13 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once() {
     };
     let race = race_of("ada", ada.id, PlayerStatus::Resigned, progress);
     let race_id = store
-        .finish_attempt(&key, PlayerStatus::Resigned, progress, &race)
+        .finish_attempt(
+            &key,
+            PlayerStatus::Resigned,
+            progress,
+            &race,
+            Eligibility::default(),
+        )
         .expect("finishes");
     let finished = store.attempt(&key).expect("reads").expect("exists");
     assert_eq!(
@@ -141,12 +149,18 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once() {
     // A second finish and later moves are refused, and the refused finish
     // left no race behind.
     assert!(matches!(
-        store.finish_attempt(&key, PlayerStatus::Won, progress, &race),
+        store.finish_attempt(
+            &key,
+            PlayerStatus::Won,
+            progress,
+            &race,
+            Eligibility::default()
+        ),
         Err(StoreError::AttemptNotOpen)
     ));
     assert_eq!(store.race(race_id + 1).expect("reads"), None);
     assert!(matches!(
-        store.record_move(&key, 2, "2s>3"),
+        store.record_move(&key, 2, "2s>3", 9_000),
         Err(StoreError::AttemptNotOpen)
     ));
 }
@@ -244,7 +258,7 @@ fn leaderboards_rank_won_then_time_then_moves() {
             // Finishing order is the table's order, whatever the times.
             race.ended_at_ms = 1_000 + index as u64;
             store
-                .finish_attempt(&key, *status, progress, &race)
+                .finish_attempt(&key, *status, progress, &race, Eligibility::default())
                 .expect("finishes");
             players.push(player);
         }
@@ -258,7 +272,10 @@ fn leaderboards_rank_won_then_time_then_moves() {
             .expect("reads");
         let names: Vec<&str> = board.rows.iter().map(|row| row.name.as_str()).collect();
         assert_eq!(names, *expected);
-        assert_eq!((board.finishers, board.playing), (all, 1));
+        assert_eq!(
+            (board.finishers, board.unranked, board.playing),
+            (all, 0, 1)
+        );
         let ranks: Vec<u32> = board.rows.iter().map(|row| row.rank).collect();
         assert_eq!(ranks, (1..=all).collect::<Vec<_>>());
 
@@ -307,7 +324,9 @@ fn expired_attempts_are_the_open_ones_begun_long_enough_ago() {
     let ada = store.register("ada", &hash(1), 0).expect("registers");
     let bob = store.register("bob", &hash(2), 0).expect("registers");
     store.begin_attempt(&key(ada.id), 1_000).expect("begins");
-    store.record_move(&key(ada.id), 0, "7h>4").expect("records");
+    store
+        .record_move(&key(ada.id), 0, "7h>4", 1_500)
+        .expect("records");
     store.begin_attempt(&key(bob.id), 5_000).expect("begins");
     let expired = store.expired_attempts(2_000).expect("reads");
     assert_eq!(
@@ -315,11 +334,187 @@ fn expired_attempts_are_the_open_ones_begun_long_enough_ago() {
         [ExpiredAttempt {
             key: key(ada.id),
             name: "ada".to_string(),
+            registered_at_ms: 0,
             started_at_ms: 1_000,
             moves: vec!["7h>4".to_string()],
+            move_times_ms: vec![Some(1_500)],
         }]
     );
     assert_eq!(store.expired_attempts(5_000).expect("reads").len(), 2);
+}
+
+/// Finishes `name`'s attempt as a win in `elapsed_ms`, ranked or not as
+/// `eligibility` says; returns the player and the race's id.
+fn finish_win(
+    store: &mut SqliteStore,
+    name: &str,
+    elapsed_ms: u64,
+    eligibility: Eligibility,
+) -> (Player, u64) {
+    let byte = name.as_bytes()[0];
+    let player = store.register(name, &hash(byte), 0).expect("registers");
+    store.begin_attempt(&key(player.id), 0).expect("begins");
+    let progress = Progress {
+        moves: 50,
+        cards_home: 52,
+        elapsed_ms,
+        ..Progress::default()
+    };
+    let race = race_of(name, player.id, PlayerStatus::Won, progress);
+    let race_id = store
+        .finish_attempt(
+            &key(player.id),
+            PlayerStatus::Won,
+            progress,
+            &race,
+            eligibility,
+        )
+        .expect("finishes");
+    (player, race_id)
+}
+
+#[test]
+fn unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be() {
+    let mut store = store();
+    let new_account = Eligibility {
+        new_account: true,
+        review: false,
+    };
+    let marked = Eligibility {
+        new_account: false,
+        review: true,
+    };
+    let (ada, _) = finish_win(&mut store, "ada", 90_000, Eligibility::default());
+    let (bob, bob_race) = finish_win(&mut store, "bob", 10_000, new_account);
+    let (cal, _) = finish_win(&mut store, "cal", 5_000, marked);
+    let (dan, _) = finish_win(&mut store, "dan", 100_000, Eligibility::default());
+
+    let board = store
+        .leaderboard(GameKind::ThreeBlindMice, "2026-12-01", 10, Some(bob.id))
+        .expect("reads");
+    let names: Vec<&str> = board.rows.iter().map(|row| row.name.as_str()).collect();
+    assert_eq!(names, ["ada", "dan"], "only ranked attempts are rows");
+    assert!(board.rows.iter().all(|row| row.unranked.is_none()));
+    assert_eq!((board.finishers, board.unranked, board.playing), (2, 2, 0));
+    let own = board.own.expect("bob's own row");
+    assert_eq!(
+        (own.rank, own.unranked),
+        (1, Some(Unranked::NewAccount)),
+        "bob would have been first"
+    );
+    let cal_row = store
+        .leaderboard(GameKind::ThreeBlindMice, "2026-12-01", 10, Some(cal.id))
+        .expect("reads")
+        .own
+        .expect("cal's row");
+    assert_eq!(
+        (cal_row.rank, cal_row.unranked),
+        (1, Some(Unranked::Review))
+    );
+
+    // Ranks and winning times count the ranked attempts only.
+    let rank = |store: &mut SqliteStore, player: &Player| {
+        store
+            .rank(&key(player.id))
+            .expect("reads")
+            .map(|rank| (rank.rank, rank.finishers))
+    };
+    assert_eq!(rank(&mut store, &ada), Some((1, 2)));
+    assert_eq!(rank(&mut store, &dan), Some((2, 2)));
+    assert_eq!(rank(&mut store, &bob), Some((1, 2)));
+    assert_eq!(
+        store
+            .winning_times(GameKind::ThreeBlindMice, "2026-12-01", 10)
+            .expect("reads"),
+        (2, vec![90_000, 100_000])
+    );
+    assert_eq!(
+        store
+            .attempt(&key(cal.id))
+            .expect("reads")
+            .and_then(|attempt| attempt.finish)
+            .map(|finish| finish.eligibility),
+        Some(marked)
+    );
+
+    // The race id leads back to the attempt, and only for daily attempts.
+    assert_eq!(
+        store.attempt_of_race(bob_race).expect("reads"),
+        Some(key(bob.id))
+    );
+    assert_eq!(store.attempt_of_race(bob_race + 100).expect("reads"), None);
+
+    // The operator's query of the README finds the marked attempt, and
+    // clearing the mark ranks it.
+    let marked_names: Vec<String> = store
+        .connection
+        .prepare(
+            "SELECT p.name FROM daily_attempts a JOIN players p ON p.id = a.player_id
+             WHERE a.review ORDER BY a.date, a.game",
+        )
+        .expect("prepares")
+        .query_map([], |row| row.get(0))
+        .expect("queries")
+        .collect::<Result<_, _>>()
+        .expect("reads");
+    assert_eq!(marked_names, ["cal"]);
+    store
+        .connection
+        .execute(
+            "UPDATE daily_attempts SET review = 0
+             WHERE player_id = (SELECT id FROM players WHERE name = 'cal')
+               AND game = 'three-blind-mice' AND date = '2026-12-01'",
+            [],
+        )
+        .expect("clears");
+    assert_eq!(rank(&mut store, &cal), Some((1, 3)));
+}
+
+#[test]
+fn a_version_one_file_keeps_its_attempts_ranked_and_its_moves_untimed() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let path = directory.path().join("patience.sqlite3");
+    {
+        let connection = Connection::open(&path).expect("creates");
+        connection.execute_batch(MIGRATIONS[0]).expect("version 1");
+        connection
+            .execute_batch(
+                "PRAGMA user_version = 1;
+                 INSERT INTO players (id, name, token_hash, created_at_ms) VALUES (1, 'ada', x'01', 0);
+                 INSERT INTO daily_attempts (player_id, game, date, started_at_ms, status)
+                     VALUES (1, 'three-blind-mice', '2026-12-01', 0, 'racing');
+                 INSERT INTO daily_moves (player_id, game, date, idx, text)
+                     VALUES (1, 'three-blind-mice', '2026-12-01', 0, '7h>4');",
+            )
+            .expect("version 1 rows");
+    }
+    let mut store = SqliteStore::open(&path).expect("migrates");
+    let attempt = store.attempt(&key(1)).expect("reads").expect("kept");
+    assert_eq!(attempt.moves, ["7h>4"]);
+    assert_eq!(attempt.move_times_ms, [None]);
+    let progress = Progress {
+        moves: 1,
+        cards_home: 0,
+        elapsed_ms: 1_000,
+        ..Progress::default()
+    };
+    let race = race_of("ada", 1, PlayerStatus::Resigned, progress);
+    store
+        .finish_attempt(
+            &key(1),
+            PlayerStatus::Resigned,
+            progress,
+            &race,
+            Eligibility::default(),
+        )
+        .expect("finishes");
+    assert_eq!(
+        store
+            .rank(&key(1))
+            .expect("reads")
+            .map(|rank| rank.finishers),
+        Some(1)
+    );
 }
 
 #[test]
