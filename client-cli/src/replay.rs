@@ -210,6 +210,9 @@ impl Replay {
         if let Some(date) = &record.daily {
             title.push_str(&format!(" · daily deal of {date}"));
         }
+        if record.result.open_boards {
+            title.push_str(" · open boards (shown live)");
+        }
         Replay {
             title,
             standings: record.result.standings,
@@ -573,6 +576,14 @@ pub(crate) mod tests {
         assert_eq!(
             replay.title(),
             "Replay of race 731 · Three Blind Mice · seed 1 · daily deal of 2026-12-01"
+        );
+        let (mut open, _) = self::record();
+        open.result.open_boards = true;
+        assert!(
+            Replay::new(open)
+                .title()
+                .ends_with(" · open boards (shown live)"),
+            "a race with open boards says so on its replay"
         );
     }
 

@@ -569,12 +569,14 @@ impl Play {
 
     /// Moves played, cards home, and the server's clock since the start.
     pub fn progress(&self, now_ms: u64) -> Progress {
-        Progress {
-            moves: u32::try_from(self.moves.len()).unwrap_or(u32::MAX),
-            cards_home: protocol::cards_home(&self.position.view()),
-            elapsed_ms: now_ms.saturating_sub(self.started_at_ms),
-            ..Progress::default()
-        }
+        // The counts are measured from the deal as dealt, as in a race.
+        let deal = AnyGame::deal(self.deal.game, self.deal.seed).view();
+        Progress::measure(
+            &deal,
+            &self.position.view(),
+            u32::try_from(self.moves.len()).unwrap_or(u32::MAX),
+            now_ms.saturating_sub(self.started_at_ms),
+        )
     }
 
     /// The board as the player may see it.

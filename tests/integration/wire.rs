@@ -394,6 +394,18 @@ async fn record_race(game: GameKind, options: RoomOptions) -> (Vec<Recording>, R
     }
     let result = result.expect("the race ended");
     assert_eq!(result.reveal.seed, seed);
+    // The replay is the race as announced: every board, move and count,
+    // and the open-boards mark.
+    let mut viewer = Client::hello(&server, "viewer").await;
+    viewer
+        .send(&ClientMessage::Replay {
+            race_id: result.race_id.expect("the race was stored"),
+        })
+        .await;
+    match viewer.recv().await {
+        ServerMessage::ReplayData { race } => assert_eq!(race.result, result),
+        other => panic!("expected replay_data, got {other:?}"),
+    }
     server.shutdown().await;
     let bobs = match bob_before_drop {
         Some(before) => vec![("bob", before), ("bob resumed", bob.frames)],

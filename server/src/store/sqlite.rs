@@ -108,6 +108,15 @@ ALTER TABLE daily_attempts ADD COLUMN review INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX daily_by_race ON daily_attempts (race_id) WHERE race_id IS NOT NULL;
 CREATE INDEX daily_review ON daily_attempts (date, game) WHERE review;
 "#,
+    r#"
+-- Fair play in rooms: whether a race showed every board live (its replay
+-- says so), and each racer's progress counts beyond cards home. Races
+-- stored before this step had no open boards; their counts read as 0.
+ALTER TABLE races ADD COLUMN open_boards INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE race_players ADD COLUMN runs_home INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE race_players ADD COLUMN cards_uncovered INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE race_players ADD COLUMN stock_turned INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// The status an open daily attempt has in the database.
@@ -264,19 +273,22 @@ impl SqliteStore {
 fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreError> {
     let reveal = &race.result.reveal;
     connection.execute(
-        "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms, open_boards)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
             reveal.game.slug(),
             int(reveal.seed),
             reveal.salt,
             race.daily,
-            int(race.ended_at_ms)
+            int(race.ended_at_ms),
+            race.result.open_boards,
         ],
     )?;
     let race_id = connection.last_insert_rowid().cast_unsigned();
     let mut insert = connection.prepare_cached(
-        "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves, cards_home, elapsed_ms, log)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves, cards_home,
+                                   elapsed_ms, log, runs_home, cards_uncovered, stock_turned)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?;
     for standing in &race.result.standings {
         let player = race
@@ -302,6 +314,9 @@ fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreErro
             standing.progress.cards_home,
             int(standing.progress.elapsed_ms),
             encode_log(log),
+            standing.progress.runs_home,
+            standing.progress.cards_uncovered,
+            standing.progress.stock_turned,
         ])?;
     }
     Ok(race_id)
@@ -789,7 +804,7 @@ impl Store for SqliteStore {
         let header = self
             .connection
             .query_row(
-                "SELECT game, seed, salt, daily_date, ended_at_ms FROM races WHERE id = ?1",
+                "SELECT game, seed, salt, daily_date, ended_at_ms, open_boards FROM races WHERE id = ?1",
                 params![int(race_id)],
                 |row| {
                     Ok((
@@ -798,15 +813,17 @@ impl Store for SqliteStore {
                         row.get::<_, String>(2)?,
                         row.get::<_, Option<String>>(3)?,
                         uint(row, 4)?,
+                        row.get::<_, bool>(5)?,
                     ))
                 },
             )
             .optional()?;
-        let Some((game, seed, salt, daily, ended_at_ms)) = header else {
+        let Some((game, seed, salt, daily, ended_at_ms, open_boards)) = header else {
             return Ok(None);
         };
         let mut statement = self.connection.prepare_cached(
-            "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log
+            "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log,
+                    runs_home, cards_uncovered, stock_turned
              FROM race_players WHERE race_id = ?1 ORDER BY rank",
         )?;
         let rows = statement
@@ -819,8 +836,10 @@ impl Store for SqliteStore {
                     Progress {
                         moves: row.get(4)?,
                         cards_home: row.get(5)?,
+                        runs_home: row.get(8)?,
+                        cards_uncovered: row.get(9)?,
+                        stock_turned: row.get(10)?,
                         elapsed_ms: uint(row, 6)?,
-                        ..Progress::default()
                     },
                     row.get::<_, Vec<u8>>(7)?,
                 ))
@@ -855,7 +874,7 @@ impl Store for SqliteStore {
                     salt,
                 },
                 logs,
-                open_boards: false,
+                open_boards,
             },
         }))
     }

@@ -176,11 +176,14 @@ fn races_read_back_as_written() {
         Progress {
             moves: 3,
             cards_home: 52,
+            runs_home: 4,
+            cards_uncovered: 9,
+            stock_turned: 3,
             elapsed_ms: 61_000,
-            ..Progress::default()
         },
     );
     race.daily = None;
+    race.result.open_boards = true;
     race.result.standings.push(Standing {
         rank: 2,
         seat: 1,
@@ -514,6 +517,38 @@ fn a_version_one_file_keeps_its_attempts_ranked_and_its_moves_untimed() {
             .expect("reads")
             .map(|rank| rank.finishers),
         Some(1)
+    );
+}
+
+#[test]
+fn a_race_stored_before_open_boards_reads_back_closed_with_zero_counts() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let path = directory.path().join("patience.sqlite3");
+    {
+        let connection = Connection::open(&path).expect("creates");
+        for step in &MIGRATIONS[..2] {
+            connection.execute_batch(step).expect("versions 1 and 2");
+        }
+        connection
+            .execute_batch(
+                "PRAGMA user_version = 2;
+                 INSERT INTO races (id, game, seed, salt, daily_date, ended_at_ms)
+                     VALUES (7, 'indian', 42, '00', NULL, 1000);
+                 INSERT INTO race_players (race_id, seat, player_id, name, rank, status,
+                                           moves, cards_home, elapsed_ms, log)
+                     VALUES (7, 0, NULL, 'ada', 1, 'resigned', 0, 0, 500, x'90');",
+            )
+            .expect("version 2 rows");
+    }
+    let mut store = SqliteStore::open(&path).expect("migrates");
+    let record = store.race(7).expect("reads").expect("kept");
+    assert!(!record.result.open_boards);
+    assert_eq!(
+        record.result.standings[0].progress,
+        Progress {
+            elapsed_ms: 500,
+            ..Progress::default()
+        }
     );
 }
 
