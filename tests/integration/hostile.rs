@@ -356,10 +356,13 @@ async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
     use std::sync::atomic::Ordering;
     let server = start_server(slow_server).await;
     let (_, line) = first_deal();
+    // Open boards make each progress frame carry a board (about a
+    // kilobyte), so the spectator's buffers fill in a few hundred moves
+    // rather than thousands of count-only frames.
     let options = RoomOptions {
         undo_allowed: true,
         time_limit_ms: None,
-        open_boards: false,
+        open_boards: true,
     };
     let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
     let mut lazy = Client::connect_with_small_buffer(&server).await;
