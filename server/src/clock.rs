@@ -1,5 +1,6 @@
-//! The server's wall clock, as a value the daily path reads instead of the
-//! system's: real in production, virtual in tests.
+//! The server's wall clock, as a value the daily path (and the end time of
+//! every stored race) reads instead of the system's: real in production,
+//! virtual in tests.
 //!
 //! Daily deals turn on dates (an account's age, a day that closes a day and
 //! an hour after it begins, the gaps between moves), so a test that could

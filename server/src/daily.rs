@@ -737,16 +737,6 @@ pub async fn prepare_forever(shared: Arc<crate::Shared>) {
     }
 }
 
-/// The system's wall clock in Unix milliseconds, for the stored races of
-/// rooms (the daily deal reads the server's [`Clock`](crate::clock::Clock)).
-pub fn unix_now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1166,7 +1166,7 @@ impl Room {
     async fn save_and_announce(&mut self, mut result: RaceResult) {
         let race = NewRace {
             daily: None,
-            ended_at_ms: crate::daily::unix_now_ms(),
+            ended_at_ms: self.shared.clock.now_ms(),
             result: result.clone(),
             players: self
                 .seats

@@ -122,16 +122,21 @@ pub(super) fn bar(done: usize, total: usize, width: usize) -> String {
     format!("{}{}", "█".repeat(filled), "░".repeat(width - filled))
 }
 
+/// The race's clock and time limit at `now`, once the race has started.
+fn clock_line(state: &RaceState, now: Instant) -> Option<Line<'static>> {
+    let (started, limit) = state.race_clock?;
+    let elapsed = now.saturating_duration_since(started);
+    Some(Line::from(vec![
+        Span::styled(format!("⏱ {}", clock_text(elapsed)), bold()),
+        Span::styled(format!(" / {}", clock_text(limit)), dim()),
+    ]))
+}
+
 /// The race panel: the clock, then each racer's bar, moves and state.
 pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    if let Some((started, limit)) = state.race_clock {
-        let elapsed = now.saturating_duration_since(started);
-        lines.push(Line::from(vec![
-            Span::styled(format!("⏱ {}", clock_text(elapsed)), bold()),
-            Span::styled(format!(" / {}", clock_text(limit)), dim()),
-        ]));
-        lines.push(Line::from(""));
+    if let Some(clock) = clock_line(state, now) {
+        lines.extend([clock, Line::from("")]);
     }
     let total = state
         .room
@@ -183,14 +188,7 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
 /// racer its status, a bar of cards home and its counts. The boards come
 /// with the result.
 pub fn watch_table_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    if let Some((started, limit)) = state.race_clock {
-        let elapsed = now.saturating_duration_since(started);
-        lines.push(Line::from(vec![
-            Span::styled(format!("⏱ {}", clock_text(elapsed)), bold()),
-            Span::styled(format!(" / {}", clock_text(limit)), dim()),
-        ]));
-    }
+    let mut lines: Vec<Line<'static>> = clock_line(state, now).into_iter().collect();
     lines.push(Line::from(Span::styled(
         "Every racer plays the same deal, so boards are shown when the race ends.",
         dim(),
