@@ -235,6 +235,15 @@ impl DailyState {
         ))
     }
 
+    /// Where a win would rank, in words, said as unranked when the attempt
+    /// is known to be kept off the ranking.
+    pub fn rank_if_won_line(&self, rank: u32, among: u32) -> String {
+        match self.attempt.as_ref().and_then(|attempt| attempt.unranked) {
+            Some(_) => format!("unranked: a win now would place {rank} of {among}"),
+            None => rank_if_won_text(rank, among),
+        }
+    }
+
     /// The attempt's time on the server's clock at `now`: counted on from
     /// the server's figure while it runs, the server's final figure after.
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -276,6 +285,12 @@ impl DailyState {
                     )
                 });
                 notes.push(standing_text(&attempt));
+                if let Some(unranked) = attempt.unranked {
+                    notes.push(format!(
+                        "this attempt is played unranked: {}",
+                        unranked_text(unranked)
+                    ));
+                }
                 self.attempt = Some(attempt);
             }
             ServerMessage::MoveAccepted {
@@ -505,7 +520,7 @@ pub async fn plain(
                             writeln!(output, "{}", view_text(board))?;
                         }
                         if let Some((rank, among)) = state.rank_if_won(Instant::now()) {
-                            writeln!(output, "{}", rank_if_won_text(rank, among))?;
+                            writeln!(output, "{}", state.rank_if_won_line(rank, among))?;
                         }
                         None
                     }
@@ -582,6 +597,7 @@ pub(crate) mod tests {
             resumed,
             finishers: 41,
             winning_times_ms: vec![98_400, 131_250],
+            unranked: None,
         }
     }
 
@@ -651,6 +667,41 @@ pub(crate) mod tests {
         assert!(!state.can_move());
         assert_eq!(state.elapsed(later), Duration::from_millis(184_020));
         assert_eq!(state.rank_if_won(later), None);
+    }
+
+    #[test]
+    fn a_new_account_is_told_at_the_start_that_its_attempt_plays_unranked() {
+        let start = Instant::now();
+        let check = |unranked: Option<Unranked>, said: Option<&str>, line: &str| {
+            let mut state = DailyState::default();
+            let notes = state.apply(
+                ServerMessage::DailyStarted {
+                    attempt: DailyAttempt {
+                        unranked,
+                        ..attempt(false, 0)
+                    },
+                },
+                start,
+            );
+            assert_eq!(
+                notes
+                    .iter()
+                    .find(|note| note.contains("unranked"))
+                    .map(String::as_str),
+                said
+            );
+            let (rank, among) = state.rank_if_won(start).expect("the attempt is open");
+            assert_eq!(state.rank_if_won_line(rank, among), line);
+        };
+        check(None, None, "a win now would rank 1 of 42");
+        check(
+            Some(Unranked::NewAccount),
+            Some(
+                "this attempt is played unranked: your account was registered on the day, \
+                 and only accounts registered before the day began (UTC) rank",
+            ),
+            "unranked: a win now would place 1 of 42",
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, OwnAttempt, PlayerStatus,
-    Progress, RaceRecord, RaceResult, Reveal, Standing,
+    Progress, RaceRecord, RaceResult, Reveal, Standing, Unranked,
 };
 use patience_shared::rules::{Effect, Rules as _};
 use patience_shared::solver::Budget;
@@ -179,10 +179,16 @@ pub fn eligibility(
     move_times_ms: &[Option<u64>],
 ) -> Eligibility {
     Eligibility {
-        // A date that does not parse cannot be begun after: ranked as old.
-        new_account: start_of(date).is_some_and(|start| registered_at_ms >= start),
+        new_account: is_new_account(date, registered_at_ms),
         review: too_fast(rule, started_at_ms, move_times_ms),
     }
+}
+
+/// Whether an account registered at `registered_at_ms` is too new to rank
+/// on the deal of `date`: it was registered on that day (UTC) or later.
+pub fn is_new_account(date: &str, registered_at_ms: u64) -> bool {
+    // A date that does not parse cannot be begun after: ranked as old.
+    start_of(date).is_some_and(|start| registered_at_ms >= start)
 }
 
 /// Daily deals, found once each, and the attempts' shared settings.
@@ -564,6 +570,10 @@ impl Play {
             resumed,
             finishers: self.standing.0,
             winning_times_ms: self.standing.1.clone(),
+            // Said at the start, so a new account is not shown a rank it
+            // cannot take.
+            unranked: is_new_account(&self.key.date, self.registered_at_ms)
+                .then_some(Unranked::NewAccount),
         }
     }
 

@@ -386,6 +386,12 @@ pub struct DailyAttempt {
     /// a win at `t` would rank just after those below `t`, which a client
     /// shows as the race goes on.
     pub winning_times_ms: Vec<u64>,
+    /// Known when the attempt opens: `new_account` if the account was
+    /// registered on the day or later, so the attempt is played but kept off
+    /// the ranking (a win would take the place `winning_times_ms` gives,
+    /// unranked). `None` otherwise; `review` is decided only at the end.
+    #[serde(default)]
+    pub unranked: Option<Unranked>,
 }
 
 /// The most winning times a [`DailyAttempt`] lists.

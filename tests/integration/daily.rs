@@ -451,6 +451,10 @@ async fn the_throwaway_account_attack_fails_at_every_step() {
     let (mut ada, _) = player(&server, "ada").await;
     clock.set(DAY_MORNING);
     let attempt = ada.daily_play().await;
+    assert_eq!(
+        attempt.unranked, None,
+        "an account older than the day ranks"
+    );
     let (seed, line) = daily_deal(&attempt.date);
     play_paced(&mut ada, &clock, &line[..line.len() / 2]).await;
     ada.send(&ClientMessage::Resign).await;
@@ -480,6 +484,11 @@ async fn the_throwaway_account_attack_fails_at_every_step() {
     // The scout opens the daily and resigns at move 0: its result is
     // unranked, its account being of the day.
     let scouted = scout.daily_play().await;
+    assert_eq!(
+        scouted.unranked,
+        Some(Unranked::NewAccount),
+        "told so when the attempt opens"
+    );
     scout.send(&ClientMessage::Resign).await;
     let scout_result = finished(&mut scout).await;
     assert_eq!(scout_result.unranked, Some(Unranked::NewAccount));

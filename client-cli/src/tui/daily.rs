@@ -76,8 +76,16 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
         Line::from(Span::styled("the server's clock", dim())),
     ];
     if let Some((rank, among)) = state.rank_if_won(now) {
+        let unranked = attempt.unranked.is_some();
         lines.push(Line::from(vec![
-            Span::styled("win now: ", dim()),
+            Span::styled(
+                if unranked {
+                    "unranked, would place "
+                } else {
+                    "win now: "
+                },
+                dim(),
+            ),
             Span::styled(format!("rank {rank}"), bold()),
             Span::styled(format!(" of {among}"), dim()),
         ]));

@@ -379,6 +379,26 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                     resumed: true,
                     finishers: 41,
                     winning_times_ms: vec![98_400, 131_250],
+                    unranked: None,
+                },
+            },
+        ),
+        (
+            "daily_started_new_account",
+            ServerMessage::DailyStarted {
+                attempt: DailyAttempt {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    commitment: "5e8f2a3c9d6b1e4f7a0c3d6e9b2f5a8c1d4e7f0a3b6c9d2e5f8a1b4c7d0e3f6a"
+                        .to_string(),
+                    board: small_view(),
+                    moves: Vec::new(),
+                    progress: Progress::default(),
+                    time_limit_ms: 3_600_000,
+                    resumed: false,
+                    finishers: 41,
+                    winning_times_ms: vec![98_400, 131_250],
+                    unranked: Some(Unranked::NewAccount),
                 },
             },
         ),
@@ -856,6 +876,7 @@ mod properties {
             resumed: false,
             finishers: 5,
             winning_times_ms: vec![100, 200, 200, 300],
+            unranked: None,
         };
         for (elapsed, rank) in [(50, 1), (100, 2), (150, 2), (200, 4), (999, 5)] {
             assert_eq!(attempt.rank_if_won_at(elapsed), rank, "{elapsed}");
