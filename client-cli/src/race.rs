@@ -363,6 +363,9 @@ impl RaceState {
                     result.reveal.game.title(),
                     result.reveal.seed
                 ));
+                if result.open_boards {
+                    notes.push("open boards: every board was shown live during this race".into());
+                }
                 for standing in &result.standings {
                     notes.push(format!(
                         "{}. {} {} ({} cards home, {} moves)",
