@@ -15,7 +15,7 @@ use crate::account::{self, AccountError};
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
-use crate::net::Connection;
+use crate::net::{Connection, NetError};
 use crate::replay::{Cursor, Replay};
 use crate::session::{Entry, Session};
 use crate::{leaderboard, plain};
@@ -284,7 +284,15 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
     runtime()?.block_on(async move {
         let (mut session, mut notes) = Session::start(&online.server, &name, entry, store)
             .await
-            .with_context(|| format!("connecting to {}", online.server))?;
+            .map_err(|error| match error {
+                // These say what went wrong, and where, on their own.
+                NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
+                    anyhow::Error::new(error)
+                }
+                other => {
+                    anyhow::Error::new(other).context(format!("connecting to {}", online.server))
+                }
+            })?;
         if let Some(pace) = bot_pace {
             // The room's code comes with `room_joined`; the bot joins with it.
             while session.state.room.is_none() {

@@ -20,9 +20,19 @@ pub const DEFAULT_SERVER: &str = "ws://127.0.0.1:7878";
 /// Why talking to the server failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    /// The WebSocket could not be opened or broke.
+    /// Nothing listens at the server's address.
+    #[error(
+        "no server is listening at {server}; start one with \
+         `cargo run --release -p patience-server` (or `patience-server`)"
+    )]
+    Unreachable {
+        /// The URL tried.
+        server: String,
+    },
+    /// The WebSocket could not be opened or broke. The cause is part of the
+    /// message, not a `source`, so a chain of causes shows it once.
     #[error("connection to the server failed: {0}")]
-    Socket(#[from] tokio_tungstenite::tungstenite::Error),
+    Socket(tokio_tungstenite::tungstenite::Error),
     /// The server closed the connection.
     #[error("the server closed the connection")]
     Closed,
@@ -37,9 +47,24 @@ pub enum NetError {
         /// Its words.
         message: String,
     },
+    /// The server did not let us into the room (no room has the code, the
+    /// room is full, its race has started): its words, which name the room.
+    #[error("{message}")]
+    NotAdmitted {
+        /// Its code.
+        code: ErrorCode,
+        /// Its words.
+        message: String,
+    },
     /// The server answered the handshake with something else.
     #[error("the server answered hello with {0}")]
     Unexpected(String),
+}
+
+impl From<tokio_tungstenite::tungstenite::Error> for NetError {
+    fn from(error: tokio_tungstenite::tungstenite::Error) -> NetError {
+        NetError::Socket(error)
+    }
 }
 
 /// One connection to the race server, past the handshake.
@@ -52,7 +77,18 @@ pub struct Connection {
 impl Connection {
     /// Connects to `server` (a `ws://` URL) and says hello as `name`.
     pub async fn open(server: &str, name: &str) -> Result<Connection, NetError> {
-        let (socket, _) = tokio_tungstenite::connect_async(server).await?;
+        let (socket, _) = tokio_tungstenite::connect_async(server)
+            .await
+            .map_err(|error| match error {
+                tokio_tungstenite::tungstenite::Error::Io(io)
+                    if io.kind() == std::io::ErrorKind::ConnectionRefused =>
+                {
+                    NetError::Unreachable {
+                        server: server.to_string(),
+                    }
+                }
+                other => NetError::Socket(other),
+            })?;
         let mut connection = Connection {
             socket,
             last_seq: 0,

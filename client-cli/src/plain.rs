@@ -170,10 +170,9 @@ pub async fn online(
             received = session.recv() => {
                 let (message, notes) = match received {
                     Ok(received) => received,
-                    Err(error) => {
-                        writeln!(output, "{error}")?;
-                        break;
-                    }
+                    // The race is not over (that ends the loop first) and
+                    // no reconnect brought it back: a failure.
+                    Err(error) => return Err(error.into()),
                 };
                 for note in &notes {
                     writeln!(output, "{note}")?;

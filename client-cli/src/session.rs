@@ -78,8 +78,10 @@ pub struct Session {
 
 impl Session {
     /// Connects, takes back the saved seat if the config holds one for this
-    /// server (and, for `join`, this room), or else enters as `entry` asks.
-    /// Returns the session and the lines to show so far.
+    /// server (and, for `join`, this room), or else enters as `entry` asks
+    /// and waits for the room to take us in. Returns the session and the
+    /// lines to show so far; a room that refuses us is
+    /// [`NetError::NotAdmitted`].
     pub async fn start(
         server: &str,
         name: &str,
@@ -132,7 +134,23 @@ impl Session {
             session.forget_seat();
         }
         session.connection.send(&entry.message()).await?;
-        Ok((session, notes))
+        // The room's answer decides whether there is a session at all: a
+        // refusal ends it here, with the server's words, instead of leaving
+        // the front end waiting on a room that never comes.
+        loop {
+            match session.connection.recv().await? {
+                ServerMessage::Error { code, message } => {
+                    return Err(NetError::NotAdmitted { code, message });
+                }
+                message => {
+                    let joined = matches!(message, ServerMessage::RoomJoined { .. });
+                    notes.extend(session.absorb(message));
+                    if joined {
+                        return Ok((session, notes));
+                    }
+                }
+            }
+        }
     }
 
     /// Sends a message, reconnecting first if the connection dropped.

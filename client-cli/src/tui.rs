@@ -803,8 +803,13 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
                 },
                 Err(error) => {
                     drop(terminal);
-                    eprintln!("{error}");
-                    return Ok(());
+                    // After the result the connection may end quietly; before
+                    // it, a connection lost for good is a failure.
+                    if session.state.result.is_some() {
+                        eprintln!("{error}");
+                        return Ok(());
+                    }
+                    return Err(error.into());
                 }
             },
             event = events.recv() => {

@@ -388,3 +388,73 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
     assert!(status.success());
     server.shutdown().await;
 }
+
+/// Runs `patience` with `args` and its standard input left open (a person at
+/// the terminal who types nothing) until it exits by itself; the test's
+/// patience is only a safety net against a client that hangs.
+async fn run_until_it_exits(args: &[&str], config: &str) -> std::process::Output {
+    let mut child = Command::new(binary("patience-cli", "patience"))
+        .args(args)
+        .env("PATIENCE_CONFIG_DIR", config_dir(config))
+        .env_remove("PATIENCE_SERVER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("patience runs");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let pid = child.id();
+    let waiting = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let output = match tokio::time::timeout(PATIENCE, waiting).await {
+        Ok(output) => output.expect("the waiting thread").expect("patience exits"),
+        Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            panic!("patience {args:?} still runs after {PATIENCE:?}");
+        }
+    };
+    drop(stdin);
+    output
+}
+
+#[tokio::test]
+async fn joining_a_room_that_does_not_exist_fails_with_one_line_naming_the_code() {
+    let server = start_server(|_| {}).await;
+    let url = format!("ws://{}/", server.address());
+    let output = run_until_it_exits(
+        &[
+            "join", "BADCOD", "--server", &url, "--name", "bob", "--plain",
+        ],
+        "bad-code",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{output:?}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("BADCOD"), "{stderr}");
+}
+
+#[tokio::test]
+async fn joining_with_no_server_listening_says_so_once_and_how_to_start_one() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a local port")
+        .port();
+    let url = format!("ws://127.0.0.1:{port}/");
+    let output = run_until_it_exits(
+        &[
+            "join", "K7PQ3M", "--server", &url, "--name", "bob", "--plain",
+        ],
+        "refused",
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{output:?}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&url), "{stderr}");
+    assert!(
+        stderr.contains("cargo run --release -p patience-server"),
+        "{stderr}"
+    );
+    assert!(stderr.matches("refused").count() <= 1, "{stderr}");
+}
