@@ -633,11 +633,31 @@ fn draw_watch(
     }
 }
 
+/// Whether `NO_COLOR` asks for no colors (set and not empty, as
+/// <https://no-color.org> says).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
+}
+
+/// Drops every color of a drawn frame and keeps its modifiers, so the
+/// cursor (reversed) and the picked card (bold) stay visible without color.
+fn without_colors(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in &mut buffer.content {
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
+}
+
 /// The crossterm terminal, restored on drop (and on panic, by ratatui).
 struct TerminalGuard(ratatui::DefaultTerminal);
 
 impl TerminalGuard {
     fn new() -> TerminalGuard {
+        // Left to crossterm, NO_COLOR turns each color change into an empty
+        // `ESC[;m`, which resets the reverse video of the cursor. The frames
+        // carry no colors instead (see `TerminalGuard::draw`) and crossterm
+        // writes its color resets as usual.
+        ratatui::crossterm::style::Colored::set_ansi_color_disabled(false);
         let terminal = ratatui::init();
         // Mouse clicks where the terminal supports them; keys work regardless.
         let _ = ratatui::crossterm::execute!(
@@ -645,6 +665,19 @@ impl TerminalGuard {
             ratatui::crossterm::event::EnableMouseCapture
         );
         TerminalGuard(terminal)
+    }
+
+    /// Draws a frame, without its colors under `NO_COLOR`.
+    fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> std::io::Result<()> {
+        let colorless = no_color();
+        self.0
+            .draw(|frame| {
+                render(frame);
+                if colorless {
+                    without_colors(frame.buffer_mut());
+                }
+            })
+            .map(|_| ())
     }
 
     fn area(&self) -> Rect {
@@ -692,7 +725,6 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
             state,
         };
         terminal
-            .0
             .draw(|frame| draw_practice(frame, &screen, &ui))
             .context("drawing")?;
         let action = match event::read().context("reading the keyboard")? {
@@ -775,7 +807,6 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         terminal
-            .0
             .draw(|frame| draw_online(frame, &session.state, &ui, Instant::now()))
             .context("drawing")?;
         tokio::select! {

@@ -218,7 +218,6 @@ pub async fn run(
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let outcome: Result<(), DailyError> = loop {
         terminal
-            .0
             .draw(|frame| draw_daily(frame, &state, &ui, Instant::now()))
             .context("drawing")?;
         tokio::select! {

@@ -158,7 +158,6 @@ pub fn run(replay: &Replay, mut cursor: Cursor) -> anyhow::Result<()> {
     let mut next_move = std::time::Instant::now() + cursor.interval();
     loop {
         terminal
-            .0
             .draw(|frame| draw_replay(frame, replay, &cursor))
             .context("drawing")?;
         let wait = if cursor.playing {

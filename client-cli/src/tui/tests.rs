@@ -634,3 +634,58 @@ fn daily_and_replay_frames_of_any_size_draw_without_panicking() {
         });
     }
 }
+
+#[test]
+fn without_colors_the_cursor_stays_reversed_and_no_empty_sgr_is_written() {
+    use ratatui::backend::{Backend as _, CrosstermBackend};
+    use ratatui::style::{Color, Modifier};
+
+    let game = GameKind::ThreeBlindMice;
+    let view = AnyGame::deal(game, 7).view();
+    let mut ui = Ui::default();
+    ui.key(key(KeyCode::Right), Some(&view), false);
+    let screen = PracticeScreen {
+        game,
+        seed: 7,
+        view: &view,
+        moves: 0,
+        state: None,
+    };
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test terminal");
+    terminal
+        .draw(|frame| {
+            draw_practice(frame, &screen, &ui);
+            without_colors(frame.buffer_mut());
+        })
+        .expect("drawing to a test backend");
+    let buffer = terminal.backend().buffer().clone();
+    assert!(
+        buffer
+            .content
+            .iter()
+            .all(|cell| cell.fg == Color::Reset && cell.bg == Color::Reset)
+    );
+    assert!(
+        buffer
+            .content
+            .iter()
+            .any(|cell| cell.modifier.contains(Modifier::REVERSED)),
+        "the cursor cell keeps its reverse video"
+    );
+
+    // What crossterm writes for it when NO_COLOR is set: the reverse video,
+    // and no empty color change (`ESC[;m`) that would reset it.
+    ratatui::crossterm::style::Colored::set_ansi_color_disabled(true);
+    let mut output = Vec::<u8>::new();
+    let written = CrosstermBackend::new(&mut output).draw(buffer.content.iter().enumerate().map(
+        |(index, cell)| {
+            let (x, y) = buffer.pos_of(index);
+            (x, y, cell)
+        },
+    ));
+    ratatui::crossterm::style::Colored::set_ansi_color_disabled(false);
+    written.expect("writing to a vector");
+    let bytes = String::from_utf8_lossy(&output).into_owned();
+    assert!(bytes.contains("\u{1b}[7m"), "{bytes:?}");
+    assert!(!bytes.contains("\u{1b}[;m"), "{bytes:?}");
+}
