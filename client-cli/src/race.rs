@@ -115,6 +115,9 @@ pub struct RaceState {
     pub last_effects: Vec<Effect>,
     /// The server said goodbye or the room was left.
     pub closed: Option<String>,
+    /// When the race started by this client's clock, as the last `resumed`
+    /// said: a replayed `race_started` is read late.
+    resumed_start: Option<Instant>,
 }
 
 impl RaceState {
@@ -254,7 +257,8 @@ impl RaceState {
                 ..
             } => {
                 self.commitment = Some(commitment);
-                self.race_clock = Some((now, Duration::from_millis(time_limit_ms)));
+                let started = self.resumed_start.unwrap_or(now);
+                self.race_clock = Some((started, Duration::from_millis(time_limit_ms)));
                 self.countdown_ends = None;
                 let seats: Vec<u8> = self
                     .room
@@ -424,9 +428,19 @@ impl RaceState {
                 room,
                 seat,
                 resume_token,
+                elapsed_ms,
                 ..
             } => {
                 notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
+                // The race clock is the server's: anchored here, it survives
+                // the replayed `race_started` that may follow.
+                self.resumed_start = elapsed_ms.map(|elapsed| {
+                    now.checked_sub(Duration::from_millis(elapsed))
+                        .unwrap_or(now)
+                });
+                if let (Some(start), Some((_, limit))) = (self.resumed_start, self.race_clock) {
+                    self.race_clock = Some((start, limit));
+                }
                 self.seat = Some(seat);
                 self.resume_token = Some(resume_token);
                 self.room = Some(room);
@@ -690,6 +704,45 @@ mod tests {
                 elapsed_ms: 5,
             },
             "40 moves, 13 home (1 run), 9 uncovered, 31 from the stock",
+        );
+    }
+
+    #[test]
+    fn the_race_clock_after_a_resume_is_the_servers() {
+        let start = Instant::now();
+        let resumed = |elapsed_ms| ServerMessage::Resumed {
+            seq: 9,
+            room: rival_moves(false).0.room.expect("a room"),
+            seat: 0,
+            resume_token: "token".into(),
+            elapsed_ms,
+        };
+        let started = ServerMessage::RaceStarted {
+            seq: 2,
+            commitment: "c".into(),
+            board: AnyGame::deal(GameKind::ThreeBlindMice, 7).view(),
+            time_limit_ms: 60_000,
+        };
+        // A restarted client: `resumed`, then the replayed start.
+        let mut state = RaceState::default();
+        state.apply(resumed(Some(50_000)), start);
+        state.apply(started.clone(), start);
+        assert_eq!(state.race_elapsed(start), Some(Duration::from_secs(50)));
+        // A client that kept its state: the server's figure corrects it.
+        let mut state = RaceState::default();
+        state.apply(started.clone(), start);
+        state.apply(resumed(Some(12_000)), start + Duration::from_secs(10));
+        assert_eq!(
+            state.race_elapsed(start + Duration::from_secs(10)),
+            Some(Duration::from_secs(12))
+        );
+        // Before the start there is no clock to take.
+        let mut state = RaceState::default();
+        state.apply(resumed(None), start);
+        state.apply(started, start + Duration::from_secs(3));
+        assert_eq!(
+            state.race_elapsed(start + Duration::from_secs(4)),
+            Some(Duration::from_secs(1))
         );
     }
 

@@ -742,6 +742,7 @@ impl Room {
                 room: self.info(),
                 seat: seat_number,
                 resume_token: new_token,
+                elapsed_ms: self.race.as_ref().map(|_| self.elapsed_ms(Instant::now())),
             },
         );
         // The missed events if they are all kept and fit the outbox with

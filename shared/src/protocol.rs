@@ -298,6 +298,11 @@ pub enum ServerMessage {
         seat: u8,
         /// The new secret resume token; the old one no longer works.
         resume_token: String,
+        /// Milliseconds since the race started, on the server's clock, once
+        /// it has: the client's race clock counts from here, not from
+        /// when it reads a replayed `race_started`.
+        #[serde(default)]
+        elapsed_ms: Option<u64>,
     },
     /// The sender left its room.
     Left {

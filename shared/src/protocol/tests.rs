@@ -335,6 +335,7 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 },
                 seat: 0,
                 resume_token: "c4a7d2f1e0b9c8a7f6e5d4c3b2a19080".to_string(),
+                elapsed_ms: Some(50_000),
             },
         ),
         (
