@@ -11,7 +11,11 @@
 //!
 //! Moves are described by what they do to the view ([`MoveShape`]): which
 //! card leaves which zone and where it lands, found by playing the move on a
-//! copy. That works the same for every game and every notation.
+//! copy and comparing the views. That works the same for every game and
+//! every notation. What the engine does on its own after a move is read from
+//! the move's [`Outcome`], not from the board: a run that the move completes
+//! goes home ([`Effect::RunRemoved`]), so the pile the cards landed on no
+//! longer shows them; the comparison is made as if the run were still there.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -23,7 +27,7 @@ use patience_shared::game::GameKind;
 use patience_shared::games::forty_thieves::FortyThieves;
 use patience_shared::games::three_blind_mice::ThreeBlindMice;
 use patience_shared::games::virginia_reel::VirginiaReel;
-use patience_shared::rules::{Rules, View, Zone, ZoneView};
+use patience_shared::rules::{Effect, Outcome, Rules, View, Zone, ZoneView};
 use patience_shared::solver::plain::Plain;
 use patience_shared::solver::three_blind_mice::TbmSearch;
 use patience_shared::solver::{Budget, ReplayFailure, Verdict, solve};
@@ -242,10 +246,32 @@ pub fn move_shapes(position: &AnyGame) -> Vec<MoveShape> {
         .into_iter()
         .filter_map(|mv| {
             let mut after = position.clone();
-            after.apply(mv).ok()?;
-            shape_of(&before, &after.view(), mv, position.format_move(mv))
+            let outcome = after.apply(mv).ok()?;
+            let landed = with_runs_put_back(after.view(), &outcome);
+            shape_of(&before, &landed, mv, position.format_move(mv))
         })
         .collect()
+}
+
+/// `after` as it stood before the runs that the move completed went home:
+/// each removed run back on top of the pile it left, latest removal first
+/// undone, so the moved cards show where they landed.
+fn with_runs_put_back(mut after: View, outcome: &Outcome) -> View {
+    for effect in outcome.effects.iter().rev() {
+        let &Effect::RunRemoved { from, to, suit } = effect else {
+            continue;
+        };
+        let Some(home) = after.zones.iter_mut().find(|zone| zone.zone == to) else {
+            continue;
+        };
+        let (run, rest): (Vec<Card>, Vec<Card>) =
+            home.face_up.iter().partition(|card| card.suit() == suit);
+        home.face_up = rest;
+        if let Some(pile) = after.zones.iter_mut().find(|zone| zone.zone == from) {
+            pile.face_up.extend(run);
+        }
+    }
+    after
 }
 
 fn total(zone: &ZoneView) -> usize {
@@ -360,7 +386,135 @@ pub fn solve_line(
 
 #[cfg(test)]
 mod tests {
+    use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::solver::any::solve_deal;
+
     use super::*;
+
+    /// Three Blind Mice deals the solver wins within its budget (most deals
+    /// are proved lost at once); the first is the deal of issue 12.
+    const TBM_SEEDS: [u64; 8] = [128_917_432, 11, 18, 20, 23, 30, 40, 57];
+
+    /// The solver's winning line for a Three Blind Mice deal, played from
+    /// the deal: every position before a move, with the move.
+    fn tbm_line(seed: u64) -> Vec<(AnyGame, AnyMove)> {
+        let report = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
+            .expect("the solver's line replays");
+        assert!(!report.solution.is_empty(), "seed {seed} is not solved");
+        let mut position = AnyGame::deal(GameKind::ThreeBlindMice, seed);
+        let mut line = Vec::new();
+        for text in &report.solution {
+            let mv = position
+                .parse_move(text)
+                .expect("the solver's notation reads");
+            line.push((position.clone(), mv));
+            position.apply(mv).expect("the solver's move is legal");
+        }
+        assert!(position.is_won(), "seed {seed}");
+        line
+    }
+
+    /// Where the engine's move takes its card from and puts it, as the
+    /// cursor names it: zone, depth from the top, destination.
+    fn tbm_ends(mv: AnyMove) -> (Zone, usize, Zone) {
+        match mv {
+            AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+                (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+            }
+            AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+                (Zone::Cell(cell), 0, Zone::Pile(to))
+            }
+            other => panic!("not a Three Blind Mice move: {other:?}"),
+        }
+    }
+
+    /// How many runs `mv` sends home (one move can free a finished run
+    /// lying under the one it completes).
+    fn runs_sent_home(position: &AnyGame, mv: AnyMove) -> usize {
+        let mut after = position.clone();
+        let outcome = after.apply(mv).expect("a legal move");
+        outcome
+            .effects
+            .iter()
+            .filter(|effect| matches!(effect, Effect::RunRemoved { .. }))
+            .count()
+    }
+
+    /// Issue 12: the move that completes a run sends it home, so the
+    /// destination pile no longer shows the cards moved; space and
+    /// pick-and-drop must still find it. Every such move of whole won
+    /// games, read from the view as the client reads it.
+    #[test]
+    fn a_move_that_sends_a_run_home_is_the_natural_move_and_the_move_between_its_piles() {
+        let mut checked = 0;
+        for seed in TBM_SEEDS {
+            let mut runs = 0;
+            for (position, mv) in tbm_line(seed) {
+                let sent_home = runs_sent_home(&position, mv);
+                if sent_home == 0 {
+                    continue;
+                }
+                runs += sent_home;
+                let text = position.format_move(mv);
+                let seen = guess(&position.view(), 0).expect("the view reads");
+                let shapes = move_shapes(&seen);
+                let (from, depth, to) = tbm_ends(mv);
+                assert_eq!(
+                    natural_move(&shapes, from, depth).map(|shape| shape.text.as_str()),
+                    Some(text.as_str()),
+                    "seed {seed}: natural move of {from} depth {depth}"
+                );
+                assert_eq!(
+                    move_between(&shapes, from, depth, to).map(|shape| shape.text.as_str()),
+                    Some(text.as_str()),
+                    "seed {seed}: {from} depth {depth} to {to}"
+                );
+                checked += 1;
+            }
+            assert_eq!(runs, 4, "seed {seed}: every suit's run goes home once");
+        }
+        assert!(checked >= TBM_SEEDS.len(), "{checked} moves checked");
+    }
+
+    /// A whole won game by pick-and-drop only: every move of the solver's
+    /// line is the move between its two zones.
+    #[test]
+    fn every_move_of_a_won_three_blind_mice_game_is_a_move_between_two_zones() {
+        for seed in TBM_SEEDS {
+            for (position, mv) in tbm_line(seed) {
+                let text = position.format_move(mv);
+                let shapes = move_shapes(&guess(&position.view(), 0).expect("the view reads"));
+                let (from, depth, to) = tbm_ends(mv);
+                assert_eq!(
+                    move_between(&shapes, from, depth, to).map(|shape| shape.text.as_str()),
+                    Some(text.as_str()),
+                    "seed {seed}"
+                );
+            }
+        }
+    }
+
+    /// The position of issue 12: K♦…8♦ on pile 1, 7♦…A♦ on pile 5.
+    #[test]
+    fn seven_of_diamonds_onto_pile_one_sends_diamonds_home() {
+        let position = AnyGame::ThreeBlindMice(
+            ThreeBlindMice::from_fixture(
+                "p1: Kd Qd Jd Td 9d 8d\n\
+                 p5: Kc | Qc 7d 6d 5d 4d 3d 2d Ad\n",
+            )
+            .expect("a fixture"),
+        );
+        let shapes = move_shapes(&position);
+        let text = |shape: Option<&MoveShape>| shape.map(|shape| shape.text.clone());
+        assert_eq!(
+            text(natural_move(&shapes, Zone::Pile(4), 6)),
+            Some("7d>1".into())
+        );
+        assert_eq!(
+            text(move_between(&shapes, Zone::Pile(4), 6, Zone::Pile(0))),
+            Some("7d>1".into())
+        );
+    }
 
     /// The guess of a deal's view shows the same view and has the same moves.
     #[test]

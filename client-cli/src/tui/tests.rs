@@ -689,3 +689,106 @@ fn without_colors_the_cursor_stays_reversed_and_no_empty_sgr_is_written() {
     assert!(bytes.contains("\u{1b}[7m"), "{bytes:?}");
     assert!(!bytes.contains("\u{1b}[;m"), "{bytes:?}");
 }
+
+/// The keys that put the cursor on the card `depth` from the top of `zone`
+/// in Three Blind Mice: a pile's digit or `c` for the cells, then Up.
+fn keys_to(ui: &mut Ui, view: &View, zone: Zone, depth: usize) {
+    let presses = match zone {
+        Zone::Pile(pile) => vec![KeyCode::Char(char::from(b'0' + (pile + 1) % 10))],
+        Zone::Cell(cell) => vec![KeyCode::Char('c'); usize::from(cell) + 1],
+        other => panic!("the cursor does not go to {other}"),
+    };
+    // Start from a pile so that `c` always starts from the first cell.
+    ui.key(key(KeyCode::Char('1')), Some(view), false);
+    for code in presses
+        .into_iter()
+        .chain(std::iter::repeat_n(KeyCode::Up, depth))
+    {
+        assert_eq!(ui.key(key(code), Some(view), false), Action::None);
+    }
+    assert_eq!(ui.marks(view).cursor, Some(Spot { zone, depth }));
+}
+
+/// Issue 12: whole games of Three Blind Mice won by keys only, every move
+/// by pick-and-drop and by two clicks, and the moves that send a run home
+/// also by space and by a right click.
+#[test]
+fn a_whole_game_of_three_blind_mice_is_won_by_keys_and_clicks() {
+    use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::rules::Effect;
+    use patience_shared::solver::Budget;
+    use patience_shared::solver::any::solve_deal;
+
+    for seed in [128_917_432, 11, 18, 20, 23] {
+        let line = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
+            .expect("the solver's line replays")
+            .solution;
+        assert!(!line.is_empty(), "seed {seed} is not solved");
+        let mut position = AnyGame::deal(GameKind::ThreeBlindMice, seed);
+        let mut ui = Ui::default();
+        let mut runs_home = 0;
+        for text in &line {
+            let view = position.view();
+            let mv = position
+                .parse_move(text)
+                .expect("the solver's notation reads");
+            let (from, depth, to) = match mv {
+                AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+                    (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+                }
+                AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+                    (Zone::Cell(cell), 0, Zone::Pile(to))
+                }
+                other => panic!("not a Three Blind Mice move: {other:?}"),
+            };
+            let played = Action::Move(text.clone());
+            // Pick and drop with keys.
+            keys_to(&mut ui, &view, from, depth);
+            assert_eq!(
+                ui.key(key(KeyCode::Enter), Some(&view), false),
+                Action::None
+            );
+            keys_to(&mut ui, &view, to, 0);
+            assert_eq!(
+                ui.key(key(KeyCode::Enter), Some(&view), false),
+                played,
+                "seed {seed}: {:?}",
+                ui.message
+            );
+            // Two clicks.
+            let mut clicks = Ui::default();
+            assert_eq!(
+                clicks.click(&view, Spot { zone: from, depth }, false),
+                Action::None
+            );
+            assert_eq!(
+                clicks.click(&view, Spot { zone: to, depth: 0 }, false),
+                played,
+                "seed {seed}"
+            );
+            let mut after = position.clone();
+            let outcome = after.apply(mv).expect("the solver's move is legal");
+            if outcome
+                .effects
+                .iter()
+                .any(|effect| matches!(effect, Effect::RunRemoved { .. }))
+            {
+                runs_home += 1;
+                let mut space = Ui::default();
+                keys_to(&mut space, &view, from, depth);
+                assert_eq!(
+                    space.key(key(KeyCode::Char(' ')), Some(&view), false),
+                    played,
+                    "seed {seed}: {:?}",
+                    space.message
+                );
+                let mut right = Ui::default();
+                assert_eq!(right.click(&view, Spot { zone: from, depth }, true), played);
+            }
+            ui.show_effects(&outcome.effects);
+            position = after;
+        }
+        assert!(position.is_won(), "seed {seed}");
+        assert!(runs_home > 0, "seed {seed}");
+    }
+}
