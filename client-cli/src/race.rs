@@ -185,7 +185,8 @@ impl RaceState {
             ServerMessage::Welcome { server, .. } => notes.push(format!("connected to {server}")),
             ServerMessage::Error { code, message } => {
                 notes.push(format!("error: {message}"));
-                if code.is_fatal() {
+                // A resumable kick keeps the seat: the session resumes.
+                if code.is_fatal() && !(code.is_resumable() && self.seat.is_some()) {
                     self.closed = Some(message);
                 }
             }
@@ -705,6 +706,36 @@ mod tests {
             },
             "40 moves, 13 home (1 run), 9 uncovered, 31 from the stock",
         );
+    }
+
+    #[test]
+    fn a_resumable_kick_keeps_the_seat_and_others_end_the_session() {
+        let check = |code: ErrorCode, closed: bool| {
+            let (mut state, _) = rival_moves(false);
+            state.apply(
+                ServerMessage::Error {
+                    code,
+                    message: "bye".into(),
+                },
+                Instant::now(),
+            );
+            assert_eq!(state.closed.is_some(), closed, "{code:?}");
+        };
+        check(ErrorCode::TooSlow, false);
+        check(ErrorCode::IdleTimeout, false);
+        check(ErrorCode::Replaced, true);
+        check(ErrorCode::ShuttingDown, true);
+        check(ErrorCode::RoomNotFound, false);
+        // A spectator has no seat to resume.
+        let mut watching = RaceState::default();
+        watching.apply(
+            ServerMessage::Error {
+                code: ErrorCode::TooSlow,
+                message: "bye".into(),
+            },
+            Instant::now(),
+        );
+        assert!(watching.closed.is_some());
     }
 
     #[test]

@@ -854,6 +854,13 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Whether a player closed with this error may take its seat back with
+    /// its resume token (the server said "resume to catch up"): the seat is
+    /// kept, unlike after `replaced` or `shutting_down`.
+    pub fn is_resumable(self) -> bool {
+        matches!(self, ErrorCode::TooSlow | ErrorCode::IdleTimeout)
+    }
+
     /// Whether the server closes the connection after this error.
     pub fn is_fatal(self) -> bool {
         matches!(
