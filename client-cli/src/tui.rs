@@ -78,6 +78,10 @@ pub struct Ui {
     pub help: bool,
     /// "Leave?" is asked.
     pub confirm_quit: bool,
+    /// Leaving loses nothing (a watcher, a race or attempt that is over, a
+    /// lobby): `q` and Ctrl-C leave at once instead of asking. The event
+    /// loop sets it from the state before each key.
+    pub leaving_is_free: bool,
     /// Watch mode: which racer is shown when boards do not fit side by side.
     pub watched: usize,
     /// The card the last move turned up.
@@ -194,14 +198,17 @@ impl Ui {
             self.help = false;
             return Action::None;
         }
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            return Action::Quit;
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+        if ctrl_c || key.code == KeyCode::Char('q') {
+            if self.leaving_is_free {
+                return Action::Quit;
+            }
+            // Ctrl-C in a race asks like q: a slip must not resign.
+            self.confirm_quit = true;
+            return Action::None;
         }
         match key.code {
-            KeyCode::Char('q') => {
-                self.confirm_quit = true;
-                return Action::None;
-            }
             KeyCode::Char('?') => {
                 self.help = true;
                 return Action::None;
@@ -847,6 +854,7 @@ pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<
                 let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Dealing | Phase::Countdown))
                     && session.state.racers.is_empty();
                 let board = session.state.my_board().cloned();
+                ui.leaving_is_free = !session.state.can_move();
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
                     (Some(Event::Mouse(mouse)), Some(view)) => {

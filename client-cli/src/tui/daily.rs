@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use ratatui::Frame;
-use ratatui::crossterm::event::{Event, KeyCode};
+use ratatui::crossterm::event::Event;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
@@ -237,15 +237,9 @@ pub async fn run(
             },
             event = events.recv() => {
                 let board = state.board().cloned();
+                // Once the attempt is over there is nothing to lose.
+                ui.leaving_is_free = state.result.is_some();
                 let action = match (event, &board) {
-                    // Once the attempt is over there is nothing to lose: q leaves at once.
-                    (Some(Event::Key(key)), _)
-                        if state.result.is_some()
-                            && ui.command.is_none()
-                            && key.code == KeyCode::Char('q') =>
-                    {
-                        break Ok(());
-                    }
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), false),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
                         match clicked(&mouse, view, board_area(terminal.area(), true)) {

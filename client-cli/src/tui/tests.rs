@@ -792,3 +792,32 @@ fn a_whole_game_of_three_blind_mice_is_won_by_keys_and_clicks() {
         assert!(runs_home > 0, "seed {seed}");
     }
 }
+
+#[test]
+fn q_and_ctrl_c_ask_only_when_leaving_would_resign() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    for (leaving_is_free, press) in [
+        (false, key(KeyCode::Char('q'))),
+        (false, ctrl_c),
+        (true, key(KeyCode::Char('q'))),
+        (true, ctrl_c),
+    ] {
+        let mut ui = Ui {
+            leaving_is_free,
+            ..Ui::default()
+        };
+        let first = ui.key(press, None, false);
+        if leaving_is_free {
+            assert_eq!(first, Action::Quit, "nothing to lose: {press:?} leaves");
+        } else {
+            assert_eq!(first, Action::None, "{press:?} asks first in a race");
+            assert!(ui.confirm_quit);
+            assert_eq!(ui.key(key(KeyCode::Char('y')), None, false), Action::Quit);
+        }
+    }
+    // Answering anything but yes stays.
+    let mut ui = Ui::default();
+    ui.key(ctrl_c, None, false);
+    assert_eq!(ui.key(key(KeyCode::Char('n')), None, false), Action::None);
+    assert!(!ui.confirm_quit);
+}
