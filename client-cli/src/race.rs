@@ -222,7 +222,16 @@ impl RaceState {
                     for player in &room.players {
                         match old.players.iter().find(|p| p.seat == player.seat) {
                             None => notes.push(format!("{} joined", player.name)),
-                            Some(was) if was.connected && !player.connected => {
+                            // A racer who resigned or left is told by
+                            // `finished`, not as a lost connection.
+                            Some(was)
+                                if was.connected
+                                    && !player.connected
+                                    && matches!(
+                                        player.status,
+                                        PlayerStatus::Racing | PlayerStatus::Waiting
+                                    ) =>
+                            {
                                 notes.push(format!("{} lost the connection", player.name));
                             }
                             Some(was) if !was.connected && player.connected => {
@@ -706,6 +715,25 @@ mod tests {
             },
             "40 moves, 13 home (1 run), 9 uncovered, 31 from the stock",
         );
+    }
+
+    #[test]
+    fn a_rival_who_resigns_and_goes_is_not_said_to_have_lost_the_connection() {
+        let check = |status: PlayerStatus, lost: bool| {
+            let (mut state, _) = rival_moves(false);
+            let mut room = state.room.clone().expect("a room");
+            room.players[1].connected = false;
+            room.players[1].status = status;
+            let notes = state.apply(ServerMessage::RoomUpdate { seq: 9, room }, Instant::now());
+            assert_eq!(
+                notes.iter().any(|note| note == "bob lost the connection"),
+                lost,
+                "{status:?}: {notes:?}"
+            );
+        };
+        check(PlayerStatus::Racing, true);
+        check(PlayerStatus::Resigned, false);
+        check(PlayerStatus::Won, false);
     }
 
     #[test]

@@ -481,10 +481,11 @@ pub struct PracticeScreen<'a> {
 pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
     let area = frame.area();
     let mut heading = format!(
-        " {} · practice · seed {} · {} moves ",
+        " {} · practice · seed {} · {} move{} ",
         screen.game.title(),
         screen.seed,
-        screen.moves
+        screen.moves,
+        if screen.moves == 1 { "" } else { "s" }
     );
     if let Some(state) = screen.state {
         heading.push_str(&format!("· {state} "));
