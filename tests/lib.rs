@@ -37,6 +37,21 @@ pub fn binary(package: &str, name: &str) -> PathBuf {
     profile_dir().join(name)
 }
 
+/// Starts `patience` with `args`, `config` as its config directory, no
+/// server from the environment, and every standard stream piped: the
+/// one way the tests run the client as a person would.
+pub fn spawn_patience(config: &std::path::Path, args: &[&str]) -> std::process::Child {
+    Command::new(binary("patience-cli", "patience"))
+        .args(args)
+        .env("PATIENCE_CONFIG_DIR", config)
+        .env_remove("PATIENCE_SERVER")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("patience runs")
+}
+
 /// Runs `patience` with `args` and returns what it printed and its status.
 pub fn patience(args: &[&str]) -> Output {
     Command::new(binary("patience-cli", "patience"))

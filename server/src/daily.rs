@@ -38,7 +38,7 @@ use patience_shared::protocol::{
     self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, OwnAttempt, PlayerStatus,
     Progress, RaceRecord, RaceResult, Reveal, Standing, Unranked,
 };
-use patience_shared::rules::{Effect, Rules as _};
+use patience_shared::rules::{Effect, Rules as _, View};
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 use tokio::sync::OnceCell;
@@ -488,6 +488,8 @@ pub struct Play {
     name: String,
     registered_at_ms: u64,
     deal: DailyDeal,
+    /// The deal as dealt, as the player saw it: progress is measured from it.
+    dealt: View,
     position: AnyGame,
     moves: Vec<String>,
     /// When each move was accepted, as stored.
@@ -535,6 +537,7 @@ impl Play {
     ) -> Result<Play, StoreError> {
         let (name, registered_at_ms) = player;
         let mut position = AnyGame::deal(deal.game, deal.seed);
+        let dealt = position.view();
         for (index, text) in moves.iter().enumerate() {
             let mv = position.parse_move(text).map_err(|error| {
                 StoreError::Corrupt(format!("daily move {index} {text:?}: {error}"))
@@ -548,6 +551,7 @@ impl Play {
             name,
             registered_at_ms,
             deal,
+            dealt,
             position,
             moves: moves.to_vec(),
             move_times_ms,
@@ -579,10 +583,8 @@ impl Play {
 
     /// Moves played, cards home, and the server's clock since the start.
     pub fn progress(&self, now_ms: u64) -> Progress {
-        // The counts are measured from the deal as dealt, as in a race.
-        let deal = AnyGame::deal(self.deal.game, self.deal.seed).view();
         Progress::measure(
-            &deal,
+            &self.dealt,
             &self.position.view(),
             u32::try_from(self.moves.len()).unwrap_or(u32::MAX),
             now_ms.saturating_sub(self.started_at_ms),
@@ -590,7 +592,7 @@ impl Play {
     }
 
     /// The board as the player may see it.
-    pub fn view(&self) -> patience_shared::rules::View {
+    pub fn view(&self) -> View {
         self.position.view()
     }
 

@@ -3,7 +3,7 @@
 //! through the real binary's standard input.
 
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use patience_cli::config::Store;
@@ -12,7 +12,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, Phase, PlayerStatus, RoomOptions, ServerMessage};
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::{first_winnable_deal, solve_deal};
-use patience_tests::{binary, first_deal, start_server};
+use patience_tests::{binary, first_deal, spawn_patience, start_server};
 
 /// Longest a test waits for one message: a safety net, never a way to pass time.
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -176,14 +176,10 @@ fn plain_practice_reads_moves_from_standard_input_and_wins() {
     let line = solve_deal(game, deal.seed, Budget::positions(200_000))
         .expect("the solver replays")
         .solution;
-    let mut child = Command::new(binary("patience-cli", "patience"))
-        .args(["practice", "tbm", &deal.seed.to_string(), "--plain"])
-        .env("PATIENCE_CONFIG_DIR", config_dir("practice"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patience runs");
+    let mut child = spawn_patience(
+        &config_dir("practice"),
+        &["practice", "tbm", &deal.seed.to_string(), "--plain"],
+    );
     let mut script = String::from("1>1\nm\n");
     for text in &line {
         script.push_str(text);
@@ -295,7 +291,7 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
 
     // Build (or find) the binary before the race starts, so a cold build
     // cannot eat into the race's clocks.
-    let patience = binary("patience-cli", "patience");
+    binary("patience-cli", "patience");
     let server = start_server(|_| {}).await;
     let url = format!("ws://{}/", server.address());
     let (mut ada, _) = Session::start(
@@ -319,14 +315,10 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
         .map(|room| room.code.clone())
         .unwrap_or_default();
 
-    let mut child = Command::new(&patience)
-        .args(["join", &code, "--server", &url, "--name", "bob", "--plain"])
-        .env("PATIENCE_CONFIG_DIR", config_dir("bob-plain"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patience runs");
+    let mut child = spawn_patience(
+        &config_dir("bob-plain"),
+        &["join", &code, "--server", &url, "--name", "bob", "--plain"],
+    );
     let mut stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let (sender, receiver) = std::sync::mpsc::sync_channel(1024);
@@ -393,15 +385,7 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
 /// the terminal who types nothing) until it exits by itself; the test's
 /// patience is only a safety net against a client that hangs.
 async fn run_until_it_exits(args: &[&str], config: &str) -> std::process::Output {
-    let mut child = Command::new(binary("patience-cli", "patience"))
-        .args(args)
-        .env("PATIENCE_CONFIG_DIR", config_dir(config))
-        .env_remove("PATIENCE_SERVER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patience runs");
+    let mut child = spawn_patience(&config_dir(config), args);
     let stdin = child.stdin.take().expect("piped stdin");
     let pid = child.id();
     let waiting = tokio::task::spawn_blocking(move || child.wait_with_output());

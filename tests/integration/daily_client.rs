@@ -8,7 +8,7 @@
 
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Output};
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{LeaderboardPage, PlayerStatus};
 use patience_tests::{
     DAY, DAY_BEFORE_NOON, DAY_MORNING, HOUR, NEXT_DAY, binary, daily_deal, daily_secret_hex,
-    start_server,
+    spawn_patience, start_server,
 };
 
 /// Longest a test waits for one line: a safety net, never a way to pass time.
@@ -36,15 +36,7 @@ fn config_dir(name: &str) -> PathBuf {
 /// Runs `patience` to the end with `config` as its config directory and
 /// `input` on standard input.
 async fn run(config: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(binary("patience-cli", "patience"))
-        .args(args)
-        .env("PATIENCE_CONFIG_DIR", config)
-        .env_remove("PATIENCE_SERVER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patience runs");
+    let mut child = spawn_patience(config, args);
     let mut stdin = child.stdin.take().expect("piped stdin");
     let input = input.to_string();
     tokio::task::spawn_blocking(move || {
@@ -76,15 +68,7 @@ struct Interactive {
 
 impl Interactive {
     fn start(config: &Path, args: &[&str]) -> Interactive {
-        let mut child = Command::new(binary("patience-cli", "patience"))
-            .args(args)
-            .env("PATIENCE_CONFIG_DIR", config)
-            .env_remove("PATIENCE_SERVER")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("patience runs");
+        let mut child = spawn_patience(config, args);
         let stdout = child.stdout.take().expect("piped stdout");
         let (sender, lines) = sync_channel(4096);
         std::thread::spawn(move || {
