@@ -8,8 +8,8 @@
 //! snapshot). A connection's errors close that connection only.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -32,65 +32,16 @@ use crate::Shared;
 use crate::config::millis;
 use crate::daily;
 use crate::metrics::{bump, gauge};
-use crate::registry::{RoomHandle, token_hash};
-use crate::room::{self, Command, Refusal};
+use crate::outbox::{ConnectionHandle, SendFailure};
+use crate::room;
+use crate::room_handle::{Command, Refusal, RoomHandle};
+use crate::secrets::token_hash;
 use crate::store::Player;
 
 mod accounts;
 
 /// The longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
-
-/// How a room reaches a connection: its outbox, and a way to close it.
-#[derive(Clone, Debug)]
-pub struct ConnectionHandle {
-    /// Unique for the server's life.
-    pub id: u64,
-    outbox: mpsc::Sender<Bytes>,
-    closing: CancellationToken,
-    reason: Arc<Mutex<Option<(ErrorCode, String)>>>,
-}
-
-/// Why a frame was not queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SendFailure {
-    /// The outbox is full: the client is not keeping up.
-    Full,
-    /// The connection is closing.
-    Closed,
-}
-
-impl ConnectionHandle {
-    /// Queues an encoded message without waiting.
-    pub fn send(&self, frame: Bytes) -> Result<(), SendFailure> {
-        self.outbox.try_send(frame).map_err(|error| match error {
-            mpsc::error::TrySendError::Full(_) => SendFailure::Full,
-            mpsc::error::TrySendError::Closed(_) => SendFailure::Closed,
-        })
-    }
-
-    /// How many more messages the outbox takes now.
-    pub fn free_slots(&self) -> usize {
-        self.outbox.capacity()
-    }
-
-    /// Encodes and queues a message.
-    pub fn send_message(&self, message: &ServerMessage) -> Result<(), SendFailure> {
-        self.send(Bytes::from(protocol::encode(message)))
-    }
-
-    /// Closes the connection after telling the client why. The first reason wins.
-    pub fn kick(&self, code: ErrorCode, message: impl Into<String>) {
-        if let Ok(mut reason) = self.reason.lock() {
-            reason.get_or_insert((code, message.into()));
-        }
-        self.closing.cancel();
-    }
-
-    fn close_quietly(&self) {
-        self.closing.cancel();
-    }
-}
 
 /// The WebSocket settings for game traffic: small frames, a small read
 /// buffer, a bounded write buffer.
@@ -151,12 +102,7 @@ async fn run(
 ) {
     let (sink, mut stream) = socket.split();
     let (outbox, outbox_receiver) = mpsc::channel(shared.config.outbox_capacity);
-    let handle = ConnectionHandle {
-        id,
-        outbox,
-        closing: CancellationToken::new(),
-        reason: Arc::new(Mutex::new(None)),
-    };
+    let handle = ConnectionHandle::new(id, outbox);
     let writer = tokio::spawn(
         write_loop(
             sink,
@@ -186,7 +132,7 @@ async fn run(
         let daily_deadline = session.daily_deadline();
         let next = tokio::select! {
             biased;
-            _ = handle.closing.cancelled() => break,
+            _ = handle.closing().cancelled() => break,
             _ = shared.shutdown.cancelled() => break,
             _ = tokio::time::sleep_until(daily_deadline.unwrap_or(wait)), if daily_deadline.is_some() => {
                 // The deadline is on the wall clock; the timer only wakes us.
@@ -274,7 +220,7 @@ async fn write_loop(
 ) {
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let closing = handle.closing.clone();
+    let closing = handle.closing().clone();
     let result: Result<(), WsError> = async {
         loop {
             tokio::select! {
@@ -318,11 +264,7 @@ async fn write_loop(
     }
     // Say goodbye: what is already queued, then why, then a close frame. A
     // client that does not read gets a few hundred milliseconds, no more.
-    let reason = handle
-        .reason
-        .lock()
-        .ok()
-        .and_then(|mut reason| reason.take());
+    let reason = handle.take_reason();
     let farewell = async {
         let mut frames = Vec::new();
         while let Ok(frame) = outbox.try_recv() {

@@ -44,7 +44,7 @@ use patience_shared::solver::any::first_winnable_deal;
 use tokio::sync::OnceCell;
 
 use crate::database::Database;
-use crate::registry::new_secret;
+use crate::secrets::new_secret;
 use crate::store::{AttemptKey, DailyDeal, Eligibility, NewRace, Player, StoreError};
 
 /// Milliseconds in a day.

@@ -29,8 +29,11 @@ pub mod database;
 pub mod deal_pool;
 pub mod listener;
 pub mod metrics;
+pub mod outbox;
 pub mod registry;
 pub mod room;
+pub mod room_handle;
+pub mod secrets;
 pub mod signup;
 pub mod store;
 

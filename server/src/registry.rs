@@ -5,79 +5,20 @@
 //! the handle and drops the guard in the same statement.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{Phase, ROOM_CODE_ALPHABET};
-use rand::{Rng as _, RngExt as _};
-use tokio::sync::mpsc;
+use patience_shared::protocol::ROOM_CODE_ALPHABET;
+use rand::RngExt as _;
 
-use crate::connection::ConnectionHandle;
-use crate::room::Command;
+use crate::outbox::ConnectionHandle;
+use crate::room_handle::RoomHandle;
+use crate::secrets::TokenHash;
 use crate::store::AttemptKey;
 
 /// The length of a room code.
 pub const ROOM_CODE_LENGTH: usize = 6;
-
-/// A way to talk to a room's actor, cheap to clone.
-#[derive(Clone, Debug)]
-pub struct RoomHandle {
-    /// The room's code.
-    pub code: Arc<str>,
-    /// The actor's inbox.
-    pub commands: mpsc::Sender<Command>,
-    /// What quick race needs to know without asking the actor.
-    pub summary: Arc<RoomSummary>,
-}
-
-/// A room's facts that others read without a message round trip. The actor
-/// keeps `phase` and `players` up to date.
-#[derive(Debug)]
-pub struct RoomSummary {
-    /// The game.
-    pub game: GameKind,
-    /// Open to quick race.
-    pub public: bool,
-    /// Seats.
-    pub max_players: u8,
-    phase: AtomicU8,
-    players: AtomicU8,
-}
-
-impl RoomSummary {
-    /// A summary of a new room in its lobby.
-    pub fn new(game: GameKind, public: bool, max_players: u8) -> RoomSummary {
-        RoomSummary {
-            game,
-            public,
-            max_players,
-            phase: AtomicU8::new(Phase::Lobby as u8),
-            players: AtomicU8::new(0),
-        }
-    }
-
-    /// Records the room's phase and seats taken.
-    pub fn set(&self, phase: Phase, players: u8) {
-        self.phase.store(phase as u8, Ordering::Relaxed);
-        self.players.store(players, Ordering::Relaxed);
-    }
-
-    /// Whether quick race for `game` may try this room.
-    pub fn open_for_quick_race(&self, game: GameKind) -> bool {
-        let phase = self.phase.load(Ordering::Relaxed);
-        self.public
-            && self.game == game
-            && [Phase::Lobby, Phase::Dealing, Phase::Countdown]
-                .iter()
-                .any(|&open| phase == open as u8)
-            && self.players.load(Ordering::Relaxed) < self.max_players
-    }
-}
-
-/// A SHA-256 of a resume token: the server keeps no token itself.
-pub type TokenHash = [u8; 32];
 
 /// Rooms by code, resume tokens by hash, and which connection plays each
 /// open daily attempt.
@@ -125,7 +66,7 @@ impl Registry {
             .filter(|room| room.summary.open_for_quick_race(game))
             .map(|room| room.clone())
             .collect();
-        rooms.sort_by_key(|room| std::cmp::Reverse(room.summary.players.load(Ordering::Relaxed)));
+        rooms.sort_by_key(|room| std::cmp::Reverse(room.summary.players()));
         rooms
     }
 
@@ -174,19 +115,6 @@ fn new_room_code() -> String {
         .collect()
 }
 
-/// A new secret: `bytes` random bytes from the OS's randomness, as hex.
-pub fn new_secret(bytes: usize) -> String {
-    let mut buffer = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut buffer);
-    patience_shared::protocol::to_hex(&buffer)
-}
-
-/// The hash under which a token is kept.
-pub fn token_hash(token: &str) -> TokenHash {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(token.as_bytes()).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,12 +129,5 @@ mod tests {
                 "{code}"
             );
         }
-    }
-
-    #[test]
-    fn secrets_are_long_and_distinct() {
-        let first = new_secret(16);
-        assert_eq!(first.len(), 32);
-        assert_ne!(first, new_secret(16));
     }
 }

@@ -39,107 +39,11 @@ use tracing::Instrument as _;
 
 use crate::Shared;
 use crate::config::millis;
-use crate::connection::{ConnectionHandle, SendFailure};
 use crate::metrics::{bump, gauge};
-use crate::registry::{RoomHandle, RoomSummary, TokenHash, new_secret, token_hash};
+use crate::outbox::{ConnectionHandle, SendFailure};
+use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
+use crate::secrets::{TokenHash, new_secret, token_hash};
 use crate::store::{NewRace, PlayerId};
-
-/// Commands waiting for a room before senders wait.
-const INBOX_CAPACITY: usize = 256;
-
-/// Why a room refused a connection.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// For programs.
-    pub code: ErrorCode,
-    /// For people.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Refusal {
-        Refusal {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// Everything a room's actor can be asked.
-#[derive(Debug)]
-pub enum Command {
-    /// Take a seat.
-    Join {
-        /// The connection.
-        conn: ConnectionHandle,
-        /// Its display name.
-        name: String,
-        /// The registered player, if the connection is one.
-        player: Option<PlayerId>,
-        /// Whether it got a seat.
-        reply: oneshot::Sender<Result<(), Refusal>>,
-    },
-    /// Watch.
-    Spectate {
-        /// The connection.
-        conn: ConnectionHandle,
-        /// Always accepted while the room is open.
-        reply: oneshot::Sender<Result<(), Refusal>>,
-    },
-    /// Take back a seat with its resume token.
-    Resume {
-        /// The new connection.
-        conn: ConnectionHandle,
-        /// The token's hash.
-        token: TokenHash,
-        /// The last event the client saw.
-        last_seq: u64,
-        /// Whether the seat was taken back.
-        reply: oneshot::Sender<Result<(), Refusal>>,
-    },
-    /// Leave the room.
-    Leave {
-        /// Who.
-        conn_id: u64,
-    },
-    /// The owner starts the countdown now.
-    StartEarly {
-        /// Who.
-        conn_id: u64,
-    },
-    /// A move in notation.
-    Move {
-        /// Who.
-        conn_id: u64,
-        /// The notation.
-        text: String,
-        /// The board the client named, if any.
-        seat: Option<u8>,
-        /// When the connection read it, for the latency histogram.
-        received: Instant,
-    },
-    /// Take back the last move.
-    Undo {
-        /// Who.
-        conn_id: u64,
-    },
-    /// Give up.
-    Resign {
-        /// Who.
-        conn_id: u64,
-    },
-    /// A connection closed.
-    Disconnected {
-        /// Which.
-        conn_id: u64,
-    },
-    /// The deal pool has a proved seed for this room.
-    DealReady {
-        /// The seed.
-        seed: u64,
-    },
-}
 
 /// Who an event is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,7 @@ use patience_shared::protocol::{
 /// A registered player's id.
 pub type PlayerId = u64;
 
-/// A SHA-256 hash of a secret token.
-pub type TokenHash = [u8; 32];
+pub use crate::secrets::TokenHash;
 
 /// Why a store call failed.
 #[derive(Debug, thiserror::Error)]

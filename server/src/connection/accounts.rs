@@ -11,7 +11,7 @@ use patience_shared::protocol::{
 use super::Session;
 use crate::daily::{self, DailyError, Refused};
 use crate::metrics::bump;
-use crate::registry::{new_secret, token_hash};
+use crate::secrets::{new_secret, token_hash};
 use crate::store::StoreError;
 
 /// The leaderboard rows sent when a request names no limit.

@@ -1,0 +1,176 @@
+//! What the rest of the server holds of a room: a cheap handle on its
+//! actor's bounded inbox, the closed set of commands the actor takes, and a
+//! summary that quick race reads without a round trip.
+//!
+//! This is a leaf below [`room`](crate::room), [`registry`](crate::registry)
+//! and [`connection`](crate::connection), so that none of them needs another
+//! to name a room.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{ErrorCode, Phase};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::outbox::ConnectionHandle;
+use crate::secrets::TokenHash;
+use crate::store::PlayerId;
+
+/// Commands waiting for a room before senders wait.
+pub const INBOX_CAPACITY: usize = 256;
+
+/// Why a room refused a connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// For programs.
+    pub code: ErrorCode,
+    /// For people.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Everything a room's actor can be asked.
+#[derive(Debug)]
+pub enum Command {
+    /// Take a seat.
+    Join {
+        /// The connection.
+        conn: ConnectionHandle,
+        /// Its display name.
+        name: String,
+        /// The registered player, if the connection is one.
+        player: Option<PlayerId>,
+        /// Whether it got a seat.
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// Watch.
+    Spectate {
+        /// The connection.
+        conn: ConnectionHandle,
+        /// Always accepted while the room is open.
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// Take back a seat with its resume token.
+    Resume {
+        /// The new connection.
+        conn: ConnectionHandle,
+        /// The token's hash.
+        token: TokenHash,
+        /// The last event the client saw.
+        last_seq: u64,
+        /// Whether the seat was taken back.
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    /// Leave the room.
+    Leave {
+        /// Who.
+        conn_id: u64,
+    },
+    /// The owner starts the countdown now.
+    StartEarly {
+        /// Who.
+        conn_id: u64,
+    },
+    /// A move in notation.
+    Move {
+        /// Who.
+        conn_id: u64,
+        /// The notation.
+        text: String,
+        /// The board the client named, if any.
+        seat: Option<u8>,
+        /// When the connection read it, for the latency histogram.
+        received: Instant,
+    },
+    /// Take back the last move.
+    Undo {
+        /// Who.
+        conn_id: u64,
+    },
+    /// Give up.
+    Resign {
+        /// Who.
+        conn_id: u64,
+    },
+    /// A connection closed.
+    Disconnected {
+        /// Which.
+        conn_id: u64,
+    },
+    /// The deal pool has a proved seed for this room.
+    DealReady {
+        /// The seed.
+        seed: u64,
+    },
+}
+
+/// A way to talk to a room's actor, cheap to clone.
+#[derive(Clone, Debug)]
+pub struct RoomHandle {
+    /// The room's code.
+    pub code: Arc<str>,
+    /// The actor's inbox.
+    pub commands: mpsc::Sender<Command>,
+    /// What quick race needs to know without asking the actor.
+    pub summary: Arc<RoomSummary>,
+}
+
+/// A room's facts that others read without a message round trip. The actor
+/// keeps `phase` and `players` up to date.
+#[derive(Debug)]
+pub struct RoomSummary {
+    /// The game.
+    pub game: GameKind,
+    /// Open to quick race.
+    pub public: bool,
+    /// Seats.
+    pub max_players: u8,
+    phase: AtomicU8,
+    players: AtomicU8,
+}
+
+impl RoomSummary {
+    /// A summary of a new room in its lobby.
+    pub fn new(game: GameKind, public: bool, max_players: u8) -> RoomSummary {
+        RoomSummary {
+            game,
+            public,
+            max_players,
+            phase: AtomicU8::new(Phase::Lobby as u8),
+            players: AtomicU8::new(0),
+        }
+    }
+
+    /// Records the room's phase and seats taken.
+    pub fn set(&self, phase: Phase, players: u8) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+        self.players.store(players, Ordering::Relaxed);
+    }
+
+    /// Seats taken.
+    pub fn players(&self) -> u8 {
+        self.players.load(Ordering::Relaxed)
+    }
+
+    /// Whether quick race for `game` may try this room.
+    pub fn open_for_quick_race(&self, game: GameKind) -> bool {
+        let phase = self.phase.load(Ordering::Relaxed);
+        self.public
+            && self.game == game
+            && [Phase::Lobby, Phase::Dealing, Phase::Countdown]
+                .iter()
+                .any(|&open| phase == open as u8)
+            && self.players.load(Ordering::Relaxed) < self.max_players
+    }
+}

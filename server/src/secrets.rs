@@ -1,0 +1,44 @@
+//! Secrets the server makes and the hashes it keeps of them.
+//!
+//! Resume tokens, account tokens and race salts come from the OS's
+//! randomness; the server keeps only a token's SHA-256 ([`TokenHash`]), so a
+//! copy of its memory or its database opens no seat and no account.
+
+use rand::Rng as _;
+
+/// A SHA-256 of a token: the server keeps no token itself.
+pub type TokenHash = [u8; 32];
+
+/// A new secret: `bytes` random bytes from the OS's randomness, as hex.
+pub fn new_secret(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buffer);
+    patience_shared::protocol::to_hex(&buffer)
+}
+
+/// The hash under which a token is kept.
+pub fn token_hash(token: &str) -> TokenHash {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_long_and_distinct() {
+        let first = new_secret(16);
+        assert_eq!(first.len(), 32);
+        assert_ne!(first, new_secret(16));
+    }
+
+    #[test]
+    fn a_hash_is_the_tokens_sha256() {
+        // `printf abc | sha256sum`
+        assert_eq!(
+            patience_shared::protocol::to_hex(&token_hash("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
