@@ -532,6 +532,7 @@ impl Session {
                     text,
                     seat,
                     received: Instant::now(),
+                    received_ms: self.shared.clock.now_ms(),
                 };
                 self.forward(command).await;
             }
@@ -702,7 +703,14 @@ impl Session {
                 "too many rooms are open; try again later",
             );
         }
-        let room = room::create(&self.shared, game, max_players, public, quick, options);
+        let room = room::create(
+            &self.shared.room_context(),
+            game,
+            max_players,
+            public,
+            quick,
+            options,
+        );
         self.enter(room, self.join_command()).await;
     }
 

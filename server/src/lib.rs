@@ -61,7 +61,7 @@ pub struct Shared {
     /// The settings.
     pub config: Config,
     /// Rooms and resume tokens.
-    pub registry: Registry,
+    pub registry: Arc<Registry>,
     /// Proved deals.
     pub pool: DealPool,
     /// The database.
@@ -69,7 +69,7 @@ pub struct Shared {
     /// Daily deals and attempts.
     pub daily: Daily,
     /// Counters for `/metrics`.
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// Cancelled when the server stops.
     pub shutdown: CancellationToken,
     /// Every task the server spawned, to wait for at shutdown.
@@ -82,6 +82,30 @@ pub struct Shared {
     pub signups: SignupLimiter,
     /// The daily deal's wall clock (the configuration's).
     pub clock: Clock,
+}
+
+impl Shared {
+    /// The pieces of the server a room uses.
+    pub fn room_context(&self) -> room::RoomContext {
+        let config = &self.config;
+        room::RoomContext {
+            registry: Arc::clone(&self.registry),
+            pool: self.pool.clone(),
+            database: self.database.clone(),
+            metrics: Arc::clone(&self.metrics),
+            clock: self.clock.clone(),
+            shutdown: self.shutdown.clone(),
+            tracker: self.tracker.clone(),
+            settings: room::core::Settings {
+                countdown_ms: config.countdown_ms,
+                grace_ms: config.grace_period_ms,
+                linger_ms: config.finished_room_linger_ms,
+                default_time_limit_ms: config.default_time_limit_ms,
+                event_log_capacity: config.event_log_capacity,
+                outbox_capacity: config.outbox_capacity,
+            },
+        }
+    }
 }
 
 /// Why the server could not start.
@@ -175,11 +199,11 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         clock,
         socket_slots: Arc::new(Semaphore::new(config.max_connections + OVER_CAP_SOCKETS)),
         config,
-        registry: Registry::default(),
+        registry: Arc::default(),
         pool,
         database,
         daily,
-        metrics: Metrics::default(),
+        metrics: Arc::default(),
         shutdown: CancellationToken::new(),
         tracker: TaskTracker::new(),
         next_connection_id: AtomicU64::new(1),

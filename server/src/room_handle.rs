@@ -92,6 +92,9 @@ pub enum Command {
         seat: Option<u8>,
         /// When the connection read it, for the latency histogram.
         received: Instant,
+        /// When the connection read it, on the server's clock: the move is
+        /// judged at this time.
+        received_ms: u64,
     },
     /// Take back the last move.
     Undo {

@@ -11,9 +11,21 @@ pub type TokenHash = [u8; 32];
 
 /// A new secret: `bytes` random bytes from the OS's randomness, as hex.
 pub fn new_secret(bytes: usize) -> String {
+    secret_from(&mut rand::rng(), bytes)
+}
+
+/// A new secret: `bytes` random bytes from `random`, as hex.
+pub fn secret_from(random: &mut impl rand::Rng, bytes: usize) -> String {
     let mut buffer = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut buffer);
+    random.fill_bytes(&mut buffer);
     patience_shared::protocol::to_hex(&buffer)
+}
+
+/// Thirty-two bytes from the OS's randomness, to seed a room's secrets.
+pub fn fresh_seed() -> [u8; 32] {
+    let mut seed = [0u8; 32];
+    rand::rng().fill_bytes(&mut seed);
+    seed
 }
 
 /// The hash under which a token is kept.

@@ -1,0 +1,1370 @@
+//! The room as a state machine: no I/O, no clock, no OS randomness.
+//!
+//! Everything a room does is a function of its inputs: [`RoomCore::handle`]
+//! takes a command and the time it happened, [`RoomCore::on_timeout`] the
+//! time a deadline was reached, and both leave [`Output`]s to collect with
+//! [`RoomCore::poll_output`] (frames for connections, tokens for the
+//! registry, a result to store, a deal to fetch). [`RoomCore::poll_timeout`]
+//! says when the core next needs waking. The actor in
+//! [`room`](crate::room) is a thin shell that feeds it and carries its
+//! outputs out; the unit tests below drive it on a virtual clock.
+//!
+//! Time is in milliseconds of the server's [`Clock`](crate::clock::Clock).
+//! The core's time never goes back, and every deadline takes effect at its
+//! own time, before any input stamped later: a move read after the time
+//! limit is refused, whichever of the move and the timer the actor sees
+//! first.
+//!
+//! Every event goes out as one encoded frame, shared by all its recipients,
+//! and numbered (`seq`). Events meant for players are kept in a bounded log
+//! so that a player who reconnects gets what it missed; older gaps get a
+//! snapshot instead. Nobody is waited for: a player whose outbox overflows
+//! is disconnected (and may resume), a spectator's is coalesced (it skips
+//! events, then gets one snapshot). What leaves the room is built from
+//! [`View`]s only: the positions (`AnyGame`) and the seed stay here until
+//! the race is over.
+//!
+//! Fair play: every racer plays the same deal, so a card face up on one
+//! board may be face down on another. Until the race ends a racer's board
+//! and move texts go to that racer alone; everyone else gets its progress
+//! as counts ([`Progress`]), unless the room was created with
+//! `open_boards`. Snapshots are therefore built for one recipient.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use patience_shared::any::{AnyGame, AnyMove};
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    self, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, RaceSnapshot,
+    Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
+};
+use patience_shared::rules::{Effect, MoveError, Outcome, Rules, View};
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+
+use crate::metrics::{Metrics, bump, gauge};
+use crate::room_handle::Refusal;
+use crate::secrets::{TokenHash, secret_from, token_hash};
+use crate::store::{NewRace, PlayerId};
+
+/// A connection, by its server-wide id.
+pub type ConnId = u64;
+
+/// Milliseconds on the server's clock.
+pub type Millis = u64;
+
+/// The timings and bounds a room follows (from the server's configuration).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// From a full room (or an early start) to the race.
+    pub countdown_ms: u64,
+    /// How long a dropped player's seat waits for it to resume.
+    pub grace_ms: u64,
+    /// How long a finished room stays open for its results.
+    pub linger_ms: u64,
+    /// The race's time limit when the room does not set one.
+    pub default_time_limit_ms: u64,
+    /// Events kept for players who resume.
+    pub event_log_capacity: usize,
+    /// Frames a connection's outbox holds: a resume sends the missed events
+    /// only if they fit with room to spare.
+    pub outbox_capacity: usize,
+}
+
+/// What a room is, fixed when it opens.
+#[derive(Clone, Debug)]
+pub struct RoomParams {
+    /// Its code.
+    pub code: Arc<str>,
+    /// The game raced.
+    pub game: GameKind,
+    /// Seats.
+    pub max_players: u8,
+    /// Open to quick race.
+    pub public: bool,
+    /// Opened by quick race: it starts with two players.
+    pub quick: bool,
+    /// The owner's choices.
+    pub options: RoomOptions,
+}
+
+/// Something that happened to the room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A connection asks for a seat.
+    Join {
+        /// The connection.
+        conn: ConnId,
+        /// Its display name.
+        name: String,
+        /// The registered player, if it is one.
+        player: Option<PlayerId>,
+    },
+    /// A connection asks to watch.
+    Spectate {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// A connection takes back a seat with its resume token.
+    Resume {
+        /// The new connection.
+        conn: ConnId,
+        /// The token's hash.
+        token: TokenHash,
+        /// The last event the client saw.
+        last_seq: u64,
+    },
+    /// A connection leaves the room.
+    Leave {
+        /// Who.
+        conn: ConnId,
+    },
+    /// The owner starts the countdown now.
+    StartEarly {
+        /// Who.
+        conn: ConnId,
+    },
+    /// A move in notation.
+    Move {
+        /// Who.
+        conn: ConnId,
+        /// The notation.
+        text: String,
+        /// The board the client named, if any.
+        seat: Option<u8>,
+    },
+    /// Take back the last move.
+    Undo {
+        /// Who.
+        conn: ConnId,
+    },
+    /// Give up.
+    Resign {
+        /// Who.
+        conn: ConnId,
+    },
+    /// A connection closed.
+    Disconnected {
+        /// Which.
+        conn: ConnId,
+    },
+    /// A connection's outbox had no room for a frame.
+    Overflow {
+        /// Which.
+        conn: ConnId,
+    },
+    /// A spectator that was behind took its catch-up snapshot.
+    CaughtUp {
+        /// Which.
+        conn: ConnId,
+    },
+    /// The deal pool has a proved seed for this room.
+    DealReady {
+        /// The seed.
+        seed: u64,
+    },
+    /// The race's result is stored (`race_id`), or could not be (`None`).
+    RaceStored {
+        /// Its id in the store.
+        race_id: Option<u64>,
+    },
+}
+
+/// Something the room needs done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Queue `frame` for `conn` without waiting; report [`Input::Overflow`]
+    /// if its outbox is full and [`Input::Disconnected`] if it is closed.
+    Send {
+        /// The recipient.
+        conn: ConnId,
+        /// An encoded [`ServerMessage`].
+        frame: Bytes,
+    },
+    /// A spectator that is behind: queue this snapshot only if its outbox
+    /// has room to spare, then report [`Input::CaughtUp`].
+    CatchUp {
+        /// The spectator.
+        conn: ConnId,
+        /// An encoded snapshot.
+        frame: Bytes,
+    },
+    /// Close the connection, telling it why.
+    Kick {
+        /// The connection.
+        conn: ConnId,
+        /// For programs.
+        code: ErrorCode,
+        /// For people.
+        message: String,
+    },
+    /// The room no longer needs this connection's handle.
+    Detach {
+        /// The connection.
+        conn: ConnId,
+    },
+    /// A resume token now opens a seat here.
+    TokenIssued(TokenHash),
+    /// A resume token opens nothing any more.
+    TokenRevoked(TokenHash),
+    /// No proved deal was at hand: fetch one and answer [`Input::DealReady`].
+    NeedDeal,
+    /// Store the finished race and answer [`Input::RaceStored`].
+    StoreRace(Box<NewRace>),
+    /// The room's phase and seats taken, for quick race.
+    Summary {
+        /// The phase.
+        phase: Phase,
+        /// Seats taken.
+        players: u8,
+    },
+}
+
+/// Who an event is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Audience {
+    Everyone,
+    Seat(u8),
+    AllBut(u8),
+}
+
+impl Audience {
+    fn includes_seat(self, seat: u8) -> bool {
+        match self {
+            Audience::Everyone => true,
+            Audience::Seat(only) => only == seat,
+            Audience::AllBut(mover) => mover != seat,
+        }
+    }
+
+    fn includes_spectators(self) -> bool {
+        !matches!(self, Audience::Seat(_))
+    }
+}
+
+struct LoggedEvent {
+    seq: u64,
+    audience: Audience,
+    frame: Bytes,
+}
+
+struct Seat {
+    seat: u8,
+    name: String,
+    player: Option<PlayerId>,
+    conn: Option<ConnId>,
+    token: TokenHash,
+    /// Set while the player is away: when its seat is given up.
+    grace_until: Option<Millis>,
+    status: PlayerStatus,
+    position: Option<AnyGame>,
+    history: Vec<(AnyMove, Outcome)>,
+    log: Vec<String>,
+    progress: Progress,
+    finished_ms: Option<u64>,
+}
+
+struct Race {
+    seed: u64,
+    salt: String,
+    commitment: String,
+    /// The deal as everyone saw it at the start: progress is measured from it.
+    deal: View,
+    started: Millis,
+    deadline: Millis,
+    result: Option<RaceResult>,
+}
+
+/// The end of a race, held back until the store has it: nobody hears that
+/// the race is over before it is committed.
+struct Ending {
+    /// The last player's `finished` event.
+    seat: u8,
+    status: PlayerStatus,
+    elapsed_ms: u64,
+    result: RaceResult,
+}
+
+/// A room and its race.
+pub struct RoomCore {
+    params: RoomParams,
+    settings: Settings,
+    metrics: Arc<Metrics>,
+    /// Resume tokens and salts.
+    secrets: StdRng,
+    time_limit_ms: u64,
+    owner: Option<u8>,
+    phase: Phase,
+    seats: Vec<Seat>,
+    spectators: Vec<ConnId>,
+    /// Spectators whose outbox overflowed: they get a snapshot when it has room.
+    behind: HashSet<ConnId>,
+    seq: u64,
+    log: VecDeque<LoggedEvent>,
+    countdown_until: Option<Millis>,
+    seed: Option<u64>,
+    waiting_for_deal: bool,
+    race: Option<Race>,
+    /// Set while the result is being stored.
+    ending: Option<Ending>,
+    close_at: Option<Millis>,
+    /// The latest time the core has seen.
+    now: Millis,
+    changed: bool,
+    closed: bool,
+    outputs: VecDeque<Output>,
+}
+
+impl RoomCore {
+    /// A room in its lobby at `now`; `secret_seed` seeds its resume tokens
+    /// and salts (the shell takes it from the OS, a test fixes it).
+    pub fn new(
+        params: RoomParams,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+        secret_seed: [u8; 32],
+        now: Millis,
+    ) -> RoomCore {
+        let time_limit_ms = params
+            .options
+            .time_limit_ms
+            .unwrap_or(settings.default_time_limit_ms);
+        let params = RoomParams {
+            options: RoomOptions {
+                time_limit_ms: Some(time_limit_ms),
+                ..params.options
+            },
+            ..params
+        };
+        RoomCore {
+            params,
+            settings,
+            metrics,
+            secrets: StdRng::from_seed(secret_seed),
+            time_limit_ms,
+            owner: None,
+            phase: Phase::Lobby,
+            seats: Vec::new(),
+            spectators: Vec::new(),
+            behind: HashSet::new(),
+            seq: 0,
+            log: VecDeque::new(),
+            countdown_until: None,
+            seed: None,
+            waiting_for_deal: false,
+            race: None,
+            ending: None,
+            close_at: None,
+            now,
+            changed: false,
+            closed: false,
+            outputs: VecDeque::new(),
+        }
+    }
+
+    /// The room's phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Handles `input`, which happened at `now`, after every deadline up to
+    /// `now`. Joining, watching and resuming answer whether the connection
+    /// is in; everything else answers `Ok` (refusals go out as frames).
+    pub fn handle(&mut self, now: Millis, input: Input) -> Result<(), Refusal> {
+        self.advance(now);
+        if self.closed {
+            return Err(Refusal::new(ErrorCode::RoomNotFound, "the room has closed"));
+        }
+        let answer = self.dispatch(input);
+        self.close_if_done();
+        answer
+    }
+
+    fn dispatch(&mut self, input: Input) -> Result<(), Refusal> {
+        match input {
+            Input::Join { conn, name, player } => return self.join(conn, name, player),
+            Input::Spectate { conn } => self.spectate(conn),
+            Input::Resume {
+                conn,
+                token,
+                last_seq,
+            } => return self.resume(conn, token, last_seq),
+            Input::Leave { conn } => self.leave(conn),
+            Input::StartEarly { conn } => self.start_early(conn),
+            Input::Move { conn, text, seat } => self.play(conn, text, seat),
+            Input::Undo { conn } => self.undo(conn),
+            Input::Resign { conn } => {
+                if let Some(index) = self.racing_seat(conn, "", false) {
+                    self.finish(index, PlayerStatus::Resigned);
+                }
+            }
+            Input::Disconnected { conn } => self.disconnected(conn),
+            Input::Overflow { conn } => self.overflow(conn),
+            Input::CaughtUp { conn } => {
+                self.behind.remove(&conn);
+            }
+            Input::DealReady { seed } => {
+                self.waiting_for_deal = false;
+                self.seed.get_or_insert(seed);
+                if self.phase == Phase::Dealing {
+                    self.begin_countdown();
+                }
+            }
+            Input::RaceStored { race_id } => self.announce_end(race_id),
+        }
+        Ok(())
+    }
+
+    /// Acts on every deadline up to `now`, each at its own time.
+    pub fn on_timeout(&mut self, now: Millis) {
+        self.advance(now);
+        self.close_if_done();
+    }
+
+    /// Moves the core's time to `now` (never back), acting on each deadline
+    /// on the way at its own time.
+    fn advance(&mut self, now: Millis) {
+        while let Some(due) = self.poll_timeout().filter(|&due| due <= now) {
+            self.now = self.now.max(due);
+            self.act_on_deadlines();
+            if self.closed {
+                break;
+            }
+        }
+        self.now = self.now.max(now);
+    }
+
+    /// When the core next needs [`RoomCore::on_timeout`], if ever.
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        if self.closed {
+            return None;
+        }
+        let grace = self.seats.iter().filter_map(|seat| seat.grace_until);
+        let race = self
+            .race
+            .as_ref()
+            .filter(|_| self.phase == Phase::Racing)
+            .map(|race| race.deadline);
+        let countdown = self
+            .countdown_until
+            .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
+        let linger = self.close_at.filter(|_| self.ending.is_none());
+        grace.chain(race).chain(countdown).chain(linger).min()
+    }
+
+    /// The next thing to do, if any. A change to the room's seats or phase
+    /// goes out last, as one `room_update`, once everything else is taken.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        if self.outputs.is_empty() && self.changed && !self.closed {
+            self.changed = false;
+            self.outputs.push_back(Output::Summary {
+                phase: self.phase,
+                players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
+            });
+            self.emit(Audience::Everyone, |seq, room| ServerMessage::RoomUpdate {
+                seq,
+                room,
+            });
+        }
+        self.outputs.pop_front()
+    }
+
+    /// Whether the room has closed: its outputs say goodbye, and it takes
+    /// no more input.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Closes the room now (the server is stopping): nobody is told, since
+    /// the connections say so themselves; tokens are revoked.
+    pub fn close_for_shutdown(&mut self) {
+        self.close(false);
+    }
+
+    // ----- Sending -----
+
+    fn info(&self) -> RoomInfo {
+        RoomInfo {
+            code: self.params.code.to_string(),
+            game: self.params.game,
+            max_players: self.params.max_players,
+            public: self.params.public,
+            options: self.params.options,
+            owner: self.owner,
+            phase: self.phase,
+            players: self
+                .seats
+                .iter()
+                .map(|seat| PlayerInfo {
+                    seat: seat.seat,
+                    name: seat.name.clone(),
+                    connected: seat.conn.is_some(),
+                    status: seat.status,
+                })
+                .collect(),
+            spectators: u32::try_from(self.spectators.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Numbers, encodes once, logs and delivers an event.
+    fn emit(&mut self, audience: Audience, build: impl FnOnce(u64, RoomInfo) -> ServerMessage) {
+        self.seq += 1;
+        let frame = Bytes::from(protocol::encode(&build(self.seq, self.info())));
+        self.log.push_back(LoggedEvent {
+            seq: self.seq,
+            audience,
+            frame: frame.clone(),
+        });
+        while self.log.len() > self.settings.event_log_capacity {
+            self.log.pop_front();
+        }
+        for seat in &self.seats {
+            if let Some(conn) = seat.conn.filter(|_| audience.includes_seat(seat.seat)) {
+                self.outputs.push_back(Output::Send {
+                    conn,
+                    frame: frame.clone(),
+                });
+            }
+        }
+        if audience.includes_spectators() {
+            // A spectator whose outbox is full is not waited for and not
+            // dropped: it skips events until its outbox has room again, then
+            // gets one snapshot of the latest state (coalescing).
+            let catch_up = (!self.behind.is_empty())
+                .then(|| Bytes::from(protocol::encode(&self.snapshot_message(None))));
+            for &conn in &self.spectators {
+                let output = match &catch_up {
+                    Some(snapshot) if self.behind.contains(&conn) => Output::CatchUp {
+                        conn,
+                        frame: snapshot.clone(),
+                    },
+                    _ => Output::Send {
+                        conn,
+                        frame: frame.clone(),
+                    },
+                };
+                self.outputs.push_back(output);
+            }
+        }
+    }
+
+    /// Sends to one connection, outside the event log.
+    fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
+        self.outputs.push_back(Output::Send {
+            conn,
+            frame: Bytes::from(protocol::encode(message)),
+        });
+    }
+
+    fn error_to(&mut self, conn: ConnId, code: ErrorCode, message: impl Into<String>) {
+        self.send_to(
+            conn,
+            &ServerMessage::Error {
+                code,
+                message: message.into(),
+            },
+        );
+    }
+
+    fn reject(
+        &mut self,
+        conn: ConnId,
+        text: String,
+        code: ErrorCode,
+        reason: Option<MoveError>,
+        message: String,
+    ) {
+        bump(&self.metrics.moves_rejected);
+        self.send_to(
+            conn,
+            &ServerMessage::MoveRejected {
+                text,
+                code,
+                reason,
+                message,
+            },
+        );
+    }
+
+    fn seat_index_of(&self, conn: ConnId) -> Option<usize> {
+        self.seats.iter().position(|seat| seat.conn == Some(conn))
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        self.race
+            .as_ref()
+            .map_or(0, |race| self.now.saturating_sub(race.started))
+    }
+
+    /// The race as `viewer` (a seat, or `None` for a spectator) may see it:
+    /// its own board, and the others' only once the race is over or in a
+    /// room with open boards.
+    fn snapshot(&self, viewer: Option<u8>) -> Option<RaceSnapshot> {
+        let race = self.race.as_ref()?;
+        let all_boards = self.params.options.open_boards || self.phase == Phase::Finished;
+        Some(RaceSnapshot {
+            commitment: race.commitment.clone(),
+            elapsed_ms: self.elapsed_ms(),
+            time_limit_ms: self.time_limit_ms,
+            boards: self
+                .seats
+                .iter()
+                .filter(|seat| seat.position.is_some())
+                .map(|seat| SeatBoard {
+                    seat: seat.seat,
+                    status: seat.status,
+                    board: seat
+                        .position
+                        .as_ref()
+                        .filter(|_| all_boards || viewer == Some(seat.seat))
+                        .map(Rules::view),
+                    progress: seat.progress,
+                })
+                .collect(),
+            result: race.result.clone(),
+        })
+    }
+
+    /// A whole-room snapshot message for `viewer`.
+    fn snapshot_message(&self, viewer: Option<u8>) -> ServerMessage {
+        ServerMessage::Snapshot {
+            seq: self.seq,
+            room: self.info(),
+            race: self.snapshot(viewer),
+        }
+    }
+
+    fn new_secret(&mut self, bytes: usize) -> String {
+        secret_from(&mut self.secrets, bytes)
+    }
+
+    // ----- Connections -----
+
+    fn join(
+        &mut self,
+        conn: ConnId,
+        name: String,
+        player: Option<PlayerId>,
+    ) -> Result<(), Refusal> {
+        match self.phase {
+            Phase::Racing | Phase::Finished => {
+                return Err(Refusal::new(
+                    ErrorCode::RaceAlreadyStarted,
+                    "the race has started: you may spectate",
+                ));
+            }
+            _ if self.seats.len() >= usize::from(self.params.max_players) => {
+                return Err(Refusal::new(ErrorCode::RoomFull, "every seat is taken"));
+            }
+            _ => {}
+        }
+        let seat_number = (0u8..)
+            .find(|number| self.seats.iter().all(|seat| seat.seat != *number))
+            .unwrap_or(0);
+        let token = self.new_secret(24);
+        let hash = token_hash(&token);
+        self.outputs.push_back(Output::TokenIssued(hash));
+        let name = self.distinct_name(name);
+        let index = self.seats.partition_point(|seat| seat.seat < seat_number);
+        self.seats.insert(
+            index,
+            Seat {
+                seat: seat_number,
+                name,
+                player,
+                conn: Some(conn),
+                token: hash,
+                grace_until: None,
+                status: PlayerStatus::Waiting,
+                position: None,
+                history: Vec::new(),
+                log: Vec::new(),
+                progress: Progress::default(),
+                finished_ms: None,
+            },
+        );
+        self.owner.get_or_insert(seat_number);
+        tracing::info!(seat = seat_number, "player joined");
+        let joined = ServerMessage::RoomJoined {
+            seq: self.seq,
+            room: self.info(),
+            seat: Some(seat_number),
+            resume_token: Some(token),
+        };
+        self.send_to(conn, &joined);
+        self.changed = true;
+        let full = self.seats.len() >= usize::from(self.params.max_players);
+        match self.phase {
+            Phase::Lobby if full || (self.params.quick && self.seats.len() >= 2) => {
+                self.begin_start();
+            }
+            Phase::Countdown if full => {
+                // The room filled up during the countdown: no one else can
+                // come, so start as soon as the deal is there.
+                self.countdown_until = Some(self.now);
+                self.act_on_deadlines();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `name`, or `name (2)`, `name (3)`… if a seat already goes by it
+    /// (ignoring case), so that everyone can tell the players apart.
+    fn distinct_name(&self, name: String) -> String {
+        let taken = |candidate: &str| {
+            self.seats
+                .iter()
+                .any(|seat| seat.name.to_lowercase() == candidate.to_lowercase())
+        };
+        if !taken(&name) {
+            return name;
+        }
+        (2..)
+            .map(|number| format!("{name} ({number})"))
+            .find(|candidate| !taken(candidate))
+            .unwrap_or(name)
+    }
+
+    fn spectate(&mut self, conn: ConnId) {
+        let joined = ServerMessage::RoomJoined {
+            seq: self.seq,
+            room: self.info(),
+            seat: None,
+            resume_token: None,
+        };
+        self.send_to(conn, &joined);
+        let snapshot = self.snapshot_message(None);
+        self.send_to(conn, &snapshot);
+        self.spectators.push(conn);
+        self.changed = true;
+    }
+
+    fn resume(&mut self, conn: ConnId, token: TokenHash, last_seq: u64) -> Result<(), Refusal> {
+        let Some(index) = self
+            .seats
+            .iter()
+            .position(|seat| seat.token == token && seat.status != PlayerStatus::Left)
+        else {
+            return Err(Refusal::new(
+                ErrorCode::InvalidResumeToken,
+                "that resume token is unknown or already used",
+            ));
+        };
+        let new_token = self.new_secret(24);
+        let new_hash = token_hash(&new_token);
+        self.outputs.push_back(Output::TokenRevoked(token));
+        self.outputs.push_back(Output::TokenIssued(new_hash));
+        let seat = &mut self.seats[index];
+        let replaced = seat.conn.replace(conn).filter(|&old| old != conn);
+        seat.token = new_hash;
+        seat.grace_until = None;
+        let seat_number = seat.seat;
+        if let Some(old) = replaced {
+            self.outputs.push_back(Output::Kick {
+                conn: old,
+                code: ErrorCode::Replaced,
+                message: "your seat was taken back by another connection".to_string(),
+            });
+            self.outputs.push_back(Output::Detach { conn: old });
+        }
+        tracing::info!(seat = seat_number, last_seq, "player resumed");
+        let resumed = ServerMessage::Resumed {
+            seq: self.seq,
+            room: self.info(),
+            seat: seat_number,
+            resume_token: new_token,
+            elapsed_ms: self.race.as_ref().map(|_| self.elapsed_ms()),
+        };
+        self.send_to(conn, &resumed);
+        // The missed events if they are all kept and fit the outbox with
+        // room to spare; otherwise one snapshot says it all.
+        let kept_from = self.log.front().map_or(self.seq + 1, |event| event.seq);
+        let missed: Vec<Bytes> = self
+            .log
+            .iter()
+            .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
+            .map(|event| event.frame.clone())
+            .collect();
+        let fits = missed.len() < self.settings.outbox_capacity.saturating_sub(2);
+        if last_seq <= self.seq && kept_from <= last_seq + 1 && fits {
+            self.outputs
+                .extend(missed.into_iter().map(|frame| Output::Send { conn, frame }));
+        } else {
+            let snapshot = self.snapshot_message(Some(seat_number));
+            self.send_to(conn, &snapshot);
+        }
+        self.changed = true;
+        Ok(())
+    }
+
+    fn leave(&mut self, conn: ConnId) {
+        let left = ServerMessage::Left {
+            code: self.params.code.to_string(),
+        };
+        if let Some(index) = self.seat_index_of(conn) {
+            self.seats[index].conn = None;
+            self.send_to(conn, &left);
+            self.outputs.push_back(Output::Detach { conn });
+            self.give_up_seat(index, PlayerStatus::Resigned);
+        } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
+            self.spectators.remove(index);
+            self.behind.remove(&conn);
+            self.send_to(conn, &left);
+            self.outputs.push_back(Output::Detach { conn });
+        }
+        self.changed = true;
+    }
+
+    /// A player is gone for good: out of the lobby, or out of the race as `status`.
+    fn give_up_seat(&mut self, index: usize, status: PlayerStatus) {
+        self.outputs
+            .push_back(Output::TokenRevoked(self.seats[index].token));
+        match self.phase {
+            Phase::Lobby | Phase::Dealing | Phase::Countdown => {
+                let seat = self.seats.remove(index);
+                if self.owner == Some(seat.seat) {
+                    self.owner = self.seats.first().map(|seat| seat.seat);
+                }
+            }
+            Phase::Racing => {
+                self.seats[index].grace_until = None;
+                if self.seats[index].status == PlayerStatus::Racing {
+                    self.finish(index, status);
+                }
+                self.seats[index].status = left_unless_finished(self.seats[index].status);
+            }
+            Phase::Finished => self.seats[index].grace_until = None,
+        }
+        self.changed = true;
+    }
+
+    /// A seat's connection is gone: the seat waits for it to resume.
+    fn drop_seat_connection(&mut self, index: usize) {
+        let seat = &mut self.seats[index];
+        if let Some(conn) = seat.conn.take() {
+            self.outputs.push_back(Output::Detach { conn });
+        }
+        seat.grace_until = Some(self.now.saturating_add(self.settings.grace_ms));
+        self.changed = true;
+    }
+
+    fn disconnected(&mut self, conn: ConnId) {
+        if let Some(index) = self.seat_index_of(conn) {
+            tracing::info!(seat = self.seats[index].seat, "player dropped");
+            self.drop_seat_connection(index);
+        } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
+            self.spectators.remove(index);
+            self.behind.remove(&conn);
+            self.outputs.push_back(Output::Detach { conn });
+            self.changed = true;
+        }
+    }
+
+    /// Nobody is waited for: a player who cannot keep up is disconnected
+    /// and may resume; a spectator skips events, then gets one snapshot.
+    fn overflow(&mut self, conn: ConnId) {
+        if let Some(index) = self.seat_index_of(conn) {
+            tracing::info!(
+                seat = self.seats[index].seat,
+                "player too slow: disconnected"
+            );
+            self.outputs.push_back(Output::Kick {
+                conn,
+                code: ErrorCode::TooSlow,
+                message: "you fell behind; resume to catch up".to_string(),
+            });
+            self.drop_seat_connection(index);
+        } else if self.spectators.contains(&conn) {
+            self.behind.insert(conn);
+        }
+    }
+
+    fn start_early(&mut self, conn: ConnId) {
+        let is_owner = self
+            .seat_index_of(conn)
+            .is_some_and(|index| self.owner == Some(self.seats[index].seat));
+        if !is_owner {
+            return self.error_to(
+                conn,
+                ErrorCode::NotOwner,
+                "only the room's owner may start early",
+            );
+        }
+        match self.phase {
+            Phase::Lobby => self.begin_start(),
+            Phase::Dealing | Phase::Countdown => {}
+            Phase::Racing | Phase::Finished => self.error_to(
+                conn,
+                ErrorCode::RaceAlreadyStarted,
+                "the race has already started",
+            ),
+        }
+    }
+
+    // ----- The race -----
+
+    /// The race is due (the room is full, the owner started early, or a
+    /// quick race has two players). A countdown is a promise that the race
+    /// starts when it ends, so it is sent only with a proved deal at hand;
+    /// without one the room says it is dealing, and counts down once the
+    /// deal arrives ([`Input::DealReady`]).
+    fn begin_start(&mut self) {
+        if self.seed.is_some() {
+            return self.begin_countdown();
+        }
+        self.phase = Phase::Dealing;
+        self.changed = true;
+        if !self.waiting_for_deal {
+            self.waiting_for_deal = true;
+            self.outputs.push_back(Output::NeedDeal);
+        }
+    }
+
+    fn begin_countdown(&mut self) {
+        self.phase = Phase::Countdown;
+        let countdown = self.settings.countdown_ms;
+        self.countdown_until = Some(self.now.saturating_add(countdown));
+        self.changed = true;
+        self.emit(Audience::Everyone, |seq, _| ServerMessage::Countdown {
+            seq,
+            starts_in_ms: countdown,
+        });
+        self.act_on_deadlines();
+    }
+
+    fn start_race(&mut self, seed: u64) {
+        let salt = self.new_secret(16);
+        let game = self.params.game;
+        let commitment = protocol::commitment(game, seed, &salt);
+        let deal = AnyGame::deal(game, seed);
+        let board = deal.view();
+        let progress = Progress::measure(&board, &board, 0, 0);
+        for seat in &mut self.seats {
+            seat.position = Some(deal.clone());
+            seat.status = PlayerStatus::Racing;
+            seat.progress = progress;
+        }
+        self.race = Some(Race {
+            seed,
+            salt,
+            commitment: commitment.clone(),
+            deal: board.clone(),
+            started: self.now,
+            deadline: self.now.saturating_add(self.time_limit_ms),
+            result: None,
+        });
+        self.phase = Phase::Racing;
+        self.changed = true;
+        bump(&self.metrics.races_started);
+        gauge(&self.metrics.races_running, 1);
+        tracing::info!(players = self.seats.len(), "race started");
+        let time_limit_ms = self.time_limit_ms;
+        self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceStarted {
+            seq,
+            commitment,
+            board,
+            time_limit_ms,
+        });
+    }
+
+    /// The index of the connection's seat if it may play now; otherwise the
+    /// connection is told why not (as a refused move when `is_move`).
+    fn racing_seat(&mut self, conn: ConnId, text: &str, is_move: bool) -> Option<usize> {
+        let index = self.seat_index_of(conn);
+        let refusal = match (index, self.phase) {
+            (None, _) => Some((ErrorCode::NotAPlayer, "spectators cannot play")),
+            (Some(_), Phase::Lobby | Phase::Dealing | Phase::Countdown) => {
+                Some((ErrorCode::RaceNotStarted, "the race has not started"))
+            }
+            (Some(_), Phase::Finished) => Some((ErrorCode::RaceOver, "the race is over")),
+            (Some(index), Phase::Racing) if self.seats[index].status != PlayerStatus::Racing => {
+                Some((ErrorCode::RaceOver, "your race is over"))
+            }
+            (Some(_), Phase::Racing) => None,
+        };
+        match refusal {
+            None => index,
+            Some((code, message)) if is_move => {
+                self.reject(conn, text.to_string(), code, None, message.to_string());
+                None
+            }
+            Some((code, message)) => {
+                self.error_to(conn, code, message);
+                None
+            }
+        }
+    }
+
+    fn play(&mut self, conn: ConnId, text: String, named_seat: Option<u8>) {
+        let Some(index) = self.racing_seat(conn, &text, true) else {
+            return;
+        };
+        if let Some(named) = named_seat.filter(|&named| named != self.seats[index].seat) {
+            return self.reject(
+                conn,
+                text,
+                ErrorCode::NotYourBoard,
+                None,
+                format!("you may only move on your own board, not seat {named}'s"),
+            );
+        }
+        let Some(position) = self.seats[index].position.as_mut() else {
+            return;
+        };
+        let mv = match position.parse_move(&text) {
+            Ok(mv) => mv,
+            Err(error) => {
+                return self.reject(conn, text, ErrorCode::BadNotation, None, error.to_string());
+            }
+        };
+        let canonical = position.format_move(mv);
+        let outcome = match position.apply(mv) {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                let message = error.to_string();
+                return self.reject(conn, text, ErrorCode::IllegalMove, Some(error), message);
+            }
+        };
+        bump(&self.metrics.moves_accepted);
+        let effects = outcome.effects.to_vec();
+        let seat = &mut self.seats[index];
+        seat.history.push((mv, outcome));
+        seat.log.push(canonical.clone());
+        self.after_change(index, canonical, effects);
+    }
+
+    fn undo(&mut self, conn: ConnId) {
+        let Some(index) = self.racing_seat(conn, UNDO_TEXT, true) else {
+            return;
+        };
+        if !self.params.options.undo_allowed {
+            return self.reject(
+                conn,
+                UNDO_TEXT.to_string(),
+                ErrorCode::UndoNotAllowed,
+                None,
+                "this room does not allow undo".to_string(),
+            );
+        }
+        let seat = &mut self.seats[index];
+        let (Some(position), Some((mv, outcome))) = (seat.position.as_mut(), seat.history.pop())
+        else {
+            return self.reject(
+                conn,
+                UNDO_TEXT.to_string(),
+                ErrorCode::NothingToUndo,
+                None,
+                "there is no move to take back".to_string(),
+            );
+        };
+        position.undo(mv, &outcome);
+        seat.log.push(UNDO_TEXT.to_string());
+        bump(&self.metrics.moves_accepted);
+        self.after_change(index, UNDO_TEXT.to_string(), Vec::new());
+    }
+
+    /// Acknowledges a played move to its mover, tells everyone else the
+    /// mover's progress (and, with open boards only, the move and the
+    /// board), and ends the player's race if it is won or stuck.
+    fn after_change(&mut self, index: usize, text: String, effects: Vec<Effect>) {
+        let elapsed_ms = self.elapsed_ms();
+        let Some(deal) = self.race.as_ref().map(|race| &race.deal) else {
+            return;
+        };
+        let seat = &mut self.seats[index];
+        let Some(position) = seat.position.as_ref() else {
+            return;
+        };
+        let board = position.view();
+        let (won, stuck) = (position.is_won(), position.is_stuck());
+        seat.progress = Progress::measure(deal, &board, seat.progress.moves + 1, elapsed_ms);
+        let (seat_number, progress) = (seat.seat, seat.progress);
+        // A rival's move text and board name cards that may still be face
+        // down in the recipient's own game: they stay with the mover.
+        let shown = self
+            .params
+            .options
+            .open_boards
+            .then(|| (text.clone(), board.clone()));
+        self.emit(Audience::Seat(seat_number), |seq, _| {
+            ServerMessage::MoveAccepted {
+                seq,
+                text,
+                effects,
+                board,
+                progress,
+            }
+        });
+        let (text, board) = shown.unzip();
+        self.emit(Audience::AllBut(seat_number), |seq, _| {
+            ServerMessage::Progress {
+                seq,
+                seat: seat_number,
+                progress,
+                text,
+                board,
+            }
+        });
+        if won {
+            self.finish(index, PlayerStatus::Won);
+        } else if stuck {
+            self.emit(Audience::Seat(seat_number), |seq, _| ServerMessage::Stuck {
+                seq,
+            });
+            if !self.params.options.undo_allowed {
+                self.finish(index, PlayerStatus::Stuck);
+            }
+        }
+    }
+
+    fn finish(&mut self, index: usize, status: PlayerStatus) {
+        let elapsed_ms = self.elapsed_ms();
+        let seat = &mut self.seats[index];
+        seat.status = status;
+        seat.finished_ms = Some(elapsed_ms);
+        let seat_number = seat.seat;
+        tracing::info!(seat = seat_number, ?status, elapsed_ms, "player finished");
+        self.changed = true;
+        if self
+            .seats
+            .iter()
+            .any(|seat| seat.status == PlayerStatus::Racing)
+        {
+            self.emit(Audience::Everyone, |seq, _| ServerMessage::Finished {
+                seq,
+                seat: seat_number,
+                status,
+                elapsed_ms,
+            });
+        } else {
+            self.end_race(seat_number, status, elapsed_ms);
+        }
+    }
+
+    /// Everyone is done: the result goes to the store, and is announced
+    /// (with the last player's `finished`) once it is stored.
+    fn end_race(&mut self, seat: u8, status: PlayerStatus, elapsed_ms: u64) {
+        let Some(race) = self.race.as_ref() else {
+            return;
+        };
+        let mut order: Vec<&Seat> = self.seats.iter().collect();
+        order.sort_by_key(|seat| {
+            standing_key(seat.seat, seat.status, seat.finished_ms, seat.progress)
+        });
+        let standings = (1u8..)
+            .zip(order)
+            .map(|(rank, seat)| Standing {
+                rank,
+                seat: seat.seat,
+                name: seat.name.clone(),
+                status: seat.status,
+                progress: seat.progress,
+            })
+            .collect();
+        let result = RaceResult {
+            race_id: None,
+            standings,
+            reveal: Reveal {
+                game: self.params.game,
+                seed: race.seed,
+                salt: race.salt.clone(),
+            },
+            logs: self
+                .seats
+                .iter()
+                .map(|seat| MoveLog {
+                    seat: seat.seat,
+                    moves: seat.log.clone(),
+                })
+                .collect(),
+            open_boards: self.params.options.open_boards,
+        };
+        self.phase = Phase::Finished;
+        self.close_at = Some(self.now.saturating_add(self.settings.linger_ms));
+        self.changed = true;
+        bump(&self.metrics.races_finished);
+        gauge(&self.metrics.races_running, -1);
+        tracing::info!("race ended");
+        let stored = NewRace {
+            daily: None,
+            ended_at_ms: self.now,
+            result: result.clone(),
+            players: self
+                .seats
+                .iter()
+                .filter_map(|seat| Some((seat.seat, seat.player?)))
+                .collect(),
+        };
+        self.ending = Some(Ending {
+            seat,
+            status,
+            elapsed_ms,
+            result,
+        });
+        self.outputs.push_back(Output::StoreRace(Box::new(stored)));
+    }
+
+    /// The result is stored (or could not be: then it is announced without
+    /// an id, since the race is over either way).
+    fn announce_end(&mut self, race_id: Option<u64>) {
+        let Some(Ending {
+            seat,
+            status,
+            elapsed_ms,
+            mut result,
+        }) = self.ending.take()
+        else {
+            return;
+        };
+        result.race_id = race_id;
+        if let Some(race) = self.race.as_mut() {
+            race.result = Some(result.clone());
+        }
+        self.emit(Audience::Everyone, |seq, _| ServerMessage::Finished {
+            seq,
+            seat,
+            status,
+            elapsed_ms,
+        });
+        self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceEnded {
+            seq,
+            result,
+        });
+    }
+
+    /// Acts on every deadline that has come by `self.now`.
+    fn act_on_deadlines(&mut self) {
+        let now = self.now;
+        if self.phase == Phase::Countdown
+            && self.countdown_until.is_some_and(|until| now >= until)
+            && let Some(seed) = self.seed
+        {
+            self.start_race(seed);
+        }
+        let expired: Vec<usize> = (0..self.seats.len())
+            .rev()
+            .filter(|&index| {
+                self.seats[index]
+                    .grace_until
+                    .is_some_and(|until| now >= until)
+            })
+            .collect();
+        for index in expired {
+            tracing::info!(
+                seat = self.seats[index].seat,
+                "grace period over: seat given up"
+            );
+            self.give_up_seat(index, PlayerStatus::Left);
+        }
+        if self.phase == Phase::Racing
+            && self.race.as_ref().is_some_and(|race| now >= race.deadline)
+        {
+            for index in 0..self.seats.len() {
+                if self.phase == Phase::Racing && self.seats[index].status == PlayerStatus::Racing {
+                    self.finish(index, PlayerStatus::OutOfTime);
+                }
+            }
+        }
+        self.close_if_done();
+    }
+
+    fn close_if_done(&mut self) {
+        let done = match self.phase {
+            Phase::Lobby | Phase::Dealing | Phase::Countdown => self.seats.is_empty(),
+            Phase::Racing => false,
+            Phase::Finished => {
+                self.ending.is_none() && self.close_at.is_some_and(|at| self.now >= at)
+            }
+        };
+        if done && !self.closed {
+            self.close(true);
+        }
+    }
+
+    /// Whoever is still here is out of the room now; `tell` says so to
+    /// them (at shutdown the connections say so themselves).
+    fn close(&mut self, tell: bool) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        let left = ServerMessage::Left {
+            code: self.params.code.to_string(),
+        };
+        let seats: Vec<(TokenHash, Option<ConnId>)> = self
+            .seats
+            .iter()
+            .map(|seat| (seat.token, seat.conn))
+            .collect();
+        for (token, conn) in seats {
+            self.outputs.push_back(Output::TokenRevoked(token));
+            if let Some(conn) = conn {
+                if tell {
+                    self.send_to(conn, &left);
+                }
+                self.outputs.push_back(Output::Detach { conn });
+            }
+        }
+        for conn in std::mem::take(&mut self.spectators) {
+            if tell {
+                self.send_to(conn, &left);
+            }
+            self.outputs.push_back(Output::Detach { conn });
+        }
+        if self.phase == Phase::Racing {
+            gauge(&self.metrics.races_running, -1);
+        }
+        tracing::info!("room closed");
+    }
+}
+
+/// The order of the standings: winners first, by finish time. Then
+/// everyone else by cards home (more first); then those who played to the
+/// end (out of time, stuck) above those who gave up (resigned, left); then
+/// whoever played longer; the seat breaks ties. So a racer who resigned
+/// after two moves never ranks above one who played on.
+fn standing_key(
+    seat: u8,
+    status: PlayerStatus,
+    finished_ms: Option<u64>,
+    progress: Progress,
+) -> (
+    bool,
+    u64,
+    std::cmp::Reverse<u16>,
+    bool,
+    std::cmp::Reverse<u64>,
+    u8,
+) {
+    let won = status == PlayerStatus::Won;
+    let gave_up = matches!(status, PlayerStatus::Resigned | PlayerStatus::Left);
+    let finished_ms = finished_ms.unwrap_or(u64::MAX);
+    let (finish, played) = if won {
+        (finished_ms, 0)
+    } else {
+        (0, finished_ms)
+    };
+    (
+        !won,
+        finish,
+        std::cmp::Reverse(progress.cards_home),
+        gave_up,
+        std::cmp::Reverse(played),
+        seat,
+    )
+}
+
+/// A seat given up in a race is `left`, unless its race had already ended
+/// some other way (won, resigned, stuck, out of time), which it keeps.
+fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
+    match current {
+        PlayerStatus::Waiting | PlayerStatus::Racing => PlayerStatus::Left,
+        finished => finished,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,717 @@
+//! The room's rules of time and delivery, on a virtual clock: every test
+//! feeds inputs at chosen times and reads the frames the core asks to send.
+
+use patience_shared::solver::Budget;
+use patience_shared::solver::any::first_winnable_deal;
+
+use super::*;
+
+const COUNTDOWN: u64 = 3_000;
+const GRACE: u64 = 10_000;
+const LINGER: u64 = 60_000;
+const LIMIT: u64 = 600_000;
+const START: Millis = 1_000_000;
+
+fn settings() -> Settings {
+    Settings {
+        countdown_ms: COUNTDOWN,
+        grace_ms: GRACE,
+        linger_ms: LINGER,
+        default_time_limit_ms: LIMIT,
+        event_log_capacity: 64,
+        outbox_capacity: 32,
+    }
+}
+
+/// A Three Blind Mice seed the solver proves, and its winning line.
+fn proved() -> (u64, Vec<String>) {
+    let deal = first_winnable_deal(GameKind::ThreeBlindMice, 1.., Budget::positions(200_000))
+        .expect("the line replays")
+        .expect("a deal is winnable");
+    let game = AnyGame::deal(GameKind::ThreeBlindMice, deal.seed);
+    let mut replay = game.clone();
+    let line = deal
+        .line
+        .iter()
+        .map(|&mv| {
+            let text = replay.format_move(mv);
+            replay.apply(mv).expect("the line is legal");
+            text
+        })
+        .collect();
+    (deal.seed, line)
+}
+
+struct Room {
+    core: RoomCore,
+    now: Millis,
+    /// Every output taken so far, in order.
+    taken: Vec<Output>,
+}
+
+impl Room {
+    fn new(max_players: u8, options: RoomOptions) -> Room {
+        let params = RoomParams {
+            code: Arc::from("ABCDEF"),
+            game: GameKind::ThreeBlindMice,
+            max_players,
+            public: false,
+            quick: false,
+            options,
+        };
+        Room {
+            core: RoomCore::new(params, settings(), Arc::default(), [7; 32], START),
+            now: START,
+            taken: Vec::new(),
+        }
+    }
+
+    /// `handle` at the current time.
+    fn input(&mut self, input: Input) -> Result<(), Refusal> {
+        self.core.handle(self.now, input)
+    }
+
+    fn at(&mut self, now: Millis, input: Input) -> Result<(), Refusal> {
+        self.now = self.now.max(now);
+        self.core.handle(now, input)
+    }
+
+    fn advance(&mut self, ms: u64) {
+        self.now += ms;
+        self.core.on_timeout(self.now);
+    }
+
+    /// Takes every output, answering the ones a shell answers itself:
+    /// deals from `seed`, and stored races with id 1.
+    fn drain(&mut self, seed: Option<u64>) -> Vec<Output> {
+        let mut outputs = Vec::new();
+        while let Some(output) = self.core.poll_output() {
+            match &output {
+                Output::NeedDeal => {
+                    if let Some(seed) = seed {
+                        let _ = self.input(Input::DealReady { seed });
+                    }
+                }
+                Output::StoreRace(_) => {}
+                _ => {}
+            }
+            outputs.push(output);
+        }
+        self.taken.extend(outputs.iter().cloned());
+        outputs
+    }
+
+    /// The messages `conn` was sent in `outputs`.
+    fn to(outputs: &[Output], conn: ConnId) -> Vec<ServerMessage> {
+        outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Send { conn: to, frame } if *to == conn => {
+                    Some(protocol::decode_server(frame).expect("the core encodes"))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn join(&mut self, conn: ConnId, name: &str) -> String {
+        self.input(Input::Join {
+            conn,
+            name: name.to_string(),
+            player: None,
+        })
+        .expect("joins");
+        let outputs = self.drain(None);
+        let token = Room::to(&outputs, conn)
+            .into_iter()
+            .find_map(|message| match message {
+                ServerMessage::RoomJoined {
+                    resume_token: Some(token),
+                    ..
+                } => Some(token),
+                _ => None,
+            });
+        token.expect("a resume token")
+    }
+
+    /// Two players in a two-seat room, raced with `seed` after the countdown.
+    fn racing(options: RoomOptions, seed: u64) -> (Room, String, String) {
+        let mut room = Room::new(2, options);
+        let ada = room.join(1, "ada");
+        room.input(Input::Join {
+            conn: 2,
+            name: "bob".to_string(),
+            player: None,
+        })
+        .expect("joins");
+        let outputs = room.drain(Some(seed));
+        let bob = Room::to(&outputs, 2)
+            .into_iter()
+            .find_map(|message| match message {
+                ServerMessage::RoomJoined { resume_token, .. } => resume_token,
+                _ => None,
+            })
+            .expect("bob's token");
+        assert_eq!(room.core.phase(), Phase::Countdown);
+        assert_eq!(room.core.poll_timeout(), Some(room.now + COUNTDOWN));
+        room.advance(COUNTDOWN);
+        assert_eq!(room.core.phase(), Phase::Racing);
+        room.drain(None);
+        (room, ada, bob)
+    }
+
+    fn play(&mut self, conn: ConnId, text: &str) -> Vec<Output> {
+        self.input(Input::Move {
+            conn,
+            text: text.to_string(),
+            seat: None,
+        })
+        .expect("moves are answered with frames");
+        self.drain(None)
+    }
+}
+
+fn no_undo() -> RoomOptions {
+    RoomOptions {
+        undo_allowed: false,
+        ..RoomOptions::default()
+    }
+}
+
+fn is_refused(messages: &[ServerMessage], code: ErrorCode) -> bool {
+    messages.iter().any(
+        |message| matches!(message, ServerMessage::MoveRejected { code: got, .. } if *got == code),
+    )
+}
+
+fn is_accepted(messages: &[ServerMessage]) -> bool {
+    messages
+        .iter()
+        .any(|message| matches!(message, ServerMessage::MoveAccepted { .. }))
+}
+
+#[test]
+fn the_countdown_starts_the_race_at_its_own_time() {
+    let (seed, _) = proved();
+    let (room, _, _) = Room::racing(RoomOptions::default(), seed);
+    let started = room.taken.iter().find_map(|output| match output {
+        Output::Send { conn: 1, frame } => match protocol::decode_server(frame) {
+            Ok(ServerMessage::RaceStarted { time_limit_ms, .. }) => Some(time_limit_ms),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(started, Some(LIMIT));
+    // The race's own deadline is next: the time limit from the start.
+    assert_eq!(room.core.poll_timeout(), Some(START + COUNTDOWN + LIMIT));
+}
+
+#[test]
+fn a_move_read_after_the_time_limit_is_refused_whichever_comes_first() {
+    let (seed, line) = proved();
+    // The actor sees the late move before the timer: the core acts on the
+    // deadline first, at its own time, then refuses the move.
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    let deadline = START + COUNTDOWN + LIMIT;
+    room.at(
+        deadline,
+        Input::Move {
+            conn: 1,
+            text: line[0].clone(),
+            seat: None,
+        },
+    )
+    .expect("answered");
+    let outputs = room.drain(None);
+    assert!(is_refused(&Room::to(&outputs, 1), ErrorCode::RaceOver));
+    assert!(!is_accepted(&Room::to(&outputs, 1)));
+
+    // The timer first, then the same move: the same answer.
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.core.on_timeout(deadline);
+    room.drain(None);
+    let outputs = room.play(1, &line[0]);
+    assert!(is_refused(&Room::to(&outputs, 1), ErrorCode::RaceOver));
+
+    // One millisecond before the limit the move counts, even if the actor
+    // handles it after the deadline has passed on its clock.
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.at(
+        deadline - 1,
+        Input::Move {
+            conn: 1,
+            text: line[0].clone(),
+            seat: None,
+        },
+    )
+    .expect("answered");
+    let outputs = room.drain(None);
+    assert!(is_accepted(&Room::to(&outputs, 1)));
+}
+
+#[test]
+fn the_time_limit_ends_the_race_at_the_limit_and_the_end_waits_for_the_store() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.play(1, &line[0]);
+    room.advance(LIMIT + 5_000);
+    let outputs = room.drain(None);
+    // The result goes to the store; nobody hears the race is over before
+    // it is committed.
+    let Some(Output::StoreRace(race)) = outputs
+        .iter()
+        .find(|output| matches!(output, Output::StoreRace(_)))
+    else {
+        panic!("the result is stored: {outputs:?}");
+    };
+    assert_eq!(race.ended_at_ms, START + COUNTDOWN + LIMIT);
+    let told: Vec<ServerMessage> = Room::to(&outputs, 1);
+    assert!(
+        !told
+            .iter()
+            .any(|message| matches!(message, ServerMessage::RaceEnded { .. })),
+        "{told:?}"
+    );
+    room.input(Input::RaceStored { race_id: Some(42) })
+        .expect("answered");
+    let outputs = room.drain(None);
+    let ended = Room::to(&outputs, 2)
+        .into_iter()
+        .find_map(|message| match message {
+            ServerMessage::RaceEnded { result, .. } => Some(result),
+            _ => None,
+        })
+        .expect("announced once stored");
+    assert_eq!(ended.race_id, Some(42));
+    let standings: Vec<_> = ended
+        .standings
+        .iter()
+        .map(|standing| (standing.seat, standing.status, standing.progress.elapsed_ms))
+        .collect();
+    // Everyone ran out of time at the limit exactly, whatever the timer's lateness.
+    assert!(
+        standings
+            .iter()
+            .all(|&(_, status, _)| status == PlayerStatus::OutOfTime)
+    );
+    let finished: Vec<u64> = Room::to(&room.taken, 2)
+        .into_iter()
+        .filter_map(|message| match message {
+            ServerMessage::Finished { elapsed_ms, .. } => Some(elapsed_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished, [LIMIT, LIMIT]);
+    // The room lingers for its results, then closes and says so.
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(START + COUNTDOWN + LIMIT + LINGER)
+    );
+    room.advance(LINGER);
+    assert!(room.core.is_closed());
+    let outputs = room.drain(None);
+    assert!(
+        Room::to(&outputs, 1)
+            .iter()
+            .any(|message| matches!(message, ServerMessage::Left { .. }))
+    );
+    assert!(outputs.contains(&Output::Detach { conn: 1 }));
+}
+
+#[test]
+fn a_won_race_is_announced_only_after_it_is_stored() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    room.drain(None);
+    let mut last = Vec::new();
+    for text in &line {
+        last = room.play(1, text);
+    }
+    let told = Room::to(&last, 1);
+    assert!(is_accepted(&told));
+    // The winning move is acknowledged; the last `finished` and the result
+    // wait for the commit.
+    assert!(
+        !told.iter().any(|message| matches!(
+            message,
+            ServerMessage::Finished { .. } | ServerMessage::RaceEnded { .. }
+        )),
+        "{told:?}"
+    );
+    assert!(
+        last.iter()
+            .any(|output| matches!(output, Output::StoreRace(_)))
+    );
+    // The room does not close while the store works, however long.
+    room.advance(LINGER * 10);
+    assert!(!room.core.is_closed());
+    room.input(Input::RaceStored { race_id: None })
+        .expect("answered");
+    let told = Room::to(&room.drain(None), 1);
+    let kinds: Vec<_> = told
+        .iter()
+        .filter_map(|message| match message {
+            ServerMessage::Finished { seat, status, .. } => Some(format!("{seat} {status:?}")),
+            ServerMessage::RaceEnded { result, .. } => {
+                Some(format!("ended {:?}", result.standings[0].status))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["0 Won", "ended Won"]);
+}
+
+#[test]
+fn a_dropped_seat_waits_out_its_grace_then_is_given_up_at_its_end() {
+    let (seed, line) = proved();
+    let (mut room, _, bob_token) = Room::racing(no_undo(), seed);
+    room.input(Input::Disconnected { conn: 2 })
+        .expect("answered");
+    room.drain(None);
+    assert_eq!(room.core.poll_timeout(), Some(room.now + GRACE));
+    // Ada plays on while Bob is away.
+    room.play(1, &line[0]);
+    // Back one millisecond before the grace ends: the seat is his again.
+    room.advance(GRACE - 1);
+    room.input(Input::Resume {
+        conn: 3,
+        token: token_hash(&bob_token),
+        last_seq: 0,
+    })
+    .expect("the seat is taken back");
+    let outputs = room.drain(None);
+    assert!(
+        Room::to(&outputs, 3)
+            .iter()
+            .any(|message| matches!(message, ServerMessage::Resumed { seat: 1, .. }))
+    );
+    // Gone again, for good this time.
+    room.input(Input::Disconnected { conn: 3 })
+        .expect("answered");
+    room.drain(None);
+    let gone_at = room.now + GRACE;
+    room.advance(GRACE + 1);
+    let outputs = room.drain(None);
+    let left = Room::to(&outputs, 1)
+        .into_iter()
+        .find_map(|message| match message {
+            ServerMessage::Finished {
+                seat: 1,
+                status,
+                elapsed_ms,
+                ..
+            } => Some((status, elapsed_ms)),
+            _ => None,
+        });
+    assert_eq!(
+        left,
+        Some((PlayerStatus::Left, gone_at - (START + COUNTDOWN)))
+    );
+    // The token opens nothing any more.
+    assert_eq!(
+        room.input(Input::Resume {
+            conn: 4,
+            token: token_hash(&bob_token),
+            last_seq: 0,
+        })
+        .map_err(|refusal| refusal.code),
+        Err(ErrorCode::InvalidResumeToken)
+    );
+}
+
+#[test]
+fn a_resume_gets_the_missed_events_or_a_snapshot_when_they_are_not_kept() {
+    let (seed, line) = proved();
+    let (mut room, ada_token, _) = Room::racing(RoomOptions::default(), seed);
+    let seen = room.core.seq;
+    room.input(Input::Disconnected { conn: 1 })
+        .expect("answered");
+    room.drain(None);
+    room.play(2, &line[0]);
+    room.input(Input::Resume {
+        conn: 5,
+        token: token_hash(&ada_token),
+        last_seq: seen,
+    })
+    .expect("resumes");
+    let told = Room::to(&room.drain(None), 5);
+    // Resumed, then Bob's progress (a count, never his move) and the room update.
+    assert!(matches!(told[0], ServerMessage::Resumed { .. }));
+    assert!(told.iter().any(|message| matches!(
+        message,
+        ServerMessage::Progress {
+            seat: 1,
+            text: None,
+            board: None,
+            ..
+        }
+    )));
+    assert!(
+        !told
+            .iter()
+            .any(|message| matches!(message, ServerMessage::Snapshot { .. }))
+    );
+
+    // Too far back (more than the log keeps): one snapshot with her board only.
+    let undo = RoomOptions {
+        undo_allowed: true,
+        ..RoomOptions::default()
+    };
+    let (mut room, ada_token, _) = Room::racing(undo, seed);
+    room.input(Input::Disconnected { conn: 1 })
+        .expect("answered");
+    room.drain(None);
+    for _ in 0..40 {
+        room.play(2, &line[0]);
+        room.input(Input::Undo { conn: 2 }).expect("answered");
+        room.drain(None);
+    }
+    room.input(Input::Resume {
+        conn: 5,
+        token: token_hash(&ada_token),
+        last_seq: 1,
+    })
+    .expect("resumes");
+    let told = Room::to(&room.drain(None), 5);
+    let Some(ServerMessage::Snapshot {
+        race: Some(race), ..
+    }) = told.get(1)
+    else {
+        panic!("a snapshot after resumed: {told:?}");
+    };
+    let boards: Vec<(u8, bool)> = race
+        .boards
+        .iter()
+        .map(|board| (board.seat, board.board.is_some()))
+        .collect();
+    assert_eq!(boards, [(0, true), (1, false)]);
+}
+
+#[test]
+fn a_player_who_cannot_keep_up_is_kicked_too_slow_and_may_resume() {
+    let (seed, line) = proved();
+    let (mut room, _, bob_token) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Overflow { conn: 2 }).expect("answered");
+    let outputs = room.drain(None);
+    assert!(outputs.contains(&Output::Kick {
+        conn: 2,
+        code: ErrorCode::TooSlow,
+        message: "you fell behind; resume to catch up".to_string(),
+    }));
+    assert!(outputs.contains(&Output::Detach { conn: 2 }));
+    // Nothing more goes to the old connection.
+    let outputs = room.play(1, &line[0]);
+    assert!(Room::to(&outputs, 2).is_empty());
+    room.input(Input::Resume {
+        conn: 9,
+        token: token_hash(&bob_token),
+        last_seq: 0,
+    })
+    .expect("the seat waits for its player");
+}
+
+#[test]
+fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Spectate { conn: 7 }).expect("watches");
+    room.drain(None);
+    room.input(Input::Overflow { conn: 7 }).expect("answered");
+    room.drain(None);
+    let outputs = room.play(1, &line[0]);
+    // Behind: no event, a catch-up snapshot instead (for the shell to send
+    // when the outbox has room).
+    assert!(Room::to(&outputs, 7).is_empty());
+    let catch_up: Vec<ServerMessage> = outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::CatchUp { conn: 7, frame } => protocol::decode_server(frame).ok(),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(
+        catch_up.as_slice(),
+        [ServerMessage::Snapshot { race: Some(race), .. }]
+            if race.boards.iter().all(|board| board.board.is_none())
+    ));
+    room.input(Input::CaughtUp { conn: 7 }).expect("answered");
+    let outputs = room.play(1, &line[1]);
+    assert!(matches!(
+        Room::to(&outputs, 7).as_slice(),
+        [ServerMessage::Progress { seat: 0, .. }]
+    ));
+}
+
+#[test]
+fn without_a_proved_deal_the_room_deals_then_counts_down() {
+    let mut room = Room::new(2, RoomOptions::default());
+    room.join(1, "ada");
+    room.input(Input::Join {
+        conn: 2,
+        name: "bob".to_string(),
+        player: None,
+    })
+    .expect("joins");
+    let outputs = room.drain(None);
+    assert!(outputs.contains(&Output::NeedDeal));
+    assert_eq!(room.core.phase(), Phase::Dealing);
+    // No countdown is promised without a deal, however long it takes.
+    assert_eq!(room.core.poll_timeout(), None);
+    room.now += 120_000;
+    let (seed, _) = proved();
+    room.input(Input::DealReady { seed }).expect("answered");
+    assert_eq!(room.core.phase(), Phase::Countdown);
+    assert_eq!(room.core.poll_timeout(), Some(room.now + COUNTDOWN));
+}
+
+#[test]
+fn players_with_the_same_name_are_told_apart() {
+    let mut room = Room::new(4, RoomOptions::default());
+    for (conn, name) in [(1, "ada"), (2, "Ada"), (3, "ada"), (4, "bob")] {
+        room.join(conn, name);
+    }
+    let names: Vec<String> = room
+        .core
+        .info()
+        .players
+        .into_iter()
+        .map(|player| player.name)
+        .collect();
+    assert_eq!(names, ["ada", "Ada (2)", "ada (3)", "bob"]);
+}
+
+#[test]
+fn the_same_inputs_at_the_same_times_give_the_same_frames() {
+    let (seed, line) = proved();
+    let run = || {
+        let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+        room.input(Input::Spectate { conn: 7 }).expect("watches");
+        for text in line.iter().take(10) {
+            room.now += 250;
+            room.play(1, text);
+        }
+        room.taken
+    };
+    let first = run();
+    assert!(first.len() > 40);
+    assert_eq!(first, run());
+}
+
+#[test]
+fn a_lobby_closes_when_its_last_player_leaves() {
+    let mut room = Room::new(3, RoomOptions::default());
+    room.join(1, "ada");
+    room.input(Input::Spectate { conn: 7 }).expect("watches");
+    room.drain(None);
+    room.input(Input::Leave { conn: 1 }).expect("answered");
+    assert!(room.core.is_closed());
+    let outputs = room.drain(None);
+    assert!(
+        Room::to(&outputs, 7)
+            .iter()
+            .any(|message| matches!(message, ServerMessage::Left { .. }))
+    );
+    assert_eq!(
+        room.input(Input::Join {
+            conn: 3,
+            name: "cy".to_string(),
+            player: None,
+        })
+        .map_err(|refusal| refusal.code),
+        Err(ErrorCode::RoomNotFound)
+    );
+}
+
+/// A racer at the end: seat, status, when its race ended, cards home.
+type Row = (u8, PlayerStatus, Option<u64>, u16);
+
+/// Ranks rows and checks the seats come out in `expected` order.
+fn check(rows: &[Row], expected: &[u8]) {
+    let mut rows = rows.to_vec();
+    rows.sort_by_key(|&(seat, status, finished_ms, cards_home)| {
+        let progress = Progress {
+            cards_home,
+            ..Progress::default()
+        };
+        standing_key(seat, status, finished_ms, progress)
+    });
+    let seats: Vec<u8> = rows.iter().map(|row| row.0).collect();
+    assert_eq!(seats, expected);
+}
+
+#[test]
+fn standings_rank_winners_by_time_then_cards_home_then_who_played_on() {
+    use PlayerStatus::*;
+    let table: &[(&[Row], &[u8])] = &[
+        // Winners first, the faster first.
+        (&[(0, Won, Some(900), 52), (1, Won, Some(500), 52)], &[1, 0]),
+        // A winner beats more progress.
+        (
+            &[(0, Resigned, Some(10), 51), (1, Won, Some(999), 52)],
+            &[1, 0],
+        ),
+        // Then cards home, whatever ended the race.
+        (
+            &[
+                (0, OutOfTime, Some(1000), 13),
+                (1, Stuck, Some(300), 26),
+                (2, Left, Some(100), 39),
+            ],
+            &[2, 1, 0],
+        ),
+        // As many cards home: who played to the end ranks above who gave
+        // up, however many moves the quitter made (the rule PROTOCOL.md
+        // states: a resignation after two moves is not a better race).
+        (
+            &[
+                (0, Resigned, Some(5_000), 0),
+                (1, OutOfTime, Some(600_000), 0),
+                (2, Left, Some(100), 0),
+                (3, Stuck, Some(20_000), 0),
+            ],
+            &[1, 3, 0, 2],
+        ),
+        // Both gave up with as many home: the one who stayed longer.
+        (
+            &[(0, Resigned, Some(100), 4), (1, Resigned, Some(900), 4)],
+            &[1, 0],
+        ),
+        // Nothing else differs: the seat.
+        (&[(1, Stuck, Some(7), 0), (0, Stuck, Some(7), 0)], &[0, 1]),
+    ];
+    for (rows, expected) in table {
+        check(rows, expected);
+    }
+}
+
+#[test]
+fn a_finished_status_survives_leaving() {
+    use PlayerStatus::*;
+    for (before, after) in [
+        (Racing, Left),
+        (Waiting, Left),
+        (Won, Won),
+        (Stuck, Stuck),
+        (Resigned, Resigned),
+        (OutOfTime, OutOfTime),
+    ] {
+        assert_eq!(left_unless_finished(before), after);
+    }
+}
+
+#[test]
+fn a_move_on_another_seats_board_is_refused() {
+    let (seed, _) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Move {
+        conn: 1,
+        text: "c1>1".to_string(),
+        seat: Some(1),
+    })
+    .expect("answered");
+    assert!(is_refused(
+        &Room::to(&room.drain(None), 1),
+        ErrorCode::NotYourBoard
+    ));
+}
