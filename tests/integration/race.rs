@@ -4,6 +4,8 @@
 
 use std::collections::HashSet;
 
+use patience_server::Server;
+use patience_server::clock::Clock;
 use patience_shared::any::AnyGame;
 use patience_shared::conformance::TestRng;
 use patience_shared::game::GameKind;
@@ -11,7 +13,7 @@ use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, Phase, PlayerStatus, RaceResult, RoomOptions, ServerMessage,
 };
 use patience_shared::rules::Rules;
-use patience_tests::{Client, first_deal, start_server, two_player_race};
+use patience_tests::{Client, DAY_START, first_deal, start_server, two_player_race};
 
 /// Replays every move log of a result from the revealed deal, checking the
 /// commitment first, as any client can.
@@ -246,35 +248,52 @@ async fn a_stuck_player_is_told_and_finishes_then_standings_rank_by_progress() {
     server.shutdown().await;
 }
 
+/// A server on a virtual clock that the test moves, with no countdown.
+async fn server_on(clock: &Clock) -> Server {
+    let clock = clock.clone();
+    start_server(move |config| {
+        config.clock = clock;
+        config.countdown_ms = 0;
+    })
+    .await
+}
+
+const LIMIT_MS: u64 = 60_000;
+
+fn limited() -> RoomOptions {
+    RoomOptions {
+        undo_allowed: false,
+        time_limit_ms: Some(LIMIT_MS),
+        open_boards: false,
+    }
+}
+
 #[tokio::test]
 async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
-    let server = start_server(|_| {}).await;
+    let clock = Clock::virtual_at(DAY_START);
+    let server = server_on(&clock).await;
     let (_, line) = first_deal();
-    let options = RoomOptions {
-        undo_allowed: false,
-        // Long enough for one move even on a loaded machine; the test waits
-        // for the end, not for the time.
-        time_limit_ms: Some(1_000),
-        open_boards: false,
-    };
-    let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
+    let (mut ada, mut bob, _, _, _) = two_player_race(&server, limited()).await;
+    clock.advance(1_500);
     ada.play(&line[0]).await;
     assert!(matches!(
         ada.move_answer().await,
         ServerMessage::MoveAccepted { .. }
     ));
+    // However slow the machine, the race lasts exactly its limit.
+    clock.advance(LIMIT_MS);
     let result = race_ended(&mut bob).await;
     let mut statuses: Vec<_> = result
         .standings
         .iter()
-        .map(|s| (s.seat, s.status, s.progress.moves))
+        .map(|s| (s.seat, s.status, s.progress.moves, s.progress.elapsed_ms))
         .collect();
-    statuses.sort_by_key(|(seat, _, _)| *seat);
+    statuses.sort_by_key(|(seat, _, _, _)| *seat);
     assert_eq!(
         statuses,
         [
-            (0, PlayerStatus::OutOfTime, 1),
-            (1, PlayerStatus::OutOfTime, 0)
+            (0, PlayerStatus::OutOfTime, 1, 1_500),
+            (1, PlayerStatus::OutOfTime, 0, 0)
         ]
     );
     assert_eq!(race_ended(&mut ada).await, result);
@@ -286,6 +305,34 @@ async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
             ..
         }
     ));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_move_read_at_the_time_limit_is_refused_even_before_the_room_ends_the_race() {
+    let clock = Clock::virtual_at(DAY_START);
+    let server = server_on(&clock).await;
+    let (_, line) = first_deal();
+    let (mut ada, mut bob, _, _, _) = two_player_race(&server, limited()).await;
+    // The clock reaches the limit and the move is sent at once: whether the
+    // room's timer or the move comes first, the move is late.
+    clock.advance(LIMIT_MS);
+    ada.play(&line[0]).await;
+    assert!(matches!(
+        ada.move_answer().await,
+        ServerMessage::MoveRejected {
+            code: ErrorCode::RaceOver,
+            ..
+        }
+    ));
+    let result = race_ended(&mut bob).await;
+    assert!(
+        result
+            .standings
+            .iter()
+            .all(|s| s.status == PlayerStatus::OutOfTime && s.progress.moves == 0),
+        "{result:?}"
+    );
     server.shutdown().await;
 }
 
