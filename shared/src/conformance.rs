@@ -60,13 +60,74 @@ pub fn assert_view_hides_secrets<R: Rules>(state: &R) {
     }
 }
 
+/// Asserts that `after`, the view once a move with `outcome` was played
+/// from the view `before`, shows no card the player was not shown: every
+/// face-up card was face up before, or is named by the move's effects
+/// (turned up, drawn), or is one of the `count` cards a deal from the stock
+/// put out; and the face-down cards decreased by exactly as many as the
+/// effects turned up, drew and dealt.
+///
+/// This is independent of [`Rules::board`]: a game whose board under-counts
+/// its face-down cards shows a secret in its view, and the next card it
+/// turns up was already on show, so this check fails where comparing the
+/// view with `board().to_view()` cannot.
+pub fn assert_view_reveals_only_effects(
+    before: &crate::rules::View,
+    after: &crate::rules::View,
+    outcome: &crate::rules::Outcome,
+) {
+    use crate::rules::Effect;
+    let mut shown = [0usize; 52];
+    for card in before.zones.iter().flat_map(|zone| &zone.face_up) {
+        shown[card.index()] += 1;
+    }
+    let mut revealed = 0usize;
+    let mut dealt = 0usize;
+    for effect in &outcome.effects {
+        match effect {
+            Effect::TurnedUp { card, .. } | Effect::Drew { card } => {
+                shown[card.index()] += 1;
+                revealed += 1;
+            }
+            Effect::Dealt { count } => dealt += usize::from(*count),
+            Effect::RunRemoved { .. } | Effect::AceDiscarded { .. } => {}
+        }
+    }
+    let mut unnamed = 0usize;
+    let mut now = [0usize; 52];
+    for card in after.zones.iter().flat_map(|zone| &zone.face_up) {
+        now[card.index()] += 1;
+    }
+    for (index, (&now, &shown)) in now.iter().zip(&shown).enumerate() {
+        unnamed += now.saturating_sub(shown);
+        assert!(
+            now <= shown + dealt,
+            "card #{index} is on show {now} times but was shown {shown} times: {after:?}"
+        );
+    }
+    assert!(
+        unnamed <= dealt,
+        "{unnamed} cards came face up unnamed, but only {dealt} were dealt"
+    );
+    let hidden = |view: &crate::rules::View| -> usize {
+        view.zones.iter().map(|zone| usize::from(zone.hidden)).sum()
+    };
+    assert_eq!(
+        hidden(before),
+        hidden(after) + revealed + dealt,
+        "face-down cards must decrease by what the effects reveal"
+    );
+}
+
 /// Plays up to `max_moves` random legal moves from `start`, checking after
 /// every one that:
 /// - every card is present exactly once per deck across all zones;
 /// - every generated move applies, and undo then restores the state exactly;
 /// - every generated move's notation reads back as the same move;
 /// - a move from `arbitrary` that is not generated is refused and changes nothing;
-/// - the view never shows a face-down card or the stock's order;
+/// - the view never shows a face-down card or the stock's order, judged
+///   both against the board and, independently, against what each move's
+///   effects revealed ([`assert_view_reveals_only_effects`]);
 /// - a position with no legal move is won or stuck, and a won one is not stuck.
 ///
 /// Returns the final position.
@@ -123,9 +184,11 @@ pub fn check_random_play<R: Rules>(
             break;
         }
         let mv = moves[rng.below(moves.len())];
-        state
+        let before = state.view();
+        let outcome = state
             .apply(mv)
             .unwrap_or_else(|e| panic!("generated move refused: {e}"));
+        assert_view_reveals_only_effects(&before, &state.view(), &outcome);
     }
     state
 }
