@@ -153,8 +153,7 @@ mod tests {
     async fn health_is_ok_while_the_database_is_up_and_503_once_it_is_down() {
         let database = Database::open(None, 4).expect("opens");
         assert_eq!(health(&database), ("200 OK", "ok\n"));
-        database.crash_for_tests();
-        database.stopped().await;
+        database.crash_for_tests().await;
         let (status, body) = health(&database);
         assert_eq!(status, "503 Service Unavailable");
         assert!(body.starts_with("database down: "), "{body}");

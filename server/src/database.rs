@@ -178,13 +178,15 @@ impl Database {
     }
 
     /// Kills the thread as a panic on it would (not one inside a job, which
-    /// the thread survives): for tests of a server whose database is dead.
+    /// the thread survives), and waits until it has stopped: for tests of a
+    /// server whose database is dead.
     #[doc(hidden)]
-    pub fn crash_for_tests(&self) {
+    pub async fn crash_for_tests(&self) {
         let crash: Job =
             Box::new(|_| std::panic::resume_unwind(Box::new("the database is crashed by a test")));
-        // A full queue or a thread already stopped: either way it will not serve.
-        let _ = self.jobs.try_send(crash);
+        // An error means the thread has stopped already.
+        let _ = self.jobs.send(crash).await;
+        self.stopped().await;
     }
 
     /// The thread's counters.
@@ -787,8 +789,7 @@ mod tests {
 
         let database = Database::open(None, 4).expect("opens");
         assert!(database.is_up());
-        database.crash_for_tests();
-        at_once(database.stopped()).await;
+        at_once(database.crash_for_tests()).await;
         assert!(!database.is_up());
         assert!(matches!(
             at_once(database.call(|_| Ok(()))).await,

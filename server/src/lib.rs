@@ -229,8 +229,7 @@ impl Server {
     /// stopped: for tests of a server that can no longer store anything.
     #[doc(hidden)]
     pub async fn crash_database_for_tests(&self) {
-        self.shared.database.crash_for_tests();
-        self.shared.database.stopped().await;
+        self.shared.database.crash_for_tests().await;
     }
 
     /// Stops: connections are told and closed, rooms end, the deal pool

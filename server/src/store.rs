@@ -58,8 +58,8 @@ pub enum StoreError {
     /// it was kept.
     #[error("the database could not commit: {0}")]
     Commit(String),
-    /// The database thread has stopped, or could not start a transaction
-    /// for the call (which then wrote nothing).
+    /// The database thread has stopped, or could not run the call in a
+    /// transaction of its own (which then wrote nothing).
     #[error("the database is unavailable")]
     Closed,
     /// The call panicked on the database thread: nothing of it was kept,
