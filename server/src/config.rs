@@ -24,6 +24,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Where `/healthz` and `/metrics` are served; `None` serves neither.
     pub admin_listen: Option<SocketAddr>,
+    /// Admin connections served at once; the next ones get `503` and are
+    /// closed at once.
+    pub admin_max_connections: usize,
     /// Connections served at once; the next ones get `server_full`.
     pub max_connections: usize,
     /// Rooms open at once.
@@ -120,6 +123,7 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             admin_listen: Some(SocketAddr::from(([127, 0, 0, 1], 7879))),
+            admin_max_connections: 16,
             max_connections: 10_000,
             max_rooms: 5_000,
             max_message_bytes: 4096,
@@ -197,6 +201,9 @@ pub struct Cli {
     /// Serve no admin port.
     #[arg(long, env = "PATIENCE_NO_ADMIN")]
     pub no_admin: bool,
+    /// Admin connections served at once.
+    #[arg(long, env = "PATIENCE_ADMIN_MAX_CONNECTIONS")]
+    pub admin_max_connections: Option<usize>,
     /// Connections served at once.
     #[arg(long, env = "PATIENCE_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
@@ -262,6 +269,10 @@ impl Cli {
         if self.no_admin {
             config.admin_listen = None;
         }
+        set(
+            &mut config.admin_max_connections,
+            self.admin_max_connections,
+        );
         set(&mut config.max_connections, self.max_connections);
         set(&mut config.max_rooms, self.max_rooms);
         set(&mut config.countdown_ms, self.countdown_ms);
@@ -298,8 +309,8 @@ impl Config {
     /// Refuses settings the server cannot run with.
     pub fn validate(&self) -> anyhow::Result<()> {
         anyhow::ensure!(
-            self.max_connections > 0,
-            "max_connections must be at least 1"
+            self.max_connections > 0 && self.admin_max_connections > 0,
+            "max_connections and admin_max_connections must be at least 1"
         );
         anyhow::ensure!(
             (256..=1 << 20).contains(&self.max_message_bytes),
@@ -408,6 +419,22 @@ mod tests {
             .into_config()
             .expect("valid");
         assert_eq!(config.data_dir, None);
+    }
+
+    #[test]
+    fn the_admin_cap_comes_from_the_file_and_the_flag_and_is_at_least_one() {
+        assert_eq!(Config::default().admin_max_connections, 16);
+        let config: Config = toml::from_str("admin_max_connections = 4").expect("parses");
+        assert_eq!(config.admin_max_connections, 4);
+        let config = Cli::parse_from(["patience-server", "--admin-max-connections", "2"])
+            .into_config()
+            .expect("valid");
+        assert_eq!(config.admin_max_connections, 2);
+        assert!(
+            Cli::parse_from(["patience-server", "--admin-max-connections", "0"])
+                .into_config()
+                .is_err()
+        );
     }
 
     #[test]

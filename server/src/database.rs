@@ -6,10 +6,24 @@
 //! answers each. So an answer always means "committed": a task that tells a
 //! player a result after `call` returned has it on disk first, and many
 //! players' moves share one fsync (group commit).
+//!
+//! Each job runs in its own savepoint: a job that fails (returns an error
+//! or panics) is rolled back to it, so none of its writes survive while the
+//! other jobs of its batch commit. If a job cannot be undone, the whole batch
+//! is rolled back rather than commit half a job.
+//!
+//! The thread stops when every handle is dropped, when it panics (outside a
+//! job: a job's panic fails that job only), and after [`MAX_FAILED_BATCHES`]
+//! batches in a row could not begin or commit. A stopped thread is down for
+//! good: [`Database::is_up`] says so (`/healthz` answers 503, `/metrics`
+//! shows `patience_database_up 0`) and every [`Database::call`] fails at
+//! once with [`StoreError::Closed`], so that nothing waits on a database
+//! that will not answer and nobody is told a result that was not stored.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
@@ -20,13 +34,28 @@ use crate::store::{Store, StoreError};
 /// The most jobs committed together.
 pub const MAX_BATCH: usize = 256;
 
+/// Batches in a row whose transaction could not begin or commit before the
+/// thread gives up. A store failing that way is broken (disk full or gone,
+/// the file locked by another process past its busy timeout): a server that
+/// went on accepting what it cannot keep would mislead its players, while a
+/// down database shows on `/healthz` for the operator to restart.
+pub const MAX_FAILED_BATCHES: u32 = 3;
+
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "patience.sqlite3";
 
 /// What a job hands back once it has run: the answer to send when the
 /// commit's outcome is known.
 type Answer = Box<dyn FnOnce(Result<(), &StoreError>) + Send>;
-type Job = Box<dyn FnOnce(&mut dyn Store) -> Answer + Send>;
+type Job = Box<dyn FnOnce(&mut dyn Store) -> Ran + Send>;
+
+/// A job that has run.
+struct Ran {
+    /// Whether it succeeded, so that its writes are kept.
+    succeeded: bool,
+    /// Its answer.
+    answer: Answer,
+}
 
 /// A handle on the database thread, cheap to clone.
 #[derive(Clone, Debug)]
@@ -35,15 +64,22 @@ pub struct Database {
     stats: Arc<Stats>,
 }
 
-/// Counters for `/metrics`.
+/// Counters for `/metrics`, and whether the thread is up.
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// Whether the thread serves: false once it has stopped, whatever the
+    /// reason (and before it starts).
+    pub up: AtomicBool,
     /// Jobs run.
     pub jobs: AtomicU64,
     /// Transactions committed.
     pub commits: AtomicU64,
-    /// Jobs whose transaction could not begin or commit.
+    /// Jobs that failed for the database's sake: their transaction or
+    /// savepoint could not begin, or the transaction could not commit.
     pub errors: AtomicU64,
+    /// Jobs that failed (an error or a panic) and were rolled back to their
+    /// savepoint.
+    pub rolled_back: AtomicU64,
     /// Time spent in commits, in microseconds.
     pub commit_micros: AtomicU64,
 }
@@ -99,32 +135,58 @@ impl Database {
     pub fn start(store: Box<dyn Store>, queue: usize) -> std::io::Result<Database> {
         let (jobs, receiver) = mpsc::channel(queue.max(1));
         let stats = Arc::new(Stats::default());
-        let thread_stats = Arc::clone(&stats);
-        std::thread::Builder::new()
+        stats.up.store(true, Ordering::Release);
+        let thread = Thread {
+            store,
+            jobs: receiver,
+            stats: Arc::clone(&stats),
+        };
+        let spawned = std::thread::Builder::new()
             .name("database".to_string())
-            .spawn(move || serve(store, receiver, &thread_stats))?;
+            .spawn(move || thread.serve());
+        if let Err(error) = spawned {
+            stats.up.store(false, Ordering::Release);
+            return Err(error);
+        }
         Ok(Database { jobs, stats })
     }
 
     /// Runs `work` on the database thread and returns its result once the
-    /// transaction holding it has committed.
+    /// transaction holding it has committed. If `work` fails or panics,
+    /// none of its writes are kept. Fails at once with
+    /// [`StoreError::Closed`] if the thread has stopped.
     pub async fn call<T: Send + 'static>(
         &self,
         work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        let job: Job = Box::new(move |store| {
-            let result = work(store);
-            Box::new(move |committed: Result<(), &StoreError>| {
-                let outcome = match committed {
-                    Ok(()) => result,
-                    Err(error) => Err(StoreError::Commit(error.to_string())),
-                };
-                let _ = reply.send(outcome);
-            })
-        });
+        if !self.is_up() {
+            return Err(StoreError::Closed);
+        }
+        let (job, answer) = job(work);
         self.jobs.send(job).await.map_err(|_| StoreError::Closed)?;
         answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Whether the thread still serves calls.
+    pub fn is_up(&self) -> bool {
+        self.stats.up.load(Ordering::Acquire) && !self.jobs.is_closed()
+    }
+
+    /// Waits until the thread has stopped.
+    pub async fn stopped(&self) {
+        self.jobs.closed().await;
+    }
+
+    /// Kills the thread as a panic on it would (not one inside a job, which
+    /// the thread survives), and waits until it has stopped: for tests of a
+    /// server whose database is dead.
+    #[doc(hidden)]
+    pub async fn crash_for_tests(&self) {
+        let crash: Job =
+            Box::new(|_| std::panic::resume_unwind(Box::new("the database is crashed by a test")));
+        // An error means the thread has stopped already.
+        let _ = self.jobs.send(crash).await;
+        self.stopped().await;
     }
 
     /// The thread's counters.
@@ -133,17 +195,97 @@ impl Database {
     }
 }
 
-fn serve(mut store: Box<dyn Store>, mut jobs: mpsc::Receiver<Job>, stats: &Stats) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while let Some(job) = jobs.blocking_recv() {
-        batch.push(job);
-        while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+/// `work` as a job, and where its answer will come.
+fn job<T: Send + 'static>(
+    work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+) -> (Job, oneshot::Receiver<Result<T, StoreError>>) {
+    let (reply, answer) = oneshot::channel();
+    let job: Job = Box::new(move |store| {
+        // A panic fails this job alone: the thread rolls its writes back to
+        // the job's savepoint, so the store is as if it never ran (that is
+        // why asserting unwind safety is sound here).
+        let result = match std::panic::catch_unwind(AssertUnwindSafe(|| work(store))) {
+            Ok(result) => result,
+            Err(_) => {
+                tracing::error!("a database call panicked; it is rolled back");
+                Err(StoreError::Panicked)
+            }
+        };
+        Ran {
+            succeeded: result.is_ok(),
+            answer: Box::new(move |committed: Result<(), &StoreError>| {
+                let outcome = match committed {
+                    Ok(()) => result,
+                    Err(error) => Err(StoreError::Commit(error.to_string())),
+                };
+                let _ = reply.send(outcome);
+            }),
+        }
+    });
+    (job, answer)
+}
+
+/// What the database thread owns. Dropping it, as the thread returns or
+/// unwinds, marks the database down before the queue closes, so that a
+/// caller that sees the queue closed also sees [`Database::is_up`] false.
+struct Thread {
+    store: Box<dyn Store>,
+    jobs: mpsc::Receiver<Job>,
+    stats: Arc<Stats>,
+}
+
+impl Drop for Thread {
+    fn drop(&mut self) {
+        self.stats.up.store(false, Ordering::Release);
+        if std::thread::panicking() {
+            tracing::error!("the database thread panicked: nothing more can be stored");
+        }
+        // Fields drop after this: the queue closes and the jobs still in it
+        // are dropped, so their callers get `StoreError::Closed` at once.
+    }
+}
+
+/// Jobs of a batch once run, waiting for the commit.
+enum Pending {
+    /// Its outcome is the commit's.
+    Ran(Answer),
+    /// Undone: it fails whatever the commit does.
+    Failed(Answer, StoreError),
+}
+
+impl Thread {
+    fn serve(mut self) {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        let mut failed_batches = 0;
+        while let Some(job) = self.jobs.blocking_recv() {
+            batch.push(job);
+            while batch.len() < MAX_BATCH {
+                match self.jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            if self.run_batch(&mut batch) {
+                failed_batches = 0;
+            } else {
+                failed_batches += 1;
+                if failed_batches >= MAX_FAILED_BATCHES {
+                    tracing::error!(
+                        failed_batches,
+                        "the database keeps failing; its thread stops and nothing more can be stored"
+                    );
+                    return;
+                }
             }
         }
-        if let Err(error) = store.begin() {
+        tracing::debug!("database thread stopped");
+    }
+
+    /// Runs and answers `batch` (leaving it empty); false if its
+    /// transaction could not begin or commit.
+    fn run_batch(&mut self, batch: &mut Vec<Job>) -> bool {
+        let stats = Arc::clone(&self.stats);
+        if let Err(error) = self.store.begin() {
             // The jobs never run: dropping them drops their reply channels,
             // and each caller gets `StoreError::Closed`, having written nothing.
             tracing::error!(%error, "cannot begin a transaction");
@@ -151,16 +293,34 @@ fn serve(mut store: Box<dyn Store>, mut jobs: mpsc::Receiver<Job>, stats: &Stats
                 .errors
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
             batch.clear();
-            continue;
+            return false;
         }
-        let answers: Vec<Answer> = batch.drain(..).map(|job| job(store.as_mut())).collect();
+        let mut pending = Vec::with_capacity(batch.len());
+        // Set when a failed job could not be undone: its writes are still in
+        // the transaction, so nothing of the batch may commit.
+        let mut poisoned = None;
+        for job in batch.drain(..) {
+            if poisoned.is_some() {
+                // Dropped unrun: its caller gets `StoreError::Closed`.
+                continue;
+            }
+            if let Err(error) = self.run_job(job, &mut pending) {
+                poisoned = Some(error);
+            }
+        }
         stats
             .jobs
-            .fetch_add(answers.len() as u64, Ordering::Relaxed);
-        let started = Instant::now();
-        let committed = store.commit();
-        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        stats.commit_micros.fetch_add(micros, Ordering::Relaxed);
+            .fetch_add(pending.len() as u64, Ordering::Relaxed);
+        let committed = match poisoned {
+            Some(error) => Err(error),
+            None => {
+                let started = Instant::now();
+                let committed = self.store.commit();
+                let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                stats.commit_micros.fetch_add(micros, Ordering::Relaxed);
+                committed
+            }
+        };
         match &committed {
             Ok(()) => {
                 stats.commits.fetch_add(1, Ordering::Relaxed);
@@ -169,20 +329,487 @@ fn serve(mut store: Box<dyn Store>, mut jobs: mpsc::Receiver<Job>, stats: &Stats
                 tracing::error!(%error, "commit failed: the batch is lost");
                 stats
                     .errors
-                    .fetch_add(answers.len() as u64, Ordering::Relaxed);
-                store.rollback();
+                    .fetch_add(pending.len() as u64, Ordering::Relaxed);
+                self.store.rollback();
             }
         }
-        for answer in answers {
-            answer(committed.as_ref().map(|_| ()));
+        for done in pending {
+            match done {
+                Pending::Ran(answer) => answer(committed.as_ref().map(|_| ())),
+                Pending::Failed(answer, error) => answer(Err(&error)),
+            }
+        }
+        committed.is_ok()
+    }
+
+    /// Runs one job in its own savepoint and adds its answer to `pending`.
+    /// `Err` if a failed job could not be undone: the batch must not commit.
+    fn run_job(&mut self, job: Job, pending: &mut Vec<Pending>) -> Result<(), StoreError> {
+        if let Err(error) = self.store.savepoint() {
+            // Without a savepoint the job could not be undone: it does not
+            // run, and dropping it tells its caller `StoreError::Closed`.
+            tracing::error!(%error, "cannot open a savepoint; the call is refused");
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        let Ran { succeeded, answer } = job(self.store.as_mut());
+        if succeeded {
+            match self.store.release_savepoint() {
+                Ok(()) => pending.push(Pending::Ran(answer)),
+                Err(error) => {
+                    tracing::error!(%error, "cannot release a savepoint; the call is undone");
+                    pending.push(Pending::Failed(answer, error));
+                    return self.undo();
+                }
+            }
+            Ok(())
+        } else {
+            pending.push(Pending::Ran(answer));
+            self.undo()
         }
     }
-    tracing::debug!("database thread stopped");
+
+    /// Rolls the current job back to its savepoint.
+    fn undo(&mut self) -> Result<(), StoreError> {
+        self.stats.rolled_back.fetch_add(1, Ordering::Relaxed);
+        self.store.rollback_to_savepoint().inspect_err(|error| {
+            tracing::error!(%error, "cannot roll a failed call back: its batch is dropped");
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use patience_shared::game::GameKind;
+    use patience_shared::protocol::{
+        PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
+    };
+
+    use crate::store::{
+        Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, NewRace, Player,
+        PlayerId, Rank, TokenHash,
+    };
+
+    /// What a [`Faulty`] store gets wrong.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Fault {
+        BeginFails,
+        CommitFails,
+        CommitPanics,
+        RollbackToSavepointFails,
+    }
+
+    /// The SQLite store in memory, with one fault planted.
+    struct Faulty {
+        inner: SqliteStore,
+        fault: Fault,
+    }
+
+    fn faulty(fault: Fault) -> Box<dyn Store> {
+        Box::new(Faulty {
+            inner: SqliteStore::in_memory().expect("opens"),
+            fault,
+        })
+    }
+
+    fn planted(what: &str) -> StoreError {
+        StoreError::Corrupt(format!("planted fault: {what}"))
+    }
+
+    impl Store for Faulty {
+        fn begin(&mut self) -> Result<(), StoreError> {
+            if self.fault == Fault::BeginFails {
+                return Err(planted("begin"));
+            }
+            self.inner.begin()
+        }
+        fn commit(&mut self) -> Result<(), StoreError> {
+            match self.fault {
+                Fault::CommitFails => Err(planted("commit")),
+                // Unwinds without the panic hook's report, like a panic.
+                Fault::CommitPanics => std::panic::resume_unwind(Box::new("planted panic")),
+                _ => self.inner.commit(),
+            }
+        }
+        fn rollback(&mut self) {
+            self.inner.rollback();
+        }
+        fn savepoint(&mut self) -> Result<(), StoreError> {
+            self.inner.savepoint()
+        }
+        fn release_savepoint(&mut self) -> Result<(), StoreError> {
+            self.inner.release_savepoint()
+        }
+        fn rollback_to_savepoint(&mut self) -> Result<(), StoreError> {
+            if self.fault == Fault::RollbackToSavepointFails {
+                return Err(planted("rollback to savepoint"));
+            }
+            self.inner.rollback_to_savepoint()
+        }
+        fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
+            self.inner.server_secret(fresh)
+        }
+        fn register(
+            &mut self,
+            name: &str,
+            token: &TokenHash,
+            now_ms: u64,
+        ) -> Result<Player, StoreError> {
+            self.inner.register(name, token, now_ms)
+        }
+        fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError> {
+            self.inner.player_by_token(token)
+        }
+        fn daily_deal(
+            &mut self,
+            game: GameKind,
+            date: &str,
+        ) -> Result<Option<DailyDeal>, StoreError> {
+            self.inner.daily_deal(game, date)
+        }
+        fn save_daily_deal(&mut self, deal: &DailyDeal) -> Result<DailyDeal, StoreError> {
+            self.inner.save_daily_deal(deal)
+        }
+        fn attempt(&mut self, key: &AttemptKey) -> Result<Option<Attempt>, StoreError> {
+            self.inner.attempt(key)
+        }
+        fn begin_attempt(
+            &mut self,
+            key: &AttemptKey,
+            started_at_ms: u64,
+        ) -> Result<(), StoreError> {
+            self.inner.begin_attempt(key, started_at_ms)
+        }
+        fn record_move(
+            &mut self,
+            key: &AttemptKey,
+            index: u32,
+            text: &str,
+            at_ms: u64,
+        ) -> Result<(), StoreError> {
+            self.inner.record_move(key, index, text, at_ms)
+        }
+        fn finish_attempt(
+            &mut self,
+            key: &AttemptKey,
+            status: PlayerStatus,
+            progress: Progress,
+            race: &NewRace,
+            eligibility: Eligibility,
+        ) -> Result<u64, StoreError> {
+            self.inner
+                .finish_attempt(key, status, progress, race, eligibility)
+        }
+        fn attempt_of_race(&mut self, race_id: u64) -> Result<Option<AttemptKey>, StoreError> {
+            self.inner.attempt_of_race(race_id)
+        }
+        fn expired_attempts(
+            &mut self,
+            started_by_ms: u64,
+        ) -> Result<Vec<ExpiredAttempt>, StoreError> {
+            self.inner.expired_attempts(started_by_ms)
+        }
+        fn winning_times(
+            &mut self,
+            game: GameKind,
+            date: &str,
+            limit: u32,
+        ) -> Result<(u32, Vec<u64>), StoreError> {
+            self.inner.winning_times(game, date, limit)
+        }
+        fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError> {
+            self.inner.rank(key)
+        }
+        fn leaderboard(
+            &mut self,
+            game: GameKind,
+            date: &str,
+            limit: u32,
+            player: Option<PlayerId>,
+        ) -> Result<Leaderboard, StoreError> {
+            self.inner.leaderboard(game, date, limit, player)
+        }
+        fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
+            self.inner.record_race(race)
+        }
+        fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
+            self.inner.race(race_id)
+        }
+    }
+
+    /// A database thread's state, run by hand so that a test decides
+    /// which jobs share a batch.
+    fn thread(store: Box<dyn Store>) -> Thread {
+        Thread {
+            store,
+            jobs: mpsc::channel(1).1,
+            stats: Arc::new(Stats::default()),
+        }
+    }
+
+    /// How a job of a batch ends after registering its player.
+    #[derive(Clone, Copy, Debug)]
+    enum Ending {
+        Succeeds,
+        Fails,
+        Panics,
+    }
+
+    fn token(name: &str) -> TokenHash {
+        let mut token = [0; 32];
+        for (byte, letter) in token.iter_mut().zip(name.bytes()) {
+            *byte = letter;
+        }
+        token
+    }
+
+    /// A job that registers `name`, then ends as `ending` says.
+    fn registering(
+        name: &'static str,
+        ending: Ending,
+    ) -> (Job, oneshot::Receiver<Result<Player, StoreError>>) {
+        job(move |store| {
+            let player = store.register(name, &token(name), 0)?;
+            match ending {
+                Ending::Succeeds => Ok(player),
+                // The error a later write of the job could meet.
+                Ending::Fails => Err(StoreError::AttemptNotOpen),
+                Ending::Panics => std::panic::resume_unwind(Box::new("planted panic")),
+            }
+        })
+    }
+
+    /// A finished race of one guest, seated at `seats` (a seat twice breaks
+    /// the race's second write, its players).
+    fn race(seats: &[u8]) -> NewRace {
+        NewRace {
+            daily: None,
+            ended_at_ms: 1_000,
+            result: RaceResult {
+                race_id: None,
+                standings: seats
+                    .iter()
+                    .map(|&seat| Standing {
+                        rank: 1,
+                        seat,
+                        name: "a guest".to_string(),
+                        status: PlayerStatus::Won,
+                        progress: Progress::default(),
+                    })
+                    .collect(),
+                reveal: Reveal {
+                    game: GameKind::ThreeBlindMice,
+                    seed: 7,
+                    salt: "00112233445566778899aabbccddeeff".to_string(),
+                },
+                logs: Vec::new(),
+                open_boards: false,
+            },
+            players: Vec::new(),
+        }
+    }
+
+    /// Jobs sharing one batch, and whether each one's player is kept.
+    const BATCH: &[(&str, Ending, bool)] = &[
+        ("ada", Ending::Succeeds, true),
+        ("bob", Ending::Fails, false),
+        ("cal", Ending::Succeeds, true),
+        ("dan", Ending::Panics, false),
+        ("eve", Ending::Succeeds, true),
+    ];
+
+    #[test]
+    fn a_failing_job_leaves_nothing_and_the_rest_of_its_batch_commits() {
+        let mut thread = thread(Box::new(SqliteStore::in_memory().expect("opens")));
+        let mut batch = Vec::new();
+        let mut answers = Vec::new();
+        for &(name, ending, _) in BATCH {
+            let (job, answer) = registering(name, ending);
+            batch.push(job);
+            answers.push(answer);
+        }
+        // A job whose first write (a race) succeeds and whose second (an
+        // attempt of a player who does not exist) fails.
+        let race_id = Arc::new(Mutex::new(None));
+        let written = Arc::clone(&race_id);
+        let (half, half_answer) = job(move |store| {
+            let id = store.record_race(&race(&[0]))?;
+            *written.lock().expect("not poisoned") = Some(id);
+            let nobody = AttemptKey {
+                player: 999,
+                game: GameKind::ThreeBlindMice,
+                date: "2026-12-01".to_string(),
+            };
+            store.begin_attempt(&nobody, 0)
+        });
+        batch.insert(2, half);
+        // A store call whose own second write fails: two rows for seat 0.
+        let (broken, broken_answer) = job(|store| store.record_race(&race(&[0, 0])));
+        batch.insert(4, broken);
+
+        assert!(thread.run_batch(&mut batch), "the batch commits");
+        assert!(batch.is_empty());
+        for (&(name, ending, kept), mut answer) in BATCH.iter().zip(answers) {
+            let answer = answer.try_recv().expect("answered after the commit");
+            match (ending, answer) {
+                (Ending::Succeeds, Ok(player)) => assert_eq!(player.name, name),
+                (Ending::Fails, Err(StoreError::AttemptNotOpen))
+                | (Ending::Panics, Err(StoreError::Panicked)) => {}
+                (ending, answer) => panic!("{name} {ending:?}: {answer:?}"),
+            }
+            let stored = thread
+                .store
+                .player_by_token(&token(name))
+                .expect("reads")
+                .map(|player| player.name);
+            assert_eq!(stored.is_some(), kept, "{name}: {stored:?}");
+        }
+        let mut half_answer = half_answer;
+        assert!(matches!(
+            half_answer.try_recv(),
+            Ok(Err(StoreError::Database(_)))
+        ));
+        let race_id = race_id
+            .lock()
+            .expect("not poisoned")
+            .expect("the first write ran");
+        assert_eq!(thread.store.race(race_id).expect("reads"), None);
+        let mut broken_answer = broken_answer;
+        assert!(matches!(
+            broken_answer.try_recv(),
+            Ok(Err(StoreError::Database(_)))
+        ));
+        // Neither race was kept: the next one takes the first id again.
+        let next = thread.store.record_race(&race(&[0])).expect("stores");
+        assert_eq!(next, race_id);
+        let stats = &thread.stats;
+        assert_eq!(stats.jobs.load(Ordering::Relaxed), 7);
+        assert_eq!(stats.rolled_back.load(Ordering::Relaxed), 4);
+        assert_eq!(stats.commits.load(Ordering::Relaxed), 1);
+        assert_eq!(stats.errors.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_failed_job_that_cannot_be_undone_drops_its_whole_batch() {
+        let mut thread = thread(faulty(Fault::RollbackToSavepointFails));
+        let (first, mut first_answer) = registering("ada", Ending::Succeeds);
+        let (second, mut second_answer) = registering("bob", Ending::Fails);
+        let (third, mut third_answer) = registering("cal", Ending::Succeeds);
+        let mut batch = vec![first, second, third];
+        assert!(!thread.run_batch(&mut batch), "nothing commits");
+        assert!(matches!(
+            first_answer.try_recv(),
+            Ok(Err(StoreError::Commit(_)))
+        ));
+        assert!(matches!(
+            second_answer.try_recv(),
+            Ok(Err(StoreError::Commit(_)))
+        ));
+        // Never run, once the batch could not commit.
+        assert!(third_answer.try_recv().is_err());
+        for name in ["ada", "bob", "cal"] {
+            assert_eq!(
+                thread.store.player_by_token(&token(name)).expect("reads"),
+                None,
+                "{name}"
+            );
+        }
+    }
+
+    /// Waits for `call`, failing the test rather than hanging.
+    async fn at_once<T>(call: impl Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("answers without waiting")
+    }
+
+    #[tokio::test]
+    async fn a_store_that_keeps_failing_stops_the_thread_and_calls_fail_at_once() {
+        for fault in [Fault::BeginFails, Fault::CommitFails] {
+            let database = Database::start(faulty(fault), 4).expect("starts");
+            for _ in 0..MAX_FAILED_BATCHES {
+                assert!(database.is_up(), "{fault:?}");
+                let answer = at_once(database.call(|_| Ok(()))).await;
+                match (fault, answer) {
+                    (Fault::BeginFails, Err(StoreError::Closed))
+                    | (Fault::CommitFails, Err(StoreError::Commit(_))) => {}
+                    (fault, answer) => panic!("{fault:?}: {answer:?}"),
+                }
+            }
+            at_once(database.stopped()).await;
+            assert!(!database.is_up(), "{fault:?}");
+            assert!(matches!(
+                at_once(database.call(|_| Ok(()))).await,
+                Err(StoreError::Closed)
+            ));
+            assert_eq!(
+                database.stats().errors.load(Ordering::Relaxed),
+                u64::from(MAX_FAILED_BATCHES)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn calls_that_fail_never_stop_the_thread() {
+        // Only the database's own failures count towards stopping: a call's
+        // error is rolled back and its batch commits.
+        let database = Database::open(None, 4).expect("opens");
+        for round in 0..2 * MAX_FAILED_BATCHES {
+            let answer = at_once(database.call(move |store| {
+                store.register(
+                    &format!("p{round}"),
+                    &[u8::try_from(round).unwrap_or(0); 32],
+                    0,
+                )
+            }))
+            .await;
+            assert!(answer.is_ok(), "{answer:?}");
+            let failed = at_once(database.call(|_| Err::<(), _>(StoreError::AttemptNotOpen))).await;
+            assert!(matches!(failed, Err(StoreError::AttemptNotOpen)));
+        }
+        assert!(database.is_up());
+    }
+
+    #[tokio::test]
+    async fn a_panic_on_the_thread_marks_it_down_and_calls_fail_at_once() {
+        // A panic in the store itself, outside any job; then one the way
+        // the test hook plants it.
+        let database = Database::start(faulty(Fault::CommitPanics), 4).expect("starts");
+        assert!(matches!(
+            at_once(database.call(|_| Ok(()))).await,
+            Err(StoreError::Closed)
+        ));
+        at_once(database.stopped()).await;
+        assert!(!database.is_up());
+
+        let database = Database::open(None, 4).expect("opens");
+        assert!(database.is_up());
+        at_once(database.crash_for_tests()).await;
+        assert!(!database.is_up());
+        assert!(matches!(
+            at_once(database.call(|_| Ok(()))).await,
+            Err(StoreError::Closed)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_panicking_call_fails_alone_and_the_thread_serves_on() {
+        let database = Database::open(None, 4).expect("opens");
+        let panicked = at_once(database.call(|store| -> Result<(), StoreError> {
+            store.register("ada", &[1; 32], 0)?;
+            std::panic::resume_unwind(Box::new("planted panic"))
+        }))
+        .await;
+        assert!(matches!(panicked, Err(StoreError::Panicked)));
+        assert!(database.is_up());
+        let again = at_once(database.call(|store| store.register("ada", &[1; 32], 0))).await;
+        assert_eq!(again.map(|player| player.name).ok().as_deref(), Some("ada"));
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn calls_sharing_a_batch_fail_or_succeed_on_their_own() {

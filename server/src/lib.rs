@@ -252,6 +252,13 @@ impl Server {
         &self.shared.metrics
     }
 
+    /// Kills the database thread as a crash would, and waits until it has
+    /// stopped: for tests of a server that can no longer store anything.
+    #[doc(hidden)]
+    pub async fn crash_database_for_tests(&self) {
+        self.shared.database.crash_for_tests().await;
+    }
+
     /// Stops: connections are told and closed, rooms end, the deal pool
     /// stops. Waits for the tasks up to the configured grace.
     pub async fn shutdown(self) {

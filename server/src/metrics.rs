@@ -43,6 +43,8 @@ pub struct Metrics {
     pub malformed_messages: AtomicU64,
     /// Database calls that failed (each is logged).
     pub storage_errors: AtomicU64,
+    /// Admin connections refused because the admin cap was reached.
+    pub admin_connections_refused: AtomicU64,
     move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
     move_count: AtomicU64,
     move_sum_nanos: AtomicU64,
@@ -167,6 +169,18 @@ impl Metrics {
             load_u(&self.storage_errors).to_string(),
         );
         metric(
+            "patience_admin_connections_refused_total",
+            "counter",
+            "Admin connections refused at the admin cap.",
+            load_u(&self.admin_connections_refused).to_string(),
+        );
+        metric(
+            "patience_database_up",
+            "gauge",
+            "Whether the database thread serves (0 once it has stopped: nothing can be stored).",
+            u8::from(database.up.load(Ordering::Acquire)).to_string(),
+        );
+        metric(
             "patience_database_jobs_total",
             "counter",
             "Database calls run.",
@@ -181,8 +195,14 @@ impl Metrics {
         metric(
             "patience_database_failed_jobs_total",
             "counter",
-            "Database calls whose transaction could not begin or commit.",
+            "Database calls whose transaction or savepoint could not begin or commit.",
             load_u(&database.errors).to_string(),
+        );
+        metric(
+            "patience_database_rolled_back_jobs_total",
+            "counter",
+            "Database calls that failed (an error or a panic) and were rolled back alone.",
+            load_u(&database.rolled_back).to_string(),
         );
         metric(
             "patience_database_commit_seconds_total",
@@ -251,5 +271,11 @@ mod tests {
             text.contains("patience_deal_pool_ready{game=\"three-blind-mice\"} 2\n"),
             "{text}"
         );
+        // Stats that no thread set up read as a database down.
+        assert!(text.contains("patience_database_up 0\n"), "{text}");
+        let up = crate::database::Stats::default();
+        up.up.store(true, Ordering::Relaxed);
+        let text = metrics.render(&[], &up);
+        assert!(text.contains("patience_database_up 1\n"), "{text}");
     }
 }

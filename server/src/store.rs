@@ -8,7 +8,9 @@
 //! (PostgreSQL for scale-out) implements the same trait.
 //!
 //! Every method that writes more than one row is atomic on its own, so a
-//! failed call leaves nothing half-written whatever else shares its batch.
+//! failed call leaves nothing half-written whatever else shares its batch;
+//! the database thread also runs each job (a closure that may make several
+//! calls) in its own savepoint, so a job that fails leaves nothing at all.
 
 pub mod sqlite;
 
@@ -55,10 +57,14 @@ pub enum StoreError {
     /// it was kept.
     #[error("the database could not commit: {0}")]
     Commit(String),
-    /// The database thread has stopped, or could not start a transaction
-    /// for the call (which then wrote nothing).
+    /// The database thread has stopped, or could not run the call in a
+    /// transaction of its own (which then wrote nothing).
     #[error("the database is unavailable")]
     Closed,
+    /// The call panicked on the database thread: nothing of it was kept,
+    /// and the thread serves on.
+    #[error("the database call panicked")]
+    Panicked,
 }
 
 /// A registered player.
@@ -205,7 +211,9 @@ pub struct ExpiredAttempt {
 
 /// Everything the server keeps. Calls run one at a time on the database
 /// thread, inside transactions that [`Store::begin`] and [`Store::commit`]
-/// bracket.
+/// bracket; each job of a transaction (one or more calls) runs between
+/// [`Store::savepoint`] and [`Store::release_savepoint`], or is undone by
+/// [`Store::rollback_to_savepoint`] if it fails.
 pub trait Store: Send {
     /// Starts a transaction holding the calls that follow.
     fn begin(&mut self) -> Result<(), StoreError>;
@@ -213,6 +221,16 @@ pub trait Store: Send {
     fn commit(&mut self) -> Result<(), StoreError>;
     /// Drops every call since [`Store::begin`].
     fn rollback(&mut self);
+    /// Marks where one job of the transaction begins, so that
+    /// [`Store::rollback_to_savepoint`] can undo that job alone and leave
+    /// the others of its batch.
+    fn savepoint(&mut self) -> Result<(), StoreError>;
+    /// Keeps the writes since [`Store::savepoint`] in the transaction
+    /// (durable once it commits) and ends the savepoint.
+    fn release_savepoint(&mut self) -> Result<(), StoreError>;
+    /// Undoes every write since [`Store::savepoint`] and ends the
+    /// savepoint; the writes before it stay in the transaction.
+    fn rollback_to_savepoint(&mut self) -> Result<(), StoreError>;
 
     /// The server's secret for daily deals: the stored one, or `fresh`
     /// stored now if there is none.

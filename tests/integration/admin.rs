@@ -1,19 +1,44 @@
-//! The admin port: `/healthz`, `/metrics`, and a graceful shutdown that tells
-//! every connection.
+//! The admin port: `/healthz`, `/metrics`, a graceful shutdown that tells
+//! every connection, a health check that fails once the database is dead,
+//! and the cap on admin connections.
 
 use std::io::{Read as _, Write as _};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
 
-use patience_shared::protocol::{RoomOptions, ServerMessage};
-use patience_tests::{first_deal, start_server, two_player_race};
+use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
+use patience_tests::{Client, first_deal, start_server, two_player_race};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-fn get(address: SocketAddr, path: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(address).expect("admin port connects");
+/// An admin connection that fails the test rather than hang.
+fn connect(address: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(address).expect("admin port connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a read timeout");
+    stream
+}
+
+/// Sends `GET path` on `stream` and reads the answer to its end.
+fn request(mut stream: TcpStream, path: &str) -> String {
     write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").expect("request sent");
+    read_all(stream)
+}
+
+fn read_all(mut stream: TcpStream) -> String {
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("response read");
     response
+}
+
+fn get(address: SocketAddr, path: &str) -> String {
+    request(connect(address), path)
+}
+
+async fn get_async(address: SocketAddr, path: &'static str) -> String {
+    tokio::task::spawn_blocking(move || get(address, path))
+        .await
+        .expect("joins")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,4 +98,86 @@ async fn health_metrics_and_a_graceful_shutdown() {
         );
         assert_eq!(closed.frame.map(|frame| frame.code), Some(CloseCode::Away));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
+    let server = start_server(|_| {}).await;
+    let admin = server.admin_address().expect("admin port");
+    let health = get_async(admin, "/healthz").await;
+    assert!(health.starts_with("HTTP/1.1 200 OK"), "{health}");
+    assert!(
+        get_async(admin, "/metrics")
+            .await
+            .contains("patience_database_up 1\n")
+    );
+    let mut cat = Client::hello(&server, "cat").await;
+
+    server.crash_database_for_tests().await;
+
+    let health = get_async(admin, "/healthz").await;
+    assert!(
+        health.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+        "{health}"
+    );
+    let body = health.split_once("\r\n\r\n").map(|(_, body)| body);
+    assert_eq!(
+        body.map(|body| (body.starts_with("database down: "), body.lines().count())),
+        Some((true, 1)),
+        "{health}"
+    );
+    let metrics = get_async(admin, "/metrics").await;
+    assert!(metrics.contains("patience_database_up 0\n"), "{metrics}");
+    // A request that must be stored is refused at once, with a reason.
+    cat.send(&ClientMessage::Register {
+        name: "cat".to_string(),
+    })
+    .await;
+    match cat.recv().await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::Internal);
+            assert!(message.contains("database is down"), "{message}");
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // Races that need no storage still run.
+    let (_, line) = first_deal();
+    let (mut racer, _, _, _, _) = two_player_race(&server, RoomOptions::default()).await;
+    racer.play(&line[0]).await;
+    assert!(matches!(
+        racer.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_connections_over_the_cap_are_refused_at_once() {
+    let server = start_server(|config| config.admin_max_connections = 2).await;
+    let admin = server.admin_address().expect("admin port");
+    let checked = tokio::task::spawn_blocking(move || {
+        // Two connections that say nothing hold both slots: the server
+        // accepts in order, so they hold them before the third is accepted.
+        let first = connect(admin);
+        let second = connect(admin);
+        let refused = read_all(connect(admin));
+        assert!(
+            refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "{refused:?}"
+        );
+        assert!(refused.ends_with("too many admin connections open\n"));
+        // Once a holder has its answer, its slot is free again.
+        let answered = request(first, "/healthz");
+        assert!(answered.starts_with("HTTP/1.1 200 OK"), "{answered}");
+        let health = get(admin, "/healthz");
+        assert!(health.starts_with("HTTP/1.1 200 OK"), "{health}");
+        let metrics = request(second, "/metrics");
+        assert!(
+            metrics.contains("patience_admin_connections_refused_total 1\n"),
+            "{metrics}"
+        );
+    })
+    .await;
+    checked.expect("the checks pass");
+    server.shutdown().await;
 }

@@ -28,10 +28,18 @@ impl Session {
     fn storage_failed(&self, error: &dyn std::fmt::Display) {
         tracing::error!(%error, "storage failed");
         bump(&self.shared.metrics.storage_errors);
-        self.error(
-            ErrorCode::Internal,
-            "the server could not reach its database; try again",
-        );
+        self.error(ErrorCode::Internal, self.storage_down_or("try again"));
+    }
+
+    /// What to tell a client whose request could not be stored: that
+    /// trying again is no use while the database is down, else `retry`.
+    fn storage_down_or(&self, retry: &str) -> String {
+        if self.shared.database.is_up() {
+            format!("the server could not reach its database; nothing changed, {retry}")
+        } else {
+            "the server's database is down: nothing can be stored until the server restarts"
+                .to_string()
+        }
     }
 
     pub(super) async fn register(&mut self, name: String) {
@@ -240,8 +248,8 @@ impl Session {
                 error => {
                     tracing::error!(%error, "a daily move could not be saved");
                     bump(&self.shared.metrics.storage_errors);
-                    let message = "the move could not be saved; nothing changed, try again";
-                    reject(self, text, ErrorCode::Internal, None, message.to_string());
+                    let message = self.storage_down_or("try the move again");
+                    reject(self, text, ErrorCode::Internal, None, message);
                 }
             };
         }

@@ -379,6 +379,25 @@ impl Store for SqliteStore {
         }
     }
 
+    // A name of its own, so that it nests around the `call` savepoints of
+    // `atomically` without either ending the other.
+    fn savepoint(&mut self) -> Result<(), StoreError> {
+        self.connection.execute_batch("SAVEPOINT job")?;
+        Ok(())
+    }
+
+    fn release_savepoint(&mut self) -> Result<(), StoreError> {
+        self.connection.execute_batch("RELEASE job")?;
+        Ok(())
+    }
+
+    fn rollback_to_savepoint(&mut self) -> Result<(), StoreError> {
+        // ROLLBACK TO undoes but keeps the savepoint open; RELEASE ends it.
+        self.connection
+            .execute_batch("ROLLBACK TO job; RELEASE job")?;
+        Ok(())
+    }
+
     fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
         self.connection.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('daily_secret', ?1)",

@@ -206,6 +206,35 @@ fn races_read_back_as_written() {
     assert_eq!(store.race(race_id + 1).expect("reads"), None);
 }
 
+#[test]
+fn a_race_whose_players_cannot_be_stored_leaves_no_race() {
+    // The race's row is its first write, its players the second: a seat
+    // twice breaks the second, and the first must not stay.
+    let mut store = store();
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let progress = Progress::default();
+    let mut race = race_of("ada", ada.id, PlayerStatus::Won, progress);
+    race.result.standings.push(race.result.standings[0].clone());
+    assert!(matches!(
+        store.record_race(&race),
+        Err(StoreError::Database(_))
+    ));
+    let races: u32 = store
+        .connection
+        .query_row("SELECT COUNT(*) FROM races", [], |row| row.get(0))
+        .expect("counts");
+    assert_eq!(races, 0);
+    // Inside a job's savepoint the call undoes itself alone: the job's
+    // earlier write stays until the job is rolled back.
+    store.savepoint().expect("opens");
+    store.register("bob", &hash(2), 0).expect("registers");
+    assert!(store.record_race(&race).is_err());
+    assert!(store.player_by_token(&hash(2)).expect("reads").is_some());
+    store.rollback_to_savepoint().expect("rolls back");
+    assert_eq!(store.player_by_token(&hash(2)).expect("reads"), None);
+    assert!(store.player_by_token(&hash(1)).expect("reads").is_some());
+}
+
 /// A finished attempt: `(name, status, elapsed_ms, moves)`.
 type Finished = (&'static str, PlayerStatus, u64, u32);
 
