@@ -18,9 +18,9 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::Shared;
 use crate::database::Database;
 use crate::metrics::bump;
+use crate::state::Shared;
 
 /// The largest request head read.
 const MAX_REQUEST_BYTES: usize = 2048;

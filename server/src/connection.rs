@@ -28,7 +28,6 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::Shared;
 use crate::config::millis;
 use crate::daily;
 use crate::metrics::{bump, gauge};
@@ -36,6 +35,7 @@ use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::room;
 use crate::room_handle::{Command, Refusal, RoomHandle};
 use crate::secrets::token_hash;
+use crate::state::Shared;
 use crate::store::Player;
 
 mod accounts;

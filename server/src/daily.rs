@@ -42,7 +42,9 @@ use patience_shared::rules::{Effect, Rules as _, View};
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
 
+use crate::clock::Clock;
 use crate::database::Database;
 use crate::secrets::new_secret;
 use crate::store::{AttemptKey, DailyDeal, Eligibility, NewRace, Player, StoreError};
@@ -702,47 +704,53 @@ pub fn own_attempt(race: &RaceRecord, key: &AttemptKey) -> Result<OwnAttempt, St
     })
 }
 
-/// Closes expired attempts now and then until the server stops.
-pub async fn sweep_forever(shared: Arc<crate::Shared>) {
-    let period = crate::config::millis(shared.config.daily_sweep_interval_ms);
-    let mut ticker = tokio::time::interval(period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
-            _ = ticker.tick() => {}
-        }
-        match shared.daily.sweep(shared.clock.now_ms()).await {
-            Ok(0) => {}
-            Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
-            Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
+impl Daily {
+    /// Closes expired attempts every `period_ms` until `shutdown`.
+    pub async fn sweep_forever(&self, clock: &Clock, period_ms: u64, shutdown: &CancellationToken) {
+        let mut ticker = tokio::time::interval(crate::config::millis(period_ms));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = ticker.tick() => {}
+            }
+            match self.sweep(clock.now_ms()).await {
+                Ok(0) => {}
+                Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
+                Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
+            }
         }
     }
-}
 
-/// Finds today's and tomorrow's deals ahead of the players, every hour,
-/// so that the first player of a day does not wait for the solver (a
-/// Virginia Reel proof can take minutes). Tomorrow's deal is as secret as
-/// today's: it is kept only in the database.
-pub async fn prepare_forever(shared: Arc<crate::Shared>) {
-    let mut ticker = tokio::time::interval(std::time::Duration::from_secs(60 * 60));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
-            _ = ticker.tick() => {}
-        }
-        let now = shared.clock.now_ms();
-        let days = [date_of(now), date_of(now.saturating_add(DAY_MS))];
-        shared.daily.forget_before(days[0].as_deref());
-        for date in days.iter().flatten() {
-            for &game in &shared.config.deal_games {
-                let found = tokio::select! {
-                    _ = shared.shutdown.cancelled() => return,
-                    found = shared.daily.deal(game, date) => found,
-                };
-                if let Err(error) = found {
-                    tracing::error!(%error, %game, %date, "cannot prepare the daily deal");
+    /// Finds today's and tomorrow's deals of `games` ahead of the players,
+    /// every hour, so that the first player of a day does not wait for the
+    /// solver (a Virginia Reel proof can take minutes). Tomorrow's deal is
+    /// as secret as today's: it is kept only in the database.
+    pub async fn prepare_forever(
+        &self,
+        clock: &Clock,
+        games: &[GameKind],
+        shutdown: &CancellationToken,
+    ) {
+        let mut ticker = tokio::time::interval(std::time::Duration::from_secs(60 * 60));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = ticker.tick() => {}
+            }
+            let now = clock.now_ms();
+            let days = [date_of(now), date_of(now.saturating_add(DAY_MS))];
+            self.forget_before(days[0].as_deref());
+            for date in days.iter().flatten() {
+                for &game in games {
+                    let found = tokio::select! {
+                        _ = shutdown.cancelled() => return,
+                        found = self.deal(game, date) => found,
+                    };
+                    if let Err(error) = found {
+                        tracing::error!(%error, %game, %date, "cannot prepare the daily deal");
+                    }
                 }
             }
         }

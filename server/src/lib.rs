@@ -35,6 +35,7 @@ pub mod room;
 pub mod room_handle;
 pub mod secrets;
 pub mod signup;
+pub mod state;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -52,61 +53,8 @@ use crate::daily::Daily;
 use crate::database::{Database, OpenError};
 use crate::deal_pool::DealPool;
 use crate::metrics::Metrics;
-use crate::registry::Registry;
 use crate::signup::SignupLimiter;
-
-/// What every task of the server shares.
-#[derive(Debug)]
-pub struct Shared {
-    /// The settings.
-    pub config: Config,
-    /// Rooms and resume tokens.
-    pub registry: Arc<Registry>,
-    /// Proved deals.
-    pub pool: DealPool,
-    /// The database.
-    pub database: Database,
-    /// Daily deals and attempts.
-    pub daily: Daily,
-    /// Counters for `/metrics`.
-    pub metrics: Arc<Metrics>,
-    /// Cancelled when the server stops.
-    pub shutdown: CancellationToken,
-    /// Every task the server spawned, to wait for at shutdown.
-    pub tracker: TaskTracker,
-    /// The next connection's id.
-    pub next_connection_id: AtomicU64,
-    /// Sockets the server may hold open at once (taken before `accept`).
-    pub socket_slots: Arc<Semaphore>,
-    /// Registrations left to each source address.
-    pub signups: SignupLimiter,
-    /// The daily deal's wall clock (the configuration's).
-    pub clock: Clock,
-}
-
-impl Shared {
-    /// The pieces of the server a room uses.
-    pub fn room_context(&self) -> room::RoomContext {
-        let config = &self.config;
-        room::RoomContext {
-            registry: Arc::clone(&self.registry),
-            pool: self.pool.clone(),
-            database: self.database.clone(),
-            metrics: Arc::clone(&self.metrics),
-            clock: self.clock.clone(),
-            shutdown: self.shutdown.clone(),
-            tracker: self.tracker.clone(),
-            settings: room::core::Settings {
-                countdown_ms: config.countdown_ms,
-                grace_ms: config.grace_period_ms,
-                linger_ms: config.finished_room_linger_ms,
-                default_time_limit_ms: config.default_time_limit_ms,
-                event_log_capacity: config.event_log_capacity,
-                outbox_capacity: config.outbox_capacity,
-            },
-        }
-    }
-}
+pub use crate::state::Shared;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -211,12 +159,32 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
     shared
         .tracker
         .spawn(listener::accept_loop(Arc::clone(&shared), listener));
-    shared
-        .tracker
-        .spawn(daily::sweep_forever(Arc::clone(&shared)));
-    shared
-        .tracker
-        .spawn(daily::prepare_forever(Arc::clone(&shared)));
+    let sweeper = Arc::clone(&shared);
+    shared.tracker.spawn(async move {
+        let Shared {
+            daily,
+            clock,
+            config,
+            shutdown,
+            ..
+        } = &*sweeper;
+        daily
+            .sweep_forever(clock, config.daily_sweep_interval_ms, shutdown)
+            .await;
+    });
+    let preparer = Arc::clone(&shared);
+    shared.tracker.spawn(async move {
+        let Shared {
+            daily,
+            clock,
+            config,
+            shutdown,
+            ..
+        } = &*preparer;
+        daily
+            .prepare_forever(clock, &config.deal_games, shutdown)
+            .await;
+    });
     let admin_address = admin.map(|(admin, local)| {
         shared
             .tracker
@@ -273,6 +241,132 @@ impl Server {
             .is_err()
         {
             tracing::warn!("some tasks did not stop in time");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// Each top-level module of this crate and the top-level modules its
+    /// code (not its comments) names through `crate::`.
+    fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut files = vec![source.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                let entries = std::fs::read_dir(&path).expect("src is readable");
+                files.extend(entries.map(|entry| entry.expect("an entry").path()));
+                continue;
+            }
+            if path.extension().is_none_or(|extension| extension != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&source).expect("under src");
+            let top = relative
+                .components()
+                .next()
+                .and_then(|first| first.as_os_str().to_str())
+                .map(|first| first.trim_end_matches(".rs").to_string())
+                .expect("a file name");
+            let module = if top == "lib" || top == "main" {
+                "crate".to_string()
+            } else {
+                top
+            };
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            let edges = graph.entry(module.clone()).or_default();
+            for line in text.lines() {
+                let code = line.split("//").next().unwrap_or_default();
+                for (at, _) in code.match_indices("crate::") {
+                    let name: String = code[at + "crate::".len()..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    let target = match name.as_str() {
+                        // The root re-exports these from their modules.
+                        "Config" => "config".to_string(),
+                        "Shared" => "state".to_string(),
+                        _ if name.starts_with(char::is_uppercase) => "crate".to_string(),
+                        _ => name,
+                    };
+                    if target != module && !target.is_empty() {
+                        edges.insert(target);
+                    }
+                }
+            }
+        }
+        graph
+    }
+
+    /// A cycle through `from`, if the graph has one (depth first).
+    fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+        fn visit(
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            node: &str,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) -> Option<Vec<String>> {
+            if let Some(start) = path.iter().position(|seen| seen == node) {
+                let mut found = path[start..].to_vec();
+                found.push(node.to_string());
+                return Some(found);
+            }
+            if done.contains(node) {
+                return None;
+            }
+            path.push(node.to_string());
+            for next in graph.get(node).into_iter().flatten() {
+                if let Some(found) = visit(graph, next, path, done) {
+                    return Some(found);
+                }
+            }
+            path.pop();
+            done.insert(node.to_string());
+            None
+        }
+        let mut done = BTreeSet::new();
+        graph
+            .keys()
+            .find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))
+    }
+
+    #[test]
+    fn the_modules_form_no_cycle() {
+        let graph = module_graph();
+        // The check sees real edges: the connection uses the room.
+        assert!(graph["connection"].contains("room"), "{graph:?}");
+        assert_eq!(cycle(&graph), None, "{graph:#?}");
+        // And would see a cycle: add one and it is found.
+        let mut planted = graph.clone();
+        planted
+            .entry("outbox".to_string())
+            .or_default()
+            .insert("connection".to_string());
+        assert!(cycle(&planted).is_some());
+    }
+
+    #[test]
+    fn the_room_core_and_the_leaves_use_no_server_state() {
+        let graph = module_graph();
+        for leaf in ["clock", "secrets", "outbox", "metrics", "room_handle"] {
+            for forbidden in ["crate", "state", "connection", "room", "registry", "daily"] {
+                assert!(
+                    !graph[leaf].contains(forbidden),
+                    "{leaf} must not use {forbidden}: {:?}",
+                    graph[leaf]
+                );
+            }
+        }
+        for module in ["room", "registry", "daily", "database", "store"] {
+            assert!(
+                !graph[module].contains("state") && !graph[module].contains("connection"),
+                "{module} takes what it uses, not the server's state: {:?}",
+                graph[module]
+            );
         }
     }
 }

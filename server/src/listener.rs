@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::Shared;
 use crate::connection;
+use crate::state::Shared;
 
 /// Accepts connections until the server shuts down.
 pub async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
