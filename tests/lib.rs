@@ -592,6 +592,18 @@ impl ServerProcess {
         ServerProcess { child, address }
     }
 
+    /// Asks the process to stop with SIGTERM, as a deploy would, and waits
+    /// for it to exit; returns whether it exited successfully.
+    pub fn terminate(mut self) -> bool {
+        let sent = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM is delivered");
+        self.child.wait().expect("the server is reaped").success()
+    }
+
     /// Kills the process with SIGKILL, as a crash or `kill -9` would, and
     /// waits for it to be gone.
     pub fn kill(mut self) {

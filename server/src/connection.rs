@@ -274,7 +274,7 @@ async fn write_loop(
             Some((code, message)) => (code, message),
             None if shutdown.is_cancelled() => (
                 ErrorCode::ShuttingDown,
-                "the server is shutting down".to_string(),
+                "the server is shutting down; a race in progress is kept: resume with your token once it is back".to_string(),
             ),
             None => {
                 let _ = sink.send(Message::Close(None)).await;

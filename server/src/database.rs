@@ -392,7 +392,7 @@ mod tests {
 
     use crate::store::{
         Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, NewRace, Player,
-        PlayerId, Rank, TokenHash,
+        PlayerId, Rank, SuspendedRoom, TokenHash,
     };
 
     /// What a [`Faulty`] store gets wrong.
@@ -539,6 +539,12 @@ mod tests {
         }
         fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
             self.inner.race(race_id)
+        }
+        fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError> {
+            self.inner.suspend_room(room)
+        }
+        fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError> {
+            self.inner.take_suspended_rooms()
         }
     }
 

@@ -52,7 +52,7 @@ pub use crate::config::Config;
 use crate::daily::Daily;
 use crate::database::{Database, OpenError};
 use crate::deal_pool::DealPool;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, bump};
 use crate::signup::SignupLimiter;
 pub use crate::state::Shared;
 
@@ -156,6 +156,22 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         tracker: TaskTracker::new(),
         next_connection_id: AtomicU64::new(1),
     });
+    // Races that were running when the server last stopped run again
+    // before anyone can connect, so that every resume token works.
+    let suspended = shared
+        .database
+        .call(|store| store.take_suspended_rooms())
+        .await?;
+    let context = shared.room_context();
+    for saved in suspended {
+        match room::restore(&context, saved) {
+            Ok(room) => tracing::info!(code = %room.code, "running race restored"),
+            Err(error) => {
+                bump(&shared.metrics.storage_errors);
+                tracing::error!(%error, "a kept race could not run again");
+            }
+        }
+    }
     shared
         .tracker
         .spawn(listener::accept_loop(Arc::clone(&shared), listener));

@@ -53,6 +53,17 @@ impl Registry {
         }
     }
 
+    /// Registers a room under its own code; `false` if the code is taken.
+    pub fn insert(&self, handle: RoomHandle) -> bool {
+        match self.rooms.entry(Arc::clone(&handle.code)) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(handle);
+                true
+            }
+            Entry::Occupied(_) => false,
+        }
+    }
+
     /// Forgets a room.
     pub fn remove(&self, code: &str) {
         self.rooms.remove(code);

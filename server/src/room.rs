@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
-use self::core::{ConnId, Input, Output, RoomCore, RoomParams, Settings};
+use self::core::{ConnId, Input, Output, RestoreError, RoomCore, RoomParams, Settings};
 use crate::clock::Clock;
 use crate::database::Database;
 use crate::deal_pool::DealPool;
@@ -31,6 +31,7 @@ use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
 use crate::room_handle::{Command, INBOX_CAPACITY, RoomHandle, RoomSummary};
 use crate::secrets::fresh_seed;
+use crate::store::SuspendedRoom;
 
 /// The parts of the server a room uses, and nothing else.
 #[derive(Clone, Debug)]
@@ -51,6 +52,46 @@ pub struct RoomContext {
     pub tracker: TaskTracker,
     /// Timings and bounds.
     pub settings: Settings,
+}
+
+/// Runs again a race kept when the server stopped, under its old code.
+pub fn restore(context: &RoomContext, saved: SuspendedRoom) -> Result<RoomHandle, RestoreError> {
+    let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
+    let summary = Arc::new(RoomSummary::new(
+        saved.game,
+        saved.public,
+        saved.max_players,
+    ));
+    let code: Arc<str> = Arc::from(saved.code.as_str());
+    let game = saved.game;
+    let core = RoomCore::restore(
+        saved,
+        context.settings,
+        Arc::clone(&context.metrics),
+        fresh_seed(),
+        context.clock.now_ms(),
+    )?;
+    let handle = RoomHandle {
+        code: Arc::clone(&code),
+        commands: inbox.clone(),
+        summary: Arc::clone(&summary),
+    };
+    if !context.registry.insert(handle.clone()) {
+        return Err(RestoreError {
+            code: code.to_string(),
+            reason: "a room with that code is open".to_string(),
+        });
+    }
+    spawn(
+        context,
+        core,
+        handle.clone(),
+        game,
+        summary,
+        inbox,
+        commands,
+    );
+    Ok(handle)
 }
 
 /// Opens a room, registers it, and starts its actor.
@@ -84,6 +125,27 @@ pub fn create(
         fresh_seed(),
         context.clock.now_ms(),
     );
+    spawn(
+        context,
+        core,
+        handle.clone(),
+        game,
+        summary,
+        inbox,
+        commands,
+    );
+    handle
+}
+
+fn spawn(
+    context: &RoomContext,
+    core: RoomCore,
+    handle: RoomHandle,
+    game: GameKind,
+    summary: Arc<RoomSummary>,
+    inbox: mpsc::Sender<Command>,
+    commands: mpsc::Receiver<Command>,
+) {
     let actor = Actor {
         context: context.clone(),
         core,
@@ -95,9 +157,8 @@ pub fn create(
     };
     gauge(&context.metrics.rooms, 1);
     let span = tracing::info_span!("room", code = %handle.code, %game);
-    tracing::info!(parent: &span, max_players, public, "room opened");
+    tracing::info!(parent: &span, phase = ?actor.core.phase(), "room opened");
     context.tracker.spawn(actor.run(commands).instrument(span));
-    handle
 }
 
 struct Actor {
@@ -116,13 +177,18 @@ impl Actor {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
         let shutdown = self.context.shutdown.clone();
         let clock = self.context.clock.clone();
+        // A restored race has its tokens to register before anything else.
+        self.carry_out().await;
         while !self.core.is_closed() {
             let deadline = self.core.poll_timeout();
             tokio::select! {
                 // Commands before the timer: a move stamped before a
                 // deadline is judged before it (the core orders by time).
                 biased;
-                _ = shutdown.cancelled() => self.core.close_for_shutdown(),
+                _ = shutdown.cancelled() => {
+                    self.suspend().await;
+                    self.core.close_for_shutdown();
+                }
                 command = commands.recv() => match command {
                     Some(command) => self.handle(command),
                     None => self.core.close_for_shutdown(),
@@ -135,6 +201,26 @@ impl Actor {
         }
         self.context.registry.remove(&self.code);
         gauge(&self.context.metrics.rooms, -1);
+    }
+
+    /// Keeps a running race in the database, so that the server that
+    /// starts next on it runs the race again ([`restore`]).
+    async fn suspend(&self) {
+        let Some(saved) = self.core.suspend() else {
+            return;
+        };
+        match self
+            .context
+            .database
+            .call(move |store| store.suspend_room(&saved))
+            .await
+        {
+            Ok(()) => tracing::info!("running race kept for the next start"),
+            Err(error) => {
+                bump(&self.context.metrics.storage_errors);
+                tracing::error!(%error, "the running race could not be kept");
+            }
+        }
     }
 
     fn now(&self) -> u64 {

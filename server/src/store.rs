@@ -16,7 +16,7 @@ pub mod sqlite;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult, Unranked,
+    LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult, RoomOptions, Unranked,
 };
 
 /// A registered player's id.
@@ -305,4 +305,65 @@ pub trait Store: Send {
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError>;
     /// A finished race.
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError>;
+
+    /// Keeps a race that was running when the server stopped, under its
+    /// room's code (replacing one kept under the same code).
+    fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError>;
+    /// Every race kept by [`Store::suspend_room`], forgotten as it is read:
+    /// the server that reads them runs them again.
+    fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError>;
+}
+
+/// A race that was running when the server stopped: enough to rebuild it
+/// exactly (the deal from its seed, each position from its move log) and
+/// to let its players take their seats back with their resume tokens.
+/// Kept on disk only, never sent.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SuspendedRoom {
+    /// The room's code.
+    pub code: String,
+    /// The game.
+    pub game: GameKind,
+    /// Seats.
+    pub max_players: u8,
+    /// Open to quick race.
+    pub public: bool,
+    /// Opened by quick race.
+    pub quick: bool,
+    /// The owner's choices, time limit filled in.
+    pub options: RoomOptions,
+    /// The owner's seat.
+    pub owner: Option<u8>,
+    /// The deal's seed and the commitment's salt.
+    pub seed: u64,
+    /// The salt.
+    pub salt: String,
+    /// The race's clock when it stopped: time the server is down is not
+    /// charged to anyone.
+    pub elapsed_ms: u64,
+    /// The last event's number, so that clients' `last_seq` stays meaningful.
+    pub seq: u64,
+    /// Every seat.
+    pub seats: Vec<SuspendedSeat>,
+}
+
+/// One seat of a [`SuspendedRoom`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SuspendedSeat {
+    /// The seat.
+    pub seat: u8,
+    /// The display name.
+    pub name: String,
+    /// The registered player, if any.
+    pub player: Option<PlayerId>,
+    /// The hash of its current resume token.
+    pub token: TokenHash,
+    /// Racing, or how its race ended.
+    pub status: PlayerStatus,
+    /// Its counts.
+    pub progress: Progress,
+    /// When its race ended, if it has.
+    pub finished_ms: Option<u64>,
+    /// Its moves in canonical notation, `undo` for a take-back.
+    pub log: Vec<String>,
 }

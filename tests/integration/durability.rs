@@ -167,3 +167,74 @@ fn a_data_file_that_is_not_a_database_stops_the_server_with_a_clear_error() {
     assert!(message.contains("patience.sqlite3"), "{message}");
     assert!(message.contains("not a database"), "{message}");
 }
+
+#[tokio::test]
+async fn a_race_running_at_sigterm_runs_again_after_the_restart() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+    let (_, line) = first_deal();
+
+    // First life: a race is under way when the server is asked to stop.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    let mut bob = Client::hello_to(server.address, "bob").await;
+    let (code, ada_token) = ada.create_room(2, RoomOptions::default()).await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    ada.play_all(&line[..2]).await;
+    let ada_seq = ada.last_seq;
+    assert!(server.terminate(), "SIGTERM stops the server cleanly");
+    // The players are told the server is going, and that the race is kept.
+    let closed = ada.closed().await;
+    assert!(
+        closed.messages.iter().any(|message| matches!(
+            message,
+            ServerMessage::ShuttingDown { message } if message.contains("resume")
+        )),
+        "{:?}",
+        closed.messages
+    );
+
+    // Second life: both take their seats back with the tokens they had,
+    // and the race goes on from where it was.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    ada.send(&ClientMessage::Resume {
+        token: ada_token,
+        last_seq: ada_seq,
+    })
+    .await;
+    let ServerMessage::Resumed {
+        seat: 0,
+        room,
+        elapsed_ms: Some(_),
+        ..
+    } = ada.recv().await
+    else {
+        panic!("ada resumes her seat: {:?}", ada.received());
+    };
+    assert_eq!(room.code, code);
+    let mut bob = Client::hello_to(server.address, "bob").await;
+    bob.send(&ClientMessage::Resume {
+        token: bob_token,
+        last_seq: 0,
+    })
+    .await;
+    assert!(matches!(
+        bob.recv().await,
+        ServerMessage::Resumed { seat: 1, .. }
+    ));
+    bob.send(&ClientMessage::Resign).await;
+    ada.play_all(&line[2..]).await;
+    let result = ada
+        .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+        .await;
+    let ServerMessage::RaceEnded { result, .. } = result else {
+        unreachable!("waited for race_ended");
+    };
+    assert_eq!(result.standings[0].status, PlayerStatus::Won);
+    assert_eq!(result.logs[0].moves, line);
+    assert!(result.race_id.is_some());
+    server.kill();
+}

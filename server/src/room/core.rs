@@ -47,7 +47,17 @@ use rand::rngs::StdRng;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::room_handle::Refusal;
 use crate::secrets::{TokenHash, secret_from, token_hash};
-use crate::store::{NewRace, PlayerId};
+use crate::store::{NewRace, PlayerId, SuspendedRoom, SuspendedSeat};
+
+/// Why a kept race could not run again.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the race of room {code} cannot be rebuilt: {reason}")]
+pub struct RestoreError {
+    /// The room.
+    pub code: String,
+    /// What did not replay.
+    pub reason: String,
+}
 
 /// A connection, by its server-wide id.
 pub type ConnId = u64;
@@ -481,6 +491,121 @@ impl RoomCore {
     /// the connections say so themselves; tokens are revoked.
     pub fn close_for_shutdown(&mut self) {
         self.close(false);
+    }
+
+    /// The running race, to keep while the server is down; `None` unless
+    /// the room is racing (a lobby is cheap to open again, a finished race
+    /// is stored already).
+    pub fn suspend(&self) -> Option<SuspendedRoom> {
+        let race = self.race.as_ref().filter(|_| self.phase == Phase::Racing)?;
+        Some(SuspendedRoom {
+            code: self.params.code.to_string(),
+            game: self.params.game,
+            max_players: self.params.max_players,
+            public: self.params.public,
+            quick: self.params.quick,
+            options: self.params.options,
+            owner: self.owner,
+            seed: race.seed,
+            salt: race.salt.clone(),
+            elapsed_ms: self.elapsed_ms(),
+            seq: self.seq,
+            seats: self
+                .seats
+                .iter()
+                .map(|seat| SuspendedSeat {
+                    seat: seat.seat,
+                    name: seat.name.clone(),
+                    player: seat.player,
+                    token: seat.token,
+                    status: seat.status,
+                    progress: seat.progress,
+                    finished_ms: seat.finished_ms,
+                    log: seat.log.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    /// A race kept by [`RoomCore::suspend`], running again at `now` with
+    /// the clock it had: each position is rebuilt from the deal and its
+    /// log, every seat waits its grace period for its player to resume
+    /// with the token it had, and the time the server was down is charged
+    /// to no one. Its first outputs register the tokens.
+    pub fn restore(
+        saved: SuspendedRoom,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+        secret_seed: [u8; 32],
+        now: Millis,
+    ) -> Result<RoomCore, RestoreError> {
+        let params = RoomParams {
+            code: Arc::from(saved.code.as_str()),
+            game: saved.game,
+            max_players: saved.max_players,
+            public: saved.public,
+            quick: saved.quick,
+            options: saved.options,
+        };
+        let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
+        let deal = AnyGame::deal(saved.game, saved.seed);
+        let mut seats = Vec::with_capacity(saved.seats.len());
+        for kept in saved.seats {
+            let mut position = deal.clone();
+            let mut history = Vec::with_capacity(kept.log.len());
+            for text in &kept.log {
+                if text == UNDO_TEXT {
+                    let (mv, outcome) = history.pop().ok_or_else(|| RestoreError {
+                        code: saved.code.clone(),
+                        reason: format!("seat {}: an undo with nothing to undo", kept.seat),
+                    })?;
+                    position.undo(mv, &outcome);
+                    continue;
+                }
+                let mv = position.parse_move(text).map_err(|error| RestoreError {
+                    code: saved.code.clone(),
+                    reason: format!("seat {}: {error}", kept.seat),
+                })?;
+                let outcome = position.apply(mv).map_err(|error| RestoreError {
+                    code: saved.code.clone(),
+                    reason: format!("seat {}: {text}: {error}", kept.seat),
+                })?;
+                history.push((mv, outcome));
+            }
+            core.outputs.push_back(Output::TokenIssued(kept.token));
+            seats.push(Seat {
+                seat: kept.seat,
+                name: kept.name,
+                player: kept.player,
+                conn: None,
+                token: kept.token,
+                grace_until: (kept.status == PlayerStatus::Racing)
+                    .then(|| now.saturating_add(settings.grace_ms)),
+                status: kept.status,
+                position: Some(position),
+                history,
+                log: kept.log,
+                progress: kept.progress,
+                finished_ms: kept.finished_ms,
+            });
+        }
+        let started = now.saturating_sub(saved.elapsed_ms);
+        core.race = Some(Race {
+            seed: saved.seed,
+            commitment: protocol::commitment(saved.game, saved.seed, &saved.salt),
+            salt: saved.salt,
+            deal: deal.view(),
+            started,
+            deadline: started.saturating_add(core.time_limit_ms),
+            result: None,
+        });
+        core.seats = seats;
+        core.owner = saved.owner;
+        core.seq = saved.seq;
+        core.seed = Some(saved.seed);
+        core.phase = Phase::Racing;
+        gauge(&core.metrics.races_running, 1);
+        Ok(core)
     }
 
     // ----- Sending -----

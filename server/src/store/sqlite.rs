@@ -22,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
-    NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
+    NewRace, Player, PlayerId, Rank, Store, StoreError, SuspendedRoom, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
@@ -116,6 +116,14 @@ ALTER TABLE races ADD COLUMN open_boards INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE race_players ADD COLUMN runs_home INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE race_players ADD COLUMN cards_uncovered INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE race_players ADD COLUMN stock_turned INTEGER NOT NULL DEFAULT 0;
+"#,
+    r#"
+-- Races running when the server stopped (SIGTERM): each a MessagePack
+-- `SuspendedRoom`, read back and deleted when the server starts again.
+CREATE TABLE suspended_rooms (
+    code TEXT PRIMARY KEY,
+    body BLOB NOT NULL
+);
 "#,
 ];
 
@@ -813,6 +821,37 @@ impl Store for SqliteStore {
             })),
             None => Ok(None),
         }
+    }
+
+    fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError> {
+        let body = rmp_serde::to_vec_named(room)
+            .map_err(|error| StoreError::Corrupt(format!("suspended room: {error}")))?;
+        self.connection.execute(
+            "INSERT OR REPLACE INTO suspended_rooms (code, body) VALUES (?1, ?2)",
+            params![room.code, body],
+        )?;
+        Ok(())
+    }
+
+    fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError> {
+        self.atomically(|connection| {
+            let mut statement =
+                connection.prepare("SELECT code, body FROM suspended_rooms ORDER BY code")?;
+            let bodies = statement
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            connection.execute("DELETE FROM suspended_rooms", [])?;
+            bodies
+                .into_iter()
+                .map(|(code, body)| {
+                    rmp_serde::from_slice(&body).map_err(|error| {
+                        StoreError::Corrupt(format!("suspended room {code}: {error}"))
+                    })
+                })
+                .collect()
+        })
     }
 
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {

@@ -715,3 +715,108 @@ fn a_move_on_another_seats_board_is_refused() {
         ErrorCode::NotYourBoard
     ));
 }
+
+#[test]
+fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
+    let (seed, line) = proved();
+    let undo = RoomOptions {
+        undo_allowed: true,
+        ..RoomOptions::default()
+    };
+    let (mut room, ada_token, bob_token) = Room::racing(undo, seed);
+    room.now += 4_000;
+    room.play(1, &line[0]);
+    room.play(1, &line[1]);
+    room.input(Input::Undo { conn: 1 }).expect("answered");
+    room.now += 1_000;
+    room.play(2, &line[0]);
+    room.drain(None);
+    let saved = room.core.suspend().expect("a running race is kept");
+    assert_eq!(saved.elapsed_ms, 5_000);
+    assert_eq!(
+        saved.seats[0].log,
+        [line[0].clone(), line[1].clone(), "undo".to_string()]
+    );
+    // Kept on disk as MessagePack, read back the same.
+    let bytes = rmp_serde::to_vec_named(&saved).expect("encodes");
+    let read: SuspendedRoom = rmp_serde::from_slice(&bytes).expect("decodes");
+    assert_eq!(read, saved);
+
+    // The server is down for an hour; none of it is charged.
+    let later = room.now + 3_600_000;
+    let mut again = RoomCore::restore(read, settings(), Arc::default(), [9; 32], later)
+        .expect("the logs replay");
+    assert_eq!(again.phase(), Phase::Racing);
+    let mut issued = Vec::new();
+    while let Some(output) = again.poll_output() {
+        if let Output::TokenIssued(hash) = output {
+            issued.push(hash);
+        }
+    }
+    assert_eq!(issued, [token_hash(&ada_token), token_hash(&bob_token)]);
+    // The same positions as before the stop.
+    let boards = |core: &RoomCore| -> Vec<Option<View>> {
+        core.seats
+            .iter()
+            .map(|seat| seat.position.as_ref().map(Rules::view))
+            .collect()
+    };
+    assert_eq!(boards(&again), boards(&room.core));
+    // Each seat waits its grace for its player, and the limit is where it was.
+    assert_eq!(again.poll_timeout(), Some(later + GRACE));
+    assert_eq!(
+        again.race.as_ref().map(|race| race.deadline),
+        Some(later - 5_000 + LIMIT)
+    );
+    again
+        .handle(
+            later + 10,
+            Input::Resume {
+                conn: 11,
+                token: token_hash(&ada_token),
+                last_seq: saved.seq,
+            },
+        )
+        .expect("the old token opens the seat");
+    let mut told = Vec::new();
+    while let Some(output) = again.poll_output() {
+        told.push(output);
+    }
+    let resumed = Room::to(&told, 11);
+    assert!(matches!(
+        resumed.first(),
+        Some(ServerMessage::Resumed {
+            seat: 0,
+            elapsed_ms: Some(5_010),
+            ..
+        })
+    ));
+    // And the race goes on from there.
+    again
+        .handle(
+            later + 20,
+            Input::Move {
+                conn: 11,
+                text: line[1].clone(),
+                seat: None,
+            },
+        )
+        .expect("answered");
+    let mut told = Vec::new();
+    while let Some(output) = again.poll_output() {
+        told.push(output);
+    }
+    assert!(is_accepted(&Room::to(&told, 11)));
+}
+
+#[test]
+fn a_log_that_does_not_replay_is_refused_not_guessed() {
+    let (seed, line) = proved();
+    let (room, _, _) = Room::racing(RoomOptions::default(), seed);
+    let mut saved = room.core.suspend().expect("kept");
+    saved.seats[0].log = vec!["undo".to_string()];
+    assert!(RoomCore::restore(saved.clone(), settings(), Arc::default(), [0; 32], START).is_err());
+    saved.seats[0].log = vec![line[1].clone(), line[1].clone()];
+    let refused = RoomCore::restore(saved, settings(), Arc::default(), [0; 32], START);
+    assert!(refused.is_err_and(|error| error.code == "ABCDEF"));
+}
