@@ -697,6 +697,14 @@ impl Session {
                 format!("this server does not deal {game}"),
             );
         }
+        if !self.shared.database.is_up() {
+            // A race the server could not store is a race nobody can
+            // replay or trust: refuse it before anyone plays.
+            return self.error(
+                ErrorCode::Internal,
+                "the server's database is down: no new race can be stored until it restarts",
+            );
+        }
         if self.shared.registry.room_count() >= config.max_rooms {
             return self.error(
                 ErrorCode::TooManyRooms,

@@ -6,6 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
 use patience_tests::{Client, first_deal, start_server, two_player_race};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -112,6 +113,8 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
             .contains("patience_database_up 1\n")
     );
     let mut cat = Client::hello(&server, "cat").await;
+    let (_, line) = first_deal();
+    let (mut racer, _, _, _, _) = two_player_race(&server, RoomOptions::default()).await;
 
     server.crash_database_for_tests().await;
 
@@ -140,9 +143,23 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
         }
         other => panic!("expected an error, got {other:?}"),
     }
-    // Races that need no storage still run.
-    let (_, line) = first_deal();
-    let (mut racer, _, _, _, _) = two_player_race(&server, RoomOptions::default()).await;
+    // No new race starts that could not be stored...
+    cat.send(&ClientMessage::CreateRoom {
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: false,
+        options: RoomOptions::default(),
+    })
+    .await;
+    match cat.recv().await {
+        ServerMessage::Error { code, message } => {
+            assert_eq!(code, ErrorCode::Internal);
+            assert!(message.contains("database is down"), "{message}");
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+    // ...and the race already running goes on (its result is announced
+    // without an id if it cannot be stored).
     racer.play(&line[0]).await;
     assert!(matches!(
         racer.move_answer().await,
