@@ -16,6 +16,9 @@
 //! [`View`], never as [`Board`](crate::rules::Board); a deal's seed and salt
 //! appear only in [`Reveal`], sent after the race ends.
 
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -880,12 +883,17 @@ impl ErrorCode {
 /// A frame that is not a message of this protocol.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
-    /// Not MessagePack, or not a map with a `type`, or fields missing.
+    /// Not MessagePack, not a map with string keys and a string `type`, or
+    /// a known type whose fields are missing or of the wrong type.
     #[error("malformed message: {0}")]
     Malformed(String),
     /// A map whose `type` names no message of this protocol.
     #[error("unknown message type {0:?}")]
     Unknown(String),
+    /// A message that names a game (`create_room`, `quick_race`,
+    /// `daily_play`, `leaderboard`) with a name no game of this protocol has.
+    #[error("no game is called {0:?}")]
+    UnknownGame(String),
 }
 
 impl DecodeError {
@@ -894,6 +902,7 @@ impl DecodeError {
         match self {
             DecodeError::Malformed(_) => ErrorCode::MalformedMessage,
             DecodeError::Unknown(_) => ErrorCode::UnknownMessage,
+            DecodeError::UnknownGame(_) => ErrorCode::GameUnavailable,
         }
     }
 }
@@ -906,30 +915,114 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     rmp_serde::to_vec_named(message).unwrap_or_default()
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, DecodeError> {
+/// The client messages with a `game` field: a game name that is not one of
+/// [`GameKind`]'s is `game_unavailable`, not a malformed message, so that a
+/// client asking for a game this protocol lacks is told so.
+const GAME_MESSAGES: [&str; 4] = ["create_room", "quick_race", "daily_play", "leaderboard"];
+
+/// Decodes in two steps, so that what is wrong is told from the `type` tag
+/// and never from a library's error text: first the frame must be a map
+/// with string keys and a string `type` (an integer `type`, which rmp-serde
+/// would read as a variant's index, is malformed); then the type must be
+/// one of `T`'s; then its fields must decode.
+fn decode<T: DeserializeOwned>(bytes: &[u8], game_messages: &[&str]) -> Result<T, DecodeError> {
+    let TypeTag(tag) =
+        rmp_serde::from_slice(bytes).map_err(|error| DecodeError::Malformed(error.to_string()))?;
+    if !is_known_type::<T>(&tag) {
+        return Err(DecodeError::Unknown(tag));
+    }
     rmp_serde::from_slice(bytes).map_err(|error| {
         #[derive(Deserialize)]
-        struct Tagged {
-            #[serde(rename = "type")]
-            kind: String,
+        struct GameName {
+            game: String,
         }
-        match rmp_serde::from_slice::<Tagged>(bytes) {
-            Ok(tagged) if error.to_string().contains("unknown variant") => {
-                DecodeError::Unknown(tagged.kind)
-            }
-            _ => DecodeError::Malformed(error.to_string()),
+        let unknown_game = rmp_serde::from_slice::<GameName>(bytes)
+            .ok()
+            .filter(|_| game_messages.contains(&tag.as_str()))
+            .filter(|named| GameKind::ALL.iter().all(|game| game.slug() != named.game));
+        match unknown_game {
+            Some(named) => DecodeError::UnknownGame(named.game),
+            None => DecodeError::Malformed(error.to_string()),
         }
     })
 }
 
+/// The `type` of a message, read from a map with string keys; every other
+/// value is skipped unread.
+struct TypeTag(String);
+
+impl<'de> Deserialize<'de> for TypeTag {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<TypeTag, D::Error> {
+        struct TagVisitor;
+
+        impl<'de> de::Visitor<'de> for TagVisitor {
+            type Value = TypeTag;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a map with string keys and a string `type`")
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<TypeTag, A::Error> {
+                let mut tag = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "type" {
+                        map.next_value::<de::IgnoredAny>()?;
+                    } else if tag.is_some() {
+                        return Err(de::Error::duplicate_field("type"));
+                    } else {
+                        tag = Some(map.next_value::<String>()?);
+                    }
+                }
+                tag.map(TypeTag)
+                    .ok_or_else(|| de::Error::missing_field("type"))
+            }
+        }
+
+        deserializer.deserialize_map(TagVisitor)
+    }
+}
+
+/// Whether the internally tagged enum `T` has a message whose `type` is
+/// `tag`. Serde itself is asked, with an error type that tells "unknown
+/// variant" from every other failure (a known type's fields are missing
+/// here): no list of names to keep in step with the enum by hand.
+fn is_known_type<T: DeserializeOwned>(tag: &str) -> bool {
+    #[derive(Debug)]
+    enum Probe {
+        UnknownVariant,
+        Other,
+    }
+
+    impl fmt::Display for Probe {
+        fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(formatter, "{self:?}")
+        }
+    }
+
+    impl std::error::Error for Probe {}
+
+    impl de::Error for Probe {
+        fn custom<M: fmt::Display>(_: M) -> Probe {
+            Probe::Other
+        }
+
+        fn unknown_variant(_: &str, _: &'static [&'static str]) -> Probe {
+            Probe::UnknownVariant
+        }
+    }
+
+    let only_the_tag = de::value::MapDeserializer::<_, Probe>::new(std::iter::once(("type", tag)));
+    !matches!(T::deserialize(only_the_tag), Err(Probe::UnknownVariant))
+}
+
 /// Decodes a client's frame.
 pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, DecodeError> {
-    decode(bytes)
+    decode(bytes, &GAME_MESSAGES)
 }
 
 /// Decodes a server's frame.
 pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, DecodeError> {
-    decode(bytes)
+    decode(bytes, &[])
 }
 
 /// The commitment to a deal: lower-case hex SHA-256 of the ASCII text

@@ -621,30 +621,124 @@ fn every_error_code_is_in_the_document() {
     }
 }
 
+/// What decoding a client's frame gives, in short.
+#[derive(Debug, PartialEq, Eq)]
+enum Decoded {
+    Message,
+    Malformed,
+    Unknown(String),
+    UnknownGame(String),
+}
+
+fn check_decode(bytes: &[u8], expected: Decoded) {
+    let decoded = match decode_client(bytes) {
+        Ok(_) => Decoded::Message,
+        Err(DecodeError::Malformed(_)) => Decoded::Malformed,
+        Err(DecodeError::Unknown(kind)) => Decoded::Unknown(kind),
+        Err(DecodeError::UnknownGame(game)) => Decoded::UnknownGame(game),
+    };
+    assert_eq!(decoded, expected, "{}", hex_lines(bytes));
+}
+
+fn json(value: serde_json::Value) -> Vec<u8> {
+    encode(&value)
+}
+
 #[test]
 fn malformed_and_unknown_frames_are_told_apart() {
-    assert!(matches!(
-        decode_client(&[0xc1]),
-        Err(DecodeError::Malformed(_))
-    ));
-    assert!(matches!(
-        decode_client(b"\x81\xa4type\xa5dance"),
-        Err(DecodeError::Unknown(kind)) if kind == "dance"
-    ));
-    // A known type with a field missing is malformed, not unknown.
-    assert!(matches!(
-        decode_client(b"\x81\xa4type\xa4move"),
-        Err(DecodeError::Malformed(_))
-    ));
-    // The optional seat of a move may be omitted or nil.
-    let nil_seat = encode(&serde_json::json!({"type": "move", "text": "s", "seat": null}));
-    assert_eq!(
-        decode_client(&nil_seat),
-        Ok(ClientMessage::Move {
-            text: "s".to_string(),
-            seat: None
-        })
-    );
+    use serde_json::json as j;
+    let cases = [
+        // Not MessagePack; not a map; no type; a type that is no string.
+        (vec![0xc1], Decoded::Malformed),
+        (json(j!(["move", "7h>4"])), Decoded::Malformed),
+        (json(j!("move")), Decoded::Malformed),
+        (json(j!({"text": "7h>4"})), Decoded::Malformed),
+        (json(j!({"type": null})), Decoded::Malformed),
+        // rmp-serde would read an integer type as a variant's index (3 is
+        // join_room, 5 leave).
+        (json(j!({"type": 3})), Decoded::Malformed),
+        (json(j!({"type": 5})), Decoded::Malformed),
+        (json(j!({"type": 3, "code": "K7PQ3M"})), Decoded::Malformed),
+        (json(j!({"type": true})), Decoded::Malformed),
+        // A key that is not a string.
+        (b"\x82\xa4type\xa4move\x00\xa1s".to_vec(), Decoded::Malformed),
+        // Two types.
+        (b"\x82\xa4type\xa5leave\xa4type\xa6resign".to_vec(), Decoded::Malformed),
+        // Unknown types, whatever their fields.
+        (b"\x81\xa4type\xa5dance".to_vec(), Decoded::Unknown("dance".into())),
+        (json(j!({"type": "teleport", "to": 3})), Decoded::Unknown("teleport".into())),
+        (json(j!({"type": "Leave"})), Decoded::Unknown("Leave".into())),
+        (json(j!({"type": ""})), Decoded::Unknown("".into())),
+        // A known type with a field missing or of the wrong type is malformed.
+        (b"\x81\xa4type\xa4move".to_vec(), Decoded::Malformed),
+        (json(j!({"type": "move", "text": 7})), Decoded::Malformed),
+        (json(j!({"type": "join_room", "code": null})), Decoded::Malformed),
+        // The optional seat of a move may be omitted or nil; unknown keys
+        // are ignored, wherever the type comes.
+        (json(j!({"type": "move", "text": "s", "seat": null})), Decoded::Message),
+        (json(j!({"text": "s", "type": "move", "later": [1, 2]})), Decoded::Message),
+        (json(j!({"type": "leave"})), Decoded::Message),
+    ];
+    for (bytes, expected) in cases {
+        check_decode(&bytes, expected);
+    }
+}
+
+#[test]
+fn a_game_this_protocol_lacks_is_unknown_game_not_malformed() {
+    use serde_json::json as j;
+    let cases = [
+        (j!({"type": "create_room", "game": "klondike", "max_players": 2, "public": false}), Decoded::UnknownGame("klondike".into())),
+        (j!({"type": "quick_race", "game": "klondike"}), Decoded::UnknownGame("klondike".into())),
+        (j!({"type": "daily_play", "game": "spider"}), Decoded::UnknownGame("spider".into())),
+        (j!({"type": "leaderboard", "game": "freecell", "date": null}), Decoded::UnknownGame("freecell".into())),
+        // The wire takes slugs only: the command line's aliases are unknown.
+        (j!({"type": "quick_race", "game": "tbm"}), Decoded::UnknownGame("tbm".into())),
+        (j!({"type": "quick_race", "game": "Indian"}), Decoded::UnknownGame("Indian".into())),
+        // The game is told first, whatever else is wrong.
+        (j!({"type": "create_room", "game": "klondike"}), Decoded::UnknownGame("klondike".into())),
+        // A known game with another field wrong; a game that is no string.
+        (j!({"type": "create_room", "game": "indian", "max_players": "two", "public": false}), Decoded::Malformed),
+        (j!({"type": "quick_race", "game": 1}), Decoded::Malformed),
+        (j!({"type": "quick_race"}), Decoded::Malformed),
+        // Messages without a game field keep their own errors.
+        (j!({"type": "join_room", "game": "klondike"}), Decoded::Malformed),
+        (j!({"type": "quick_race", "game": "midshipman"}), Decoded::Message),
+    ];
+    for (value, expected) in cases {
+        check_decode(&json(value), expected);
+    }
+}
+
+#[test]
+fn game_messages_are_the_client_messages_with_a_game() {
+    for (name, message) in client_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert_eq!(
+            GAME_MESSAGES.contains(&kind),
+            value.get("game").is_some(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn every_message_type_is_known_and_no_other() {
+    for (name, message) in client_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert!(is_known_type::<ClientMessage>(kind), "{name}");
+        assert!(!is_known_type::<ServerMessage>(kind), "{name}");
+    }
+    for (name, message) in server_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert!(is_known_type::<ServerMessage>(kind), "{name}");
+    }
+    for kind in ["", "dance", "Move", "move ", "create-room"] {
+        assert!(!is_known_type::<ClientMessage>(kind), "{kind:?}");
+    }
 }
 
 #[test]
