@@ -537,7 +537,11 @@ pub struct RaceRecord {
 /// ASCII letters, digits, `_` and `-`, starting with a letter. Names are
 /// unique without regard to case.
 pub fn valid_player_name(name: &str) -> bool {
-    (3..=MAX_PLAYER_NAME_CHARS).contains(&name.len())
+    // A registered name is shown in rooms as the display name, so it keeps
+    // that rule first (the ASCII rule implies it today; a wider alphabet
+    // later must not let bidirectional controls in).
+    display_name(name) == Ok(name)
+        && (3..=MAX_PLAYER_NAME_CHARS).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name
             .chars()
@@ -546,6 +550,73 @@ pub fn valid_player_name(name: &str) -> bool {
 
 /// The longest registered player's name.
 pub const MAX_PLAYER_NAME_CHARS: usize = 20;
+
+/// The longest display name (the name in [`ClientMessage::Hello`]), in
+/// characters.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
+
+/// Why a display name is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Empty once trimmed, or longer than [`MAX_DISPLAY_NAME_CHARS`].
+    #[error("a name has 1 to {MAX_DISPLAY_NAME_CHARS} characters")]
+    Length,
+    /// A control character (`U+0000`-`U+001F`, `U+007F`-`U+009F`).
+    #[error("a name may not hold control characters")]
+    Control,
+    /// A bidirectional formatting character, which reorders the text shown
+    /// around the name.
+    #[error("a name may not hold bidirectional formatting characters")]
+    Bidi,
+    /// Nothing a reader can see: spaces, zero-width and format characters,
+    /// combining marks with no letter to sit on, blank letters.
+    #[error("a name needs a visible character")]
+    Invisible,
+}
+
+/// The bidirectional formatting characters: embeddings and overrides
+/// (`U+202A`-`U+202E`), isolates (`U+2066`-`U+2069`) and the implicit marks
+/// (`U+200E`, `U+200F`, `U+061C`). A name holding one could make the text
+/// after it (another name, a move, a rank) read in another order.
+fn is_bidi_control(character: char) -> bool {
+    matches!(character, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Whether a character shows nothing by itself: white space, format
+/// characters (`Cf`: zero-width space and joiners, word joiner, BOM, ...),
+/// combining marks (`M`), and the letters fonts draw blank (Hangul fillers,
+/// the blank Braille pattern), which are the usual way to fake an empty
+/// name.
+fn is_invisible(character: char) -> bool {
+    use finl_unicode::categories::CharacterCategories as _;
+    character.is_whitespace()
+        || character.is_format()
+        || character.is_mark()
+        || matches!(
+            character,
+            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+        )
+}
+
+/// Checks a display name (the `hello` name) and returns it trimmed of
+/// surrounding white space: 1 to [`MAX_DISPLAY_NAME_CHARS`] characters, no
+/// control or bidirectional formatting character, and at least one visible
+/// character. Zero-width joiners and combining marks may appear (emoji
+/// sequences and accents need them), but not alone.
+pub fn display_name(name: &str) -> Result<&str, NameError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_DISPLAY_NAME_CHARS {
+        Err(NameError::Length)
+    } else if name.chars().any(char::is_control) {
+        Err(NameError::Control)
+    } else if name.chars().any(is_bidi_control) {
+        Err(NameError::Bidi)
+    } else if name.chars().all(is_invisible) {
+        Err(NameError::Invisible)
+    } else {
+        Ok(name)
+    }
+}
 
 /// The per-connection limits a server enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -719,6 +719,79 @@ fn every_message_type_is_known_and_no_other() {
 }
 
 #[test]
+fn display_names_follow_the_rules() {
+    let check = |name: &str, expected: Result<&str, NameError>| {
+        assert_eq!(display_name(name), expected, "{name:?}");
+    };
+    let accepted = [
+        ("ada", "ada"),
+        ("  Ada Lovelace  ", "Ada Lovelace"),
+        ("ada\n", "ada"),
+        ("Zoë", "Zoë"),
+        // Combining marks and zero-width joiners that sit on something.
+        ("Zoe\u{308}", "Zoe\u{308}"),
+        ("\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"),
+        ("a\u{200B}b", "a\u{200B}b"),
+        // Right-to-left scripts need no control to show right to left.
+        ("\u{5D0}\u{5D1}\u{5D2}", "\u{5D0}\u{5D1}\u{5D2}"),
+        ("\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}", "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}"),
+        ("\u{4E2D}\u{6587}", "\u{4E2D}\u{6587}"),
+        ("123456789012345678901234", "123456789012345678901234"),
+    ];
+    for (name, trimmed) in accepted {
+        check(name, Ok(trimmed));
+    }
+    let refused = [
+        ("", NameError::Length),
+        ("   ", NameError::Length),
+        ("1234567890123456789012345", NameError::Length),
+        ("a\nda", NameError::Control),
+        ("a\u{7}da", NameError::Control),
+        ("a\u{85}da", NameError::Control),
+        // Every bidirectional formatting character, anywhere in the name.
+        ("\u{202A}ada", NameError::Bidi),
+        ("ada\u{202B}", NameError::Bidi),
+        ("a\u{202C}da", NameError::Bidi),
+        ("\u{202D}ada", NameError::Bidi),
+        ("\u{202E}ada", NameError::Bidi),
+        ("\u{2066}ada\u{2069}", NameError::Bidi),
+        ("\u{2067}ada", NameError::Bidi),
+        ("\u{2068}ada", NameError::Bidi),
+        ("ada\u{200E}", NameError::Bidi),
+        ("ada\u{200F}", NameError::Bidi),
+        ("ada\u{61C}", NameError::Bidi),
+        // Nothing to see.
+        ("\u{200B}", NameError::Invisible),
+        ("\u{200B}\u{200C}\u{200D}", NameError::Invisible),
+        ("\u{2060}", NameError::Invisible),
+        ("\u{FEFF}\u{FEFF}", NameError::Invisible),
+        ("\u{AD}", NameError::Invisible),
+        ("\u{301}\u{302}\u{20DD}", NameError::Invisible),
+        (" \u{200B} \u{3000} ", NameError::Invisible),
+        ("\u{3164}", NameError::Invisible),
+        ("\u{115F}\u{1160}", NameError::Invisible),
+        ("\u{FFA0}", NameError::Invisible),
+        ("\u{2800}\u{2800}", NameError::Invisible),
+        ("\u{E0041}\u{E0044}\u{E0041}", NameError::Invisible),
+    ];
+    for (name, error) in refused {
+        check(name, Err(error));
+    }
+}
+
+#[test]
+fn registered_names_are_display_names_too() {
+    // A name refused as a display name is refused for an account.
+    for name in ["\u{202E}ada", "ada\u{200F}", "\u{200B}ada", "ada\u{3164}"] {
+        assert!(!valid_player_name(name), "{name:?}");
+    }
+    for name in ["ada", "Ada_Lovelace-1815"] {
+        assert_eq!(display_name(name), Ok(name));
+        assert!(valid_player_name(name), "{name}");
+    }
+}
+
+#[test]
 fn commitment_is_sha256_of_the_documented_text() {
     // echo -n 'patience-race:v1:three-blind-mice:1042:9f86d081884c7d659a2feaa0c55ad015' | sha256sum
     let expected = commitment(
