@@ -638,22 +638,46 @@ fn malformed_and_unknown_frames_are_told_apart() {
         (json(j!({"type": 3, "code": "K7PQ3M"})), Decoded::Malformed),
         (json(j!({"type": true})), Decoded::Malformed),
         // A key that is not a string.
-        (b"\x82\xa4type\xa4move\x00\xa1s".to_vec(), Decoded::Malformed),
+        (
+            b"\x82\xa4type\xa4move\x00\xa1s".to_vec(),
+            Decoded::Malformed,
+        ),
         // Two types.
-        (b"\x82\xa4type\xa5leave\xa4type\xa6resign".to_vec(), Decoded::Malformed),
+        (
+            b"\x82\xa4type\xa5leave\xa4type\xa6resign".to_vec(),
+            Decoded::Malformed,
+        ),
         // Unknown types, whatever their fields.
-        (b"\x81\xa4type\xa5dance".to_vec(), Decoded::Unknown("dance".into())),
-        (json(j!({"type": "teleport", "to": 3})), Decoded::Unknown("teleport".into())),
-        (json(j!({"type": "Leave"})), Decoded::Unknown("Leave".into())),
+        (
+            b"\x81\xa4type\xa5dance".to_vec(),
+            Decoded::Unknown("dance".into()),
+        ),
+        (
+            json(j!({"type": "teleport", "to": 3})),
+            Decoded::Unknown("teleport".into()),
+        ),
+        (
+            json(j!({"type": "Leave"})),
+            Decoded::Unknown("Leave".into()),
+        ),
         (json(j!({"type": ""})), Decoded::Unknown("".into())),
         // A known type with a field missing or of the wrong type is malformed.
         (b"\x81\xa4type\xa4move".to_vec(), Decoded::Malformed),
         (json(j!({"type": "move", "text": 7})), Decoded::Malformed),
-        (json(j!({"type": "join_room", "code": null})), Decoded::Malformed),
+        (
+            json(j!({"type": "join_room", "code": null})),
+            Decoded::Malformed,
+        ),
         // The optional seat of a move may be omitted or nil; unknown keys
         // are ignored, wherever the type comes.
-        (json(j!({"type": "move", "text": "s", "seat": null})), Decoded::Message),
-        (json(j!({"text": "s", "type": "move", "later": [1, 2]})), Decoded::Message),
+        (
+            json(j!({"type": "move", "text": "s", "seat": null})),
+            Decoded::Message,
+        ),
+        (
+            json(j!({"text": "s", "type": "move", "later": [1, 2]})),
+            Decoded::Message,
+        ),
         (json(j!({"type": "leave"})), Decoded::Message),
     ];
     for (bytes, expected) in cases {
@@ -665,22 +689,52 @@ fn malformed_and_unknown_frames_are_told_apart() {
 fn a_game_this_protocol_lacks_is_unknown_game_not_malformed() {
     use serde_json::json as j;
     let cases = [
-        (j!({"type": "create_room", "game": "klondike", "max_players": 2, "public": false}), Decoded::UnknownGame("klondike".into())),
-        (j!({"type": "quick_race", "game": "klondike"}), Decoded::UnknownGame("klondike".into())),
-        (j!({"type": "daily_play", "game": "spider"}), Decoded::UnknownGame("spider".into())),
-        (j!({"type": "leaderboard", "game": "freecell", "date": null}), Decoded::UnknownGame("freecell".into())),
+        (
+            j!({"type": "create_room", "game": "klondike", "max_players": 2, "public": false}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
+        (
+            j!({"type": "quick_race", "game": "klondike"}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
+        (
+            j!({"type": "daily_play", "game": "spider"}),
+            Decoded::UnknownGame("spider".into()),
+        ),
+        (
+            j!({"type": "leaderboard", "game": "freecell", "date": null}),
+            Decoded::UnknownGame("freecell".into()),
+        ),
         // The wire takes slugs only: the command line's aliases are unknown.
-        (j!({"type": "quick_race", "game": "tbm"}), Decoded::UnknownGame("tbm".into())),
-        (j!({"type": "quick_race", "game": "Indian"}), Decoded::UnknownGame("Indian".into())),
+        (
+            j!({"type": "quick_race", "game": "tbm"}),
+            Decoded::UnknownGame("tbm".into()),
+        ),
+        (
+            j!({"type": "quick_race", "game": "Indian"}),
+            Decoded::UnknownGame("Indian".into()),
+        ),
         // The game is told first, whatever else is wrong.
-        (j!({"type": "create_room", "game": "klondike"}), Decoded::UnknownGame("klondike".into())),
+        (
+            j!({"type": "create_room", "game": "klondike"}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
         // A known game with another field wrong; a game that is no string.
-        (j!({"type": "create_room", "game": "indian", "max_players": "two", "public": false}), Decoded::Malformed),
+        (
+            j!({"type": "create_room", "game": "indian", "max_players": "two", "public": false}),
+            Decoded::Malformed,
+        ),
         (j!({"type": "quick_race", "game": 1}), Decoded::Malformed),
         (j!({"type": "quick_race"}), Decoded::Malformed),
         // Messages without a game field keep their own errors.
-        (j!({"type": "join_room", "game": "klondike"}), Decoded::Malformed),
-        (j!({"type": "quick_race", "game": "midshipman"}), Decoded::Message),
+        (
+            j!({"type": "join_room", "game": "klondike"}),
+            Decoded::Malformed,
+        ),
+        (
+            j!({"type": "quick_race", "game": "midshipman"}),
+            Decoded::Message,
+        ),
     ];
     for (value, expected) in cases {
         check_decode(&json(value), expected);
@@ -730,11 +784,17 @@ fn display_names_follow_the_rules() {
         ("Zoë", "Zoë"),
         // Combining marks and zero-width joiners that sit on something.
         ("Zoe\u{308}", "Zoe\u{308}"),
-        ("\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"),
+        (
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+        ),
         ("a\u{200B}b", "a\u{200B}b"),
         // Right-to-left scripts need no control to show right to left.
         ("\u{5D0}\u{5D1}\u{5D2}", "\u{5D0}\u{5D1}\u{5D2}"),
-        ("\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}", "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}"),
+        (
+            "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}",
+            "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}",
+        ),
         ("\u{4E2D}\u{6587}", "\u{4E2D}\u{6587}"),
         ("123456789012345678901234", "123456789012345678901234"),
     ];
