@@ -277,6 +277,15 @@ impl Client {
         self.socket.send(message).await.expect("send");
     }
 
+    /// Sends WebSocket messages written out together, so that all of them
+    /// are on their way before the server can answer the first.
+    pub async fn send_frames(&mut self, messages: impl IntoIterator<Item = Message>) {
+        for message in messages {
+            self.socket.feed(message).await.expect("send");
+        }
+        self.socket.flush().await.expect("send");
+    }
+
     /// Sends a move.
     pub async fn play(&mut self, text: &str) {
         self.send(&ClientMessage::Move {
