@@ -607,14 +607,25 @@ enum Decoded {
     UnknownGame(String),
 }
 
-fn check_decode(bytes: &[u8], expected: Decoded) {
-    let decoded = match decode_client(bytes) {
-        Ok(_) => Decoded::Message,
-        Err(DecodeError::Malformed(_)) => Decoded::Malformed,
-        Err(DecodeError::Unknown(kind)) => Decoded::Unknown(kind),
-        Err(DecodeError::UnknownGame(game)) => Decoded::UnknownGame(game),
-    };
-    assert_eq!(decoded, expected, "{}", hex_lines(bytes));
+/// Decodes each frame and checks what it gives; every mismatch is reported
+/// at once, not only the first.
+fn check_decode(cases: impl IntoIterator<Item = (Vec<u8>, Decoded)>) {
+    let mut wrong = Vec::new();
+    for (bytes, expected) in cases {
+        let decoded = match decode_client(&bytes) {
+            Ok(_) => Decoded::Message,
+            Err(DecodeError::Malformed(_)) => Decoded::Malformed,
+            Err(DecodeError::Unknown(kind)) => Decoded::Unknown(kind),
+            Err(DecodeError::UnknownGame(game)) => Decoded::UnknownGame(game),
+        };
+        if decoded != expected {
+            wrong.push(format!(
+                "{}: {decoded:?}, expected {expected:?}",
+                hex_lines(&bytes).trim_end()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
 fn json(value: serde_json::Value) -> Vec<u8> {
@@ -680,9 +691,7 @@ fn malformed_and_unknown_frames_are_told_apart() {
         ),
         (json(j!({"type": "leave"})), Decoded::Message),
     ];
-    for (bytes, expected) in cases {
-        check_decode(&bytes, expected);
-    }
+    check_decode(cases);
 }
 
 #[test]
@@ -736,9 +745,7 @@ fn a_game_this_protocol_lacks_is_unknown_game_not_malformed() {
             Decoded::Message,
         ),
     ];
-    for (value, expected) in cases {
-        check_decode(&json(value), expected);
-    }
+    check_decode(cases.map(|(value, expected)| (json(value), expected)));
 }
 
 #[test]
