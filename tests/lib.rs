@@ -297,8 +297,11 @@ impl Client {
 
     /// The next message; panics if the connection closes first.
     pub async fn recv(&mut self) -> ServerMessage {
+        // One deadline for the whole wait: the server's pings, skipped
+        // here, must not keep a test waiting for ever.
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+            let next = tokio::time::timeout_at(deadline, self.socket.next())
                 .await
                 .expect("a message within the test's patience");
             match next {
@@ -330,8 +333,9 @@ impl Client {
     /// Reads until the server closes the connection.
     pub async fn closed(&mut self) -> Closed {
         let mut messages = Vec::new();
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+            let next = tokio::time::timeout_at(deadline, self.socket.next())
                 .await
                 .expect("the server closes within the test's patience");
             match next {
