@@ -277,6 +277,15 @@ impl Client {
         self.socket.send(message).await.expect("send");
     }
 
+    /// Sends WebSocket messages written out together, so that all of them
+    /// are on their way before the server can answer the first.
+    pub async fn send_frames(&mut self, messages: impl IntoIterator<Item = Message>) {
+        for message in messages {
+            self.socket.feed(message).await.expect("send");
+        }
+        self.socket.flush().await.expect("send");
+    }
+
     /// Sends a move.
     pub async fn play(&mut self, text: &str) {
         self.send(&ClientMessage::Move {
@@ -288,8 +297,11 @@ impl Client {
 
     /// The next message; panics if the connection closes first.
     pub async fn recv(&mut self) -> ServerMessage {
+        // One deadline for the whole wait: the server's pings, skipped
+        // here, must not keep a test waiting for ever.
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+            let next = tokio::time::timeout_at(deadline, self.socket.next())
                 .await
                 .expect("a message within the test's patience");
             match next {
@@ -321,8 +333,9 @@ impl Client {
     /// Reads until the server closes the connection.
     pub async fn closed(&mut self) -> Closed {
         let mut messages = Vec::new();
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            let next = tokio::time::timeout(PATIENCE, self.socket.next())
+            let next = tokio::time::timeout_at(deadline, self.socket.next())
                 .await
                 .expect("the server closes within the test's patience");
             match next {

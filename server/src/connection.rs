@@ -16,8 +16,8 @@ use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus, RoomOptions,
-    ServerMessage,
+    self, ClientMessage, DecodeError, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus,
+    RoomOptions, ServerMessage,
 };
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
@@ -39,9 +39,6 @@ use crate::state::Shared;
 use crate::store::Player;
 
 mod accounts;
-
-/// The longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 24;
 
 /// The WebSocket settings for game traffic: small frames, a small read
 /// buffer, a bounded write buffer.
@@ -167,22 +164,19 @@ async fn run(
             }
             Ok(Some(Ok(message))) => message,
         };
+        if is_charged(&message) && !session.allow_message() {
+            break;
+        }
         match message {
-            Message::Binary(bytes) => {
-                if !session.allow_message() {
-                    break;
-                }
-                session.handle_frame(&bytes).await;
-            }
-            Message::Text(_) => {
-                if !session.allow_message() {
-                    break;
-                }
-                session.error(
-                    ErrorCode::TextFrame,
-                    "this protocol uses binary frames only",
-                );
-            }
+            Message::Binary(bytes) => session.handle_frame(&bytes).await,
+            Message::Text(_) if !session.greeted => session.error(
+                ErrorCode::HelloRequired,
+                "the first message must be hello, in a binary frame",
+            ),
+            Message::Text(_) => session.error(
+                ErrorCode::TextFrame,
+                "this protocol uses binary frames only",
+            ),
             Message::Close(_) => break,
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
         }
@@ -190,6 +184,13 @@ async fn run(
     session.disconnected().await;
     handle.close_quietly();
     let _ = writer.await;
+}
+
+/// Whether a frame from the client counts against its message rate limit:
+/// every frame but the close. Pings and pongs too: each costs the server a
+/// read, a ping a pong as well, so a ping flood is a message flood.
+fn is_charged(message: &Message) -> bool {
+    !matches!(message, Message::Close(_))
 }
 
 /// The close code sent with each fatal error.
@@ -301,19 +302,12 @@ async fn write_loop(
             .await;
         let close = CloseFrame {
             code: close_code(code),
-            reason: protocol_reason(code).into(),
+            reason: code.as_str().into(),
         };
         let _ = sink.send(Message::Close(Some(close))).await;
     };
     let _ = tokio::time::timeout(Duration::from_millis(500), farewell).await;
     handle.close_quietly();
-}
-
-/// The short close-frame reason: the error code's wire name.
-fn protocol_reason(code: ErrorCode) -> String {
-    let bytes = protocol::encode(&code);
-    // A code encodes as a MessagePack string; skip its one-byte header.
-    String::from_utf8_lossy(bytes.get(1..).unwrap_or_default()).into_owned()
 }
 
 /// A token bucket: `rate` per second on average, `burst` at once.
@@ -415,13 +409,37 @@ impl Session {
     }
 
     async fn handle_frame(&mut self, bytes: &[u8]) {
-        match protocol::decode_client(bytes) {
-            Ok(message) => self.handle(message).await,
-            Err(error) => {
-                bump(&self.shared.metrics.malformed_messages);
-                self.error(error.code(), error.to_string());
-            }
+        let error = match protocol::decode_client(bytes) {
+            Ok(message) => return self.handle(message).await,
+            Err(error) => error,
+        };
+        bump(&self.shared.metrics.malformed_messages);
+        match error {
+            // Whatever the frame was, it was not a hello: the document's
+            // one rule for a first message, and one close reason for it.
+            _ if !self.greeted => self.error(
+                ErrorCode::HelloRequired,
+                format!("the first message must be hello ({error})"),
+            ),
+            DecodeError::UnknownGame(game) => self.game_unavailable(&game),
+            error => self.error(error.code(), error.to_string()),
         }
+    }
+
+    /// Refuses a game this server does not deal, naming the ones it does.
+    fn game_unavailable(&self, game: &str) {
+        let offered: Vec<&str> = GameKind::ALL
+            .into_iter()
+            .filter(|&kind| self.shared.pool.deals(kind))
+            .map(GameKind::slug)
+            .collect();
+        self.error(
+            ErrorCode::GameUnavailable,
+            format!(
+                "this server does not deal {game}; it deals {}",
+                offered.join(", ")
+            ),
+        );
     }
 
     async fn handle(&mut self, message: ClientMessage) {
@@ -596,18 +614,10 @@ impl Session {
                 format!("this server speaks protocol version {PROTOCOL_VERSION}, not {version}"),
             );
         }
-        let name = name.trim();
-        if name.is_empty()
-            || name.chars().count() > MAX_NAME_CHARS
-            || name.chars().any(char::is_control)
-        {
-            return self.error(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "a name has 1 to {MAX_NAME_CHARS} characters, none of them control characters"
-                ),
-            );
-        }
+        let name = match protocol::display_name(name) {
+            Ok(name) => name,
+            Err(error) => return self.error(ErrorCode::InvalidRequest, error.to_string()),
+        };
         self.greeted = true;
         self.name = name.to_string();
         let config = &self.shared.config;
@@ -692,10 +702,7 @@ impl Session {
             );
         }
         if !self.shared.pool.deals(game) {
-            return self.error(
-                ErrorCode::GameUnavailable,
-                format!("this server does not deal {game}"),
-            );
+            return self.game_unavailable(game.slug());
         }
         if !self.shared.database.is_up() {
             // A race the server could not store is a race nobody can
@@ -724,10 +731,7 @@ impl Session {
 
     async fn quick_race(&mut self, game: GameKind) {
         if !self.shared.pool.deals(game) {
-            return self.error(
-                ErrorCode::GameUnavailable,
-                format!("this server does not deal {game}"),
-            );
+            return self.game_unavailable(game.slug());
         }
         for room in self.shared.registry.quick_race_candidates(game) {
             if self.try_enter(&room, self.join_command()).await.is_ok() {
@@ -833,9 +837,30 @@ mod tests {
     }
 
     #[test]
-    fn close_reasons_are_the_error_codes_wire_names() {
-        assert_eq!(protocol_reason(ErrorCode::RateLimited), "rate_limited");
-        assert_eq!(close_code(ErrorCode::RateLimited), CloseCode::Policy);
-        assert_eq!(close_code(ErrorCode::ShuttingDown), CloseCode::Away);
+    fn close_codes_follow_the_document() {
+        let check = |code: ErrorCode, close: CloseCode| {
+            assert_eq!(close_code(code), close, "{code:?}");
+        };
+        check(ErrorCode::RateLimited, CloseCode::Policy);
+        check(ErrorCode::HelloRequired, CloseCode::Policy);
+        check(ErrorCode::UnsupportedVersion, CloseCode::Policy);
+        check(ErrorCode::MalformedMessage, CloseCode::Size);
+        check(ErrorCode::ServerFull, CloseCode::Again);
+        check(ErrorCode::ShuttingDown, CloseCode::Away);
+        check(ErrorCode::IdleTimeout, CloseCode::Normal);
+    }
+
+    #[test]
+    fn every_frame_but_the_close_counts_against_the_rate_limit() {
+        use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+        let check = |message: Message, charged: bool| {
+            assert_eq!(is_charged(&message), charged, "{message:?}");
+        };
+        check(Message::binary(vec![0x80]), true);
+        check(Message::text("{}"), true);
+        check(Message::Ping(Bytes::new()), true);
+        check(Message::Pong(Bytes::from_static(b"pong")), true);
+        check(Message::Frame(Frame::ping(Bytes::new())), true);
+        check(Message::Close(None), false);
     }
 }

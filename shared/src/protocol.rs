@@ -16,6 +16,9 @@
 //! [`View`], never as [`Board`](crate::rules::Board); a deal's seed and salt
 //! appear only in [`Reveal`], sent after the race ends.
 
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -534,7 +537,11 @@ pub struct RaceRecord {
 /// ASCII letters, digits, `_` and `-`, starting with a letter. Names are
 /// unique without regard to case.
 pub fn valid_player_name(name: &str) -> bool {
-    (3..=MAX_PLAYER_NAME_CHARS).contains(&name.len())
+    // A registered name is shown in rooms as the display name, so it keeps
+    // that rule first (the ASCII rule implies it today; a wider alphabet
+    // later must not let bidirectional controls in).
+    display_name(name) == Ok(name)
+        && (3..=MAX_PLAYER_NAME_CHARS).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name
             .chars()
@@ -543,6 +550,73 @@ pub fn valid_player_name(name: &str) -> bool {
 
 /// The longest registered player's name.
 pub const MAX_PLAYER_NAME_CHARS: usize = 20;
+
+/// The longest display name (the name in [`ClientMessage::Hello`]), in
+/// characters.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
+
+/// Why a display name is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// Empty once trimmed, or longer than [`MAX_DISPLAY_NAME_CHARS`].
+    #[error("a name has 1 to {MAX_DISPLAY_NAME_CHARS} characters")]
+    Length,
+    /// A control character (`U+0000`-`U+001F`, `U+007F`-`U+009F`).
+    #[error("a name may not hold control characters")]
+    Control,
+    /// A bidirectional formatting character, which reorders the text shown
+    /// around the name.
+    #[error("a name may not hold bidirectional formatting characters")]
+    Bidi,
+    /// Nothing a reader can see: spaces, zero-width and format characters,
+    /// combining marks with no letter to sit on, blank letters.
+    #[error("a name needs a visible character")]
+    Invisible,
+}
+
+/// The bidirectional formatting characters: embeddings and overrides
+/// (`U+202A`-`U+202E`), isolates (`U+2066`-`U+2069`) and the implicit marks
+/// (`U+200E`, `U+200F`, `U+061C`). A name holding one could make the text
+/// after it (another name, a move, a rank) read in another order.
+fn is_bidi_control(character: char) -> bool {
+    matches!(character, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Whether a character shows nothing by itself: white space, format
+/// characters (`Cf`: zero-width space and joiners, word joiner, BOM, ...),
+/// combining marks (`M`), and the letters fonts draw blank (Hangul fillers,
+/// the blank Braille pattern), which are the usual way to fake an empty
+/// name.
+fn is_invisible(character: char) -> bool {
+    use finl_unicode::categories::CharacterCategories as _;
+    character.is_whitespace()
+        || character.is_format()
+        || character.is_mark()
+        || matches!(
+            character,
+            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+        )
+}
+
+/// Checks a display name (the `hello` name) and returns it trimmed of
+/// surrounding white space: 1 to [`MAX_DISPLAY_NAME_CHARS`] characters, no
+/// control or bidirectional formatting character, and at least one visible
+/// character. Zero-width joiners and combining marks may appear (emoji
+/// sequences and accents need them), but not alone.
+pub fn display_name(name: &str) -> Result<&str, NameError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_DISPLAY_NAME_CHARS {
+        Err(NameError::Length)
+    } else if name.chars().any(char::is_control) {
+        Err(NameError::Control)
+    } else if name.chars().any(is_bidi_control) {
+        Err(NameError::Bidi)
+    } else if name.chars().all(is_invisible) {
+        Err(NameError::Invisible)
+    } else {
+        Ok(name)
+    }
+}
 
 /// The per-connection limits a server enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -854,6 +928,95 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in the order of the document's table.
+    pub const ALL: [ErrorCode; 39] = [
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::HelloRequired,
+        ErrorCode::AlreadyGreeted,
+        ErrorCode::MalformedMessage,
+        ErrorCode::UnknownMessage,
+        ErrorCode::TextFrame,
+        ErrorCode::RateLimited,
+        ErrorCode::ServerFull,
+        ErrorCode::ShuttingDown,
+        ErrorCode::IdleTimeout,
+        ErrorCode::TooSlow,
+        ErrorCode::Replaced,
+        ErrorCode::InvalidRequest,
+        ErrorCode::GameUnavailable,
+        ErrorCode::TooManyRooms,
+        ErrorCode::RoomNotFound,
+        ErrorCode::RoomFull,
+        ErrorCode::RaceAlreadyStarted,
+        ErrorCode::AlreadyInRoom,
+        ErrorCode::NotInRoom,
+        ErrorCode::NotOwner,
+        ErrorCode::NotAPlayer,
+        ErrorCode::NotYourBoard,
+        ErrorCode::RaceNotStarted,
+        ErrorCode::RaceOver,
+        ErrorCode::BadNotation,
+        ErrorCode::IllegalMove,
+        ErrorCode::UndoNotAllowed,
+        ErrorCode::NothingToUndo,
+        ErrorCode::InvalidResumeToken,
+        ErrorCode::InvalidName,
+        ErrorCode::NameTaken,
+        ErrorCode::InvalidToken,
+        ErrorCode::NotAuthenticated,
+        ErrorCode::DailyAlreadyPlayed,
+        ErrorCode::RaceNotFound,
+        ErrorCode::ReplayNotYet,
+        ErrorCode::RegistrationLimited,
+        ErrorCode::Internal,
+    ];
+
+    /// The code's wire name, as serde writes it (e.g. `rate_limited`): also
+    /// the reason of the close frame that follows a fatal code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::HelloRequired => "hello_required",
+            ErrorCode::AlreadyGreeted => "already_greeted",
+            ErrorCode::MalformedMessage => "malformed_message",
+            ErrorCode::UnknownMessage => "unknown_message",
+            ErrorCode::TextFrame => "text_frame",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ServerFull => "server_full",
+            ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::IdleTimeout => "idle_timeout",
+            ErrorCode::TooSlow => "too_slow",
+            ErrorCode::Replaced => "replaced",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::GameUnavailable => "game_unavailable",
+            ErrorCode::TooManyRooms => "too_many_rooms",
+            ErrorCode::RoomNotFound => "room_not_found",
+            ErrorCode::RoomFull => "room_full",
+            ErrorCode::RaceAlreadyStarted => "race_already_started",
+            ErrorCode::AlreadyInRoom => "already_in_room",
+            ErrorCode::NotInRoom => "not_in_room",
+            ErrorCode::NotOwner => "not_owner",
+            ErrorCode::NotAPlayer => "not_a_player",
+            ErrorCode::NotYourBoard => "not_your_board",
+            ErrorCode::RaceNotStarted => "race_not_started",
+            ErrorCode::RaceOver => "race_over",
+            ErrorCode::BadNotation => "bad_notation",
+            ErrorCode::IllegalMove => "illegal_move",
+            ErrorCode::UndoNotAllowed => "undo_not_allowed",
+            ErrorCode::NothingToUndo => "nothing_to_undo",
+            ErrorCode::InvalidResumeToken => "invalid_resume_token",
+            ErrorCode::InvalidName => "invalid_name",
+            ErrorCode::NameTaken => "name_taken",
+            ErrorCode::InvalidToken => "invalid_token",
+            ErrorCode::NotAuthenticated => "not_authenticated",
+            ErrorCode::DailyAlreadyPlayed => "daily_already_played",
+            ErrorCode::RaceNotFound => "race_not_found",
+            ErrorCode::ReplayNotYet => "replay_not_yet",
+            ErrorCode::RegistrationLimited => "registration_limited",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
     /// Whether a player closed with this error may take its seat back with
     /// its resume token (the server said "resume to catch up"): the seat is
     /// kept, unlike after `replaced` or `shutting_down`.
@@ -880,12 +1043,17 @@ impl ErrorCode {
 /// A frame that is not a message of this protocol.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
-    /// Not MessagePack, or not a map with a `type`, or fields missing.
+    /// Not MessagePack, not a map with string keys and a string `type`, or
+    /// a known type whose fields are missing or of the wrong type.
     #[error("malformed message: {0}")]
     Malformed(String),
     /// A map whose `type` names no message of this protocol.
     #[error("unknown message type {0:?}")]
     Unknown(String),
+    /// A message that names a game (`create_room`, `quick_race`,
+    /// `daily_play`, `leaderboard`) with a name no game of this protocol has.
+    #[error("no game is called {0:?}")]
+    UnknownGame(String),
 }
 
 impl DecodeError {
@@ -894,6 +1062,7 @@ impl DecodeError {
         match self {
             DecodeError::Malformed(_) => ErrorCode::MalformedMessage,
             DecodeError::Unknown(_) => ErrorCode::UnknownMessage,
+            DecodeError::UnknownGame(_) => ErrorCode::GameUnavailable,
         }
     }
 }
@@ -906,30 +1075,114 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     rmp_serde::to_vec_named(message).unwrap_or_default()
 }
 
-fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, DecodeError> {
+/// The client messages with a `game` field: a game name that is not one of
+/// [`GameKind`]'s is `game_unavailable`, not a malformed message, so that a
+/// client asking for a game this protocol lacks is told so.
+const GAME_MESSAGES: [&str; 4] = ["create_room", "quick_race", "daily_play", "leaderboard"];
+
+/// Decodes in two steps, so that what is wrong is told from the `type` tag
+/// and never from a library's error text: first the frame must be a map
+/// with string keys and a string `type` (an integer `type`, which rmp-serde
+/// would read as a variant's index, is malformed); then the type must be
+/// one of `T`'s; then its fields must decode.
+fn decode<T: DeserializeOwned>(bytes: &[u8], game_messages: &[&str]) -> Result<T, DecodeError> {
+    let TypeTag(tag) =
+        rmp_serde::from_slice(bytes).map_err(|error| DecodeError::Malformed(error.to_string()))?;
+    if !is_known_type::<T>(&tag) {
+        return Err(DecodeError::Unknown(tag));
+    }
     rmp_serde::from_slice(bytes).map_err(|error| {
         #[derive(Deserialize)]
-        struct Tagged {
-            #[serde(rename = "type")]
-            kind: String,
+        struct GameName {
+            game: String,
         }
-        match rmp_serde::from_slice::<Tagged>(bytes) {
-            Ok(tagged) if error.to_string().contains("unknown variant") => {
-                DecodeError::Unknown(tagged.kind)
-            }
-            _ => DecodeError::Malformed(error.to_string()),
+        let unknown_game = rmp_serde::from_slice::<GameName>(bytes)
+            .ok()
+            .filter(|_| game_messages.contains(&tag.as_str()))
+            .filter(|named| GameKind::ALL.iter().all(|game| game.slug() != named.game));
+        match unknown_game {
+            Some(named) => DecodeError::UnknownGame(named.game),
+            None => DecodeError::Malformed(error.to_string()),
         }
     })
 }
 
+/// The `type` of a message, read from a map with string keys; every other
+/// value is skipped unread.
+struct TypeTag(String);
+
+impl<'de> Deserialize<'de> for TypeTag {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<TypeTag, D::Error> {
+        struct TagVisitor;
+
+        impl<'de> de::Visitor<'de> for TagVisitor {
+            type Value = TypeTag;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a map with string keys and a string `type`")
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<TypeTag, A::Error> {
+                let mut tag = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "type" {
+                        map.next_value::<de::IgnoredAny>()?;
+                    } else if tag.is_some() {
+                        return Err(de::Error::duplicate_field("type"));
+                    } else {
+                        tag = Some(map.next_value::<String>()?);
+                    }
+                }
+                tag.map(TypeTag)
+                    .ok_or_else(|| de::Error::missing_field("type"))
+            }
+        }
+
+        deserializer.deserialize_map(TagVisitor)
+    }
+}
+
+/// Whether the internally tagged enum `T` has a message whose `type` is
+/// `tag`. Serde itself is asked, with an error type that tells "unknown
+/// variant" from every other failure (a known type's fields are missing
+/// here): no list of names to keep in step with the enum by hand.
+fn is_known_type<T: DeserializeOwned>(tag: &str) -> bool {
+    #[derive(Debug)]
+    enum Probe {
+        UnknownVariant,
+        Other,
+    }
+
+    impl fmt::Display for Probe {
+        fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(formatter, "{self:?}")
+        }
+    }
+
+    impl std::error::Error for Probe {}
+
+    impl de::Error for Probe {
+        fn custom<M: fmt::Display>(_: M) -> Probe {
+            Probe::Other
+        }
+
+        fn unknown_variant(_: &str, _: &'static [&'static str]) -> Probe {
+            Probe::UnknownVariant
+        }
+    }
+
+    let only_the_tag = de::value::MapDeserializer::<_, Probe>::new(std::iter::once(("type", tag)));
+    !matches!(T::deserialize(only_the_tag), Err(Probe::UnknownVariant))
+}
+
 /// Decodes a client's frame.
 pub fn decode_client(bytes: &[u8]) -> Result<ClientMessage, DecodeError> {
-    decode(bytes)
+    decode(bytes, &GAME_MESSAGES)
 }
 
 /// Decodes a server's frame.
 pub fn decode_server(bytes: &[u8]) -> Result<ServerMessage, DecodeError> {
-    decode(bytes)
+    decode(bytes, &[])
 }
 
 /// The commitment to a deal: lower-case hex SHA-256 of the ASCII text

@@ -3,7 +3,8 @@
 
 use patience_shared::protocol::{self, ClientMessage, ErrorCode, RoomOptions, ServerMessage};
 use patience_shared::rules::MoveError;
-use patience_tests::{Client, first_deal, start_server, two_player_race};
+use patience_tests::{Client, Closed, first_deal, start_server, two_player_race};
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
@@ -167,6 +168,220 @@ async fn handshake_errors_close_the_connection() {
     server.shutdown().await;
 }
 
+/// A close frame's code and reason, as the client read them.
+fn close_of(closed: &Closed) -> Option<(CloseCode, String)> {
+    closed
+        .frame
+        .as_ref()
+        .map(|frame| (frame.code, frame.reason.as_str().to_string()))
+}
+
+#[tokio::test]
+async fn every_first_message_but_hello_closes_with_the_code_it_reports() {
+    let server = start_server(|_| {}).await;
+    let hello = |version: u32| {
+        protocol::encode(&ClientMessage::Hello {
+            version,
+            name: "ada".to_string(),
+        })
+    };
+    let cases = [
+        (
+            "another version",
+            Message::binary(hello(2)),
+            ErrorCode::UnsupportedVersion,
+        ),
+        (
+            "not hello",
+            Message::binary(protocol::encode(&ClientMessage::Resign)),
+            ErrorCode::HelloRequired,
+        ),
+        (
+            "not MessagePack",
+            Message::binary(vec![0xc1, 0xff]),
+            ErrorCode::HelloRequired,
+        ),
+        (
+            "an unknown type",
+            Message::binary(protocol::encode(&json!({"type": "teleport"}))),
+            ErrorCode::HelloRequired,
+        ),
+        (
+            "a hello with a field missing",
+            Message::binary(protocol::encode(&json!({"type": "hello", "version": 1}))),
+            ErrorCode::HelloRequired,
+        ),
+        (
+            "an integer type",
+            Message::binary(protocol::encode(
+                &json!({"type": 0, "version": 1, "name": "ada"}),
+            )),
+            ErrorCode::HelloRequired,
+        ),
+        (
+            "a text frame",
+            Message::text(r#"{"type":"hello","version":1,"name":"ada"}"#),
+            ErrorCode::HelloRequired,
+        ),
+    ];
+    for (what, first, code) in cases {
+        let mut client = Client::connect(&server).await;
+        client.send_frame(first).await;
+        let closed = client.closed().await;
+        let codes: Vec<_> = closed.messages.iter().filter_map(error_code).collect();
+        assert_eq!(codes, [code], "{what}: {closed:?}");
+        assert_eq!(
+            close_of(&closed),
+            Some((CloseCode::Policy, code.as_str().to_string())),
+            "{what}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hello_with_a_bad_name_may_be_said_again() {
+    let server = start_server(|_| {}).await;
+    let mut client = Client::connect(&server).await;
+    for name in [
+        "\u{202E}ada",
+        "ada\u{2066}",
+        "\u{200B}\u{200D}",
+        " \u{3164} ",
+        "\u{301}",
+        "",
+    ] {
+        client
+            .send(&ClientMessage::Hello {
+                version: 1,
+                name: name.to_string(),
+            })
+            .await;
+        // The very next message: a welcome here would be a name let in.
+        let answer = client.recv().await;
+        assert!(
+            matches!(
+                answer,
+                ServerMessage::Error {
+                    code: ErrorCode::InvalidRequest,
+                    ..
+                }
+            ),
+            "{name:?}: {answer:?}"
+        );
+    }
+    client.say_hello("Zoe\u{308}").await;
+    // The account path keeps the same rule, and its own stricter one.
+    for name in ["\u{202E}ada", "ada\u{200F}", "\u{200B}ada"] {
+        client
+            .send(&ClientMessage::Register {
+                name: name.to_string(),
+            })
+            .await;
+        let answer = client.recv().await;
+        assert!(
+            matches!(
+                answer,
+                ServerMessage::Error {
+                    code: ErrorCode::InvalidName,
+                    ..
+                }
+            ),
+            "{name:?}: {answer:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_game_this_server_lacks_is_game_unavailable_naming_the_games_it_deals() {
+    let server = start_server(|_| {}).await;
+    let mut ada = Client::hello(&server, "ada").await;
+    let requests = [
+        json!({"type": "create_room", "game": "klondike", "max_players": 2, "public": false}),
+        json!({"type": "quick_race", "game": "klondike"}),
+        json!({"type": "daily_play", "game": "klondike"}),
+        json!({"type": "leaderboard", "game": "klondike"}),
+        // A game of the protocol that this server (Three Blind Mice only)
+        // does not deal.
+        json!({"type": "create_room", "game": "indian", "max_players": 2, "public": false}),
+        json!({"type": "quick_race", "game": "virginia-reel"}),
+    ];
+    for request in requests {
+        ada.send_raw(protocol::encode(&request)).await;
+        match ada.recv().await {
+            ServerMessage::Error {
+                code: ErrorCode::GameUnavailable,
+                message,
+            } => assert!(
+                message.ends_with("it deals three-blind-mice"),
+                "{request}: {message}"
+            ),
+            other => panic!("{request}: expected game_unavailable, got {other:?}"),
+        }
+    }
+    // Ada is still served.
+    ada.create_room(2, RoomOptions::default()).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_integer_type_is_malformed_not_a_variant_index() {
+    let server = start_server(|_| {}).await;
+    let mut ada = Client::hello(&server, "ada").await;
+    // rmp-serde would read 5 as the sixth message, leave (not_in_room), and
+    // 2 as join_room (room_not_found).
+    for request in [
+        json!({"type": 5}),
+        json!({"type": 2, "code": "QQQQQQ"}),
+        json!({"type": -1}),
+    ] {
+        ada.send_raw(protocol::encode(&request)).await;
+        assert_eq!(
+            ada.next_error().await,
+            ErrorCode::MalformedMessage,
+            "{request}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_ping_flood_is_rate_limited_like_a_message_flood() {
+    let server = start_server(|config| {
+        config.messages_per_second = 5;
+        config.message_burst = 10;
+    })
+    .await;
+    let mut flood = Client::hello(&server, "flood").await;
+    flood
+        .send_frames((0..50).map(|_| Message::Ping(Vec::new().into())))
+        .await;
+    let closed = flood.closed().await;
+    assert!(
+        closed
+            .messages
+            .iter()
+            .any(|message| error_code(message) == Some(ErrorCode::RateLimited)),
+        "{closed:?}"
+    );
+    assert_eq!(
+        close_of(&closed),
+        Some((CloseCode::Policy, "rate_limited".to_string()))
+    );
+    // Unsolicited pongs count the same.
+    let mut pongs = Client::hello(&server, "pongs").await;
+    pongs
+        .send_frames((0..50).map(|_| Message::Pong(Vec::new().into())))
+        .await;
+    assert_eq!(
+        close_of(&pongs.closed().await),
+        Some((CloseCode::Policy, "rate_limited".to_string()))
+    );
+    Client::hello(&server, "calm").await;
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_oversized_frame_closes_the_connection() {
     let server = start_server(|_| {}).await;
@@ -201,8 +416,8 @@ async fn flooding_is_rate_limited_with_close_code_1008() {
         "{closed:?}"
     );
     assert_eq!(
-        closed.frame.map(|frame| frame.code),
-        Some(CloseCode::Policy)
+        close_of(&closed),
+        Some((CloseCode::Policy, "rate_limited".to_string()))
     );
     // Others are still served.
     Client::hello(&server, "calm").await;

@@ -132,10 +132,7 @@ impl Session {
             );
         };
         if !self.shared.pool.deals(game) {
-            return self.error(
-                ErrorCode::GameUnavailable,
-                format!("this server does not deal {game}"),
-            );
+            return self.game_unavailable(game.slug());
         }
         // An attempt already open here (this game's, or another's, whose
         // clock keeps running) is let go: this request opens the one asked.

@@ -570,81 +570,292 @@ fn the_document_shows_every_message_with_its_bytes() {
 #[test]
 fn every_error_code_is_in_the_document() {
     let document = include_str!("../../../docs/PROTOCOL.md");
-    let codes = [
-        ErrorCode::UnsupportedVersion,
-        ErrorCode::HelloRequired,
-        ErrorCode::AlreadyGreeted,
-        ErrorCode::MalformedMessage,
-        ErrorCode::UnknownMessage,
-        ErrorCode::TextFrame,
-        ErrorCode::RateLimited,
-        ErrorCode::ServerFull,
-        ErrorCode::ShuttingDown,
-        ErrorCode::IdleTimeout,
-        ErrorCode::TooSlow,
-        ErrorCode::Replaced,
-        ErrorCode::InvalidRequest,
-        ErrorCode::GameUnavailable,
-        ErrorCode::TooManyRooms,
-        ErrorCode::RoomNotFound,
-        ErrorCode::RoomFull,
-        ErrorCode::RaceAlreadyStarted,
-        ErrorCode::AlreadyInRoom,
-        ErrorCode::NotInRoom,
-        ErrorCode::NotOwner,
-        ErrorCode::NotAPlayer,
-        ErrorCode::NotYourBoard,
-        ErrorCode::RaceNotStarted,
-        ErrorCode::RaceOver,
-        ErrorCode::BadNotation,
-        ErrorCode::IllegalMove,
-        ErrorCode::UndoNotAllowed,
-        ErrorCode::NothingToUndo,
-        ErrorCode::InvalidResumeToken,
-        ErrorCode::InvalidName,
-        ErrorCode::NameTaken,
-        ErrorCode::InvalidToken,
-        ErrorCode::NotAuthenticated,
-        ErrorCode::DailyAlreadyPlayed,
-        ErrorCode::RaceNotFound,
-        ErrorCode::ReplayNotYet,
-        ErrorCode::RegistrationLimited,
-        ErrorCode::Internal,
-    ];
-    for code in codes {
-        let name = serde_json::to_string(&code).unwrap_or_default();
-        let name = name.trim_matches('"');
+    for code in ErrorCode::ALL {
+        let name = code.as_str();
         assert!(
-            document.contains(&format!("`{name}`")),
-            "{name} is not documented"
+            document.contains(&format!("| `{name}` |")),
+            "{name} is not in the table of errors"
         );
     }
 }
 
 #[test]
+fn every_error_code_is_named_as_serde_names_it() {
+    let names: std::collections::HashSet<&str> =
+        ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+    assert_eq!(names.len(), ErrorCode::ALL.len(), "ALL lists a code twice");
+    for code in ErrorCode::ALL {
+        let name = code.as_str();
+        assert_eq!(
+            serde_json::to_value(code).ok(),
+            Some(serde_json::Value::from(name)),
+            "{code:?}"
+        );
+        // On the wire: a MessagePack string of the same text.
+        assert_eq!(encode(&code), encode(&name), "{code:?}");
+        let decoded: Result<ErrorCode, _> = rmp_serde::from_slice(&encode(&name));
+        assert_eq!(decoded.ok(), Some(code), "{name}");
+    }
+}
+
+/// What decoding a client's frame gives, in short.
+#[derive(Debug, PartialEq, Eq)]
+enum Decoded {
+    Message,
+    Malformed,
+    Unknown(String),
+    UnknownGame(String),
+}
+
+/// Decodes each frame and checks what it gives; every mismatch is reported
+/// at once, not only the first.
+fn check_decode(cases: impl IntoIterator<Item = (Vec<u8>, Decoded)>) {
+    let mut wrong = Vec::new();
+    for (bytes, expected) in cases {
+        let decoded = match decode_client(&bytes) {
+            Ok(_) => Decoded::Message,
+            Err(DecodeError::Malformed(_)) => Decoded::Malformed,
+            Err(DecodeError::Unknown(kind)) => Decoded::Unknown(kind),
+            Err(DecodeError::UnknownGame(game)) => Decoded::UnknownGame(game),
+        };
+        if decoded != expected {
+            wrong.push(format!(
+                "{}: {decoded:?}, expected {expected:?}",
+                hex_lines(&bytes).trim_end()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+fn json(value: serde_json::Value) -> Vec<u8> {
+    encode(&value)
+}
+
+#[test]
 fn malformed_and_unknown_frames_are_told_apart() {
-    assert!(matches!(
-        decode_client(&[0xc1]),
-        Err(DecodeError::Malformed(_))
-    ));
-    assert!(matches!(
-        decode_client(b"\x81\xa4type\xa5dance"),
-        Err(DecodeError::Unknown(kind)) if kind == "dance"
-    ));
-    // A known type with a field missing is malformed, not unknown.
-    assert!(matches!(
-        decode_client(b"\x81\xa4type\xa4move"),
-        Err(DecodeError::Malformed(_))
-    ));
-    // The optional seat of a move may be omitted or nil.
-    let nil_seat = encode(&serde_json::json!({"type": "move", "text": "s", "seat": null}));
-    assert_eq!(
-        decode_client(&nil_seat),
-        Ok(ClientMessage::Move {
-            text: "s".to_string(),
-            seat: None
-        })
-    );
+    use serde_json::json as j;
+    let cases = [
+        // Not MessagePack; not a map; no type; a type that is no string.
+        (vec![0xc1], Decoded::Malformed),
+        (json(j!(["move", "7h>4"])), Decoded::Malformed),
+        (json(j!("move")), Decoded::Malformed),
+        (json(j!({"text": "7h>4"})), Decoded::Malformed),
+        (json(j!({"type": null})), Decoded::Malformed),
+        // rmp-serde would read an integer type as a variant's index (3 is
+        // join_room, 5 leave).
+        (json(j!({"type": 3})), Decoded::Malformed),
+        (json(j!({"type": 5})), Decoded::Malformed),
+        (json(j!({"type": 3, "code": "K7PQ3M"})), Decoded::Malformed),
+        (json(j!({"type": true})), Decoded::Malformed),
+        // A key that is not a string.
+        (
+            b"\x82\xa4type\xa4move\x00\xa1s".to_vec(),
+            Decoded::Malformed,
+        ),
+        // Two types.
+        (
+            b"\x82\xa4type\xa5leave\xa4type\xa6resign".to_vec(),
+            Decoded::Malformed,
+        ),
+        // Unknown types, whatever their fields.
+        (
+            b"\x81\xa4type\xa5dance".to_vec(),
+            Decoded::Unknown("dance".into()),
+        ),
+        (
+            json(j!({"type": "teleport", "to": 3})),
+            Decoded::Unknown("teleport".into()),
+        ),
+        (
+            json(j!({"type": "Leave"})),
+            Decoded::Unknown("Leave".into()),
+        ),
+        (json(j!({"type": ""})), Decoded::Unknown("".into())),
+        // A known type with a field missing or of the wrong type is malformed.
+        (b"\x81\xa4type\xa4move".to_vec(), Decoded::Malformed),
+        (json(j!({"type": "move", "text": 7})), Decoded::Malformed),
+        (
+            json(j!({"type": "join_room", "code": null})),
+            Decoded::Malformed,
+        ),
+        // The optional seat of a move may be omitted or nil; unknown keys
+        // are ignored, wherever the type comes.
+        (
+            json(j!({"type": "move", "text": "s", "seat": null})),
+            Decoded::Message,
+        ),
+        (
+            json(j!({"text": "s", "type": "move", "later": [1, 2]})),
+            Decoded::Message,
+        ),
+        (json(j!({"type": "leave"})), Decoded::Message),
+    ];
+    check_decode(cases);
+}
+
+#[test]
+fn a_game_this_protocol_lacks_is_unknown_game_not_malformed() {
+    use serde_json::json as j;
+    let cases = [
+        (
+            j!({"type": "create_room", "game": "klondike", "max_players": 2, "public": false}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
+        (
+            j!({"type": "quick_race", "game": "klondike"}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
+        (
+            j!({"type": "daily_play", "game": "spider"}),
+            Decoded::UnknownGame("spider".into()),
+        ),
+        (
+            j!({"type": "leaderboard", "game": "freecell", "date": null}),
+            Decoded::UnknownGame("freecell".into()),
+        ),
+        // The wire takes slugs only: the command line's aliases are unknown.
+        (
+            j!({"type": "quick_race", "game": "tbm"}),
+            Decoded::UnknownGame("tbm".into()),
+        ),
+        (
+            j!({"type": "quick_race", "game": "Indian"}),
+            Decoded::UnknownGame("Indian".into()),
+        ),
+        // The game is told first, whatever else is wrong.
+        (
+            j!({"type": "create_room", "game": "klondike"}),
+            Decoded::UnknownGame("klondike".into()),
+        ),
+        // A known game with another field wrong; a game that is no string.
+        (
+            j!({"type": "create_room", "game": "indian", "max_players": "two", "public": false}),
+            Decoded::Malformed,
+        ),
+        (j!({"type": "quick_race", "game": 1}), Decoded::Malformed),
+        (j!({"type": "quick_race"}), Decoded::Malformed),
+        // Messages without a game field keep their own errors.
+        (
+            j!({"type": "join_room", "game": "klondike"}),
+            Decoded::Malformed,
+        ),
+        (
+            j!({"type": "quick_race", "game": "midshipman"}),
+            Decoded::Message,
+        ),
+    ];
+    check_decode(cases.map(|(value, expected)| (json(value), expected)));
+}
+
+#[test]
+fn game_messages_are_the_client_messages_with_a_game() {
+    for (name, message) in client_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert_eq!(
+            GAME_MESSAGES.contains(&kind),
+            value.get("game").is_some(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn every_message_type_is_known_and_no_other() {
+    for (name, message) in client_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert!(is_known_type::<ClientMessage>(kind), "{name}");
+        assert!(!is_known_type::<ServerMessage>(kind), "{name}");
+    }
+    for (name, message) in server_examples() {
+        let value = serde_json::to_value(&message).unwrap_or_default();
+        let kind = value["type"].as_str().unwrap_or_default();
+        assert!(is_known_type::<ServerMessage>(kind), "{name}");
+    }
+    for kind in ["", "dance", "Move", "move ", "create-room"] {
+        assert!(!is_known_type::<ClientMessage>(kind), "{kind:?}");
+    }
+}
+
+#[test]
+fn display_names_follow_the_rules() {
+    let check = |name: &str, expected: Result<&str, NameError>| {
+        assert_eq!(display_name(name), expected, "{name:?}");
+    };
+    let accepted = [
+        ("ada", "ada"),
+        ("  Ada Lovelace  ", "Ada Lovelace"),
+        ("ada\n", "ada"),
+        ("Zoë", "Zoë"),
+        // Combining marks and zero-width joiners that sit on something.
+        ("Zoe\u{308}", "Zoe\u{308}"),
+        (
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+            "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
+        ),
+        ("a\u{200B}b", "a\u{200B}b"),
+        // Right-to-left scripts need no control to show right to left.
+        ("\u{5D0}\u{5D1}\u{5D2}", "\u{5D0}\u{5D1}\u{5D2}"),
+        (
+            "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}",
+            "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64A}\u{629}",
+        ),
+        ("\u{4E2D}\u{6587}", "\u{4E2D}\u{6587}"),
+        ("123456789012345678901234", "123456789012345678901234"),
+    ];
+    for (name, trimmed) in accepted {
+        check(name, Ok(trimmed));
+    }
+    let refused = [
+        ("", NameError::Length),
+        ("   ", NameError::Length),
+        ("1234567890123456789012345", NameError::Length),
+        ("a\nda", NameError::Control),
+        ("a\u{7}da", NameError::Control),
+        ("a\u{85}da", NameError::Control),
+        // Every bidirectional formatting character, anywhere in the name.
+        ("\u{202A}ada", NameError::Bidi),
+        ("ada\u{202B}", NameError::Bidi),
+        ("a\u{202C}da", NameError::Bidi),
+        ("\u{202D}ada", NameError::Bidi),
+        ("\u{202E}ada", NameError::Bidi),
+        ("\u{2066}ada\u{2069}", NameError::Bidi),
+        ("\u{2067}ada", NameError::Bidi),
+        ("\u{2068}ada", NameError::Bidi),
+        ("ada\u{200E}", NameError::Bidi),
+        ("ada\u{200F}", NameError::Bidi),
+        ("ada\u{61C}", NameError::Bidi),
+        // Nothing to see.
+        ("\u{200B}", NameError::Invisible),
+        ("\u{200B}\u{200C}\u{200D}", NameError::Invisible),
+        ("\u{2060}", NameError::Invisible),
+        ("\u{FEFF}\u{FEFF}", NameError::Invisible),
+        ("\u{AD}", NameError::Invisible),
+        ("\u{301}\u{302}\u{20DD}", NameError::Invisible),
+        (" \u{200B} \u{3000} ", NameError::Invisible),
+        ("\u{3164}", NameError::Invisible),
+        ("\u{115F}\u{1160}", NameError::Invisible),
+        ("\u{FFA0}", NameError::Invisible),
+        ("\u{2800}\u{2800}", NameError::Invisible),
+        ("\u{E0041}\u{E0044}\u{E0041}", NameError::Invisible),
+    ];
+    for (name, error) in refused {
+        check(name, Err(error));
+    }
+}
+
+#[test]
+fn registered_names_are_display_names_too() {
+    // A name refused as a display name is refused for an account.
+    for name in ["\u{202E}ada", "ada\u{200F}", "\u{200B}ada", "ada\u{3164}"] {
+        assert!(!valid_player_name(name), "{name:?}");
+    }
+    for name in ["ada", "Ada_Lovelace-1815"] {
+        assert_eq!(display_name(name), Ok(name));
+        assert!(valid_player_name(name), "{name}");
+    }
 }
 
 #[test]
