@@ -1491,5 +1491,8 @@ fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
     }
 }
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 #[cfg(test)]
 mod tests;
