@@ -177,28 +177,16 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         .spawn(listener::accept_loop(Arc::clone(&shared), listener));
     let sweeper = Arc::clone(&shared);
     shared.tracker.spawn(async move {
-        let Shared {
-            daily,
-            clock,
-            config,
-            shutdown,
-            ..
-        } = &*sweeper;
-        daily
-            .sweep_forever(clock, config.daily_sweep_interval_ms, shutdown)
+        let period = sweeper.config.daily_sweep_interval_ms;
+        (sweeper.daily)
+            .sweep_forever(&sweeper.clock, period, &sweeper.shutdown)
             .await;
     });
     let preparer = Arc::clone(&shared);
     shared.tracker.spawn(async move {
-        let Shared {
-            daily,
-            clock,
-            config,
-            shutdown,
-            ..
-        } = &*preparer;
-        daily
-            .prepare_forever(clock, &config.deal_games, shutdown)
+        let games = &preparer.config.deal_games;
+        (preparer.daily)
+            .prepare_forever(&preparer.clock, games, &preparer.shutdown)
             .await;
     });
     let admin_address = admin.map(|(admin, local)| {

@@ -63,7 +63,6 @@ pub fn restore(context: &RoomContext, saved: SuspendedRoom) -> Result<RoomHandle
         saved.max_players,
     ));
     let code: Arc<str> = Arc::from(saved.code.as_str());
-    let game = saved.game;
     let core = RoomCore::restore(
         saved,
         context.settings,
@@ -82,15 +81,7 @@ pub fn restore(context: &RoomContext, saved: SuspendedRoom) -> Result<RoomHandle
             reason: "a room with that code is open".to_string(),
         });
     }
-    spawn(
-        context,
-        core,
-        handle.clone(),
-        game,
-        summary,
-        inbox,
-        commands,
-    );
+    spawn(context, core, &handle, commands);
     Ok(handle)
 }
 
@@ -125,34 +116,24 @@ pub fn create(
         fresh_seed(),
         context.clock.now_ms(),
     );
-    spawn(
-        context,
-        core,
-        handle.clone(),
-        game,
-        summary,
-        inbox,
-        commands,
-    );
+    spawn(context, core, &handle, commands);
     handle
 }
 
 fn spawn(
     context: &RoomContext,
     core: RoomCore,
-    handle: RoomHandle,
-    game: GameKind,
-    summary: Arc<RoomSummary>,
-    inbox: mpsc::Sender<Command>,
+    handle: &RoomHandle,
     commands: mpsc::Receiver<Command>,
 ) {
+    let game = handle.summary.game;
     let actor = Actor {
         context: context.clone(),
         core,
         code: Arc::clone(&handle.code),
         game,
-        summary,
-        inbox,
+        summary: Arc::clone(&handle.summary),
+        inbox: handle.commands.clone(),
         connections: HashMap::new(),
     };
     gauge(&context.metrics.rooms, 1);
