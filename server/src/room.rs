@@ -338,12 +338,11 @@ impl Room {
             // gets one snapshot of the latest state (coalescing).
             let catch_up = (!self.behind.is_empty())
                 .then(|| Bytes::from(protocol::encode(&self.snapshot_message(None))));
-            let capacity = self.shared.config.outbox_capacity;
             let before = self.spectators.len();
             let behind = &mut self.behind;
             self.spectators.retain(|conn| {
                 let sent = match (&catch_up, behind.contains(&conn.id)) {
-                    (Some(snapshot), true) if conn.free_slots() * 2 >= capacity => conn
+                    (Some(snapshot), true) if conn.has_room_to_catch_up() => conn
                         .send(snapshot.clone())
                         .map(|()| behind.remove(&conn.id)),
                     (_, true) => Ok(true),
@@ -658,7 +657,7 @@ impl Room {
             .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
             .map(|event| event.frame.clone())
             .collect();
-        let fits = missed.len() < self.shared.config.outbox_capacity.saturating_sub(2);
+        let fits = conn.has_room_for(missed.len(), missed.iter().map(Bytes::len).sum());
         if last_seq <= self.seq && kept_from <= last_seq + 1 && fits {
             for frame in missed {
                 if conn.send(frame).is_err() {
