@@ -495,7 +495,10 @@ mod tests {
         assert_eq!(config.outbox_bytes, 4096);
         assert_eq!(config.write_timeout_ms, 100);
         assert_eq!(config.farewell_timeout_ms, 200);
-        assert_eq!(config.socket_send_buffer_bytes, None, "0 keeps the system's");
+        assert_eq!(
+            config.socket_send_buffer_bytes, None,
+            "0 keeps the system's"
+        );
         let too_small = Cli::parse_from(["patience-server", "--outbox-bytes", "100"]);
         assert!(too_small.into_config().is_err());
     }

@@ -208,7 +208,10 @@ mod tests {
             .iter()
             .map(|&size| handle.send(frame(size)).is_ok())
             .collect();
-        assert_eq!(taken, expected, "{max_frames} frames, {max_bytes} bytes, {sizes:?}");
+        assert_eq!(
+            taken, expected,
+            "{max_frames} frames, {max_bytes} bytes, {sizes:?}"
+        );
     }
 
     #[test]

@@ -200,10 +200,7 @@ async fn main() -> anyhow::Result<()> {
         .context("the url names no host")?
         .parse::<SocketAddr>()
         .context("the url's host must be IP:PORT")?;
-    anyhow::ensure!(
-        (2..=8).contains(&cli.players),
-        "a room has 2 to 8 players"
-    );
+    anyhow::ensure!((2..=8).contains(&cli.players), "a room has 2 to 8 players");
     let start = Instant::now();
     let measure_from = start + Duration::from_secs(cli.warmup_s);
     let measure_until = measure_from + Duration::from_secs(cli.duration_s);
@@ -228,9 +225,7 @@ async fn main() -> anyhow::Result<()> {
         let plan = Arc::clone(&plan);
         let stats = Arc::clone(&stats);
         rooms.push(tokio::spawn(async move {
-            if let Err(error) =
-                run_room(room, &plan, &stats, stall_player, stall_spectator).await
-            {
+            if let Err(error) = run_room(room, &plan, &stats, stall_player, stall_spectator).await {
                 stats.errors.fetch_add(1, Ordering::Relaxed);
                 eprintln!("room {room}: {error:#}");
             }
@@ -419,8 +414,7 @@ async fn race(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut next_mover = 0usize;
     // Per seat: (the racer's move count after a move, when it was sent).
-    let mut sent: Vec<VecDeque<(u32, Instant)>> =
-        vec![VecDeque::new(); usize::from(plan.players)];
+    let mut sent: Vec<VecDeque<(u32, Instant)>> = vec![VecDeque::new(); usize::from(plan.players)];
     let mut variation = room as u64;
     let stall_at = tokio::time::Instant::from_std(plan.measure_from);
     let stall_timer = tokio::time::sleep_until(stall_at);
@@ -479,10 +473,10 @@ async fn race(
                 if plan.measuring(now) {
                     stats.moves_sent.fetch_add(1, Ordering::Relaxed);
                 }
-                if let Some(sink) = conn.sink.as_mut() {
-                    if send(sink, &ClientMessage::Move { text, seat: None }).await.is_err() {
-                        conn.sink = None;
-                    }
+                if let Some(sink) = conn.sink.as_mut()
+                    && send(sink, &ClientMessage::Move { text, seat: None }).await.is_err()
+                {
+                    conn.sink = None;
                 }
             }
             event = events.recv() => {
@@ -503,7 +497,11 @@ async fn race(
     for index in [stalled_player, stalled_spectator].into_iter().flatten() {
         let state = &conns[index].stall_state;
         if state.since.is_some() {
-            let who = if conns[index].is_player { "racer" } else { "spectator" };
+            let who = if conns[index].is_player {
+                "racer"
+            } else {
+                "spectator"
+            };
             stats
                 .stalls
                 .lock()
@@ -614,11 +612,11 @@ async fn handle(
             board, progress, ..
         } => {
             let conn = &mut conns[index];
-            if let Some(sent_at) = conn.pending.take() {
-                if measuring {
-                    Stats::record(&stats.ack_micros, event.at - sent_at);
-                    stats.moves_accepted.fetch_add(1, Ordering::Relaxed);
-                }
+            if let Some(sent_at) = conn.pending.take()
+                && measuring
+            {
+                Stats::record(&stats.ack_micros, event.at - sent_at);
+                stats.moves_accepted.fetch_add(1, Ordering::Relaxed);
             }
             conn.moves = progress.moves;
             conn.view = Some(board);
@@ -644,10 +642,10 @@ async fn handle(
             }
         }
         ServerMessage::Finished { seat, status, .. } => {
-            if let Some(conn) = conns.iter_mut().find(|conn| conn.seat == Some(seat)) {
-                if status != PlayerStatus::Racing {
-                    conn.racing = false;
-                }
+            if let Some(conn) = conns.iter_mut().find(|conn| conn.seat == Some(seat))
+                && status != PlayerStatus::Racing
+            {
+                conn.racing = false;
             }
         }
         ServerMessage::RoomUpdate { room, .. } => {
@@ -663,16 +661,12 @@ async fn handle(
                 }
             }
         }
-        ServerMessage::RaceEnded { .. } => {
-            if index == 0 {
-                stats.races_ended.fetch_add(1, Ordering::Relaxed);
-                *race_over = true;
-            }
+        ServerMessage::RaceEnded { .. } if index == 0 => {
+            stats.races_ended.fetch_add(1, Ordering::Relaxed);
+            *race_over = true;
         }
-        ServerMessage::Error { .. } => {
-            if measuring {
-                stats.errors.fetch_add(1, Ordering::Relaxed);
-            }
+        ServerMessage::Error { .. } if measuring => {
+            stats.errors.fetch_add(1, Ordering::Relaxed);
         }
         _ => {}
     }
@@ -782,10 +776,7 @@ fn seq_of(message: &ServerMessage) -> Option<u64> {
 
 /// p50, p99 and max of a list of microseconds, in milliseconds.
 fn percentiles(list: &Mutex<Vec<u64>>) -> String {
-    let mut values = list
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
+    let mut values = list.lock().unwrap_or_else(PoisonError::into_inner).clone();
     if values.is_empty() {
         return "no samples".to_string();
     }
