@@ -193,7 +193,49 @@ async fn run(
     }
     session.disconnected().await;
     handle.close_quietly();
-    let _ = writer.await;
+    let farewell = millis(shared.config.farewell_timeout_ms);
+    await_goodbye(writer, stream, &shared.shutdown, farewell).await;
+}
+
+/// Waits for the writer to say goodbye, then ends the socket's sending
+/// side and reads (and drops) what the client still sends until it answers
+/// the close frame or goes; at most `farewell` in all (half a second at
+/// shutdown).
+///
+/// Closing the whole socket at once would lose the farewell: a client that
+/// has stopped reading still queues pongs for the server's pings, and when
+/// it reads again and sends them to a socket already closed, the kernel
+/// answers with a reset that discards whatever the client had not read
+/// yet, the error and the close frame included. A socket closed for
+/// sending only takes them, and its end of stream still tells a client
+/// that reads to the end that the server is done.
+async fn await_goodbye(
+    writer: tokio::task::JoinHandle<Sink>,
+    stream: futures::stream::SplitStream<WebSocketStream<TcpStream>>,
+    shutdown: &CancellationToken,
+    farewell: Duration,
+) {
+    let goodbye = async {
+        let Ok(sink) = writer.await else { return };
+        let Ok(mut socket) = sink.reunite(stream) else {
+            return;
+        };
+        let _ = tokio::io::AsyncWriteExt::shutdown(socket.get_mut()).await;
+        while let Some(Ok(message)) = socket.next().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    };
+    let limit = if shutdown.is_cancelled() {
+        SHORT_FAREWELL
+    } else {
+        farewell
+    };
+    tokio::select! {
+        _ = tokio::time::timeout(limit, goodbye) => {}
+        _ = shutdown.cancelled(), if !shutdown.is_cancelled() => {}
+    }
 }
 
 /// The close code sent with each fatal error.
@@ -236,8 +278,9 @@ enum Written {
 }
 
 /// Drains the outbox into the socket, pings on a timer, and closes with a
-/// reason when the connection is kicked or the server stops. Frames queued
-/// together are written together and flushed once.
+/// reason when the connection is kicked or the server stops; gives the
+/// sink back for the closing handshake. Frames queued together are written
+/// together and flushed once.
 ///
 /// A write the socket does not take within the write timeout marks the
 /// outbox stalled: the room's next frame for this client is refused as
@@ -249,7 +292,7 @@ async fn write_loop(
     handle: ConnectionHandle,
     shared: Arc<Shared>,
     timings: WriterTimings,
-) {
+) -> Sink {
     let shutdown = shared.shutdown.clone();
     let heartbeat = timings.heartbeat;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
@@ -297,7 +340,7 @@ async fn write_loop(
     if let Err(error) = result {
         tracing::debug!(%error, "write failed");
         handle.close_quietly();
-        return;
+        return sink;
     }
     // Say goodbye: why, then a close frame. A kicked client that does not
     // read gets the farewell timeout to take them (its seat is kept
@@ -312,7 +355,7 @@ async fn write_loop(
         ),
         None => {
             let _ = tokio::time::timeout(SHORT_FAREWELL, sink.send(Message::Close(None))).await;
-            return;
+            return sink;
         }
     };
     if code == ErrorCode::TooSlow {
@@ -352,6 +395,7 @@ async fn write_loop(
         }
     }
     handle.close_quietly();
+    sink
 }
 
 /// How long a client closed at shutdown, or without a reason, has to take

@@ -20,8 +20,10 @@
 //! Each racer picks its move from its own board as the server sent it
 //! (`race_started`, then each `move_accepted`): the client's guess of the
 //! hidden cards makes a position of the rules engine, whose legal moves do
-//! not depend on them. A racer whose race ends (won, stuck) stops; once the
-//! race has ended the room's connections close and a new room starts.
+//! not depend on them. Rooms allow undo, and a racer with no legal move
+//! takes one back, so random play does not end races by itself; a racer
+//! that wins stops, and once the race has ended the room's connections
+//! close and a new room starts.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -373,7 +375,10 @@ async fn race(
                 game: GameKind::ThreeBlindMice,
                 max_players: plan.players,
                 public: false,
-                options: RoomOptions::default(),
+                options: RoomOptions {
+                    undo_allowed: true,
+                    ..RoomOptions::default()
+                },
             }
         } else if conns[index].is_player {
             ClientMessage::JoinRoom { code: code.clone() }
@@ -443,6 +448,9 @@ async fn race(
                 for index in [stalled_player, stalled_spectator].into_iter().flatten() {
                     let conn = &mut conns[index];
                     conn.stall_state.reading_again = Some(Instant::now());
+                    // The answer to a move sent before the stall may be lost
+                    // with the connection; the racer moves on regardless.
+                    conn.pending = None;
                     if let Some(stall) = &conn.stall { let _ = stall.send(false); }
                 }
             }
@@ -450,7 +458,8 @@ async fn race(
                 let mover = next_mover;
                 next_mover = (next_mover + 1) % usize::from(plan.players);
                 let conn = &mut conns[mover];
-                let stalled = conn.stall_state.since.is_some() && !conn.stall_state.done;
+                let stalled =
+                    conn.stall_state.since.is_some() && conn.stall_state.reading_again.is_none();
                 if !conn.racing || stalled || conn.closed || conn.sink.is_none() {
                     continue;
                 }
@@ -460,8 +469,12 @@ async fn race(
                     }
                     continue;
                 }
-                let Some(text) = conn.view.as_ref().and_then(|view| choose_move(view, &mut variation)) else {
-                    continue;
+                // A racer with no legal move takes one back (the rooms allow
+                // undo), so that random play never ends a race by itself.
+                let Some(view) = conn.view.as_ref() else { continue };
+                let request = match choose_move(view, &mut variation) {
+                    Some(text) => ClientMessage::Move { text, seat: None },
+                    None => ClientMessage::Undo,
                 };
                 let now = Instant::now();
                 conn.pending = Some(now);
@@ -474,7 +487,7 @@ async fn race(
                     stats.moves_sent.fetch_add(1, Ordering::Relaxed);
                 }
                 if let Some(sink) = conn.sink.as_mut()
-                    && send(sink, &ClientMessage::Move { text, seat: None }).await.is_err()
+                    && send(sink, &request).await.is_err()
                 {
                     conn.sink = None;
                 }
@@ -530,7 +543,7 @@ fn describe_stall(room: usize, who: &str, state: &StallState) -> String {
         })
     };
     format!(
-        "room {room} {who}: dropped by the room after {}; read again after {}; {} frames then; error {:?}; close reason {:?}; {}",
+        "room {room} {who}: dropped by the room after {}; read again after {}; {} frames waiting; error {:?}; close {:?}; {}",
         seconds(state.dropped_after),
         seconds(
             state
@@ -541,10 +554,11 @@ fn describe_stall(room: usize, who: &str, state: &StallState) -> String {
         state.frames_after,
         state.error,
         state.close,
-        if state.done {
-            "recovered"
-        } else {
-            "not recovered"
+        match (who, state.done) {
+            ("racer", true) => "resumed its seat",
+            ("racer", false) => "not resumed (never dropped, or the resume failed)",
+            (_, true) => "caught up with a snapshot",
+            (_, false) => "no snapshot (nothing skipped)",
         }
     )
 }
@@ -560,7 +574,9 @@ async fn handle(
     race_over: &mut bool,
 ) -> anyhow::Result<bool> {
     let index = event.conn;
-    let measuring = plan.measuring(event.at);
+    // A client that stalled is not one of "the others": what it receives
+    // is not measured.
+    let measuring = plan.measuring(event.at) && conns[index].stall_state.since.is_none();
     let recovering = {
         let state = &conns[index].stall_state;
         state.reading_again.is_some() && !state.done
@@ -588,14 +604,19 @@ async fn handle(
         conns[index].last_seq = conns[index].last_seq.max(seq);
     }
     if recovering {
-        let conn = &mut conns[index];
-        conn.stall_state.frames_after += 1;
+        let state = &mut conns[index].stall_state;
+        // What waited for it: read within a second of reading again.
+        if state
+            .reading_again
+            .is_some_and(|again| event.at < again + Duration::from_secs(1))
+        {
+            state.frames_after += 1;
+        }
         match &message {
-            ServerMessage::Error { code, .. } => conn.stall_state.error = Some(*code),
-            ServerMessage::Snapshot { .. } if !conn.is_player => conn.stall_state.done = true,
+            ServerMessage::Error { code, .. } => state.error = Some(*code),
+            ServerMessage::Snapshot { .. } if !conns[index].is_player => state.done = true,
             _ => {}
         }
-        return Ok(false);
     }
     match message {
         ServerMessage::RaceStarted { board, .. } => {
@@ -725,7 +746,8 @@ async fn resume(
     Ok(())
 }
 
-/// A legal move of the racer's own board, chosen at random.
+/// A legal move of the racer's own board, chosen at random; `None` when it
+/// has none.
 fn choose_move(view: &View, variation: &mut u64) -> Option<String> {
     *variation = variation
         .wrapping_mul(6_364_136_223_846_793_005)
