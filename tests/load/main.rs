@@ -91,6 +91,10 @@ struct Cli {
     /// (by default the system's).
     #[arg(long)]
     stall_recv_buffer: Option<u32>,
+    /// Open the rooms with `open_boards`: each `progress` then carries the
+    /// mover's board (about a kilobyte instead of a hundred bytes).
+    #[arg(long)]
+    open_boards: bool,
 }
 
 /// Latencies in microseconds and counters, shared by every room.
@@ -131,6 +135,7 @@ struct Plan {
     measure_until: Instant,
     stall_for: Duration,
     stall_recv_buffer: Option<u32>,
+    open_boards: bool,
 }
 
 impl Plan {
@@ -218,6 +223,7 @@ async fn main() -> anyhow::Result<()> {
             .stall_s
             .map_or(Duration::from_secs(cli.duration_s), Duration::from_secs),
         stall_recv_buffer: cli.stall_recv_buffer,
+        open_boards: cli.open_boards,
     });
     let stats = Arc::new(Stats::default());
     let mut rooms = Vec::new();
@@ -377,6 +383,7 @@ async fn race(
                 public: false,
                 options: RoomOptions {
                     undo_allowed: true,
+                    open_boards: plan.open_boards,
                     ..RoomOptions::default()
                 },
             }
