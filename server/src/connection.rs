@@ -3,9 +3,11 @@
 //! and a writer task that drains the connection's **bounded** outbox.
 //!
 //! Nothing here blocks on another client: rooms push frames into the outbox
-//! with `try_send`. A player whose outbox is full is disconnected (and may
-//! resume); a spectator's is coalesced by its room (events skipped, then one
-//! snapshot). A connection's errors close that connection only.
+//! with `try_send`. A player whose outbox is full (in frames or in bytes),
+//! or whose socket has taken nothing for the write timeout, is disconnected
+//! `too_slow` (and may resume); a spectator's is coalesced by its room
+//! (events skipped, then one snapshot). A connection's errors close that
+//! connection only.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
