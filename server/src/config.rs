@@ -38,11 +38,24 @@ pub struct Config {
     /// Each connection's write buffer: the most it holds before it must
     /// write, in bytes.
     pub write_buffer_bytes: usize,
-    /// The kernel send buffer of each socket, in bytes; `None` keeps the
-    /// system's default. Smaller bounds the memory a stalled client pins.
+    /// The kernel send buffer of each socket, in bytes (the kernel doubles
+    /// it for its bookkeeping); `None` keeps the system's default, which
+    /// grows to megabytes. Small, a client that stops reading is noticed
+    /// within the write timeout instead of once megabytes have piled up,
+    /// and gets fewer stale frames before its `too_slow`.
     pub socket_send_buffer_bytes: Option<usize>,
     /// Messages queued for one connection before it counts as too slow.
     pub outbox_capacity: usize,
+    /// Bytes queued for one connection (including what its WebSocket has
+    /// not yet written to the socket) before it counts as too slow.
+    pub outbox_bytes: usize,
+    /// How long the socket may take nothing before the connection counts as
+    /// stalled: its next frames are refused, so a player is kicked
+    /// `too_slow` and a spectator is coalesced.
+    pub write_timeout_ms: u64,
+    /// How long a kicked client has to read its last frames: the error and
+    /// the close frame whose reason names it.
+    pub farewell_timeout_ms: u64,
     /// Messages per second a connection may send, on average.
     pub messages_per_second: u32,
     /// Messages a connection may send in a burst.
@@ -129,8 +142,11 @@ impl Default for Config {
             max_message_bytes: 4096,
             read_buffer_bytes: 8192,
             write_buffer_bytes: 8192,
-            socket_send_buffer_bytes: None,
+            socket_send_buffer_bytes: Some(16 * 1024),
             outbox_capacity: 64,
+            outbox_bytes: 256 * 1024,
+            write_timeout_ms: 5_000,
+            farewell_timeout_ms: 60_000,
             messages_per_second: 20,
             message_burst: 40,
             moves_per_second: 15,
@@ -210,6 +226,23 @@ pub struct Cli {
     /// Rooms open at once.
     #[arg(long, env = "PATIENCE_MAX_ROOMS")]
     pub max_rooms: Option<usize>,
+    /// Messages queued for one connection before it counts as too slow.
+    #[arg(long, env = "PATIENCE_OUTBOX_CAPACITY")]
+    pub outbox_capacity: Option<usize>,
+    /// Bytes queued for one connection before it counts as too slow.
+    #[arg(long, env = "PATIENCE_OUTBOX_BYTES")]
+    pub outbox_bytes: Option<usize>,
+    /// How long a socket may take no writes before it counts as stalled,
+    /// in milliseconds.
+    #[arg(long, env = "PATIENCE_WRITE_TIMEOUT_MS")]
+    pub write_timeout_ms: Option<u64>,
+    /// How long a kicked client has to read why, in milliseconds.
+    #[arg(long, env = "PATIENCE_FAREWELL_TIMEOUT_MS")]
+    pub farewell_timeout_ms: Option<u64>,
+    /// The kernel send buffer of each socket, in bytes; 0 keeps the
+    /// system's default.
+    #[arg(long, env = "PATIENCE_SOCKET_SEND_BUFFER_BYTES")]
+    pub socket_send_buffer_bytes: Option<usize>,
     /// Countdown before a race, in milliseconds.
     #[arg(long, env = "PATIENCE_COUNTDOWN_MS")]
     pub countdown_ms: Option<u64>,
@@ -275,6 +308,13 @@ impl Cli {
         );
         set(&mut config.max_connections, self.max_connections);
         set(&mut config.max_rooms, self.max_rooms);
+        set(&mut config.outbox_capacity, self.outbox_capacity);
+        set(&mut config.outbox_bytes, self.outbox_bytes);
+        set(&mut config.write_timeout_ms, self.write_timeout_ms);
+        set(&mut config.farewell_timeout_ms, self.farewell_timeout_ms);
+        if let Some(bytes) = self.socket_send_buffer_bytes {
+            config.socket_send_buffer_bytes = (bytes > 0).then_some(bytes);
+        }
         set(&mut config.countdown_ms, self.countdown_ms);
         set(
             &mut config.default_time_limit_ms,
@@ -319,6 +359,14 @@ impl Config {
         anyhow::ensure!(
             self.outbox_capacity > 0,
             "outbox_capacity must be at least 1"
+        );
+        anyhow::ensure!(
+            self.outbox_bytes >= self.max_message_bytes,
+            "outbox_bytes must be at least max_message_bytes"
+        );
+        anyhow::ensure!(
+            self.write_timeout_ms > 0,
+            "write_timeout_ms must be at least 1"
         );
         anyhow::ensure!(
             self.messages_per_second > 0 && self.moves_per_second > 0,
@@ -435,6 +483,51 @@ mod tests {
                 .into_config()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn the_outbox_bounds_and_write_timeouts_come_from_the_file_and_flags() {
+        let config = Config::default();
+        assert_eq!(config.outbox_bytes, 256 * 1024);
+        assert_eq!(config.write_timeout_ms, 5_000);
+        assert_eq!(config.socket_send_buffer_bytes, Some(16 * 1024));
+        let from_file: Config = toml::from_str(
+            "outbox_bytes = 8192\nwrite_timeout_ms = 250\nfarewell_timeout_ms = 1000\n",
+        )
+        .expect("valid toml");
+        assert_eq!(
+            (
+                from_file.outbox_bytes,
+                from_file.write_timeout_ms,
+                from_file.farewell_timeout_ms
+            ),
+            (8192, 250, 1000)
+        );
+        let config = Cli::parse_from([
+            "patience-server",
+            "--outbox-capacity",
+            "8",
+            "--outbox-bytes",
+            "4096",
+            "--write-timeout-ms",
+            "100",
+            "--farewell-timeout-ms",
+            "200",
+            "--socket-send-buffer-bytes",
+            "0",
+        ])
+        .into_config()
+        .expect("valid");
+        assert_eq!(config.outbox_capacity, 8);
+        assert_eq!(config.outbox_bytes, 4096);
+        assert_eq!(config.write_timeout_ms, 100);
+        assert_eq!(config.farewell_timeout_ms, 200);
+        assert_eq!(
+            config.socket_send_buffer_bytes, None,
+            "0 keeps the system's"
+        );
+        let too_small = Cli::parse_from(["patience-server", "--outbox-bytes", "100"]);
+        assert!(too_small.into_config().is_err());
     }
 
     #[test]

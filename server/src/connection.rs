@@ -3,9 +3,11 @@
 //! and a writer task that drains the connection's **bounded** outbox.
 //!
 //! Nothing here blocks on another client: rooms push frames into the outbox
-//! with `try_send`. A player whose outbox is full is disconnected (and may
-//! resume); a spectator's is coalesced by its room (events skipped, then one
-//! snapshot). A connection's errors close that connection only.
+//! with `try_send`. A player whose outbox is full (in frames or in bytes),
+//! or whose socket has taken nothing for the write timeout, is disconnected
+//! `too_slow` (and may resume); a spectator's is coalesced by its room
+//! (events skipped, then one snapshot). A connection's errors close that
+//! connection only.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,7 +22,7 @@ use patience_shared::protocol::{
     RoomOptions, ServerMessage,
 };
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
@@ -31,7 +33,7 @@ use tracing::Instrument as _;
 use crate::config::millis;
 use crate::daily;
 use crate::metrics::{bump, gauge};
-use crate::outbox::{ConnectionHandle, SendFailure};
+use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
 use crate::room;
 use crate::room_handle::{Command, Refusal, RoomHandle};
 use crate::secrets::token_hash;
@@ -98,15 +100,19 @@ async fn run(
     over_cap: bool,
 ) {
     let (sink, mut stream) = socket.split();
-    let (outbox, outbox_receiver) = mpsc::channel(shared.config.outbox_capacity);
-    let handle = ConnectionHandle::new(id, outbox);
+    let config = &shared.config;
+    let (handle, outbox_receiver) = outbox(id, config.outbox_capacity, config.outbox_bytes);
     let writer = tokio::spawn(
         write_loop(
             sink,
             outbox_receiver,
             handle.clone(),
-            shared.shutdown.clone(),
-            millis(shared.config.heartbeat_interval_ms),
+            Arc::clone(shared),
+            WriterTimings {
+                heartbeat: millis(config.heartbeat_interval_ms),
+                write_timeout: millis(config.write_timeout_ms),
+                farewell_timeout: millis(config.farewell_timeout_ms),
+            },
         )
         .in_current_span(),
     );
@@ -183,7 +189,49 @@ async fn run(
     }
     session.disconnected().await;
     handle.close_quietly();
-    let _ = writer.await;
+    let farewell = millis(shared.config.farewell_timeout_ms);
+    await_goodbye(writer, stream, &shared.shutdown, farewell).await;
+}
+
+/// Waits for the writer to say goodbye, then ends the socket's sending
+/// side and reads (and drops) what the client still sends until it answers
+/// the close frame or goes; at most `farewell` in all (half a second at
+/// shutdown).
+///
+/// Closing the whole socket at once would lose the farewell: a client that
+/// has stopped reading still queues pongs for the server's pings, and when
+/// it reads again and sends them to a socket already closed, the kernel
+/// answers with a reset that discards whatever the client had not read
+/// yet, the error and the close frame included. A socket closed for
+/// sending only takes them, and its end of stream still tells a client
+/// that reads to the end that the server is done.
+async fn await_goodbye(
+    writer: tokio::task::JoinHandle<Sink>,
+    stream: futures::stream::SplitStream<WebSocketStream<TcpStream>>,
+    shutdown: &CancellationToken,
+    farewell: Duration,
+) {
+    let goodbye = async {
+        let Ok(sink) = writer.await else { return };
+        let Ok(mut socket) = sink.reunite(stream) else {
+            return;
+        };
+        let _ = tokio::io::AsyncWriteExt::shutdown(socket.get_mut()).await;
+        while let Some(Ok(message)) = socket.next().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    };
+    let limit = if shutdown.is_cancelled() {
+        SHORT_FAREWELL
+    } else {
+        farewell
+    };
+    tokio::select! {
+        _ = tokio::time::timeout(limit, goodbye) => {}
+        _ = shutdown.cancelled(), if !shutdown.is_cancelled() => {}
+    }
 }
 
 /// Whether a frame from the client counts against its message rate limit:
@@ -209,51 +257,85 @@ fn close_code(code: ErrorCode) -> CloseCode {
 
 type Sink = futures::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
 
+/// The writer's clocks.
+#[derive(Clone, Copy, Debug)]
+struct WriterTimings {
+    /// How often to ping.
+    heartbeat: Duration,
+    /// How long the socket may take nothing before the connection counts
+    /// as stalled.
+    write_timeout: Duration,
+    /// How long a kicked client has to read its last frames.
+    farewell_timeout: Duration,
+}
+
+/// The most frames written together before one flush.
+const MAX_BATCH: usize = 32;
+
+/// How a write to the socket ended.
+enum Written {
+    /// It reached the socket (or failed: the socket is gone).
+    Done(Result<(), WsError>),
+    /// The connection is closing or the server stopping: stop writing.
+    Stop,
+}
+
 /// Drains the outbox into the socket, pings on a timer, and closes with a
-/// reason when the connection is kicked or the server stops. Frames queued
-/// together are written together and flushed once.
+/// reason when the connection is kicked or the server stops; gives the
+/// sink back for the closing handshake. Frames queued together are written
+/// together and flushed once.
+///
+/// A write the socket does not take within the write timeout marks the
+/// outbox stalled: the room's next frame for this client is refused as
+/// full, so a player is kicked `too_slow` and a spectator is coalesced. The
+/// write itself goes on waiting: a client that reads again unstalls it.
 async fn write_loop(
     mut sink: Sink,
-    mut outbox: mpsc::Receiver<Bytes>,
+    mut outbox: OutboxReceiver,
     handle: ConnectionHandle,
-    shutdown: CancellationToken,
-    heartbeat: Duration,
-) {
+    shared: Arc<Shared>,
+    timings: WriterTimings,
+) -> Sink {
+    let shutdown = shared.shutdown.clone();
+    let heartbeat = timings.heartbeat;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let closing = handle.closing().clone();
+    let mut batch: Vec<Message> = Vec::with_capacity(MAX_BATCH);
     let result: Result<(), WsError> = async {
         loop {
-            tokio::select! {
+            let bytes = tokio::select! {
                 biased;
                 _ = closing.cancelled() => break,
                 _ = shutdown.cancelled() => break,
                 frame = outbox.recv() => {
                     let Some(frame) = frame else { break };
-                    let write = async {
-                        sink.feed(Message::Binary(frame)).await?;
-                        let mut batch = 1;
-                        while batch < 32 {
-                            let Ok(frame) = outbox.try_recv() else { break };
-                            sink.feed(Message::Binary(frame)).await?;
-                            batch += 1;
-                        }
-                        sink.flush().await
-                    };
-                    tokio::select! {
-                        written = write => written?,
-                        _ = closing.cancelled() => break,
-                        _ = shutdown.cancelled() => break,
+                    let mut bytes = frame.len();
+                    batch.push(Message::Binary(frame));
+                    while batch.len() < MAX_BATCH {
+                        let Some(frame) = outbox.try_recv() else { break };
+                        bytes += frame.len();
+                        batch.push(Message::Binary(frame));
                     }
+                    bytes
                 }
                 _ = ticker.tick() => {
-                    tokio::select! {
-                        sent = sink.send(Message::Ping(Bytes::new())) => sent?,
-                        _ = closing.cancelled() => break,
-                        _ = shutdown.cancelled() => break,
-                    }
+                    batch.push(Message::Ping(Bytes::new()));
+                    0
                 }
+            };
+            let write = async {
+                for message in batch.drain(..) {
+                    sink.feed(message).await?;
+                }
+                sink.flush().await
+            };
+            let watched = watch_write(write, &outbox, &shared, timings.write_timeout, &closing);
+            match watched.await {
+                Written::Done(written) => written?,
+                Written::Stop => break,
             }
+            outbox.written(bytes);
         }
         Ok(())
     }
@@ -261,31 +343,32 @@ async fn write_loop(
     if let Err(error) = result {
         tracing::debug!(%error, "write failed");
         handle.close_quietly();
-        return;
+        return sink;
     }
-    // Say goodbye: what is already queued, then why, then a close frame. A
-    // client that does not read gets a few hundred milliseconds, no more.
+    // Say goodbye: why, then a close frame. A kicked client that does not
+    // read gets the farewell timeout to take them (its seat is kept
+    // meanwhile); at shutdown every client gets half a second.
     let reason = handle.take_reason();
-    let farewell = async {
-        let mut frames = Vec::new();
-        while let Ok(frame) = outbox.try_recv() {
-            frames.push(frame);
+    let stopping = shutdown.is_cancelled();
+    let (code, message) = match reason {
+        Some((code, message)) => (code, message),
+        None if stopping => (
+            ErrorCode::ShuttingDown,
+            "the server is shutting down; a race in progress is kept: resume with your token once it is back".to_string(),
+        ),
+        None => {
+            let _ = tokio::time::timeout(SHORT_FAREWELL, sink.send(Message::Close(None))).await;
+            return sink;
         }
-        let (code, message) = match reason {
-            Some((code, message)) => (code, message),
-            None if shutdown.is_cancelled() => (
-                ErrorCode::ShuttingDown,
-                "the server is shutting down; a race in progress is kept: resume with your token once it is back".to_string(),
-            ),
-            None => {
-                let _ = sink.send(Message::Close(None)).await;
-                return;
-            }
-        };
-        if code != ErrorCode::TooSlow {
-            for frame in frames {
-                let _ = sink.feed(Message::Binary(frame)).await;
-            }
+    };
+    if code == ErrorCode::TooSlow {
+        // The client is behind: what it was still to be sent is stale, and
+        // would only stand between it and the reason it is told.
+        outbox.discard();
+    }
+    let farewell = async {
+        while let Some(frame) = outbox.try_recv() {
+            let _ = sink.feed(Message::Binary(frame)).await;
         }
         let notice = if code == ErrorCode::ShuttingDown {
             ServerMessage::ShuttingDown {
@@ -306,8 +389,49 @@ async fn write_loop(
         };
         let _ = sink.send(Message::Close(Some(close))).await;
     };
-    let _ = tokio::time::timeout(Duration::from_millis(500), farewell).await;
+    if stopping {
+        let _ = tokio::time::timeout(SHORT_FAREWELL, farewell).await;
+    } else {
+        tokio::select! {
+            _ = tokio::time::timeout(timings.farewell_timeout, farewell) => {}
+            _ = shutdown.cancelled() => {}
+        }
+    }
     handle.close_quietly();
+    sink
+}
+
+/// How long a client closed at shutdown, or without a reason, has to take
+/// its close frame.
+const SHORT_FAREWELL: Duration = Duration::from_millis(500);
+
+/// Drives one write to the socket; if it has not completed after
+/// `write_timeout`, marks the outbox stalled and keeps waiting.
+async fn watch_write(
+    write: impl Future<Output = Result<(), WsError>>,
+    outbox: &OutboxReceiver,
+    shared: &Shared,
+    write_timeout: Duration,
+    closing: &CancellationToken,
+) -> Written {
+    let mut write = std::pin::pin!(write);
+    let stalled_at = tokio::time::sleep(write_timeout);
+    let mut stalled_at = std::pin::pin!(stalled_at);
+    let mut stalled = false;
+    loop {
+        tokio::select! {
+            biased;
+            _ = closing.cancelled() => return Written::Stop,
+            _ = shared.shutdown.cancelled() => return Written::Stop,
+            written = &mut write => return Written::Done(written),
+            () = &mut stalled_at, if !stalled => {
+                stalled = true;
+                outbox.set_stalled();
+                bump(&shared.metrics.write_stalls);
+                tracing::debug!(?write_timeout, "the socket takes no writes: stalled");
+            }
+        }
+    }
 }
 
 /// A token bucket: `rate` per second on average, `burst` at once.

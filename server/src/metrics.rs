@@ -35,6 +35,8 @@ pub struct Metrics {
     pub moves_rejected: AtomicU64,
     /// Messages that did not fit a connection's outbox.
     pub send_queue_drops: AtomicU64,
+    /// Times a socket took no writes for the write timeout.
+    pub write_stalls: AtomicU64,
     /// Connections closed for sending too fast.
     pub rate_limited: AtomicU64,
     /// Registrations refused by the per-address limit.
@@ -143,6 +145,12 @@ impl Metrics {
             "counter",
             "Messages that did not fit a connection's outbox.",
             load_u(&self.send_queue_drops).to_string(),
+        );
+        metric(
+            "patience_write_stalls_total",
+            "counter",
+            "Times a socket took no writes for the write timeout.",
+            load_u(&self.write_stalls).to_string(),
         );
         metric(
             "patience_rate_limited_total",

@@ -304,6 +304,11 @@ impl Actor {
             match output {
                 Output::Send { conn, frame } => self.send(conn, frame),
                 Output::CatchUp { conn, frame } => self.catch_up(conn, frame),
+                Output::Replay {
+                    conn,
+                    missed,
+                    snapshot,
+                } => self.replay(conn, missed, snapshot),
                 Output::Kick {
                     conn,
                     code,
@@ -363,13 +368,28 @@ impl Actor {
         }
     }
 
+    /// A resumed player's missed events if they all fit its outbox now (in
+    /// frames and in bytes, with room to spare); otherwise one snapshot.
+    fn replay(&mut self, conn: ConnId, missed: Vec<Bytes>, snapshot: Bytes) {
+        let Some(handle) = self.connections.get(&conn) else {
+            return;
+        };
+        let bytes = missed.iter().map(Bytes::len).sum();
+        if !handle.has_room_for(missed.len(), bytes) {
+            return self.send(conn, snapshot);
+        }
+        for frame in missed {
+            self.send(conn, frame);
+        }
+    }
+
     /// A spectator that was behind gets its snapshot once its outbox is at
     /// least half empty; until then it skips events.
     fn catch_up(&mut self, conn: ConnId, frame: Bytes) {
         let Some(handle) = self.connections.get(&conn) else {
             return;
         };
-        if handle.free_slots() * 2 < self.context.settings.outbox_capacity {
+        if !handle.has_room_to_catch_up() {
             return;
         }
         let now = self.now();

@@ -71,7 +71,6 @@ impl Shared {
                 linger_ms: config.finished_room_linger_ms,
                 default_time_limit_ms: config.default_time_limit_ms,
                 event_log_capacity: config.event_log_capacity,
-                outbox_capacity: config.outbox_capacity,
             },
         }
     }

@@ -11,6 +11,7 @@ mod hostile;
 mod inspect;
 mod race;
 mod resume;
+mod slow;
 mod wire;
 
 /// Counts allocations per thread for the `allocation` tests; otherwise the

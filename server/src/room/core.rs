@@ -78,9 +78,6 @@ pub struct Settings {
     pub default_time_limit_ms: u64,
     /// Events kept for players who resume.
     pub event_log_capacity: usize,
-    /// Frames a connection's outbox holds: a resume sends the missed events
-    /// only if they fit with room to spare.
-    pub outbox_capacity: usize,
 }
 
 /// What a room is, fixed when it opens.
@@ -200,6 +197,17 @@ pub enum Output {
         conn: ConnId,
         /// An encoded snapshot.
         frame: Bytes,
+    },
+    /// A resumed player's missed events: queue them all if they fit its
+    /// outbox now, otherwise `snapshot` instead (a failure reported as for
+    /// [`Output::Send`]).
+    Replay {
+        /// The player's new connection.
+        conn: ConnId,
+        /// The events it missed, in order.
+        missed: Vec<Bytes>,
+        /// The room as that player may see it now.
+        snapshot: Bytes,
     },
     /// Close the connection, telling it why.
     Kick {
@@ -904,22 +912,27 @@ impl RoomCore {
             elapsed_ms: self.race.as_ref().map(|_| self.elapsed_ms()),
         };
         self.send_to(conn, &resumed);
-        // The missed events if they are all kept and fit the outbox with
-        // room to spare; otherwise one snapshot says it all.
+        // The missed events if they are all kept (and fit the outbox, which
+        // the shell knows); otherwise one snapshot says it all.
         let kept_from = self.log.front().map_or(self.seq + 1, |event| event.seq);
-        let missed: Vec<Bytes> = self
-            .log
-            .iter()
-            .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
-            .map(|event| event.frame.clone())
-            .collect();
-        let fits = missed.len() < self.settings.outbox_capacity.saturating_sub(2);
-        if last_seq <= self.seq && kept_from <= last_seq + 1 && fits {
-            self.outputs
-                .extend(missed.into_iter().map(|frame| Output::Send { conn, frame }));
+        let snapshot = Bytes::from(protocol::encode(&self.snapshot_message(Some(seat_number))));
+        if last_seq <= self.seq && kept_from <= last_seq + 1 {
+            let missed = self
+                .log
+                .iter()
+                .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
+                .map(|event| event.frame.clone())
+                .collect();
+            self.outputs.push_back(Output::Replay {
+                conn,
+                missed,
+                snapshot,
+            });
         } else {
-            let snapshot = self.snapshot_message(Some(seat_number));
-            self.send_to(conn, &snapshot);
+            self.outputs.push_back(Output::Send {
+                conn,
+                frame: snapshot,
+            });
         }
         self.changed = true;
         Ok(())

@@ -19,7 +19,6 @@ fn settings() -> Settings {
         linger_ms: LINGER,
         default_time_limit_ms: LIMIT,
         event_log_capacity: 64,
-        outbox_capacity: 32,
     }
 }
 
@@ -81,19 +80,17 @@ impl Room {
         self.core.on_timeout(self.now);
     }
 
-    /// Takes every output, answering the ones a shell answers itself:
-    /// deals from `seed`, and stored races with id 1.
+    /// Takes every output, answering deals from `seed` as a shell would.
     fn drain(&mut self, seed: Option<u64>) -> Vec<Output> {
         let mut outputs = Vec::new();
         while let Some(output) = self.core.poll_output() {
-            match &output {
-                Output::NeedDeal => {
-                    if let Some(seed) = seed {
-                        let _ = self.input(Input::DealReady { seed });
-                    }
-                }
-                Output::StoreRace(_) => {}
-                _ => {}
+            if let (Output::NeedDeal, Some(seed)) = (&output, seed) {
+                let _ = self.input(Input::DealReady { seed });
+            }
+            // A shell with room in every outbox sends all missed events.
+            if let Output::Replay { conn, missed, .. } = output {
+                outputs.extend(missed.into_iter().map(|frame| Output::Send { conn, frame }));
+                continue;
             }
             outputs.push(output);
         }
