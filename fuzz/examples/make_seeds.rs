@@ -12,8 +12,7 @@ use patience_fuzz::positions;
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, Progress, RoomOptions,
-    ServerMessage,
+    self, ClientMessage, ErrorCode, Limits, PROTOCOL_VERSION, Progress, RoomOptions, ServerMessage,
 };
 use patience_shared::rules::{Effect, MoveError, Rules, Zone};
 
@@ -145,8 +144,27 @@ fn decode_seeds() -> Vec<Vec<u8>> {
 /// position it belongs to.
 fn notation_seeds() -> Vec<Vec<u8>> {
     let examples = [
-        "7h>4", "Ks>2", "c1>4", "Qd>4", "3:2>4", "3>4", "3:6>4", "10h>4", "K♠>2", "3>7", "3>f",
-        "w>7", "w>f", "s", "r3>B4", "B5>A2/r4", "B5>A2/C1/r4", "B5>x/r4", "A3~B6", "B6~A3", "d",
+        "7h>4",
+        "Ks>2",
+        "c1>4",
+        "Qd>4",
+        "3:2>4",
+        "3>4",
+        "3:6>4",
+        "10h>4",
+        "K♠>2",
+        "3>7",
+        "3>f",
+        "w>7",
+        "w>f",
+        "s",
+        "r3>B4",
+        "B5>A2/r4",
+        "B5>A2/C1/r4",
+        "B5>x/r4",
+        "A3~B6",
+        "B6~A3",
+        "d",
     ];
     let mut inputs: Vec<Vec<u8>> = examples
         .iter()
