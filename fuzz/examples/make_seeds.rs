@@ -38,7 +38,7 @@ fn write(target: &str, inputs: Vec<Vec<u8>>) -> std::io::Result<()> {
 }
 
 fn decode_seeds() -> Vec<Vec<u8>> {
-    let client = vec![
+    let client = [
         ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: "ada".into(),
@@ -93,7 +93,7 @@ fn decode_seeds() -> Vec<Vec<u8>> {
         ClientMessage::Replay { race_id: 42 },
     ];
     let deal = AnyGame::deal(GameKind::ThreeBlindMice, 1).view();
-    let server = vec![
+    let server = [
         ServerMessage::Welcome {
             version: PROTOCOL_VERSION,
             server: "patience-server 0.1.0".into(),

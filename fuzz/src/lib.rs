@@ -4,8 +4,9 @@
 //! fuzzer's bytes as an input to one part of `patience-shared` and checks
 //! properties beyond "does not panic" (round trips, undo, legality). The
 //! binaries under `fuzz_targets/` are one line each and only hand libFuzzer's
-//! bytes to `run`; keeping the logic here lets `tests/seeds.rs` replay the
-//! committed seeds on the stable toolchain with plain `cargo test`.
+//! bytes to `run`. A new target (the connection handler through the room
+//! core, next) is a new module here, a one-line binary and a seeds folder:
+//! see `docs/FUZZING.md`.
 //!
 //! A failed check panics on purpose: a panic is how a fuzz target reports a
 //! finding to libFuzzer, which then saves the input under `artifacts/`.

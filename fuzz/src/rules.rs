@@ -14,11 +14,11 @@
 //! | `0xF0–0xFF` | apply the [`AnyMove`] decoded from the next `byte & 0xF` bytes as MessagePack (any game, any index, so out-of-range piles and moves of other games) |
 //!
 //! At most [`MAX_OPERATIONS`] are read: each costs a legal-move generation
-//! and the checks below, and a bounded input keeps the target near a few thousand
-//! runs a second on a shared machine, which a 10-million-run campaign
-//! needs (sequences are still long: each starts up to 120 moves into a game). At the end every
-//! move still applied is undone, last first, which must give back the
-//! starting position.
+//! and the checks below, and a short input keeps the target at a few
+//! thousand runs a second on a shared machine, which a 10-million-run
+//! campaign needs. Sequences still reach deep positions, since each starts
+//! up to 120 moves into a game. At the end every move still applied is
+//! undone, last first, which must give back the starting position.
 //!
 //! Checked after every operation (the checks of
 //! `patience_shared::conformance`, driven by the fuzzer instead of a random
