@@ -593,3 +593,36 @@ async fn a_race_that_waits_for_the_solver_says_so_and_counts_down_once_dealt() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn two_players_with_one_name_are_told_apart_in_the_room_and_the_result() {
+    let server = start_server(|_| {}).await;
+    let (_, line) = first_deal();
+    let mut first = Client::hello(&server, "ada").await;
+    let mut second = Client::hello(&server, "ADA").await;
+    let (code, _) = first.create_room(2, RoomOptions::default()).await;
+    second.join_room(&code).await;
+    let update = first
+        .recv_until(|message| {
+            matches!(message, ServerMessage::RoomUpdate { room, .. } if room.players.len() == 2)
+        })
+        .await;
+    let ServerMessage::RoomUpdate { room, .. } = update else {
+        unreachable!("waited for the update");
+    };
+    let names: Vec<&str> = room.players.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["ada", "ADA (2)"]);
+    first.race_started().await;
+    second.race_started().await;
+    second.send(&ClientMessage::Resign).await;
+    first.play_all(&line).await;
+    let result = race_ended(&mut first).await;
+    let mut named: Vec<(u8, &str)> = result
+        .standings
+        .iter()
+        .map(|s| (s.seat, s.name.as_str()))
+        .collect();
+    named.sort_unstable();
+    assert_eq!(named, [(0, "ada"), (1, "ADA (2)")]);
+    server.shutdown().await;
+}
