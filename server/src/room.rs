@@ -17,7 +17,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::RoomOptions;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
@@ -29,7 +29,7 @@ use crate::deal_pool::DealPool;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
-use crate::room_handle::{Command, INBOX_CAPACITY, RoomHandle, RoomSummary};
+use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
 use crate::secrets::fresh_seed;
 use crate::store::SuspendedRoom;
 
@@ -222,15 +222,11 @@ impl Actor {
                     name,
                     player,
                 };
-                if !reply.is_closed() {
-                    let _ = reply.send(self.enter(now, conn, input));
-                }
+                self.enter(now, conn, input, reply);
             }
             Command::Spectate { conn, reply } => {
                 let input = Input::Spectate { conn: conn.id };
-                if !reply.is_closed() {
-                    let _ = reply.send(self.enter(now, conn, input));
-                }
+                self.enter(now, conn, input, reply);
             }
             Command::Resume {
                 conn,
@@ -243,9 +239,7 @@ impl Actor {
                     token,
                     last_seq,
                 };
-                if !reply.is_closed() {
-                    let _ = reply.send(self.enter(now, conn, input));
-                }
+                self.enter(now, conn, input, reply);
             }
             Command::Leave { conn_id } => self.feed(now, Input::Leave { conn: conn_id }),
             Command::StartEarly { conn_id } => {
@@ -277,20 +271,25 @@ impl Actor {
     }
 
     /// Joining, watching or resuming: the core sees the connection's id,
-    /// the shell keeps its handle if it got in.
+    /// the shell keeps its handle if it got in, and the connection hears
+    /// the answer (unless it stopped waiting, and then nothing happens).
     fn enter(
         &mut self,
         now: u64,
         conn: ConnectionHandle,
         input: Input,
-    ) -> Result<(), crate::room_handle::Refusal> {
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    ) {
+        if reply.is_closed() {
+            return;
+        }
         let id = conn.id;
         let fresh = self.connections.insert(id, conn).is_none();
         let answer = self.core.handle(now, input);
         if answer.is_err() && fresh {
             self.connections.remove(&id);
         }
-        answer
+        let _ = reply.send(answer);
     }
 
     fn feed(&mut self, now: u64, input: Input) {
