@@ -41,6 +41,7 @@ use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, PROTOCOL_VERSION, PlayerStatus, RoomOptions, ServerMessage,
 };
 use patience_shared::rules::{Rules as _, View};
+use patience_tests::seq_of;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
@@ -783,23 +784,6 @@ async fn next_message(stream: &mut Stream) -> anyhow::Result<ServerMessage> {
             Some(Err(error)) => return Err(error).context("reading"),
             None => anyhow::bail!("the socket ended"),
         }
-    }
-}
-
-fn seq_of(message: &ServerMessage) -> Option<u64> {
-    match *message {
-        ServerMessage::RoomJoined { seq, .. }
-        | ServerMessage::RoomUpdate { seq, .. }
-        | ServerMessage::Countdown { seq, .. }
-        | ServerMessage::RaceStarted { seq, .. }
-        | ServerMessage::MoveAccepted { seq, .. }
-        | ServerMessage::Progress { seq, .. }
-        | ServerMessage::Finished { seq, .. }
-        | ServerMessage::Stuck { seq }
-        | ServerMessage::RaceEnded { seq, .. }
-        | ServerMessage::Snapshot { seq, .. }
-        | ServerMessage::Resumed { seq, .. } => Some(seq),
-        _ => None,
     }
 }
 
