@@ -497,6 +497,23 @@ pub fn seq_of(message: &ServerMessage) -> Option<u64> {
     }
 }
 
+/// A spectator of room `code` on a small receive buffer, once it has its
+/// snapshot and `player` has seen it arrive: a test then stops reading it
+/// to make it fall behind.
+pub async fn lazy_spectator(server: &Server, code: String, player: &mut Client) -> Client {
+    let mut lazy = Client::connect_with_small_buffer(server).await;
+    lazy.say_hello("lazy").await;
+    lazy.send(&ClientMessage::Spectate { code }).await;
+    lazy.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    player
+        .recv_until(
+            |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 1),
+        )
+        .await;
+    lazy
+}
+
 /// Two players in a two-seat room, the race started: (owner, guest, code,
 /// owner's token, guest's token).
 pub async fn two_player_race(

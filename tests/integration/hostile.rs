@@ -3,7 +3,7 @@
 
 use patience_shared::protocol::{self, ClientMessage, ErrorCode, RoomOptions, ServerMessage};
 use patience_shared::rules::MoveError;
-use patience_tests::{Client, Closed, first_deal, start_server, two_player_race};
+use patience_tests::{Client, Closed, first_deal, lazy_spectator, start_server, two_player_race};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -580,15 +580,7 @@ async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
         open_boards: true,
     };
     let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
-    let mut lazy = Client::connect_with_small_buffer(&server).await;
-    lazy.say_hello("lazy").await;
-    lazy.send(&ClientMessage::Spectate { code }).await;
-    lazy.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
-        .await;
-    ada.recv_until(
-        |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 1),
-    )
-    .await;
+    let mut lazy = lazy_spectator(&server, code, &mut ada).await;
     // The spectator reads no more. Ada plays on, never slowed, until the
     // server has had to skip events for it.
     let mut rounds = 0;

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use patience_server::{Config, Server};
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
-use patience_tests::{Client, first_deal, start_server};
+use patience_tests::{Client, first_deal, lazy_spectator, start_server};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// Small kernel and WebSocket buffers, so that a client that stops reading
@@ -133,15 +133,7 @@ async fn a_stalled_spectator_is_kept_and_catches_up_with_a_snapshot(server: &Ser
     let (code, _) = ada.create_room(2, undo_room()).await;
     bob.join_room(&code).await;
     ada.race_started().await;
-    let mut lazy = Client::connect_with_small_buffer(server).await;
-    lazy.say_hello("lazy").await;
-    lazy.send(&ClientMessage::Spectate { code }).await;
-    lazy.recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
-        .await;
-    ada.recv_until(
-        |message| matches!(message, ServerMessage::RoomUpdate { room, .. } if room.spectators == 1),
-    )
-    .await;
+    let mut lazy = lazy_spectator(server, code, &mut ada).await;
     // The spectator reads no more; Ada floods until the server has had to
     // skip events for it.
     let mut rounds = 0;
