@@ -3,6 +3,8 @@
 //! back as written, migrations, and files that are not ours.
 
 use super::*;
+use crate::store::LiveSeat;
+use patience_shared::protocol::RoomOptions;
 use patience_shared::protocol::Unranked;
 
 fn store() -> SqliteStore {
@@ -650,4 +652,152 @@ fn a_corrupt_move_log_is_a_typed_error() {
         .execute("UPDATE race_players SET log = x'c1'", [])
         .expect("damages");
     assert!(matches!(store.race(race_id), Err(StoreError::Corrupt(_))));
+}
+
+fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
+    LiveRace {
+        code: code.to_string(),
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: false,
+        quick: false,
+        options: RoomOptions {
+            undo_allowed: true,
+            time_limit_ms: Some(600_000),
+            open_boards: false,
+        },
+        owner: Some(0),
+        seed: 42,
+        salt: "00112233445566778899aabbccddeeff".to_string(),
+        elapsed_ms: 1_000,
+        seq: 10,
+        seats: (0u8..)
+            .zip(logs)
+            .map(|(seat, log)| LiveSeat {
+                seat,
+                name: format!("racer {seat}"),
+                player: None,
+                token: hash(seat + 1),
+                status: PlayerStatus::Racing,
+                progress: Progress::default(),
+                finished_ms: None,
+                log: log.iter().map(|text| text.to_string()).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn live_move(seat: u8, index: u32, text: &str, elapsed_ms: u64, seq: u64) -> LiveMove {
+    LiveMove {
+        seat,
+        index,
+        text: text.to_string(),
+        elapsed_ms,
+        seq,
+    }
+}
+
+#[test]
+fn a_running_race_reads_back_with_every_move_recorded_since_it_was_saved() {
+    let mut store = store();
+    store
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    for kept in [
+        live_move(0, 1, "b", 1_500, 11),
+        live_move(1, 0, "c", 2_500, 13),
+        live_move(0, 2, "undo", 2_000, 12),
+    ] {
+        store.record_live_move("AAAAAA", &kept).expect("records");
+    }
+    store
+        .save_live_race(&live_race("BBBBBB", [&[], &[]]))
+        .expect("saves");
+    let races = store.live_races().expect("reads");
+    assert_eq!(races.len(), 2);
+    let mut expected = live_race("AAAAAA", [&["a", "b", "undo"], &["c"]]);
+    expected.elapsed_ms = 2_500;
+    expected.seq = 13;
+    // Each seat's last move's time (the counts are the rules' to redo).
+    expected.seats[0].progress.elapsed_ms = 2_000;
+    expected.seats[1].progress.elapsed_ms = 2_500;
+    assert_eq!(races[0], expected);
+    assert_eq!(races[1], live_race("BBBBBB", [&[], &[]]));
+    // Reading forgets nothing: the server that reads them keeps them.
+    assert_eq!(store.live_races().expect("reads").len(), 2);
+}
+
+#[test]
+fn saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds() {
+    let mut store = store();
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 1, "b", 1_300, 12))
+        .expect("records");
+    // Saved at a SIGTERM with both moves in the log, the clock later.
+    let mut saved = live_race("AAAAAA", [&["a", "b"], &[]]);
+    saved.elapsed_ms = 5_000;
+    store.save_live_race(&saved).expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(1, 0, "c", 5_100, 14))
+        .expect("records");
+    let mut expected = live_race("AAAAAA", [&["a", "b"], &["c"]]);
+    expected.elapsed_ms = 5_100;
+    expected.seq = 14;
+    expected.seats[1].progress.elapsed_ms = 5_100;
+    assert_eq!(store.live_races().expect("reads"), vec![expected]);
+    let rows: i64 = store
+        .connection
+        .query_row("SELECT COUNT(*) FROM live_moves", [], |row| row.get(0))
+        .expect("counts");
+    assert_eq!(rows, 1, "the rows the saved logs hold are dropped");
+}
+
+#[test]
+fn a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten() {
+    let mut store = store();
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    assert!(
+        store
+            .record_live_move("AAAAAA", &live_move(0, 0, "z", 1_300, 12))
+            .is_err(),
+        "one move per index"
+    );
+    store.end_live_race("AAAAAA").expect("ends");
+    store
+        .end_live_race("CCCCCC")
+        .expect("nothing kept is not an error");
+    assert_eq!(store.live_races().expect("reads"), Vec::new());
+    let rows: i64 = store
+        .connection
+        .query_row("SELECT COUNT(*) FROM live_moves", [], |row| row.get(0))
+        .expect("counts");
+    assert_eq!(rows, 0);
+}
+
+#[test]
+fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed() {
+    for (seat, index) in [(0, 2), (5, 0)] {
+        let mut store = store();
+        store
+            .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+            .expect("saves");
+        store
+            .record_live_move("AAAAAA", &live_move(seat, index, "b", 1_200, 11))
+            .expect("records");
+        assert!(
+            matches!(store.live_races(), Err(StoreError::Corrupt(_))),
+            "seat {seat}, move {index}"
+        );
+    }
 }
