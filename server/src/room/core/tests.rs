@@ -1052,3 +1052,38 @@ fn a_race_rebuilt_from_what_was_kept_has_every_told_move_and_numbers_past_every_
         );
     }
 }
+
+#[test]
+fn a_race_won_by_a_move_kept_just_before_the_crash_ends_when_it_is_rebuilt() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    let (last, rest) = line.split_last().expect("a line");
+    for text in rest {
+        room.now += 100;
+        room.play(1, text);
+    }
+    // The winning move is kept; the server dies before the race's end is.
+    let saved = room.core.live_race().expect("kept");
+    let winning = LiveMove {
+        seat: 0,
+        index: u32::try_from(rest.len()).expect("short"),
+        text: last.clone(),
+        elapsed_ms: saved.elapsed_ms + 100,
+        seq: saved.seq + 1,
+    };
+    let kept = saved.with_moves(vec![winning]).expect("follows on");
+    let restored = RoomCore::restore(kept, settings(), Arc::default(), [5; 32], room.now + 60_000)
+        .expect("rebuilds");
+    let mut again = Room::around(restored, room.now + 60_000);
+    let outputs = again.drain(None);
+    let stored = outputs.iter().find_map(|output| match output {
+        Output::StoreRace(race) => Some(race),
+        _ => None,
+    });
+    let stored = stored.expect("the race ends at once");
+    let winner = &stored.result.standings[0];
+    assert_eq!((winner.seat, winner.status), (0, PlayerStatus::Won));
+    assert_eq!(winner.progress.elapsed_ms, room.core.elapsed_ms() + 100);
+    assert_eq!(stored.result.logs[0].moves, line);
+}
