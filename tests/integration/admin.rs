@@ -177,6 +177,8 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
         )),
         "{closed:?}"
     );
+    let close = closed.frame.as_ref().map(|frame| u16::from(frame.code));
+    assert_eq!(close, Some(1011), "{closed:?}");
     server.shutdown().await;
 }
 
