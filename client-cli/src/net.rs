@@ -59,6 +59,15 @@ pub enum NetError {
     /// The server answered the handshake with something else.
     #[error("the server answered hello with {0}")]
     Unexpected(String),
+    /// The servers of a cluster sent us from one to another more times
+    /// than a client follows (`session::MAX_REDIRECTS`).
+    #[error("the servers redirected us {hops} times, the last to {url}; giving up")]
+    TooManyRedirects {
+        /// Redirects followed.
+        hops: usize,
+        /// Where the last one pointed.
+        url: String,
+    },
 }
 
 impl From<tokio_tungstenite::tungstenite::Error> for NetError {
@@ -202,6 +211,7 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Resumed { .. } => "resumed",
         ServerMessage::Left { .. } => "left",
         ServerMessage::ShuttingDown { .. } => "shutting_down",
+        ServerMessage::Redirect { .. } => "redirect",
         ServerMessage::Registered { .. } => "registered",
         ServerMessage::Authenticated { .. } => "authenticated",
         ServerMessage::DailyStarted { .. } => "daily_started",

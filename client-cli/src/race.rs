@@ -463,6 +463,9 @@ impl RaceState {
                 notes.push(format!("the server is stopping: {message}"));
                 self.closed = Some(message);
             }
+            // The session follows redirects before a room is entered
+            // (crate::session); one here changes nothing.
+            ServerMessage::Redirect { .. } => {}
             // Account, daily, leaderboard and replay answers belong to other
             // commands; a room's race never asks for them.
             ServerMessage::Registered { .. }

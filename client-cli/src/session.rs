@@ -6,6 +6,24 @@
 //! gives them [`Session::start`], [`Session::recv`] (which applies each
 //! message to the [`RaceState`] and reconnects transparently while a seat
 //! is held) and [`Session::send`].
+//!
+//! A server of a cluster may answer `join_room`, `spectate`, `resume` or
+//! `quick_race` with `redirect`: the room is on another node. The session
+//! follows it transparently (connect to the URL, `hello`, sign in if an
+//! account is stored for that URL, send the same request again), at most
+//! [`MAX_REDIRECTS`] times for one request, then fails with
+//! [`NetError::TooManyRedirects`]. The seat saved after that names the
+//! node the room is on, so a reconnection goes straight there.
+//!
+//! Cancel safety: [`Session::start`] and the reconnection inside
+//! [`Session::send`] and [`Session::recv`] are **not** cancel-safe while
+//! they follow a redirect. Dropped between sending the request to the new
+//! node and reading its answer, the new connection is dropped with them:
+//! if the request was a join, the seat it took is held for the grace
+//! period and the token that opens it is lost, and a resume may have used
+//! up its token (the server issues a new one in `resumed`, which is lost).
+//! Let them run to the end; each hop is bounded by one connection attempt
+//! and one answer.
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +80,11 @@ impl Entry {
 /// Attempts to reconnect after a drop before giving up.
 const RECONNECT_ATTEMPTS: u32 = 6;
 
+/// Redirects followed for one request before giving up: a room is on one
+/// node, so one hop suffices but for quick races, whose rooms can fill
+/// while a player is on its way.
+pub const MAX_REDIRECTS: usize = 3;
+
 /// One client's life in one room.
 pub struct Session {
     connection: Connection,
@@ -115,14 +138,11 @@ impl Session {
                 }
         });
         if let Some(saved) = saved {
-            session
-                .connection
-                .send(&ClientMessage::Resume {
-                    token: saved.token.clone(),
-                    last_seq: 0,
-                })
-                .await?;
-            let reply = session.connection.recv().await?;
+            let resume = ClientMessage::Resume {
+                token: saved.token.clone(),
+                last_seq: 0,
+            };
+            let reply = session.ask(&resume).await?;
             if matches!(reply, ServerMessage::Resumed { .. }) {
                 notes.extend(session.absorb(reply));
                 return Ok((session, notes));
@@ -133,12 +153,12 @@ impl Session {
             ));
             session.forget_seat();
         }
-        session.connection.send(&entry.message()).await?;
         // The room's answer decides whether there is a session at all: a
         // refusal ends it here, with the server's words, instead of leaving
         // the front end waiting on a room that never comes.
+        let mut reply = session.ask(&entry.message()).await?;
         loop {
-            match session.connection.recv().await? {
+            match reply {
                 ServerMessage::Error { code, message } => {
                     return Err(NetError::NotAdmitted { code, message });
                 }
@@ -150,7 +170,46 @@ impl Session {
                     }
                 }
             }
+            reply = session.connection.recv().await?;
         }
+    }
+
+    /// Sends `request` and returns the first answer that is not a
+    /// `redirect`, following redirects to other nodes (see the module's
+    /// doc, and its note on cancel safety).
+    async fn ask(&mut self, request: &ClientMessage) -> Result<ServerMessage, NetError> {
+        self.connection.send(request).await?;
+        let mut hops = 0;
+        loop {
+            let url = match self.connection.recv().await? {
+                ServerMessage::Redirect { url } => url,
+                answer => return Ok(answer),
+            };
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(NetError::TooManyRedirects { hops, url });
+            }
+            let connection = self.open_redirected(&url).await?;
+            let previous = std::mem::replace(&mut self.connection, connection);
+            previous.close().await;
+            self.connection.send(request).await?;
+        }
+    }
+
+    /// A connection to the node at `url`, signed in as the account stored
+    /// for it if there is one, carrying on the event numbers seen.
+    async fn open_redirected(&self, url: &str) -> Result<Connection, NetError> {
+        let mut connection = Connection::open(url, &self.name).await?;
+        if let Some(account) = self.store.account(url) {
+            match crate::account::authenticate(&mut connection, &account, &self.store).await {
+                Ok(()) => {}
+                Err(crate::account::AccountError::Net(error)) => return Err(error),
+                // Racing unregistered there, as `start` does when signing in fails.
+                Err(_) => {}
+            }
+        }
+        connection.set_last_seq(self.connection.last_seq());
+        Ok(connection)
     }
 
     /// Sends a message, reconnecting first if the connection dropped.
@@ -279,15 +338,15 @@ impl Session {
                 }
             };
             connection.set_last_seq(last_seq);
-            connection
-                .send(&ClientMessage::Resume {
-                    token: token.clone(),
-                    last_seq,
-                })
-                .await?;
-            match connection.recv().await? {
+            // The old connection is dead; the new one may redirect us to
+            // the node the room is on now.
+            self.connection = connection;
+            let resume = ClientMessage::Resume {
+                token: token.clone(),
+                last_seq,
+            };
+            match self.ask(&resume).await? {
                 message @ ServerMessage::Resumed { .. } => {
-                    self.connection = connection;
                     self.absorb(message);
                     return Ok(());
                 }

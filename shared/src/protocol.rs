@@ -317,6 +317,14 @@ pub enum ServerMessage {
         /// For people.
         message: String,
     },
+    /// The room a `join_room`, `spectate`, `resume` or `quick_race` asked
+    /// for is on another node of the cluster: connect to `url`, say
+    /// `hello` and send the same request there. Nothing changed here, and
+    /// this connection stays open.
+    Redirect {
+        /// The WebSocket URL of the node that has the room.
+        url: String,
+    },
     /// A new account: the connection is now this player.
     Registered {
         /// The player's id.

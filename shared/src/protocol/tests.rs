@@ -351,6 +351,12 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
             },
         ),
         (
+            "redirect",
+            ServerMessage::Redirect {
+                url: "ws://10.0.0.8:7878".to_string(),
+            },
+        ),
+        (
             "registered",
             ServerMessage::Registered {
                 player: 17,
