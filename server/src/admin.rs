@@ -8,7 +8,8 @@
 //! `/healthz` answers `200 ok` while the server can store what it is told,
 //! and `503` with a one-line reason once the database thread has stopped
 //! (see [`database`](crate::database)): the server then refuses what it
-//! cannot keep, and wants restarting.
+//! cannot keep, and wants restarting. A node of a cluster also answers
+//! `503` while its Redis does not answer a `PING` within a second.
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::cluster::Cluster;
 use crate::database::Database;
 use crate::metrics::bump;
 use crate::state::Shared;
@@ -84,6 +86,22 @@ pub fn health(database: &Database) -> (&'static str, &'static str) {
     }
 }
 
+/// The status and body of `/healthz` for a node whose database is up:
+/// `503` if it is in a cluster whose Redis does not answer now (it can
+/// then open no room, find no room elsewhere, and its leases lapse).
+async fn cluster_health(cluster: Option<&Cluster>) -> (&'static str, String) {
+    match cluster.map(Cluster::ping) {
+        None => ("200 OK", "ok\n".to_string()),
+        Some(ping) => match ping.await {
+            Ok(()) => ("200 OK", "ok\n".to_string()),
+            Err(error) => (
+                "503 Service Unavailable",
+                format!("redis unreachable: {error}\n"),
+            ),
+        },
+    }
+}
+
 async fn answer(
     shared: &Shared,
     mut stream: TcpStream,
@@ -106,8 +124,11 @@ async fn answer(
     );
     let (status, content_type, body) = match (method, path) {
         ("GET", "/healthz") => {
-            let (status, body) = health(&shared.database);
-            (status, "text/plain", body.to_string())
+            let (status, body) = match health(&shared.database) {
+                ("200 OK", _) => cluster_health(shared.cluster.as_ref()).await,
+                down => (down.0, down.1.to_string()),
+            };
+            (status, "text/plain", body)
         }
         ("GET", "/metrics") => (
             "200 OK",

@@ -124,6 +124,23 @@ pub struct Config {
     /// A window whose median gap is under this is faster than a person
     /// plays: the attempt is kept unranked and marked for review.
     pub daily_review_median_gap_ms: u64,
+    /// The Redis that joins this node to a cluster (`redis://host:port`,
+    /// `redis+unix:///path/redis.sock`); `None` runs one node alone, as
+    /// before (see [`cluster`](crate::cluster)).
+    pub redis_url: Option<String>,
+    /// This node's WebSocket URL as clients reach it (`ws://host:port`),
+    /// sent to clients redirected here; required with `redis_url`.
+    pub public_url: Option<String>,
+    /// This node's id in the cluster; unset, a random one at each start.
+    pub node_id: Option<String>,
+    /// How long this node's leases (its own, and each room's) last without
+    /// renewal; they are renewed every third of it. A node that dies is
+    /// noticed, and its rooms given up, this long after its last renewal.
+    pub node_lease_ms: u64,
+    /// How often a cluster node looks for running races whose owner's
+    /// lease has lapsed, to run them itself (needs a store shared by the
+    /// nodes); 0 never looks.
+    pub failover_scan_ms: u64,
     /// The clock of the daily deal (dates, account ages, move times): the
     /// system's unless a test gives a virtual one. Not a setting of files
     /// or flags.
@@ -177,6 +194,11 @@ impl Default for Config {
             registration_addresses: 10_000,
             daily_review_window_moves: 20,
             daily_review_median_gap_ms: 150,
+            redis_url: None,
+            public_url: None,
+            node_id: None,
+            node_lease_ms: 10_000,
+            failover_scan_ms: 10_000,
             clock: Clock::system(),
         }
     }
@@ -277,6 +299,23 @@ pub struct Cli {
     /// The time limit of a daily attempt, in milliseconds.
     #[arg(long, env = "PATIENCE_DAILY_TIME_LIMIT_MS")]
     pub daily_time_limit_ms: Option<u64>,
+    /// Join a cluster through this Redis (redis://host:port or
+    /// redis+unix:///path); needs --public-url.
+    #[arg(long, env = "PATIENCE_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+    /// This node's WebSocket URL as clients reach it (ws://host:port).
+    #[arg(long, env = "PATIENCE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// This node's id in the cluster (random at each start if unset).
+    #[arg(long, env = "PATIENCE_NODE_ID")]
+    pub node_id: Option<String>,
+    /// How long node and room leases last unrenewed, in milliseconds.
+    #[arg(long, env = "PATIENCE_NODE_LEASE_MS")]
+    pub node_lease_ms: Option<u64>,
+    /// How often to look for races whose owner is gone, in milliseconds
+    /// (0: never).
+    #[arg(long, env = "PATIENCE_FAILOVER_SCAN_MS")]
+    pub failover_scan_ms: Option<u64>,
 }
 
 impl Cli {
@@ -340,6 +379,17 @@ impl Cli {
             config.daily_secret = self.daily_secret;
         }
         set(&mut config.daily_time_limit_ms, self.daily_time_limit_ms);
+        if self.redis_url.is_some() {
+            config.redis_url = self.redis_url;
+        }
+        if self.public_url.is_some() {
+            config.public_url = self.public_url;
+        }
+        if self.node_id.is_some() {
+            config.node_id = self.node_id;
+        }
+        set(&mut config.node_lease_ms, self.node_lease_ms);
+        set(&mut config.failover_scan_ms, self.failover_scan_ms);
         config.validate()?;
         Ok(config)
     }
@@ -406,6 +456,27 @@ impl Config {
                 && self.registration_addresses > 0,
             "registrations_per_hour, registration_burst and registration_addresses must be at least 1"
         );
+        if self.redis_url.is_some() {
+            let public_url = self.public_url.as_deref().unwrap_or_default();
+            anyhow::ensure!(
+                public_url.starts_with("ws://") || public_url.starts_with("wss://"),
+                "redis_url needs public_url, this node's WebSocket URL as clients reach it \
+                 (ws://host:port or wss://host:port)"
+            );
+            anyhow::ensure!(
+                self.node_lease_ms >= 300,
+                "node_lease_ms must be at least 300"
+            );
+        }
+        if let Some(node_id) = &self.node_id {
+            anyhow::ensure!(
+                (1..=64).contains(&node_id.len())
+                    && node_id
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+                "node_id must be 1 to 64 letters, digits, '-' or '_'"
+            );
+        }
         Ok(())
     }
 }
@@ -528,6 +599,45 @@ mod tests {
         );
         let too_small = Cli::parse_from(["patience-server", "--outbox-bytes", "100"]);
         assert!(too_small.into_config().is_err());
+    }
+
+    #[test]
+    fn a_cluster_node_needs_its_public_url_and_nothing_changes_without_redis() {
+        let alone = Config::default();
+        assert_eq!(
+            (alone.redis_url.as_deref(), alone.node_lease_ms),
+            (None, 10_000)
+        );
+        alone.validate().expect("one node alone needs nothing else");
+        let error = Cli::parse_from(["patience-server", "--redis-url", "redis://127.0.0.1:6379"])
+            .into_config()
+            .expect_err("no public URL");
+        assert!(error.to_string().contains("public_url"), "{error}");
+        let config = Cli::parse_from([
+            "patience-server",
+            "--redis-url",
+            "redis://127.0.0.1:6379",
+            "--public-url",
+            "ws://10.0.0.7:7878",
+            "--node-id",
+            "node-a",
+            "--node-lease-ms",
+            "3000",
+        ])
+        .into_config()
+        .expect("valid");
+        assert_eq!(config.public_url.as_deref(), Some("ws://10.0.0.7:7878"));
+        assert_eq!(
+            (config.node_id.as_deref(), config.node_lease_ms),
+            (Some("node-a"), 3000)
+        );
+        let from_file: Config = toml::from_str(
+            "redis_url = \"redis://r:6379\"\npublic_url = \"ws://a:1\"\nnode_lease_ms = 900\n",
+        )
+        .expect("valid toml");
+        from_file.validate().expect("valid");
+        let bad_id = Cli::parse_from(["patience-server", "--node-id", "a b"]);
+        assert!(bad_id.into_config().is_err());
     }
 
     #[test]

@@ -30,6 +30,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use crate::cluster::Owner;
 use crate::config::millis;
 use crate::daily;
 use crate::metrics::{bump, gauge};
@@ -595,6 +596,7 @@ impl Session {
                         Some(room) => {
                             self.enter(room, self.join_command()).await;
                         }
+                        None if self.redirected_to_owner(&code).await => {}
                         None => self.error(
                             ErrorCode::RoomNotFound,
                             format!("no room has the code {code}"),
@@ -614,6 +616,7 @@ impl Session {
                             self.enter(room, |conn, reply| Command::Spectate { conn, reply })
                                 .await
                         }
+                        None if self.redirected_to_owner(&code).await => {}
                         None => self.error(
                             ErrorCode::RoomNotFound,
                             format!("no room has the code {code}"),
@@ -634,6 +637,7 @@ impl Session {
                             })
                             .await;
                         }
+                        None if self.token_redirected(&hash).await => {}
                         None => self.error(
                             ErrorCode::InvalidResumeToken,
                             "that resume token is unknown or already used",
@@ -843,15 +847,88 @@ impl Session {
                 "too many rooms are open; try again later",
             );
         }
-        let room = room::create(
-            &self.shared.room_context(),
-            game,
-            max_players,
-            public,
-            quick,
-            options,
-        );
+        let context = self.shared.room_context();
+        let room = match &self.shared.cluster {
+            None => room::create(&context, game, max_players, public, quick, options),
+            Some(cluster) => {
+                // The code is claimed in Redis first, so that no two nodes
+                // ever open rooms under one code.
+                let code = match cluster.claim_new_code(&self.shared.registry).await {
+                    Ok(code) => code,
+                    Err(error) => {
+                        tracing::warn!(%error, "no room code could be claimed");
+                        return self.error(
+                            ErrorCode::Internal,
+                            "the cluster's Redis cannot be reached: no new room can open; try again later",
+                        );
+                    }
+                };
+                let created = room::create_with_code(
+                    &context,
+                    Arc::clone(&code),
+                    game,
+                    max_players,
+                    public,
+                    quick,
+                    options,
+                );
+                match created {
+                    Some(room) => room,
+                    None => {
+                        cluster.release(&code);
+                        return self.error(ErrorCode::Internal, "a room code clashed; try again");
+                    }
+                }
+            }
+        };
+        let advertised = quick && public;
         self.enter(room, self.join_command()).await;
+        if advertised
+            && let (Some(cluster), Some(room)) = (&self.shared.cluster, &self.room)
+            && let Err(error) = cluster.advertise(game, &room.code).await
+        {
+            tracing::warn!(%error, "a quick-race room could not be advertised");
+        }
+    }
+
+    /// When no room here has `code`: sends a `redirect` to the node that
+    /// owns it, if another live node of the cluster does; whether it did.
+    async fn redirected_to_owner(&self, code: &str) -> bool {
+        let Some(cluster) = &self.shared.cluster else {
+            return false;
+        };
+        match cluster.owner(code).await {
+            Ok(Owner::Elsewhere { url }) => {
+                self.redirect(url);
+                true
+            }
+            Ok(Owner::Here | Owner::Nobody) => false,
+            Err(error) => {
+                tracing::warn!(%error, "the cluster could not say where a room is");
+                false
+            }
+        }
+    }
+
+    /// When no room here knows a resume token: sends a `redirect` to the
+    /// node that owns its room, if the cluster knows of one.
+    async fn token_redirected(&self, hash: &crate::secrets::TokenHash) -> bool {
+        let Some(cluster) = &self.shared.cluster else {
+            return false;
+        };
+        match cluster.room_of_token(hash).await {
+            Ok(Some(code)) => self.redirected_to_owner(&code).await,
+            Ok(None) => false,
+            Err(error) => {
+                tracing::warn!(%error, "the cluster could not say where a token's room is");
+                false
+            }
+        }
+    }
+
+    fn redirect(&self, url: String) {
+        bump(&self.shared.metrics.cluster_redirects);
+        self.reply(&ServerMessage::Redirect { url });
     }
 
     async fn quick_race(&mut self, game: GameKind) {
@@ -862,6 +939,16 @@ impl Session {
             if self.try_enter(&room, self.join_command()).await.is_ok() {
                 self.room = Some(room);
                 return;
+            }
+        }
+        // No waiting room here: one that another node advertises, then.
+        if let Some(cluster) = &self.shared.cluster {
+            match cluster.advertised(game).await {
+                Ok(Some(url)) => return self.redirect(url),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "the quick-race advertisement could not be read");
+                }
             }
         }
         let seats = self.shared.config.quick_race_seats;

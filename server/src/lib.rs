@@ -2,6 +2,8 @@
 //!
 //! Layout:
 //! - [`clock`]: the wall clock of the daily deal, virtual in tests;
+//! - [`cluster`]: several nodes behind one Redis: room leases, tokens,
+//!   redirects and one quick-race queue per game (off without `redis_url`);
 //! - [`config`]: every address, limit and timing, from defaults, a TOML
 //!   file, environment variables and flags;
 //! - [`listener`]: the accept loop, with the connection cap and back-off;
@@ -22,6 +24,7 @@
 
 pub mod admin;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod daily;
@@ -48,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::Clock;
+use crate::cluster::Cluster;
 pub use crate::config::Config;
 use crate::daily::Daily;
 use crate::database::{Database, OpenError};
@@ -76,6 +80,9 @@ pub enum StartError {
     /// The database could not be read.
     #[error("cannot read the database: {0}")]
     Storage(#[from] store::StoreError),
+    /// The cluster's Redis could not be reached.
+    #[error("cannot join the cluster: {0}")]
+    Cluster(#[from] cluster::ClusterError),
 }
 
 /// A running server.
@@ -141,6 +148,23 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         config.registration_burst,
         config.registration_addresses,
     );
+    let metrics: Arc<Metrics> = Arc::default();
+    let cluster = match (&config.redis_url, &config.public_url) {
+        (Some(redis_url), Some(public_url)) => {
+            let settings = cluster::Settings {
+                redis_url: redis_url.clone(),
+                public_url: public_url.clone(),
+                node_id: config.node_id.clone(),
+                lease_ms: config.node_lease_ms,
+            };
+            Some(Cluster::connect(settings, Arc::clone(&metrics)).await?)
+        }
+        _ => None,
+    };
+    let (cluster, cluster_writes) = match cluster {
+        Some((cluster, writes)) => (Some(cluster), Some(writes)),
+        None => (None, None),
+    };
     let clock = config.clock.clone();
     let shared = Arc::new(Shared {
         signups,
@@ -151,7 +175,8 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         pool,
         database,
         daily,
-        metrics: Arc::default(),
+        metrics,
+        cluster,
         shutdown: CancellationToken::new(),
         tracker: TaskTracker::new(),
         next_connection_id: AtomicU64::new(1),
@@ -163,12 +188,41 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
     let running = shared.database.call(|store| store.live_races()).await?;
     let context = shared.room_context();
     for saved in running {
+        // In a cluster a race runs only where its code's lease is; one
+        // another node holds stays with it (a store shared by the nodes),
+        // and one whose owner is gone is taken by the failover scan.
+        if let Some(cluster) = &shared.cluster
+            && !cluster.claim_existing(&saved.code).await?
+        {
+            tracing::info!(code = %saved.code, "a kept race is owned by another node");
+            continue;
+        }
+        let code = saved.code.clone();
         match room::restore(&context, saved) {
             Ok(room) => tracing::info!(code = %room.code, "running race restored"),
             Err(error) => {
                 bump(&shared.metrics.storage_errors);
                 tracing::error!(%error, "a kept race could not run again");
+                if let Some(cluster) = &shared.cluster {
+                    cluster.release(&Arc::from(code.as_str()));
+                }
             }
+        }
+    }
+    if let (Some(cluster), Some(writes)) = (&shared.cluster, cluster_writes) {
+        let tracker = &shared.tracker;
+        tracker.spawn(
+            cluster
+                .clone()
+                .write_forever(writes, shared.shutdown.clone()),
+        );
+        tracker.spawn(
+            cluster
+                .clone()
+                .renew_forever(Arc::clone(&shared.registry), shared.shutdown.clone()),
+        );
+        if shared.config.failover_scan_ms > 0 {
+            tracker.spawn(take_over_forever(Arc::clone(&shared), cluster.clone()));
         }
     }
     shared
@@ -244,6 +298,67 @@ impl Server {
             .is_err()
         {
             tracing::warn!("some tasks did not stop in time");
+        }
+        if let Some(cluster) = &self.shared.cluster {
+            // Every room has kept its race: its lease goes now, so that
+            // the node that runs it next need not wait for it to lapse.
+            match tokio::time::timeout(grace, cluster.leave()).await {
+                Ok(Ok(())) => tracing::info!("left the cluster"),
+                Ok(Err(error)) => tracing::warn!(%error, "leaving the cluster failed"),
+                Err(_) => tracing::warn!("leaving the cluster took too long"),
+            }
+        }
+    }
+}
+
+/// Failover: every `failover_scan_ms`, the running races in the store
+/// whose code no live node holds (their owner died and its lease lapsed)
+/// are claimed and run here, so that their players resume here (their
+/// token's pointer in Redis names the code, the code's lease this node).
+/// This finds races of other nodes only when the nodes share one store;
+/// with a store each, it finds none but this node's own.
+async fn take_over_forever(shared: Arc<Shared>, cluster: Cluster) {
+    let every = config::millis(shared.config.failover_scan_ms);
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shared.shutdown.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let races = match shared.database.call(|store| store.live_races()).await {
+            Ok(races) => races,
+            Err(error) => {
+                bump(&shared.metrics.storage_errors);
+                tracing::warn!(%error, "the failover scan could not read the running races");
+                continue;
+            }
+        };
+        let context = shared.room_context();
+        for saved in races {
+            if shared.registry.room(&saved.code).is_some() || cluster.holds(&saved.code) {
+                continue;
+            }
+            match cluster.claim_existing(&saved.code).await {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(error) => {
+                    tracing::warn!(%error, "the failover scan could not claim a race");
+                    break;
+                }
+            }
+            let code: Arc<str> = Arc::from(saved.code.as_str());
+            match room::restore(&context, saved) {
+                Ok(_) => {
+                    bump(&shared.metrics.cluster_failovers);
+                    tracing::warn!(%code, "took over a race whose node is gone");
+                }
+                Err(error) => {
+                    bump(&shared.metrics.storage_errors);
+                    tracing::error!(%error, "a race taken over could not run");
+                    cluster.release(&code);
+                }
+            }
         }
     }
 }

@@ -47,6 +47,20 @@ pub struct Metrics {
     pub storage_errors: AtomicU64,
     /// Admin connections refused because the admin cap was reached.
     pub admin_connections_refused: AtomicU64,
+    /// Room leases this cluster node holds now (0 on a node alone).
+    pub cluster_leases_held: AtomicI64,
+    /// Renewals of this node's leases that failed (Redis unreachable).
+    pub cluster_renew_failures: AtomicU64,
+    /// Room leases a renewal found lost (lapsed or taken by another node).
+    pub cluster_leases_lost: AtomicU64,
+    /// `redirect`s sent to clients.
+    pub cluster_redirects: AtomicU64,
+    /// Redis calls that failed or timed out.
+    pub cluster_redis_errors: AtomicU64,
+    /// Writes to Redis dropped because their queue was full.
+    pub cluster_writes_dropped: AtomicU64,
+    /// Races of a node that was gone, run on here.
+    pub cluster_failovers: AtomicU64,
     move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
     move_count: AtomicU64,
     move_sum_nanos: AtomicU64,
@@ -182,6 +196,46 @@ impl Metrics {
             "Admin connections refused at the admin cap.",
             load_u(&self.admin_connections_refused).to_string(),
         );
+        metric(
+            "patience_cluster_leases_held",
+            "gauge",
+            "Room leases this node holds in the cluster.",
+            load_i(&self.cluster_leases_held).to_string(),
+        );
+        for (name, help, value) in [
+            (
+                "patience_cluster_renew_failures_total",
+                "Lease renewals that failed to reach Redis.",
+                &self.cluster_renew_failures,
+            ),
+            (
+                "patience_cluster_leases_lost_total",
+                "Room leases a renewal found lost to lapse or to another node.",
+                &self.cluster_leases_lost,
+            ),
+            (
+                "patience_cluster_redirects_total",
+                "Redirects sent to clients for rooms owned by other nodes.",
+                &self.cluster_redirects,
+            ),
+            (
+                "patience_cluster_redis_errors_total",
+                "Redis calls that failed or timed out.",
+                &self.cluster_redis_errors,
+            ),
+            (
+                "patience_cluster_writes_dropped_total",
+                "Writes to Redis dropped because their queue was full.",
+                &self.cluster_writes_dropped,
+            ),
+            (
+                "patience_cluster_failovers_total",
+                "Races of a node that was gone, taken over by this node.",
+                &self.cluster_failovers,
+            ),
+        ] {
+            metric(name, "counter", help, load_u(value).to_string());
+        }
         metric(
             "patience_database_up",
             "gauge",

@@ -115,7 +115,7 @@ impl Registry {
 }
 
 /// Six characters from the unambiguous alphabet, from the OS's randomness.
-fn new_room_code() -> String {
+pub fn new_room_code() -> String {
     let alphabet = ROOM_CODE_ALPHABET.as_bytes();
     let mut random = rand::rng();
     (0..ROOM_CODE_LENGTH)

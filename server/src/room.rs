@@ -33,6 +33,7 @@ use tracing::Instrument as _;
 
 use self::core::{ConnId, Input, Keep, Output, RestoreError, RoomCore, RoomParams, Settings};
 use crate::clock::Clock;
+use crate::cluster::Cluster;
 use crate::database::Database;
 use crate::deal_pool::DealPool;
 use crate::metrics::{Metrics, bump, gauge};
@@ -68,6 +69,9 @@ pub struct RoomContext {
     pub shutdown: CancellationToken,
     /// Tasks to wait for at shutdown.
     pub tracker: TaskTracker,
+    /// The cluster this node is in, if any: the room's tokens and its
+    /// closing go there, through a queue (never waited for).
+    pub cluster: Option<Cluster>,
     /// Timings and bounds.
     pub settings: Settings,
 }
@@ -103,7 +107,7 @@ pub fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, Res
     Ok(handle)
 }
 
-/// Opens a room, registers it, and starts its actor.
+/// Opens a room under a fresh code, registers it, and starts its actor.
 pub fn create(
     context: &RoomContext,
     game: GameKind,
@@ -119,6 +123,47 @@ pub fn create(
         commands: inbox.clone(),
         summary: Arc::clone(&summary),
     });
+    start_new(context, handle.clone(), commands, quick, options);
+    handle
+}
+
+/// Opens a room under `code` (one the cluster gave this node), registers
+/// it, and starts its actor; `None` if a room here has that code.
+pub fn create_with_code(
+    context: &RoomContext,
+    code: Arc<str>,
+    game: GameKind,
+    max_players: u8,
+    public: bool,
+    quick: bool,
+    options: RoomOptions,
+) -> Option<RoomHandle> {
+    let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
+    let summary = Arc::new(RoomSummary::new(game, public, max_players));
+    let handle = RoomHandle {
+        code,
+        commands: inbox,
+        summary,
+    };
+    if !context.registry.insert(handle.clone()) {
+        return None;
+    }
+    start_new(context, handle.clone(), commands, quick, options);
+    Some(handle)
+}
+
+fn start_new(
+    context: &RoomContext,
+    handle: RoomHandle,
+    commands: mpsc::Receiver<Command>,
+    quick: bool,
+    options: RoomOptions,
+) {
+    let (game, max_players, public) = (
+        handle.summary.game,
+        handle.summary.max_players,
+        handle.summary.public,
+    );
     let params = RoomParams {
         code: Arc::clone(&handle.code),
         game,
@@ -135,7 +180,6 @@ pub fn create(
         context.clock.now_ms(),
     );
     spawn(context, core, &handle, commands);
-    handle
 }
 
 fn spawn(
@@ -207,6 +251,13 @@ impl Actor {
             self.carry_out().await;
         }
         self.context.registry.remove(&self.code);
+        // At shutdown the lease is kept until the cluster leaves, all at
+        // once, after every room has kept its race.
+        if let Some(cluster) = &self.context.cluster
+            && !self.context.shutdown.is_cancelled()
+        {
+            cluster.release(&self.code);
+        }
         gauge(&self.context.metrics.rooms, -1);
     }
 
@@ -385,8 +436,16 @@ impl Actor {
                     self.context
                         .registry
                         .insert_token(hash, Arc::clone(&self.code));
+                    if let Some(cluster) = &self.context.cluster {
+                        cluster.remember_token(hash, Arc::clone(&self.code));
+                    }
                 }
-                Output::TokenRevoked(hash) => self.context.registry.remove_token(&hash),
+                Output::TokenRevoked(hash) => {
+                    self.context.registry.remove_token(&hash);
+                    if let Some(cluster) = &self.context.cluster {
+                        cluster.forget_token(hash);
+                    }
+                }
                 Output::NeedDeal => self.fetch_deal(),
                 Output::Keep(write) => self.send_write(write).await,
                 Output::StoreRace(race) => {

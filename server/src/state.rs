@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::Clock;
+use crate::cluster::Cluster;
 use crate::config::Config;
 use crate::daily::Daily;
 use crate::database::Database;
@@ -51,6 +52,8 @@ pub struct Shared {
     pub(crate) signups: SignupLimiter,
     /// The daily deal's wall clock (the configuration's).
     pub(crate) clock: Clock,
+    /// This node's membership of a cluster, with `redis_url`.
+    pub(crate) cluster: Option<Cluster>,
 }
 
 impl Shared {
@@ -65,6 +68,7 @@ impl Shared {
             clock: self.clock.clone(),
             shutdown: self.shutdown.clone(),
             tracker: self.tracker.clone(),
+            cluster: self.cluster.clone(),
             settings: room::core::Settings {
                 countdown_ms: config.countdown_ms,
                 grace_ms: config.grace_period_ms,

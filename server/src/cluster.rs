@@ -1,0 +1,657 @@
+//! Several nodes behind one Redis: who owns which room, where a resume
+//! token's room is, and one quick-race queue per game across the nodes.
+//!
+//! A node joins a cluster with `redis_url` (and its `public_url`, the
+//! WebSocket URL clients reach it at). Without it none of this runs and a
+//! node is alone, as before. Redis holds only leases and pointers, never a
+//! race: each room's state stays in its actor on its owner node, and what
+//! is kept of a running race stays in the [store](crate::store).
+//!
+//! ## Keys (all under `patience:`)
+//! - `node:{id}` → the node's public URL, with a lease of `node_lease_ms`,
+//!   renewed every third of it. A node whose key lapsed is gone.
+//! - `room:{code}` → the id of the node that owns the room. Set with
+//!   `SET … NX PX` when the room opens, so **each room has exactly one
+//!   owner** and a code another node holds is never used again while it is
+//!   held (a code whose claim fails is not used: another is drawn).
+//!   Renewed in batches by a Lua script that extends a lease only where it
+//!   still names this node, and deleted (again only if it names this node)
+//!   when the room closes. A lease that a renewal finds lost is forgotten
+//!   and counted (`patience_cluster_leases_lost_total`).
+//! - `token:{sha256 hex}` → the room code a resume token opens a seat of,
+//!   for a day at most (longer than any race), so that any node can send a
+//!   resuming player to the owner. Only the token's hash is kept, as in
+//!   the store.
+//! - `quick:{game}` → the one room advertised for quick races of that game.
+//!
+//! ## Quick race across nodes
+//! A node asked for a quick race seats the player in a waiting public room
+//! of its own if it has one (no Redis call). Otherwise it reads the
+//! advertisement: a room owned by another live node gets the player a
+//! `redirect` to that node, where the repeated `quick_race` finds the room
+//! local and joins it. Failing that, the node opens a room and advertises
+//! it with `SET … NX PX`; the owner renews the advertisement while the room
+//! is open for quick races and withdraws it (compare and delete) once it is
+//! full or racing. Races, all benign: two nodes that read the same
+//! advertisement at once both send their players to its owner, where each
+//! repeated `quick_race` takes a seat if one is left and otherwise opens a
+//! new room there; two nodes that both find no advertisement both open a
+//! room, one advertisement wins and the other room fills from its own node
+//! only; an advertisement read just as its room fills sends a player to a
+//! node that then opens a room for it. A redirected player may thus be
+//! redirected again; clients bound the hops.
+//!
+//! ## What is off the hot path
+//! No Redis call is made by a room's actor: the tokens it issues and the
+//! rooms it closes go to a **bounded** queue drained by one writer task
+//! (a write that does not fit is dropped and counted,
+//! `patience_cluster_writes_dropped_total`: a token dropped so only works
+//! at its owner node). Renewals run on their own task. Redis is called by
+//! a connection only to open a room, to look up a room, a token or an
+//! advertisement it does not have locally, never per move, and never while
+//! a map guard is held.
+//!
+//! The client is `redis` (redis-rs): the maintained Redis client for Rust,
+//! async on tokio, with scripts (`EVALSHA` falling back to `EVAL`) and a
+//! `ConnectionManager` that multiplexes every caller over one connection
+//! and reconnects after Redis restarts, so a blip costs failed calls, not a
+//! broken node.
+//!
+//! [`lease`] is the bookkeeping without I/O: what the node holds, the
+//! renewal batches, what a renewal's answer means.
+
+pub mod lease;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::to_hex;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use self::lease::{LeaseBook, RENEW_BATCH};
+use crate::metrics::{Metrics, bump};
+use crate::registry::{Registry, new_room_code};
+use crate::secrets::{TokenHash, new_secret};
+
+/// Every key of the cluster starts with this, so a Redis may hold others.
+const PREFIX: &str = "patience:";
+
+/// Writes waiting for the writer task before more are dropped.
+pub const WRITE_QUEUE: usize = 1024;
+
+/// How long a token's pointer to its room lasts: longer than any race
+/// (the longest time limit is three hours) plus its grace and linger.
+const TOKEN_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Codes drawn before opening a room is given up: with 30^6 codes a clash
+/// is rare, so many in a row mean something else is wrong.
+const CLAIM_TRIES: usize = 16;
+
+/// Longest one Redis call may take; a call that takes longer fails, so a
+/// Redis that hangs is a Redis that is down.
+const REDIS_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Extends each lease in KEYS that still holds ARGV[1] by ARGV[2] ms;
+/// answers 1 for each extended, 0 for each lost.
+const RENEW_SCRIPT: &str = r"
+local kept = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    kept[i] = 1
+  else
+    kept[i] = 0
+  end
+end
+return kept
+";
+
+/// Deletes each key in KEYS that still holds ARGV[1]; answers how many.
+const RELEASE_SCRIPT: &str = r"
+local deleted = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+    deleted = deleted + 1
+  end
+end
+return deleted
+";
+
+/// Takes the lease KEYS[1] for ARGV[1] (ARGV[2] ms) if nobody holds it,
+/// or extends it if ARGV[1] already does; answers 1 if ARGV[1] holds it.
+const CLAIM_SCRIPT: &str = r"
+local owner = redis.call('GET', KEYS[1])
+if owner == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+elseif owner == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// Why a cluster call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// Redis could not be reached, took too long or refused the command.
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    /// Redis took longer than the call's limit.
+    #[error("redis took longer than {0:?}")]
+    Timeout(Duration),
+    /// Every code drawn was taken.
+    #[error("no unused room code in {CLAIM_TRIES} tries")]
+    NoFreeCode,
+}
+
+/// What a node needs to join a cluster.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The Redis URL.
+    pub redis_url: String,
+    /// The node's WebSocket URL as clients reach it.
+    pub public_url: String,
+    /// The node's id; random if `None`.
+    pub node_id: Option<String>,
+    /// Lease length in milliseconds.
+    pub lease_ms: u64,
+}
+
+/// Where a room is, as Redis says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// This node holds its lease.
+    Here,
+    /// Another live node does, reached at this URL.
+    Elsewhere {
+        /// The owner's public URL.
+        url: String,
+    },
+    /// No live node holds it.
+    Nobody,
+}
+
+/// A write the writer task makes for a room's actor.
+#[derive(Debug)]
+enum Write {
+    Token { hash: TokenHash, code: Arc<str> },
+    ForgetToken { hash: TokenHash },
+    Release { code: Arc<str> },
+}
+
+/// The queue the writer task drains; see [`Cluster::write_forever`].
+#[derive(Debug)]
+pub struct WriteQueue(mpsc::Receiver<Write>);
+
+/// This node's membership of the cluster, cheap to clone.
+#[derive(Clone)]
+pub struct Cluster {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    node_id: String,
+    public_url: String,
+    redis: ConnectionManager,
+    book: Mutex<LeaseBook>,
+    writes: mpsc::Sender<Write>,
+    metrics: Arc<Metrics>,
+    /// The origin of the lease book's times: leases are about elapsed
+    /// time, not the (possibly virtual) wall clock.
+    started: Instant,
+    renew: redis::Script,
+    release: redis::Script,
+    claim: redis::Script,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Cluster")
+            .field("node_id", &self.inner.node_id)
+            .field("public_url", &self.inner.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+fn room_key(code: &str) -> String {
+    format!("{PREFIX}room:{code}")
+}
+
+fn node_key(node_id: &str) -> String {
+    format!("{PREFIX}node:{node_id}")
+}
+
+fn token_key(hash: &TokenHash) -> String {
+    format!("{PREFIX}token:{}", to_hex(hash))
+}
+
+fn quick_key(game: GameKind) -> String {
+    format!("{PREFIX}quick:{}", game.slug())
+}
+
+/// A room code as clients may type it, as it is kept.
+fn normal_code(code: &str) -> String {
+    code.trim().to_ascii_uppercase()
+}
+
+impl Cluster {
+    /// Connects to Redis and registers this node; fails if Redis cannot be
+    /// reached, so that a node never starts half in a cluster. The queue
+    /// returned goes to [`Cluster::write_forever`].
+    pub async fn connect(
+        settings: Settings,
+        metrics: Arc<Metrics>,
+    ) -> Result<(Cluster, WriteQueue), ClusterError> {
+        let client = redis::Client::open(settings.redis_url.as_str())?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(REDIS_TIMEOUT))
+            .set_response_timeout(Some(REDIS_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(REDIS_TIMEOUT);
+        let redis = ConnectionManager::new_with_config(client, config).await?;
+        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        let cluster = Cluster {
+            inner: Arc::new(Inner {
+                node_id: settings.node_id.unwrap_or_else(|| new_secret(8)),
+                public_url: settings.public_url,
+                redis,
+                book: Mutex::new(LeaseBook::new(settings.lease_ms)),
+                writes,
+                metrics,
+                started: Instant::now(),
+                renew: redis::Script::new(RENEW_SCRIPT),
+                release: redis::Script::new(RELEASE_SCRIPT),
+                claim: redis::Script::new(CLAIM_SCRIPT),
+            }),
+        };
+        cluster.register().await?;
+        tracing::info!(node = %cluster.inner.node_id, url = %cluster.inner.public_url, "joined the cluster");
+        Ok((cluster, WriteQueue(queue)))
+    }
+
+    /// This node's id.
+    pub fn node_id(&self) -> &str {
+        &self.inner.node_id
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.inner.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn lease_ms(&self) -> u64 {
+        self.with_book(|book| book.lease_ms())
+    }
+
+    /// Runs `f` on the lease book; the lock is never held across an await.
+    fn with_book<T>(&self, f: impl FnOnce(&mut LeaseBook) -> T) -> T {
+        let mut book = self
+            .inner
+            .book
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let answer = f(&mut book);
+        let held = i64::try_from(book.rooms_held()).unwrap_or(i64::MAX);
+        drop(book);
+        self.inner
+            .metrics
+            .cluster_leases_held
+            .store(held, std::sync::atomic::Ordering::Relaxed);
+        answer
+    }
+
+    /// One Redis call under [`REDIS_TIMEOUT`]; a failure is counted.
+    async fn call<T>(
+        &self,
+        call: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, ClusterError> {
+        let answer = match tokio::time::timeout(REDIS_TIMEOUT, call).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(error)) => Err(ClusterError::Redis(error)),
+            Err(_) => Err(ClusterError::Timeout(REDIS_TIMEOUT)),
+        };
+        if answer.is_err() {
+            bump(&self.inner.metrics.cluster_redis_errors);
+        }
+        answer
+    }
+
+    fn redis(&self) -> ConnectionManager {
+        self.inner.redis.clone()
+    }
+
+    async fn register(&self) -> Result<(), ClusterError> {
+        let mut redis = self.redis();
+        let lease = self.lease_ms();
+        self.call(
+            redis::cmd("SET")
+                .arg(node_key(&self.inner.node_id))
+                .arg(&self.inner.public_url)
+                .arg("PX")
+                .arg(lease)
+                .query_async::<()>(&mut redis),
+        )
+        .await
+    }
+
+    /// Whether Redis answers now, for `/healthz`.
+    pub async fn ping(&self) -> Result<(), ClusterError> {
+        let mut redis = self.redis();
+        self.call(redis::cmd("PING").query_async::<()>(&mut redis))
+            .await
+    }
+
+    /// Draws room codes until one is free here and claimed in Redis for
+    /// this node; the room must then open under it (or be
+    /// [released](Cluster::release)).
+    pub async fn claim_new_code(&self, registry: &Registry) -> Result<Arc<str>, ClusterError> {
+        let lease = self.lease_ms();
+        let mut redis = self.redis();
+        for _ in 0..CLAIM_TRIES {
+            let code = new_room_code();
+            if registry.room(&code).is_some() {
+                continue;
+            }
+            let set: Option<String> = self
+                .call(
+                    redis::cmd("SET")
+                        .arg(room_key(&code))
+                        .arg(&self.inner.node_id)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(lease)
+                        .query_async(&mut redis),
+                )
+                .await?;
+            if set.is_some() {
+                let code: Arc<str> = Arc::from(code);
+                self.with_book(|book| book.hold(Arc::clone(&code)));
+                return Ok(code);
+            }
+            tracing::debug!(%code, "room code held by another node; drawing another");
+        }
+        Err(ClusterError::NoFreeCode)
+    }
+
+    /// Claims the existing room `code` (a race kept in the store) if no
+    /// live node holds it; whether this node now does.
+    pub async fn claim_existing(&self, code: &str) -> Result<bool, ClusterError> {
+        let lease = self.lease_ms();
+        let mut redis = self.redis();
+        let mut invocation = self.inner.claim.prepare_invoke();
+        invocation
+            .key(room_key(code))
+            .arg(&self.inner.node_id)
+            .arg(lease);
+        let claimed: i64 = self.call(invocation.invoke_async(&mut redis)).await?;
+        if claimed == 1 {
+            self.with_book(|book| book.hold(Arc::from(code)));
+        }
+        Ok(claimed == 1)
+    }
+
+    /// Where the room `code` is.
+    pub async fn owner(&self, code: &str) -> Result<Owner, ClusterError> {
+        let mut redis = self.redis();
+        let node: Option<String> = self
+            .call(
+                redis::cmd("GET")
+                    .arg(room_key(&normal_code(code)))
+                    .query_async(&mut redis),
+            )
+            .await?;
+        let Some(node) = node else {
+            return Ok(Owner::Nobody);
+        };
+        if node == self.inner.node_id {
+            return Ok(Owner::Here);
+        }
+        let url: Option<String> = self
+            .call(
+                redis::cmd("GET")
+                    .arg(node_key(&node))
+                    .query_async(&mut redis),
+            )
+            .await?;
+        Ok(url.map_or(Owner::Nobody, |url| Owner::Elsewhere { url }))
+    }
+
+    /// The room code a resume token opens a seat of, if Redis knows it.
+    pub async fn room_of_token(&self, hash: &TokenHash) -> Result<Option<String>, ClusterError> {
+        let mut redis = self.redis();
+        self.call(
+            redis::cmd("GET")
+                .arg(token_key(hash))
+                .query_async(&mut redis),
+        )
+        .await
+    }
+
+    /// The room advertised for quick races of `game`, if another live node
+    /// owns one: its owner's URL.
+    pub async fn advertised(&self, game: GameKind) -> Result<Option<String>, ClusterError> {
+        let mut redis = self.redis();
+        let code: Option<String> = self
+            .call(
+                redis::cmd("GET")
+                    .arg(quick_key(game))
+                    .query_async(&mut redis),
+            )
+            .await?;
+        let Some(code) = code else {
+            return Ok(None);
+        };
+        Ok(match self.owner(&code).await? {
+            Owner::Elsewhere { url } => Some(url),
+            // Our own (full or closing) room, or an owner that is gone: no
+            // one to send the player to.
+            Owner::Here | Owner::Nobody => None,
+        })
+    }
+
+    /// Advertises this node's room `code` for quick races of `game`, unless
+    /// another room is advertised already.
+    pub async fn advertise(&self, game: GameKind, code: &Arc<str>) -> Result<bool, ClusterError> {
+        let lease = self.lease_ms();
+        let mut redis = self.redis();
+        let set: Option<String> = self
+            .call(
+                redis::cmd("SET")
+                    .arg(quick_key(game))
+                    .arg(&**code)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(lease)
+                    .query_async(&mut redis),
+            )
+            .await?;
+        if set.is_some() {
+            self.with_book(|book| book.advertise(game, Arc::clone(code)));
+        }
+        Ok(set.is_some())
+    }
+
+    /// Queues a write without waiting; one that does not fit is dropped.
+    fn queue(&self, write: Write) {
+        if self.inner.writes.try_send(write).is_err() {
+            bump(&self.inner.metrics.cluster_writes_dropped);
+            tracing::warn!("the cluster's write queue is full: a write was dropped");
+        }
+    }
+
+    /// Records, off the caller's path, that a token opens a seat of `code`.
+    pub fn remember_token(&self, hash: TokenHash, code: Arc<str>) {
+        self.queue(Write::Token { hash, code });
+    }
+
+    /// Forgets a token, off the caller's path.
+    pub fn forget_token(&self, hash: TokenHash) {
+        self.queue(Write::ForgetToken { hash });
+    }
+
+    /// Gives up the room `code`: its lease stops being renewed at once and
+    /// is deleted off the caller's path.
+    pub fn release(&self, code: &Arc<str>) {
+        if self.with_book(|book| book.release(code)) {
+            self.queue(Write::Release {
+                code: Arc::clone(code),
+            });
+        }
+    }
+
+    /// Makes the queued writes until the server stops.
+    pub async fn write_forever(self, queue: WriteQueue, shutdown: CancellationToken) {
+        let WriteQueue(mut queue) = queue;
+        loop {
+            let write = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                write = queue.recv() => match write {
+                    Some(write) => write,
+                    None => return,
+                },
+            };
+            if let Err(error) = self.write(write).await {
+                tracing::warn!(%error, "a cluster write failed");
+            }
+        }
+    }
+
+    async fn write(&self, write: Write) -> Result<(), ClusterError> {
+        let mut redis = self.redis();
+        match write {
+            Write::Token { hash, code } => {
+                self.call(
+                    redis::cmd("SET")
+                        .arg(token_key(&hash))
+                        .arg(&*code)
+                        .arg("PX")
+                        .arg(TOKEN_TTL_MS)
+                        .query_async::<()>(&mut redis),
+                )
+                .await
+            }
+            Write::ForgetToken { hash } => {
+                self.call(
+                    redis::cmd("DEL")
+                        .arg(token_key(&hash))
+                        .query_async::<()>(&mut redis),
+                )
+                .await
+            }
+            Write::Release { code } => {
+                let mut invocation = self.inner.release.prepare_invoke();
+                invocation.key(room_key(&code)).arg(&self.inner.node_id);
+                self.call(invocation.invoke_async::<i64>(&mut redis))
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    /// Renews the node's key, its room leases and its advertisements
+    /// every third of a lease until the server stops.
+    pub async fn renew_forever(self, registry: Arc<Registry>, shutdown: CancellationToken) {
+        let every = Duration::from_millis(self.with_book(|book| book.renew_every_ms()));
+        let mut ticker = tokio::time::interval(every);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = ticker.tick() => {}
+            }
+            let began = self.now_ms();
+            match self.renew_once(&registry).await {
+                Ok(()) => self.with_book(|book| book.reached_redis(began)),
+                Err(error) => {
+                    bump(&self.inner.metrics.cluster_renew_failures);
+                    tracing::warn!(%error, "renewing the cluster leases failed");
+                }
+            }
+        }
+    }
+
+    /// One renewal of everything this node holds.
+    pub async fn renew_once(&self, registry: &Registry) -> Result<(), ClusterError> {
+        self.register().await?;
+        let lease = self.lease_ms();
+        let mut redis = self.redis();
+        for batch in self.with_book(|book| book.batches(RENEW_BATCH)) {
+            let mut invocation = self.inner.renew.prepare_invoke();
+            for code in &batch {
+                invocation.key(room_key(code));
+            }
+            invocation.arg(&self.inner.node_id).arg(lease);
+            let answer: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
+            for code in self.with_book(|book| book.renewed(&batch, &answer)) {
+                bump(&self.inner.metrics.cluster_leases_lost);
+                tracing::error!(%code, "this node's lease on a room was lost: another node may own it now");
+            }
+        }
+        for (game, code) in self.with_book(|book| book.adverts()) {
+            let open = registry
+                .room(&code)
+                .is_some_and(|room| room.summary.open_for_quick_race(game));
+            if open {
+                let mut invocation = self.inner.renew.prepare_invoke();
+                invocation.key(quick_key(game)).arg(&*code).arg(lease);
+                let kept: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
+                if kept != [1] {
+                    self.with_book(|book| book.withdraw(game));
+                }
+            } else {
+                let mut invocation = self.inner.release.prepare_invoke();
+                invocation.key(quick_key(game)).arg(&*code);
+                self.call(invocation.invoke_async::<i64>(&mut redis))
+                    .await?;
+                self.with_book(|book| book.withdraw(game));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this node's leases can still be its own: its last renewal
+    /// reached Redis less than a lease ago.
+    pub fn leases_current(&self) -> bool {
+        let now = self.now_ms();
+        self.with_book(|book| book.leases_current(now))
+    }
+
+    /// Whether this node holds the lease of `code` (as far as it knows).
+    pub fn holds(&self, code: &str) -> bool {
+        self.with_book(|book| book.holds(code))
+    }
+
+    /// At shutdown: gives up every lease and the node's key, so that
+    /// another node (or this one restarted) can take the rooms at once
+    /// rather than a lease later.
+    pub async fn leave(&self) -> Result<(), ClusterError> {
+        let batches = self.with_book(|book| book.batches(RENEW_BATCH));
+        let mut redis = self.redis();
+        for batch in batches {
+            let mut invocation = self.inner.release.prepare_invoke();
+            for code in &batch {
+                invocation.key(room_key(code));
+            }
+            invocation.arg(&self.inner.node_id);
+            self.call(invocation.invoke_async::<i64>(&mut redis))
+                .await?;
+            self.with_book(|book| {
+                for code in &batch {
+                    book.release(code);
+                }
+            });
+        }
+        let mut invocation = self.inner.release.prepare_invoke();
+        invocation
+            .key(node_key(&self.inner.node_id))
+            .arg(&self.inner.public_url);
+        self.call(invocation.invoke_async::<i64>(&mut redis))
+            .await
+            .map(drop)
+    }
+}
