@@ -577,6 +577,21 @@ impl ServerProcess {
     /// Starts the real binary on 127.0.0.1:0 with the test settings, the
     /// data directory `data` and `extra` flags, and waits for its address.
     pub fn start(data: &std::path::Path, extra: &[&str]) -> ServerProcess {
+        ServerProcess::launch(data, extra, false).0
+    }
+
+    /// As [`ServerProcess::start`], with the admin port on 127.0.0.1:0:
+    /// also returns the admin address.
+    pub fn start_with_admin(data: &std::path::Path, extra: &[&str]) -> (ServerProcess, SocketAddr) {
+        let (server, admin) = ServerProcess::launch(data, extra, true);
+        (server, admin.expect("the server prints its admin address"))
+    }
+
+    fn launch(
+        data: &std::path::Path,
+        extra: &[&str],
+        admin: bool,
+    ) -> (ServerProcess, Option<SocketAddr>) {
         use std::io::BufRead as _;
         let settings = data.with_extension("toml");
         std::fs::write(
@@ -602,15 +617,20 @@ impl ServerProcess {
             .arg(&settings)
             .arg("--data")
             .arg(data)
-            .arg("--no-admin")
+            .args(if admin {
+                vec!["--admin-listen", "127.0.0.1:0"]
+            } else {
+                vec!["--no-admin"]
+            })
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("patience-server starts");
         let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stdout = std::io::BufReader::new(stdout);
         let mut line = String::new();
-        std::io::BufReader::new(stdout)
+        stdout
             .read_line(&mut line)
             .expect("the server prints its address");
         let address = line
@@ -619,7 +639,18 @@ impl ServerProcess {
             .next()
             .and_then(|address| address.parse().ok())
             .unwrap_or_else(|| panic!("no address in {line:?}"));
-        ServerProcess { child, address }
+        let admin = admin.then(|| {
+            let mut line = String::new();
+            stdout
+                .read_line(&mut line)
+                .expect("the server prints its admin address");
+            line.trim()
+                .strip_prefix("admin: http://")
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|address| address.parse().ok())
+                .unwrap_or_else(|| panic!("no admin address in {line:?}"))
+        });
+        (ServerProcess { child, address }, admin)
     }
 
     /// Asks the process to stop with SIGTERM, as a deploy would, and waits
@@ -647,4 +678,107 @@ impl Drop for ServerProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+// ----- Redis, for the cluster tests -----
+
+/// A throwaway `redis-server` on a Unix socket in a directory of its own,
+/// with nothing saved to disk; killed when dropped.
+pub struct RedisProcess {
+    child: Option<std::process::Child>,
+    directory: tempfile::TempDir,
+}
+
+impl RedisProcess {
+    /// Starts one and waits (with a deadline) until it answers `PING`.
+    /// Fails the test if `redis-server` is not installed: the cluster
+    /// tests must not pass without it.
+    pub fn start() -> RedisProcess {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        let socket = directory.path().join("redis.sock");
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&socket)
+            .args([
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+            ])
+            .arg(directory.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "cannot run redis-server ({error}): the cluster tests need a real Redis; \
+                     install it with `apt-get install -y redis-server`"
+                )
+            });
+        let redis = RedisProcess {
+            child: Some(child),
+            directory,
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while redis.cli(&["PING"]) != "PONG" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not answer PING on {}",
+                socket.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    /// The URL a server's `--redis-url` takes.
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket().display())
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.directory.path().join("redis.sock")
+    }
+
+    /// Runs one command through `redis-cli` and returns its answer,
+    /// trimmed (empty if Redis cannot be reached).
+    pub fn cli(&self, args: &[&str]) -> String {
+        let output = Command::new("redis-cli")
+            .arg("-s")
+            .arg(self.socket())
+            .args(args)
+            .output();
+        match output {
+            Ok(output) => String::from_utf8_lossy(&output.stdout).trim().to_string(),
+            Err(error) => panic!(
+                "cannot run redis-cli ({error}): it comes with Debian's redis-server package"
+            ),
+        }
+    }
+
+    /// Kills it, as a crash of Redis would, and waits for it to be gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A port on 127.0.0.1 free a moment ago, for a node that must know its
+/// own URL before it starts (`--public-url`). Another process could take it
+/// in between; on a test machine that is rare enough.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
 }

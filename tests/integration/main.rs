@@ -4,6 +4,7 @@
 mod admin;
 mod allocation;
 mod client;
+mod cluster;
 mod daily;
 mod daily_client;
 mod deploy;

@@ -1,0 +1,354 @@
+//! Several nodes behind one Redis: two real server processes and a real
+//! `redis-server` (started here in a directory of its own, on a Unix
+//! socket; the tests fail, not pass, without it). A room made on one node
+//! is joined, watched and resumed through the other by `redirect`, with
+//! the test client and with the real client's session; a quick race meets
+//! players who came to different nodes; `/healthz` answers 503 once Redis
+//! is gone; a renewal never extends a lease another node holds.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use patience_cli::config::Store;
+use patience_cli::session::{Entry, Session};
+use patience_server::cluster::{Cluster, Owner, Settings};
+use patience_server::metrics::Metrics;
+use patience_server::registry::Registry;
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
+use patience_tests::{Client, RedisProcess, ServerProcess, free_port};
+
+/// Leases short enough that a lapse is seen quickly, long enough that a
+/// loaded test machine renews in time (every 500 ms).
+const LEASE_MS: &str = "1500";
+
+/// Longest a test polls for something to happen.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A cluster node on a port of its own, whose public URL is returned.
+fn node(redis: &RedisProcess, data: &Path, extra: &[&str]) -> (ServerProcess, String) {
+    let (flags, url) = node_flags(redis, extra);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    (ServerProcess::start(data, &flags), url)
+}
+
+fn node_flags(redis: &RedisProcess, extra: &[&str]) -> (Vec<String>, String) {
+    let port = free_port();
+    let url = format!("ws://127.0.0.1:{port}");
+    let mut flags: Vec<String> = [
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+        "--public-url",
+        &url,
+        "--redis-url",
+        &redis.url(),
+        "--node-lease-ms",
+        LEASE_MS,
+    ]
+    .iter()
+    .map(|flag| flag.to_string())
+    .collect();
+    flags.extend(extra.iter().map(|flag| flag.to_string()));
+    (flags, url)
+}
+
+/// The address of a `ws://host:port` URL.
+fn address_of(url: &str) -> SocketAddr {
+    url.strip_prefix("ws://")
+        .map(|rest| rest.trim_end_matches('/'))
+        .and_then(|address| address.parse().ok())
+        .unwrap_or_else(|| panic!("not a ws:// URL of an address: {url}"))
+}
+
+/// Sends `resume` on `client` until the answer is no longer
+/// `invalid_resume_token`: the token's pointer reaches Redis off the
+/// room's path, a moment after the token is issued.
+async fn resume_until_known(client: &mut Client, token: &str, last_seq: u64) -> ServerMessage {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        client
+            .send(&ClientMessage::Resume {
+                token: token.to_string(),
+                last_seq,
+            })
+            .await;
+        match client.recv().await {
+            ServerMessage::Error {
+                code: ErrorCode::InvalidResumeToken,
+                ..
+            } if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            answer => return answer,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_on_one_node_is_joined_watched_and_resumed_through_the_other() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
+    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    assert_eq!(a.address, address_of(&a_url));
+
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (code, ada_token) = ada.create_room(2, RoomOptions::default()).await;
+    assert_eq!(
+        redis.cli(&["GET", &format!("patience:room:{code}")]).len(),
+        16,
+        "the room's lease names A's random node id"
+    );
+
+    // Bob asks B, is sent to A, and the same request there seats him.
+    let mut bob_at_b = Client::hello_to(b.address, "bob").await;
+    let join = ClientMessage::JoinRoom { code: code.clone() };
+    bob_at_b.send(&join).await;
+    assert_eq!(
+        bob_at_b.recv().await,
+        ServerMessage::Redirect { url: a_url.clone() }
+    );
+    // The redirected connection stays open, greeted and in no room; a code
+    // no node has is still not found.
+    bob_at_b
+        .send(&ClientMessage::JoinRoom {
+            code: "777777".to_string(),
+        })
+        .await;
+    assert_eq!(bob_at_b.next_error().await, ErrorCode::RoomNotFound);
+    let mut bob = Client::hello_to(address_of(&a_url), "bob").await;
+    let (joined, _) = bob.join_room(&code).await;
+    assert_eq!(joined, code);
+    ada.race_started().await;
+    bob.race_started().await;
+
+    // Carol watches through B, the same way.
+    let mut carol_at_b = Client::hello_to(b.address, "carol").await;
+    let spectate = ClientMessage::Spectate { code: code.clone() };
+    carol_at_b.send(&spectate).await;
+    assert_eq!(
+        carol_at_b.recv().await,
+        ServerMessage::Redirect { url: a_url.clone() }
+    );
+    let mut carol = Client::hello_to(a.address, "carol").await;
+    carol.send(&spectate).await;
+    let watching = carol
+        .recv_until(|message| matches!(message, ServerMessage::RoomJoined { .. }))
+        .await;
+    assert!(
+        matches!(watching, ServerMessage::RoomJoined { seat: None, .. }),
+        "{watching:?}"
+    );
+
+    // Ada's token, used at B, is sent to A: any node finds a token's room.
+    let mut ada_at_b = Client::hello_to(b.address, "ada").await;
+    let answer = resume_until_known(&mut ada_at_b, &ada_token, ada.last_seq).await;
+    assert_eq!(answer, ServerMessage::Redirect { url: a_url.clone() });
+    let mut ada_again = Client::hello_to(a.address, "ada").await;
+    ada_again
+        .send(&ClientMessage::Resume {
+            token: ada_token,
+            last_seq: ada.last_seq,
+        })
+        .await;
+    let resumed = ada_again
+        .recv_until(|message| matches!(message, ServerMessage::Resumed { .. }))
+        .await;
+    assert!(
+        matches!(&resumed, ServerMessage::Resumed { room, .. } if room.code == code),
+        "{resumed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_client_follows_a_redirect_and_saves_its_seat_at_the_owner() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
+    let (_b, b_url) = node(&redis, &data.path().join("b"), &[]);
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+
+    let store = Store::in_directory(data.path().join("bob-config"));
+    let (bob, _) = Session::start(&b_url, "bob", Entry::Join(code.clone()), store.clone())
+        .await
+        .expect("bob is seated through the redirect");
+    assert_eq!(
+        bob.state.room.as_ref().map(|room| room.code.clone()),
+        Some(code.clone())
+    );
+    let seat = store.load().seat.expect("the seat is saved");
+    assert_eq!(
+        (seat.server.as_str(), seat.code.as_str()),
+        (a_url.as_str(), code.as_str()),
+        "the saved seat names the node the room is on"
+    );
+    ada.race_started().await;
+    bob.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_race_meets_players_who_came_to_different_nodes() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
+    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    let quick = ClientMessage::QuickRace {
+        game: GameKind::ThreeBlindMice,
+    };
+
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    ada.send(&quick).await;
+    let code = match ada.recv().await {
+        ServerMessage::RoomJoined { room, .. } => room.code,
+        other => panic!("expected room_joined, got {other:?}"),
+    };
+    // A connection's messages are handled in order, and the room is
+    // advertised before ada's next one is: its answer says it is done.
+    ada.send(&ClientMessage::JoinRoom { code: code.clone() })
+        .await;
+    assert_eq!(ada.next_error().await, ErrorCode::AlreadyInRoom);
+    assert_eq!(
+        redis.cli(&["GET", "patience:quick:three-blind-mice"]),
+        code,
+        "A advertises its waiting room"
+    );
+
+    let mut bob_at_b = Client::hello_to(b.address, "bob").await;
+    bob_at_b.send(&quick).await;
+    assert_eq!(
+        bob_at_b.recv().await,
+        ServerMessage::Redirect { url: a_url.clone() }
+    );
+    let mut bob = Client::hello_to(address_of(&a_url), "bob").await;
+    bob.send(&quick).await;
+    match bob.recv().await {
+        ServerMessage::RoomJoined { room, .. } => assert_eq!(room.code, code),
+        other => panic!("expected room_joined, got {other:?}"),
+    }
+    let ada_commitment = ada.race_started().await;
+    assert_eq!(bob.race_started().await, ada_commitment, "one race");
+}
+
+/// `GET path` on an admin port, the whole answer.
+fn http_get(address: SocketAddr, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).expect("admin port connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a read timeout");
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").expect("request sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("answer read");
+    answer
+}
+
+/// The value of one metric line of `/metrics`.
+fn metric(admin: SocketAddr, name: &str) -> Option<String> {
+    let text = http_get(admin, "/metrics");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name} ")).map(str::to_string))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() {
+    let mut redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (flags, _) = node_flags(&redis, &[]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let (a, admin) = ServerProcess::start_with_admin(&data.path().join("a"), &flags);
+    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    assert!(
+        http_get(admin, "/healthz").starts_with("HTTP/1.1 200 OK"),
+        "healthy with Redis up"
+    );
+    assert_eq!(
+        metric(admin, "patience_cluster_leases_held").as_deref(),
+        Some("0")
+    );
+    let mut ada = Client::hello_to(b.address, "ada").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    bob.send(&ClientMessage::JoinRoom { code }).await;
+    assert!(matches!(bob.recv().await, ServerMessage::Redirect { .. }));
+    assert_eq!(
+        metric(admin, "patience_cluster_redirects_total").as_deref(),
+        Some("1")
+    );
+    let _ = bob.create_room(2, RoomOptions::default()).await;
+    assert_eq!(
+        metric(admin, "patience_cluster_leases_held").as_deref(),
+        Some("1")
+    );
+
+    redis.kill();
+    let deadline = Instant::now() + DEADLINE;
+    let answer = loop {
+        let answer = http_get(admin, "/healthz");
+        if answer.starts_with("HTTP/1.1 503") || Instant::now() > deadline {
+            break answer;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("redis unreachable"), "{answer}");
+    // And a room cannot open: its code could not be made unique.
+    let mut carol = Client::hello_to(a.address, "carol").await;
+    carol
+        .send(&ClientMessage::CreateRoom {
+            game: GameKind::ThreeBlindMice,
+            max_players: 2,
+            public: false,
+            options: RoomOptions::default(),
+        })
+        .await;
+    assert_eq!(carol.next_error().await, ErrorCode::Internal);
+    drop(a);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
+    let redis = RedisProcess::start();
+    let metrics = Arc::new(Metrics::default());
+    let settings = Settings {
+        redis_url: redis.url(),
+        public_url: "ws://127.0.0.1:1".to_string(),
+        node_id: Some("node-a".to_string()),
+        lease_ms: 60_000,
+    };
+    let (cluster, _writes) = Cluster::connect(settings, Arc::clone(&metrics))
+        .await
+        .expect("joins");
+    let registry = Registry::default();
+    let kept = cluster.claim_new_code(&registry).await.expect("a code");
+    let lost = cluster.claim_new_code(&registry).await.expect("a code");
+    assert_ne!(kept, lost);
+    // `lost`'s lease lapsed and node-b took it, with a short lease.
+    let lost_key = format!("patience:room:{lost}");
+    redis.cli(&["SET", &lost_key, "node-b", "PX", "5000"]);
+    assert!(!cluster.claim_existing(&lost).await.expect("asks"));
+
+    cluster.renew_once(&registry).await.expect("renews");
+    assert!(cluster.holds(&kept));
+    assert!(!cluster.holds(&lost), "a lost lease is forgotten");
+    assert_eq!(metrics.cluster_leases_lost.load(Ordering::Relaxed), 1);
+    assert_eq!(redis.cli(&["GET", &lost_key]), "node-b");
+    let ttl: u64 = redis.cli(&["PTTL", &lost_key]).parse().expect("a number");
+    assert!(ttl <= 5000, "node-b's lease was not extended: {ttl} ms");
+    let ttl: u64 = redis
+        .cli(&["PTTL", &format!("patience:room:{kept}")])
+        .parse()
+        .expect("a number");
+    assert!(ttl > 5000, "ours was: {ttl} ms");
+    assert_eq!(cluster.owner(&kept).await.expect("asks"), Owner::Here);
+    // node-b registered no URL: nobody to send a player to.
+    assert_eq!(cluster.owner(&lost).await.expect("asks"), Owner::Nobody);
+
+    cluster.release(&kept);
+    assert!(!cluster.holds(&kept));
+    cluster.leave().await.expect("leaves");
+    assert_eq!(redis.cli(&["EXISTS", "patience:node:node-a"]), "0");
+}
