@@ -442,7 +442,14 @@ impl Actor {
                 }
                 Output::TokenRevoked(hash) => {
                     self.context.registry.remove_token(&hash);
-                    if let Some(cluster) = &self.context.cluster {
+                    // A room closing at shutdown, or whose lease another
+                    // node took, leaves the pointer: the node that runs
+                    // the race next sets it again, and must not find it
+                    // deleted after it did.
+                    if let Some(cluster) = &self.context.cluster
+                        && !self.context.shutdown.is_cancelled()
+                        && cluster.holds(&self.code)
+                    {
                         cluster.forget_token(hash);
                     }
                 }

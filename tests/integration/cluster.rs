@@ -4,7 +4,8 @@
 //! is joined, watched and resumed through the other by `redirect`, with
 //! the test client and with the real client's session; a quick race meets
 //! players who came to different nodes; `/healthz` answers 503 once Redis
-//! is gone; a renewal never extends a lease another node holds.
+//! is gone; a renewal never extends a lease another node holds; and a race
+//! whose node is killed runs on at a node that shares its store.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -19,7 +20,7 @@ use patience_server::metrics::Metrics;
 use patience_server::registry::Registry;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
-use patience_tests::{Client, RedisProcess, ServerProcess, free_port};
+use patience_tests::{Client, RedisProcess, ServerProcess, first_deal, free_port};
 
 /// Leases short enough that a lapse is seen quickly, long enough that a
 /// loaded test machine renews in time (every 500 ms).
@@ -351,4 +352,84 @@ async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
     assert!(!cluster.holds(&kept));
     cluster.leave().await.expect("leaves");
     assert_eq!(redis.cli(&["EXISTS", "patience:node:node-a"]), "0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    // Both nodes on one SQLite file (WAL mode lets two processes of one
+    // host share it; the store waits out the other's write lock).
+    let store = data.path().join("shared");
+    let scan = ["--failover-scan-ms", "300"];
+    let (a, a_url) = node(&redis, &store, &scan);
+    let (b, _) = node(&redis, &store, &scan);
+    let (_, line) = first_deal();
+
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (code, ada_token) = ada.create_room(2, RoomOptions::default()).await;
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    ada.play(&line[0]).await;
+    assert!(matches!(
+        ada.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+    // B sees the race in the store but leaves it to its owner.
+    let mut watcher = Client::hello_to(b.address, "carol").await;
+    watcher
+        .send(&ClientMessage::Spectate { code: code.clone() })
+        .await;
+    assert_eq!(
+        watcher.recv().await,
+        ServerMessage::Redirect { url: a_url.clone() }
+    );
+
+    a.kill();
+    let killed = Instant::now();
+    // Ada comes back through B: redirected to A while A's lease lasts,
+    // refused in the moment between its lapse and B's scan, then seated.
+    let mut ada_at_b = Client::hello_to(b.address, "ada").await;
+    let deadline = killed + DEADLINE;
+    let resumed = loop {
+        ada_at_b
+            .send(&ClientMessage::Resume {
+                token: ada_token.clone(),
+                last_seq: ada.last_seq,
+            })
+            .await;
+        match ada_at_b.recv().await {
+            message @ ServerMessage::Resumed { .. } => break message,
+            ServerMessage::Redirect { .. }
+            | ServerMessage::Error {
+                code: ErrorCode::InvalidResumeToken,
+                ..
+            } if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!("expected resumed at B, got {other:?}"),
+        }
+    };
+    eprintln!(
+        "failover: ada resumed at B {} ms after A was killed (lease {LEASE_MS} ms, scan 300 ms)",
+        killed.elapsed().as_millis()
+    );
+    assert!(
+        matches!(&resumed, ServerMessage::Resumed { room, .. } if room.code == code),
+        "{resumed:?}"
+    );
+    // The move A acknowledged is there: the next one of the line follows it.
+    ada_at_b.play(&line[1]).await;
+    let answer = ada_at_b.move_answer().await;
+    assert!(
+        matches!(answer, ServerMessage::MoveAccepted { .. }),
+        "{answer:?}"
+    );
+    assert_eq!(
+        redis.cli(&["GET", &format!("patience:room:{code}")]).len(),
+        16,
+        "B holds the room's lease now"
+    );
 }
