@@ -360,3 +360,71 @@ impl Session {
         Err(last_error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A fake server that answers `join_room` with `redirect` to `target`
+    /// (its own URL once known, so it sends the client round in circles).
+    async fn redirecting(target: Arc<Mutex<String>>) -> (String, crate::fake_server::Received) {
+        crate::fake_server::start(move |message| match message {
+            ClientMessage::JoinRoom { .. } => vec![ServerMessage::Redirect {
+                url: target.lock().map(|url| url.clone()).unwrap_or_default(),
+            }],
+            _ => Vec::new(),
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn redirects_are_followed_a_bounded_number_of_times_then_reported() {
+        let target = Arc::new(Mutex::new(String::new()));
+        let (url, received) = redirecting(Arc::clone(&target)).await;
+        *target.lock().expect("not poisoned") = url.clone();
+        let outcome =
+            Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none()).await;
+        match outcome {
+            Err(NetError::TooManyRedirects { hops, url: last }) => {
+                assert_eq!((hops, last.as_str()), (MAX_REDIRECTS + 1, url.as_str()));
+            }
+            Err(other) => panic!("expected too many redirects, got {other}"),
+            Ok(_) => panic!("expected too many redirects, got a session"),
+        }
+        let joins = received
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .filter(|message| matches!(message, ClientMessage::JoinRoom { .. }))
+            .count();
+        assert_eq!(joins, MAX_REDIRECTS + 1, "the request, then once per hop");
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_followed_to_the_node_that_seats_us() {
+        // The owner: seats whoever joins.
+        let (owner, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } => vec![ServerMessage::Error {
+                code: patience_shared::protocol::ErrorCode::RoomFull,
+                message: format!("room {code} is full"),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let target = Arc::new(Mutex::new(owner.clone()));
+        let (first, _) = redirecting(target).await;
+        // The owner's refusal comes back as the session's answer: the
+        // request reached it, through the redirect.
+        let outcome =
+            Session::start(&first, "ada", Entry::Join("K7PQ3M".into()), Store::none()).await;
+        match outcome {
+            Err(NetError::NotAdmitted { message, .. }) => {
+                assert_eq!(message, "room K7PQ3M is full");
+            }
+            Err(other) => panic!("expected the owner's refusal, got {other}"),
+            Ok(_) => panic!("expected the owner's refusal, got a session"),
+        }
+    }
+}
