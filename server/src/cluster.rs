@@ -15,9 +15,12 @@
 //!   owner** and a code another node holds is never used again while it is
 //!   held (a code whose claim fails is not used: another is drawn).
 //!   Renewed in batches by a Lua script that extends a lease only where it
-//!   still names this node, and deleted (again only if it names this node)
-//!   when the room closes. A lease that a renewal finds lost is forgotten
-//!   and counted (`patience_cluster_leases_lost_total`).
+//!   still names this node (or takes it back if it lapsed and nobody took
+//!   it), and deleted (again only if it names this node) when the room
+//!   closes. A lease that a renewal finds another node holding is
+//!   forgotten and counted (`patience_cluster_leases_lost_total`), and its
+//!   room closes here without a word: its players' clients reconnect, are
+//!   redirected and resume at the new owner.
 //! - `token:{sha256 hex}` → the room code a resume token opens a seat of,
 //!   for a day at most (longer than any race), so that any node can send a
 //!   resuming player to the owner. Only the token's hash is kept, as in
@@ -74,6 +77,7 @@ use tokio_util::sync::CancellationToken;
 use self::lease::{LeaseBook, RENEW_BATCH};
 use crate::metrics::{Metrics, bump};
 use crate::registry::{Registry, new_room_code};
+use crate::room_handle::Command;
 use crate::secrets::{TokenHash, new_secret};
 
 /// Every key of the cluster starts with this, so a Redis may hold others.
@@ -94,13 +98,20 @@ const CLAIM_TRIES: usize = 16;
 /// Redis that hangs is a Redis that is down.
 const REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Extends each lease in KEYS that still holds ARGV[1] by ARGV[2] ms;
-/// answers 1 for each extended, 0 for each lost.
+/// Extends each lease in KEYS that still holds ARGV[1] by ARGV[2] ms, and
+/// takes back one that lapsed with nobody taking it (Redis restarted
+/// empty, or a renewal came late): nobody else can be running that room,
+/// since a node runs one only once it holds the lease. Answers 1 for each
+/// kept, 0 for each another holds.
 const RENEW_SCRIPT: &str = r"
 local kept = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then
+  local holder = redis.call('GET', key)
+  if holder == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
+    kept[i] = 1
+  elseif holder == false then
+    redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
     kept[i] = 1
   else
     kept[i] = 0
@@ -589,7 +600,14 @@ impl Cluster {
             let answer: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
             for code in self.with_book(|book| book.renewed(&batch, &answer)) {
                 bump(&self.inner.metrics.cluster_leases_lost);
-                tracing::error!(%code, "this node's lease on a room was lost: another node may own it now");
+                tracing::error!(%code, "another node holds this node's room now: the room closes here");
+                // Its players reconnect, are redirected, and resume at
+                // the node that holds it (which runs it from the store).
+                let room = registry.room(&code);
+                if let Some(room) = room {
+                    let lost = room.commands.send(Command::LeaseLost);
+                    let _ = tokio::time::timeout(REDIS_TIMEOUT, lost).await;
+                }
             }
         }
         for (game, code) in self.with_book(|book| book.adverts()) {

@@ -379,6 +379,15 @@ impl Actor {
                 self.feed(now, Input::Disconnected { conn: conn_id });
             }
             Command::DealReady { seed } => self.feed(now, Input::DealReady { seed }),
+            Command::LeaseLost => {
+                // Closed without a reason, the clients reconnect and
+                // resume, which sends them to the new owner; a reason
+                // (`shutting_down`) would end their sessions instead.
+                for connection in self.connections.values() {
+                    connection.close_quietly();
+                }
+                self.core.close_for_shutdown();
+            }
         }
     }
 

@@ -116,6 +116,9 @@ pub enum Command {
         /// The seed.
         seed: u64,
     },
+    /// Another node of the cluster holds this room's lease now: close
+    /// without a word (its players resume there) and keep nothing.
+    LeaseLost,
 }
 
 /// A way to talk to a room's actor, cheap to clone.

@@ -4,7 +4,8 @@
 //! is joined, watched and resumed through the other by `redirect`, with
 //! the test client and with the real client's session; a quick race meets
 //! players who came to different nodes; `/healthz` answers 503 once Redis
-//! is gone; a renewal never extends a lease another node holds; and a race
+//! is gone; a renewal never extends a lease another node holds, and a room
+//! whose lease another node took closes; and a race
 //! whose node is killed runs on at a node that shares its store.
 
 use std::net::SocketAddr;
@@ -345,6 +346,14 @@ async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
         .expect("a number");
     assert!(ttl > 5000, "ours was: {ttl} ms");
     assert_eq!(cluster.owner(&kept).await.expect("asks"), Owner::Here);
+    // A lease that lapsed with nobody taking it (Redis restarted empty)
+    // is taken back by the next renewal.
+    let kept_key = format!("patience:room:{kept}");
+    redis.cli(&["DEL", &kept_key]);
+    cluster.renew_once(&registry).await.expect("renews");
+    assert_eq!(redis.cli(&["GET", &kept_key]), "node-a");
+    assert!(cluster.holds(&kept));
+    assert_eq!(metrics.cluster_leases_lost.load(Ordering::Relaxed), 1);
     // node-b registered no URL: nobody to send a player to.
     assert_eq!(cluster.owner(&lost).await.expect("asks"), Owner::Nobody);
 
@@ -431,5 +440,39 @@ async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
         redis.cli(&["GET", &format!("patience:room:{code}")]).len(),
         16,
         "B holds the room's lease now"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_whose_lease_another_node_took_closes_without_a_word() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (a, _) = node(&redis, &data.path().join("a"), &[]);
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+    redis.cli(&[
+        "SET",
+        &format!("patience:room:{code}"),
+        "node-b",
+        "PX",
+        "60000",
+    ]);
+    // At A's next renewal (a third of a lease), the room closes here, and
+    // ada is closed with no reason, so that her client resumes (and is
+    // sent to node-b).
+    let closed = ada.closed().await;
+    assert!(
+        !closed
+            .messages
+            .iter()
+            .any(|message| matches!(message, ServerMessage::Error { .. })),
+        "{closed:?}"
+    );
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    bob.send(&ClientMessage::JoinRoom { code }).await;
+    assert_eq!(
+        bob.next_error().await,
+        ErrorCode::RoomNotFound,
+        "node-b has no URL"
     );
 }
