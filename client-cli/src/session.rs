@@ -97,6 +97,11 @@ pub struct Session {
     replay_until: Option<u64>,
     /// The replay just ended with the last message received.
     caught_up: bool,
+    /// The server the session was started with, which may have sent it to
+    /// another node of its cluster: a reconnection that cannot reach that
+    /// node tries this one too, which sends it on to wherever the room is
+    /// now (after a failover, say).
+    first_server: String,
 }
 
 impl Session {
@@ -127,6 +132,7 @@ impl Session {
             name: name.to_string(),
             store,
             replay_until: None,
+            first_server: server.to_string(),
             caught_up: false,
         };
         let saved = session.store.load().seat.filter(|seat| {
@@ -323,14 +329,18 @@ impl Session {
         let Some(token) = self.state.resume_token.clone() else {
             return Err(error);
         };
-        let server = self.connection.server().to_string();
+        let mut servers = vec![self.connection.server().to_string()];
+        if servers[0] != self.first_server {
+            servers.push(self.first_server.clone());
+        }
         let last_seq = self.connection.last_seq();
         let mut delay = Duration::from_millis(250);
         let mut last_error = error;
-        for _ in 0..RECONNECT_ATTEMPTS {
+        for attempt in 0..RECONNECT_ATTEMPTS {
+            let server = &servers[attempt as usize % servers.len()];
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(4));
-            let mut connection = match Connection::open(&server, &self.name).await {
+            let mut connection = match Connection::open(server, &self.name).await {
                 Ok(connection) => connection,
                 Err(error) => {
                     last_error = error;
@@ -345,7 +355,15 @@ impl Session {
                 token: token.clone(),
                 last_seq,
             };
-            match self.ask(&resume).await? {
+            let answer = match self.ask(&resume).await {
+                Ok(answer) => answer,
+                // A node it was sent to may be the one that went away.
+                Err(error) => {
+                    last_error = error;
+                    continue;
+                }
+            };
+            match answer {
                 message @ ServerMessage::Resumed { .. } => {
                     self.absorb(message);
                     return Ok(());

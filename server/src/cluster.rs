@@ -60,6 +60,22 @@
 //! and reconnects after Redis restarts, so a blip costs failed calls, not a
 //! broken node.
 //!
+//! ## Failover
+//! See [`failover`](crate::failover): a race whose node died runs on at a
+//! node that claims its lapsed lease, when the nodes share a store.
+//!
+//! ## What this does not do
+//! - No fencing in the store: a node cut off from Redis while the others
+//!   reach it keeps running its rooms until a renewal reaches Redis again
+//!   and finds a lease lost. With a shared store another node may have
+//!   taken such a race over meanwhile, and both then write to it for that
+//!   time (a move kept by the old owner after the new one rebuilt the race
+//!   is not in the new owner's race).
+//! - Redis without persistence forgets the token pointers when it
+//!   restarts: resumes through another node fail until then (leases are
+//!   taken back by the next renewal; a resume at the room's own node works).
+//! - A write the queue dropped (full) is not retried.
+//!
 //! [`lease`] is the bookkeeping without I/O: what the node holds, the
 //! renewal batches, what a renewal's answer means.
 

@@ -33,6 +33,7 @@ use tracing::Instrument as _;
 use crate::cluster::Owner;
 use crate::config::millis;
 use crate::daily;
+use crate::failover;
 use crate::metrics::{bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
 use crate::room;
@@ -470,6 +471,16 @@ impl TokenBucket {
     }
 }
 
+/// Where a resume token no room here knows leads, in a cluster.
+enum TokenElsewhere {
+    /// To another live node: the client was sent there.
+    Redirected,
+    /// To a race whose node is gone, now running here.
+    TakenOver(RoomHandle),
+    /// Nowhere.
+    Unknown,
+}
+
 /// What the reader loop knows about its client.
 struct Session {
     shared: Arc<Shared>,
@@ -627,7 +638,15 @@ impl Session {
             ClientMessage::Resume { token, last_seq } => {
                 if self.not_in_room() {
                     let hash = token_hash(&token);
-                    match self.shared.registry.room_for_token(&hash) {
+                    let room = match self.shared.registry.room_for_token(&hash) {
+                        Some(room) => Some(room),
+                        None => match self.token_elsewhere(&hash).await {
+                            TokenElsewhere::Redirected => return,
+                            TokenElsewhere::TakenOver(room) => Some(room),
+                            TokenElsewhere::Unknown => None,
+                        },
+                    };
+                    match room {
                         Some(room) => {
                             self.enter(room, |conn, reply| Command::Resume {
                                 conn,
@@ -637,7 +656,6 @@ impl Session {
                             })
                             .await;
                         }
-                        None if self.token_redirected(&hash).await => {}
                         None => self.error(
                             ErrorCode::InvalidResumeToken,
                             "that resume token is unknown or already used",
@@ -910,18 +928,39 @@ impl Session {
         }
     }
 
-    /// When no room here knows a resume token: sends a `redirect` to the
-    /// node that owns its room, if the cluster knows of one.
-    async fn token_redirected(&self, hash: &crate::secrets::TokenHash) -> bool {
+    /// When no room here knows a resume token, asks the cluster: a room on
+    /// another live node gets the client a `redirect` there; a running
+    /// race no live node holds (its node died) is taken over here at once
+    /// if the store has it, rather than at the next failover scan.
+    async fn token_elsewhere(&self, hash: &crate::secrets::TokenHash) -> TokenElsewhere {
         let Some(cluster) = &self.shared.cluster else {
-            return false;
+            return TokenElsewhere::Unknown;
         };
-        match cluster.room_of_token(hash).await {
-            Ok(Some(code)) => self.redirected_to_owner(&code).await,
-            Ok(None) => false,
+        let code = match cluster.room_of_token(hash).await {
+            Ok(Some(code)) => code,
+            Ok(None) => return TokenElsewhere::Unknown,
             Err(error) => {
                 tracing::warn!(%error, "the cluster could not say where a token's room is");
-                false
+                return TokenElsewhere::Unknown;
+            }
+        };
+        match cluster.owner(&code).await {
+            Ok(Owner::Elsewhere { url }) => {
+                self.redirect(url);
+                TokenElsewhere::Redirected
+            }
+            Ok(Owner::Nobody) if failover::take_over_code(&self.shared, cluster, &code).await => {
+                // The room is registered at once; its tokens as soon as
+                // its actor runs, before it reads the resume.
+                self.shared
+                    .registry
+                    .room(&code)
+                    .map_or(TokenElsewhere::Unknown, TokenElsewhere::TakenOver)
+            }
+            Ok(_) => TokenElsewhere::Unknown,
+            Err(error) => {
+                tracing::warn!(%error, "the cluster could not say where a room is");
+                TokenElsewhere::Unknown
             }
         }
     }

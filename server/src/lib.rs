@@ -10,6 +10,7 @@
 //! - [`connection`]: one socket's reader loop and writer task;
 //! - [`room`]: the room actor that owns a race;
 //! - [`registry`]: rooms by code and resume tokens by hash (handles only);
+//! - [`failover`]: running races whose node is gone, taken over here;
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
 //! - [`signup`]: the per-address limit on registering accounts;
 //! - [`store`]: what is kept (players, finished races, daily deals and
@@ -30,6 +31,7 @@ pub mod connection;
 pub mod daily;
 pub mod database;
 pub mod deal_pool;
+pub mod failover;
 pub mod listener;
 pub mod metrics;
 pub mod outbox;
@@ -222,7 +224,10 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
                 .renew_forever(Arc::clone(&shared.registry), shared.shutdown.clone()),
         );
         if shared.config.failover_scan_ms > 0 {
-            tracker.spawn(take_over_forever(Arc::clone(&shared), cluster.clone()));
+            tracker.spawn(failover::take_over_forever(
+                Arc::clone(&shared),
+                cluster.clone(),
+            ));
         }
     }
     shared
@@ -306,58 +311,6 @@ impl Server {
                 Ok(Ok(())) => tracing::info!("left the cluster"),
                 Ok(Err(error)) => tracing::warn!(%error, "leaving the cluster failed"),
                 Err(_) => tracing::warn!("leaving the cluster took too long"),
-            }
-        }
-    }
-}
-
-/// Failover: every `failover_scan_ms`, the running races in the store
-/// whose code no live node holds (their owner died and its lease lapsed)
-/// are claimed and run here, so that their players resume here (their
-/// token's pointer in Redis names the code, the code's lease this node).
-/// This finds races of other nodes only when the nodes share one store;
-/// with a store each, it finds none but this node's own.
-async fn take_over_forever(shared: Arc<Shared>, cluster: Cluster) {
-    let every = config::millis(shared.config.failover_scan_ms);
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shared.shutdown.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        let races = match shared.database.call(|store| store.live_races()).await {
-            Ok(races) => races,
-            Err(error) => {
-                bump(&shared.metrics.storage_errors);
-                tracing::warn!(%error, "the failover scan could not read the running races");
-                continue;
-            }
-        };
-        let context = shared.room_context();
-        for saved in races {
-            if shared.registry.room(&saved.code).is_some() || cluster.holds(&saved.code) {
-                continue;
-            }
-            match cluster.claim_existing(&saved.code).await {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(error) => {
-                    tracing::warn!(%error, "the failover scan could not claim a race");
-                    break;
-                }
-            }
-            let code: Arc<str> = Arc::from(saved.code.as_str());
-            match room::restore(&context, saved) {
-                Ok(_) => {
-                    bump(&shared.metrics.cluster_failovers);
-                    tracing::warn!(%code, "took over a race whose node is gone");
-                }
-                Err(error) => {
-                    bump(&shared.metrics.storage_errors);
-                    tracing::error!(%error, "a race taken over could not run");
-                    cluster.release(&code);
-                }
             }
         }
     }

@@ -364,13 +364,25 @@ async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
+async fn a_race_whose_node_dies_is_taken_over_by_the_scan_of_a_node_sharing_its_store() {
+    // The scan runs before ada comes back (she waits for B to hold it).
+    failover("300", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_race_whose_node_dies_is_taken_over_when_a_player_resumes_at_another_node() {
+    // No scan: ada's resume at B, once A's lease lapsed, takes it over.
+    failover("0", false).await;
+}
+
+/// Two nodes on one store; A runs a race and is killed; ada resumes at B.
+async fn failover(scan_ms: &str, wait_for_the_scan: bool) {
     let redis = RedisProcess::start();
     let data = tempfile::tempdir().expect("a temporary directory");
     // Both nodes on one SQLite file (WAL mode lets two processes of one
     // host share it; the store waits out the other's write lock).
     let store = data.path().join("shared");
-    let scan = ["--failover-scan-ms", "300"];
+    let scan = ["--failover-scan-ms", scan_ms];
     let (a, a_url) = node(&redis, &store, &scan);
     let (b, _) = node(&redis, &store, &scan);
     let (_, line) = first_deal();
@@ -396,8 +408,25 @@ async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
         ServerMessage::Redirect { url: a_url.clone() }
     );
 
+    let lease_key = format!("patience:room:{code}");
+    let a_holder = redis.cli(&["GET", &lease_key]);
     a.kill();
     let killed = Instant::now();
+    if wait_for_the_scan {
+        let deadline = killed + DEADLINE;
+        loop {
+            let holder = redis.cli(&["GET", &lease_key]);
+            if !holder.is_empty() && holder != a_holder {
+                break;
+            }
+            assert!(Instant::now() < deadline, "B never took the race over");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        eprintln!(
+            "failover: B's scan held the race {} ms after A was killed (lease {LEASE_MS} ms, scan {scan_ms} ms)",
+            killed.elapsed().as_millis()
+        );
+    }
     // Ada comes back through B: redirected to A while A's lease lasts,
     // refused in the moment between its lapse and B's scan, then seated.
     let mut ada_at_b = Client::hello_to(b.address, "ada").await;
@@ -422,7 +451,7 @@ async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
         }
     };
     eprintln!(
-        "failover: ada resumed at B {} ms after A was killed (lease {LEASE_MS} ms, scan 300 ms)",
+        "failover: ada resumed at B {} ms after A was killed (lease {LEASE_MS} ms, scan {scan_ms} ms)",
         killed.elapsed().as_millis()
     );
     assert!(
@@ -436,10 +465,10 @@ async fn a_race_whose_node_dies_runs_on_at_a_node_that_shares_its_store() {
         matches!(answer, ServerMessage::MoveAccepted { .. }),
         "{answer:?}"
     );
-    assert_eq!(
-        redis.cli(&["GET", &format!("patience:room:{code}")]).len(),
-        16,
-        "B holds the room's lease now"
+    let holder = redis.cli(&["GET", &lease_key]);
+    assert!(
+        holder.len() == 16 && holder != a_holder,
+        "B holds the room's lease now: {holder} (A was {a_holder})"
     );
 }
 
