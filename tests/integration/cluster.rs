@@ -5,8 +5,9 @@
 //! the test client and with the real client's session; a quick race meets
 //! players who came to different nodes; `/healthz` answers 503 once Redis
 //! is gone; a renewal never extends a lease another node holds, and a room
-//! whose lease another node took closes; and a race
-//! whose node is killed runs on at a node that shares its store.
+//! whose lease another node took closes; a race
+//! whose node is killed runs on at a node that shares its store, reached
+//! by the real client through the node it started with.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -504,4 +505,47 @@ async fn a_room_whose_lease_another_node_took_closes_without_a_word() {
         ErrorCode::RoomNotFound,
         "node-b has no URL"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_client_resumes_through_the_first_node_when_the_owner_dies() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let store = data.path().join("shared");
+    let scan = ["--failover-scan-ms", "0"];
+    let (a, _) = node(&redis, &store, &scan);
+    let (_b, b_url) = node(&redis, &store, &scan);
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    let (code, _) = bob.create_room(2, RoomOptions::default()).await;
+
+    // Ada starts at B and is sent to A, where the race runs.
+    let config = Store::in_directory(data.path().join("ada-config"));
+    let (mut ada, _) = Session::start(&b_url, "ada", Entry::Join(code.clone()), config.clone())
+        .await
+        .expect("ada is seated through the redirect");
+    bob.race_started().await;
+    let patience = Instant::now() + DEADLINE;
+    while ada.state.phase() != Some(patience_shared::protocol::Phase::Racing) {
+        tokio::time::timeout_at(patience.into(), ada.recv())
+            .await
+            .expect("the race starts in time")
+            .expect("the connection stays up");
+    }
+
+    a.kill();
+    // Her session finds A gone, tries B, the server it started with, and
+    // B, once A's lease lapsed, takes the race over and seats her.
+    // `recv` resumes inside and returns the first message after it (the
+    // snapshot that follows `resumed`).
+    let (after, _) = tokio::time::timeout(DEADLINE, ada.recv())
+        .await
+        .expect("ada is back in time")
+        .expect("her session reconnects");
+    assert!(matches!(after, ServerMessage::Snapshot { .. }), "{after:?}");
+    assert_eq!(
+        ada.state.room.as_ref().map(|room| room.code.clone()),
+        Some(code)
+    );
+    let seat = config.load().seat.expect("the new token is saved");
+    assert_eq!(seat.server, b_url, "the seat is now at B");
 }
