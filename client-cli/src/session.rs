@@ -22,8 +22,10 @@
 //! if the request was a join, the seat it took is held for the grace
 //! period and the token that opens it is lost, and a resume may have used
 //! up its token (the server issues a new one in `resumed`, which is lost).
-//! Let them run to the end; each hop is bounded by one connection attempt
-//! and one answer.
+//! Let them run to the end. Each hop is one connection attempt and one
+//! answer, neither with a time limit of its own; a caller that needs one
+//! wraps the whole call in a timeout and accepts the loss above. Before a
+//! redirect is followed, or once its answer is read, nothing is lost.
 
 use std::time::{Duration, Instant};
 
