@@ -28,6 +28,8 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::DatabaseUrl;
+use crate::store::postgres::PostgresStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{Store, StoreError};
 
@@ -103,6 +105,14 @@ pub enum OpenError {
         /// Why.
         source: StoreError,
     },
+    /// The PostgreSQL database could not be reached or used.
+    #[error("cannot open the database {url}")]
+    Postgres {
+        /// The URL, its password left out.
+        url: String,
+        /// Why.
+        source: StoreError,
+    },
     /// The thread could not start.
     #[error("cannot start the database thread")]
     Thread(#[source] std::io::Error),
@@ -130,20 +140,69 @@ impl Database {
         Database::start(Box::new(store), queue).map_err(OpenError::Thread)
     }
 
+    /// Connects to the PostgreSQL database `url` names, migrates it, and
+    /// starts its thread. The connection is made on the database thread
+    /// itself: the blocking client runs a runtime of its own, which may
+    /// neither start nor stop on a runtime's worker.
+    pub fn open_postgres(url: &DatabaseUrl, queue: usize) -> Result<Database, OpenError> {
+        let (opened, outcome) = std::sync::mpsc::sync_channel(1);
+        let text = url.expose().to_string();
+        let spawned = Database::spawn(queue, move || {
+            let store = PostgresStore::connect(&text);
+            let store = match store {
+                Ok(store) => {
+                    let _ = opened.send(Ok(()));
+                    store
+                }
+                Err(error) => {
+                    let _ = opened.send(Err(error));
+                    return None;
+                }
+            };
+            Some(Box::new(store) as Box<dyn Store>)
+        })
+        .map_err(OpenError::Thread)?;
+        let failed = |source| OpenError::Postgres {
+            url: url.redacted(),
+            source,
+        };
+        match outcome.recv() {
+            Ok(Ok(())) => Ok(spawned),
+            Ok(Err(source)) => Err(failed(source)),
+            Err(_) => Err(failed(StoreError::Panicked)),
+        }
+    }
+
     /// Starts the thread that owns `store`. It stops when every handle is
     /// dropped, after the jobs already sent.
     pub fn start(store: Box<dyn Store>, queue: usize) -> std::io::Result<Database> {
+        Database::spawn(queue, move || Some(store))
+    }
+
+    /// Starts the thread, which serves the store `open` makes there (none:
+    /// it stops at once).
+    fn spawn(
+        queue: usize,
+        open: impl FnOnce() -> Option<Box<dyn Store>> + Send + 'static,
+    ) -> std::io::Result<Database> {
         let (jobs, receiver) = mpsc::channel(queue.max(1));
         let stats = Arc::new(Stats::default());
         stats.up.store(true, Ordering::Release);
-        let thread = Thread {
-            store,
-            jobs: receiver,
-            stats: Arc::clone(&stats),
-        };
+        let thread_stats = Arc::clone(&stats);
         let spawned = std::thread::Builder::new()
             .name("database".to_string())
-            .spawn(move || thread.serve());
+            .spawn(move || {
+                let Some(store) = open() else {
+                    thread_stats.up.store(false, Ordering::Release);
+                    return;
+                };
+                let thread = Thread {
+                    store,
+                    jobs: receiver,
+                    stats: thread_stats,
+                };
+                thread.serve();
+            });
         if let Err(error) = spawned {
             stats.up.store(false, Ordering::Release);
             return Err(error);
