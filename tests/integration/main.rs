@@ -9,6 +9,7 @@ mod daily_client;
 mod durability;
 mod hostile;
 mod inspect;
+mod postgres;
 mod race;
 mod resume;
 mod slow;
