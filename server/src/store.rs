@@ -67,8 +67,10 @@ pub enum StoreError {
     #[error(transparent)]
     Database(#[from] rusqlite::Error),
     /// The database server failed, or could not be reached (PostgreSQL).
-    #[error("postgresql: {0}")]
-    Postgres(#[from] ::postgres::Error),
+    /// Shown with its causes (the client's own message alone says little,
+    /// e.g. "db error"), so it has no source of its own.
+    #[error("postgresql: {}", postgres_message(.0))]
+    Postgres(::postgres::Error),
     /// The batch this call was part of could not be committed: nothing of
     /// it was kept.
     #[error("the database could not commit: {0}")]
@@ -81,6 +83,24 @@ pub enum StoreError {
     /// and the thread serves on.
     #[error("the database call panicked")]
     Panicked,
+}
+
+impl From<::postgres::Error> for StoreError {
+    fn from(error: ::postgres::Error) -> StoreError {
+        StoreError::Postgres(error)
+    }
+}
+
+/// A PostgreSQL error and its causes, one after the other.
+fn postgres_message(error: &::postgres::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
 }
 
 /// A registered player.
