@@ -251,6 +251,7 @@ fn close_code(code: ErrorCode) -> CloseCode {
         ErrorCode::MalformedMessage => CloseCode::Size,
         ErrorCode::ServerFull => CloseCode::Again,
         ErrorCode::ShuttingDown => CloseCode::Away,
+        ErrorCode::Internal => CloseCode::Error,
         _ => CloseCode::Normal,
     }
 }
@@ -971,6 +972,7 @@ mod tests {
         check(ErrorCode::MalformedMessage, CloseCode::Size);
         check(ErrorCode::ServerFull, CloseCode::Again);
         check(ErrorCode::ShuttingDown, CloseCode::Away);
+        check(ErrorCode::Internal, CloseCode::Error);
         check(ErrorCode::IdleTimeout, CloseCode::Normal);
     }
 

@@ -450,8 +450,8 @@ mod tests {
     };
 
     use crate::store::{
-        Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, NewRace, Player,
-        PlayerId, Rank, SuspendedRoom, TokenHash,
+        Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, LiveMove,
+        LiveRace, NewRace, Player, PlayerId, Rank, TokenHash,
     };
 
     /// What a [`Faulty`] store gets wrong.
@@ -599,11 +599,17 @@ mod tests {
         fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
             self.inner.race(race_id)
         }
-        fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError> {
-            self.inner.suspend_room(room)
+        fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
+            self.inner.save_live_race(room)
         }
-        fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError> {
-            self.inner.take_suspended_rooms()
+        fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
+            self.inner.record_live_move(code, kept)
+        }
+        fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
+            self.inner.end_live_race(code)
+        }
+        fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
+            self.inner.live_races()
         }
     }
 

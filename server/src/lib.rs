@@ -163,14 +163,13 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         tracker: TaskTracker::new(),
         next_connection_id: AtomicU64::new(1),
     });
-    // Races that were running when the server last stopped run again
-    // before anyone can connect, so that every resume token works.
-    let suspended = shared
-        .database
-        .call(|store| store.take_suspended_rooms())
-        .await?;
+    // Races that were running when the server last stopped, however it
+    // stopped, run on before anyone can connect, so that every resume
+    // token works. One that cannot be rebuilt stays in the store for an
+    // operator to look at, and is reported at every start.
+    let running = shared.database.call(|store| store.live_races()).await?;
     let context = shared.room_context();
-    for saved in suspended {
+    for saved in running {
         match room::restore(&context, saved) {
             Ok(room) => tracing::info!(code = %room.code, "running race restored"),
             Err(error) => {

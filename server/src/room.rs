@@ -5,9 +5,15 @@
 //! the server's [`Clock`] until the core's next deadline; it hands each to
 //! the core with the time, then carries out what the core asks: frames into
 //! outboxes (never waiting), tokens into the registry, a deal from the pool,
-//! the result into the database. Every decision is the core's, so the rules
-//! of time (countdown, time limit, grace, linger) and of delivery are tested
-//! on the core, without sockets or a clock.
+//! the running race and its result into the database. Every decision is the
+//! core's, so the rules of time (countdown, time limit, grace, linger), of
+//! delivery and of durability are tested on the core, without sockets or a
+//! clock.
+//!
+//! The writes that keep a running race ([`Output::Keep`]) are sent to the
+//! database thread as they come and answered to the core in the same order
+//! as they commit, while the actor goes on serving: many moves of many rooms
+//! share one commit.
 
 pub mod core;
 
@@ -15,6 +21,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use futures::stream::FuturesOrdered;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::RoomOptions;
 use tokio::sync::{mpsc, oneshot};
@@ -22,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
-use self::core::{ConnId, Input, Output, RestoreError, RoomCore, RoomParams, Settings};
+use self::core::{ConnId, Input, Keep, Output, RestoreError, RoomCore, RoomParams, Settings};
 use crate::clock::Clock;
 use crate::database::Database;
 use crate::deal_pool::DealPool;
@@ -31,7 +40,16 @@ use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
 use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
 use crate::secrets::fresh_seed;
-use crate::store::SuspendedRoom;
+use crate::store::LiveRace;
+
+/// Writes of one room sent to the database and not yet answered. More wait
+/// for the oldest to commit (the database's batch is as large), so a room
+/// whose database is slow stops reading commands instead of queueing
+/// without bound.
+const MAX_WRITES_IN_FLIGHT: usize = crate::database::MAX_BATCH;
+
+/// A write on its way to the database: whether it was committed.
+type Writing = FuturesOrdered<BoxFuture<'static, bool>>;
 
 /// The parts of the server a room uses, and nothing else.
 #[derive(Clone, Debug)]
@@ -55,7 +73,7 @@ pub struct RoomContext {
 }
 
 /// Runs again a race kept when the server stopped, under its old code.
-pub fn restore(context: &RoomContext, saved: SuspendedRoom) -> Result<RoomHandle, RestoreError> {
+pub fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, RestoreError> {
     let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
     let summary = Arc::new(RoomSummary::new(
         saved.game,
@@ -135,6 +153,7 @@ fn spawn(
         summary: Arc::clone(&handle.summary),
         inbox: handle.commands.clone(),
         connections: HashMap::new(),
+        writing: FuturesOrdered::new(),
     };
     gauge(&context.metrics.rooms, 1);
     let span = tracing::info_span!("room", code = %handle.code, %game);
@@ -152,6 +171,8 @@ struct Actor {
     inbox: mpsc::Sender<Command>,
     /// The room's connections, by id: the core names them, the shell holds them.
     connections: HashMap<ConnId, ConnectionHandle>,
+    /// Writes sent and not yet answered, oldest first.
+    writing: Writing,
 }
 
 impl Actor {
@@ -167,8 +188,13 @@ impl Actor {
                 // deadline is judged before it (the core orders by time).
                 biased;
                 _ = shutdown.cancelled() => {
-                    self.suspend().await;
+                    self.keep_for_restart().await;
                     self.core.close_for_shutdown();
+                }
+                // Commits before commands: what waited for them goes out.
+                Some(stored) = self.writing.next(), if !self.writing.is_empty() => {
+                    let now = self.now();
+                    self.feed(now, Input::Kept { stored });
                 }
                 command = commands.recv() => match command {
                     Some(command) => self.handle(command),
@@ -184,16 +210,19 @@ impl Actor {
         gauge(&self.context.metrics.rooms, -1);
     }
 
-    /// Keeps a running race in the database, so that the server that
-    /// starts next on it runs the race again ([`restore`]).
-    async fn suspend(&self) {
-        let Some(saved) = self.core.suspend() else {
+    /// At shutdown: waits for the writes on their way, then keeps the
+    /// running race once more with its clock as it stands, so that the
+    /// server that starts next on this database runs it on ([`restore`])
+    /// without charging anyone the time it was down.
+    async fn keep_for_restart(&mut self) {
+        while self.writing.next().await.is_some() {}
+        let Some(saved) = self.core.live_race() else {
             return;
         };
         match self
             .context
             .database
-            .call(move |store| store.suspend_room(&saved))
+            .call(move |store| store.save_live_race(&saved))
             .await
         {
             Ok(()) => tracing::info!("running race kept for the next start"),
@@ -202,6 +231,38 @@ impl Actor {
                 tracing::error!(%error, "the running race could not be kept");
             }
         }
+    }
+
+    /// Sends a write to the database; its answer comes back through
+    /// `writing`, in order. Past [`MAX_WRITES_IN_FLIGHT`] the oldest is
+    /// waited for first.
+    async fn send_write(&mut self, write: Keep) {
+        while self.writing.len() >= MAX_WRITES_IN_FLIGHT {
+            let Some(stored) = self.writing.next().await else {
+                break;
+            };
+            let now = self.now();
+            self.feed(now, Input::Kept { stored });
+        }
+        let database = self.context.database.clone();
+        let metrics = Arc::clone(&self.context.metrics);
+        let code = Arc::clone(&self.code);
+        self.writing.push_back(Box::pin(async move {
+            let written = database
+                .call(move |store| match write {
+                    Keep::Race(race) => store.save_live_race(&race),
+                    Keep::Move(kept) => store.record_live_move(&code, &kept),
+                })
+                .await;
+            match written {
+                Ok(()) => true,
+                Err(error) => {
+                    bump(&metrics.storage_errors);
+                    tracing::error!(%error, "a write of the running race failed");
+                    false
+                }
+            }
+        }));
     }
 
     fn now(&self) -> u64 {
@@ -327,11 +388,17 @@ impl Actor {
                 }
                 Output::TokenRevoked(hash) => self.context.registry.remove_token(&hash),
                 Output::NeedDeal => self.fetch_deal(),
+                Output::Keep(write) => self.send_write(write).await,
                 Output::StoreRace(race) => {
+                    let code = Arc::clone(&self.code);
                     let stored = self
                         .context
                         .database
-                        .call(move |store| store.record_race(&race))
+                        .call(move |store| {
+                            let race_id = store.record_race(&race)?;
+                            store.end_live_race(&code)?;
+                            Ok(race_id)
+                        })
                         .await;
                     let race_id = match stored {
                         Ok(race_id) => {

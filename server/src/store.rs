@@ -342,20 +342,47 @@ pub trait Store: Send {
     /// A finished race.
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError>;
 
-    /// Keeps a race that was running when the server stopped, under its
-    /// room's code (replacing one kept under the same code).
-    fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError>;
-    /// Every race kept by [`Store::suspend_room`], forgotten as it is read:
-    /// the server that reads them runs them again.
-    fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError>;
+    /// Keeps a running race's room as it stands (seats, tokens, statuses,
+    /// clock, and each seat's moves so far) under its code, replacing what
+    /// was kept; the moves it holds need no [`Store::record_live_move`] rows
+    /// any more, which are dropped.
+    fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError>;
+    /// Keeps one accepted move of a running race kept by
+    /// [`Store::save_live_race`]: move number `index` (from 0) of `seat`'s
+    /// log, accepted at `elapsed_ms` on the race's clock when the room's
+    /// events were numbered up to `seq`.
+    fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError>;
+    /// Forgets the running race under `code` (its result is stored, or it
+    /// cannot run again); nothing kept is not an error.
+    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError>;
+    /// Every running race kept, each seat's log with every move recorded
+    /// since its room was saved, its clock and numbering at the latest of
+    /// them. Nothing is forgotten: the server that reads them runs them on,
+    /// keeping them as it goes.
+    fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError>;
 }
 
-/// A race that was running when the server stopped: enough to rebuild it
-/// exactly (the deal from its seed, each position from its move log) and
-/// to let its players take their seats back with their resume tokens.
-/// Kept on disk only, never sent.
+/// One accepted move of a running race, kept before its player is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveMove {
+    /// The seat.
+    pub seat: u8,
+    /// Its number in the seat's log, from 0.
+    pub index: u32,
+    /// The move in canonical notation, or `undo`.
+    pub text: String,
+    /// The race's clock when it was accepted.
+    pub elapsed_ms: u64,
+    /// The room's last event number when it was accepted.
+    pub seq: u64,
+}
+
+/// A running race as kept in the store: enough to rebuild it exactly (the
+/// deal from its seed, each position from its move log) and to let its
+/// players take their seats back with their resume tokens after the server
+/// stopped, however it stopped. Kept on disk only, never sent.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SuspendedRoom {
+pub struct LiveRace {
     /// The room's code.
     pub code: String,
     /// The game.
@@ -374,18 +401,20 @@ pub struct SuspendedRoom {
     pub seed: u64,
     /// The salt.
     pub salt: String,
-    /// The race's clock when it stopped: time the server is down is not
+    /// The race's clock when it was kept: time the server is down is not
     /// charged to anyone.
     pub elapsed_ms: u64,
-    /// The last event's number, so that clients' `last_seq` stays meaningful.
+    /// The room's last event number when it was kept; a room run again
+    /// numbers on from well past it, so that clients' `last_seq` stays
+    /// meaningful.
     pub seq: u64,
     /// Every seat.
-    pub seats: Vec<SuspendedSeat>,
+    pub seats: Vec<LiveSeat>,
 }
 
-/// One seat of a [`SuspendedRoom`].
+/// One seat of a [`LiveRace`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SuspendedSeat {
+pub struct LiveSeat {
     /// The seat.
     pub seat: u8,
     /// The display name.
@@ -402,4 +431,46 @@ pub struct SuspendedSeat {
     pub finished_ms: Option<u64>,
     /// Its moves in canonical notation, `undo` for a take-back.
     pub log: Vec<String>,
+}
+
+impl LiveRace {
+    /// The race with `moves` (recorded since it was saved, in any order)
+    /// added to its seats' logs, each seat's progress time at its latest
+    /// move (the counts are the rules' to take from the rebuilt board), and
+    /// the race's clock and numbering at the latest of them. Rows the saved logs already hold are skipped; a gap in a
+    /// seat's numbering, or a move for a seat the room does not have, is
+    /// [`StoreError::Corrupt`]: a race is not run again on a guess.
+    pub fn with_moves(mut self, mut moves: Vec<LiveMove>) -> Result<LiveRace, StoreError> {
+        moves.sort_by_key(|kept| (kept.seat, kept.index));
+        for kept in moves {
+            let code = &self.code;
+            let seat = self
+                .seats
+                .iter_mut()
+                .find(|seat| seat.seat == kept.seat)
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "running race {code}: a move of seat {}, which it does not have",
+                        kept.seat
+                    ))
+                })?;
+            let next = seat.log.len();
+            match usize::try_from(kept.index) {
+                Ok(index) if index < next => continue,
+                Ok(index) if index == next => {
+                    seat.log.push(kept.text);
+                    seat.progress.elapsed_ms = kept.elapsed_ms;
+                }
+                _ => {
+                    return Err(StoreError::Corrupt(format!(
+                        "running race {code}: seat {} has {next} moves, then move {}",
+                        kept.seat, kept.index
+                    )));
+                }
+            }
+            self.elapsed_ms = self.elapsed_ms.max(kept.elapsed_ms);
+            self.seq = self.seq.max(kept.seq);
+        }
+        Ok(self)
+    }
 }

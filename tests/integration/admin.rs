@@ -158,13 +158,27 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
         }
         other => panic!("expected an error, got {other:?}"),
     }
-    // ...and the race already running goes on (its result is announced
-    // without an id if it cannot be stored).
+    // ...and a move in the race already running, which cannot be kept, is
+    // not acknowledged: the room tells its players why and closes (the race
+    // resumes from what was kept once the server runs again).
     racer.play(&line[0]).await;
-    assert!(matches!(
-        racer.move_answer().await,
-        ServerMessage::MoveAccepted { .. }
-    ));
+    let closed = racer.closed().await;
+    assert!(
+        !closed
+            .messages
+            .iter()
+            .any(|message| matches!(message, ServerMessage::MoveAccepted { .. })),
+        "{closed:?}"
+    );
+    assert!(
+        closed.messages.iter().any(|message| matches!(
+            message,
+            ServerMessage::Error { code: ErrorCode::Internal, message } if message.contains("could not store this race")
+        )),
+        "{closed:?}"
+    );
+    let close = closed.frame.as_ref().map(|frame| u16::from(frame.code));
+    assert_eq!(close, Some(1011), "{closed:?}");
     server.shutdown().await;
 }
 

@@ -238,3 +238,148 @@ async fn a_race_running_at_sigterm_runs_again_after_the_restart() {
     assert!(result.race_id.is_some());
     server.kill();
 }
+
+/// The moves acknowledged among `messages`.
+fn acknowledged(messages: &[ServerMessage]) -> usize {
+    messages
+        .iter()
+        .filter(|message| matches!(message, ServerMessage::MoveAccepted { .. }))
+        .count()
+}
+
+/// Resumes a seat in a race `server` rebuilt from the store (so the room
+/// has no missed events to replay, and sends a snapshot); returns the
+/// client, the moves the server has on the seat's board and the seat's new
+/// resume token.
+async fn resume_seat(
+    server: &ServerProcess,
+    name: &str,
+    token: &str,
+    seat: u8,
+) -> (Client, u32, String) {
+    let mut client = Client::hello_to(server.address, name).await;
+    client
+        .send(&ClientMessage::Resume {
+            token: token.to_string(),
+            last_seq: 0,
+        })
+        .await;
+    let token = match client.recv().await {
+        ServerMessage::Resumed {
+            seat: got,
+            resume_token,
+            ..
+        } if got == seat => resume_token,
+        other => panic!("{name} resumes seat {seat}: {other:?}"),
+    };
+    let moves = match client
+        .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await
+    {
+        ServerMessage::Snapshot {
+            race: Some(race), ..
+        } => {
+            let own = race.boards.iter().find(|board| board.seat == seat);
+            let own = own.expect("the snapshot has the seat");
+            assert!(own.board.is_some(), "{name} sees its own board");
+            own.progress.moves
+        }
+        other => panic!("{name} gets a snapshot of the race: {other:?}"),
+    };
+    (client, moves, token)
+}
+
+#[tokio::test]
+async fn a_race_killed_mid_line_resumes_with_every_acknowledged_move_and_is_stored_once() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+    let (_, line) = first_deal();
+    let (ada_sent, ada_waited, bob_sent) = (line.len() / 2, line.len() / 4, 3);
+
+    // First life: both players mid-line; Bob reconnects once, so his token
+    // changes; Ada's last moves are still in flight when the server dies.
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    let mut bob = Client::hello_to(server.address, "bob").await;
+    let (code, ada_token) = ada.create_room(2, RoomOptions::default()).await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    ada.race_started().await;
+    bob.race_started().await;
+    bob.play_all(&line[..bob_sent]).await;
+    let bob_seq = bob.last_seq;
+    bob.drop_connection();
+    let mut bob = Client::hello_to(server.address, "bob").await;
+    bob.send(&ClientMessage::Resume {
+        token: bob_token,
+        last_seq: bob_seq,
+    })
+    .await;
+    let ServerMessage::Resumed {
+        resume_token: bob_token,
+        ..
+    } = bob.recv().await
+    else {
+        panic!("bob resumes: {:?}", bob.received());
+    };
+    for text in &line[..ada_sent] {
+        ada.play(text).await;
+    }
+    for _ in 0..ada_waited {
+        assert!(matches!(
+            ada.move_answer().await,
+            ServerMessage::MoveAccepted { .. }
+        ));
+    }
+    server.kill();
+    // Every acknowledgement that reached Ada before the connection broke.
+    let told = acknowledged(&ada.received()) + acknowledged(&ada.closed().await.messages);
+    assert!(told >= ada_waited);
+
+    // Second life: both take their seats back with the tokens they last
+    // had, and the server has every move either was told it accepted.
+    let server = ServerProcess::start(&data, &[]);
+    let (mut ada, kept, ada_token) = resume_seat(&server, "ada", &ada_token, 0).await;
+    let kept = kept as usize;
+    assert!(
+        (told..=ada_sent).contains(&kept),
+        "kept {kept}, told {told}, sent {ada_sent}"
+    );
+    let (mut bob, bob_moves, _) = resume_seat(&server, "bob", &bob_token, 1).await;
+    assert_eq!(bob_moves as usize, bob_sent);
+    bob.send(&ClientMessage::Resign).await;
+    ada.play_all(&line[kept..]).await;
+    let ServerMessage::RaceEnded { result, .. } = ada
+        .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+        .await
+    else {
+        unreachable!("waited for race_ended");
+    };
+    assert_eq!(result.standings[0].status, PlayerStatus::Won);
+    assert_eq!(result.logs[0].moves, line);
+    assert_eq!(result.logs[1].moves, line[..bob_sent]);
+    let race_id = result.race_id.expect("stored");
+    server.kill();
+
+    // Third life: the race is stored once and runs no more.
+    let server = ServerProcess::start(&data, &[]);
+    let mut viewer = Client::hello_to(server.address, "viewer").await;
+    viewer.send(&ClientMessage::Replay { race_id }).await;
+    assert!(matches!(
+        viewer.recv().await,
+        ServerMessage::ReplayData { .. }
+    ));
+    viewer
+        .send(&ClientMessage::Replay {
+            race_id: race_id + 1,
+        })
+        .await;
+    assert_eq!(viewer.next_error().await, ErrorCode::RaceNotFound);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    ada.send(&ClientMessage::Resume {
+        token: ada_token,
+        last_seq: 0,
+    })
+    .await;
+    assert_eq!(ada.next_error().await, ErrorCode::InvalidResumeToken);
+    server.kill();
+}

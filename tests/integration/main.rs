@@ -6,6 +6,7 @@ mod allocation;
 mod client;
 mod daily;
 mod daily_client;
+mod deploy;
 mod durability;
 mod hostile;
 mod inspect;

@@ -29,6 +29,15 @@
 //! and move texts go to that racer alone; everyone else gets its progress
 //! as counts ([`Progress`]), unless the room was created with
 //! `open_boards`. Snapshots are therefore built for one recipient.
+//!
+//! Durability: a running race is kept in the store as it goes
+//! ([`Output::Keep`]): its room when it starts and whenever a seat's token
+//! or status changes, every accepted move before its player is told. Until
+//! the store answers [`Input::Kept`] for a write, every output that comes
+//! after it is held back, in order (writes themselves go out at once, so
+//! the database commits them together). So nothing is told that a crash
+//! could take back, and a race rebuilt from the store
+//! ([`RoomCore::restore`]) has every move any player heard acknowledged.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -47,7 +56,7 @@ use rand::rngs::StdRng;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::room_handle::Refusal;
 use crate::secrets::{TokenHash, secret_from, token_hash};
-use crate::store::{NewRace, PlayerId, SuspendedRoom, SuspendedSeat};
+use crate::store::{LiveMove, LiveRace, LiveSeat, NewRace, PlayerId};
 
 /// Why a kept race could not run again.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +70,13 @@ pub struct RestoreError {
 
 /// A connection, by its server-wide id.
 pub type ConnId = u64;
+
+/// Events a running race may number without writing to the store: past
+/// this many since its last write, the room is kept again. A race rebuilt
+/// from the store numbers on from twice this past the last number kept,
+/// beyond any event a client can have been sent (every frame sent waited
+/// for the writes before it).
+pub const SEQ_CHECKPOINT: u64 = 1_000;
 
 /// Milliseconds on the server's clock.
 pub type Millis = u64;
@@ -177,6 +193,14 @@ pub enum Input {
         /// Its id in the store.
         race_id: Option<u64>,
     },
+    /// The oldest [`Output::Keep`] not yet answered is committed (`true`),
+    /// or could not be (`false`: the room closes, since it cannot tell
+    /// anyone what it cannot keep; the race resumes from what was kept when
+    /// the server runs it again).
+    Kept {
+        /// Whether it was committed.
+        stored: bool,
+    },
 }
 
 /// Something the room needs done.
@@ -229,8 +253,12 @@ pub enum Output {
     TokenRevoked(TokenHash),
     /// No proved deal was at hand: fetch one and answer [`Input::DealReady`].
     NeedDeal,
-    /// Store the finished race and answer [`Input::RaceStored`].
+    /// Store the finished race (and forget it as a running one, in the same
+    /// transaction) and answer [`Input::RaceStored`].
     StoreRace(Box<NewRace>),
+    /// Keep this in the store, in order after the writes before it, and
+    /// answer [`Input::Kept`].
+    Keep(Keep),
     /// The room's phase and seats taken, for quick race.
     Summary {
         /// The phase.
@@ -238,6 +266,15 @@ pub enum Output {
         /// Seats taken.
         players: u8,
     },
+}
+
+/// A write that keeps a running race, so that it survives the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// The room as it stands ([`crate::store::Store::save_live_race`]).
+    Race(Box<LiveRace>),
+    /// One accepted move ([`crate::store::Store::record_live_move`]).
+    Move(LiveMove),
 }
 
 /// Who an event is for.
@@ -333,6 +370,14 @@ pub struct RoomCore {
     changed: bool,
     closed: bool,
     outputs: VecDeque<Output>,
+    /// Writes issued, and writes the store has answered.
+    writes_issued: u64,
+    writes_kept: u64,
+    /// The event number when the last write was issued.
+    seq_at_last_write: u64,
+    /// Outputs waiting for the writes before them, each with the number of
+    /// writes issued when it was made.
+    held: VecDeque<(u64, Output)>,
 }
 
 impl RoomCore {
@@ -379,6 +424,10 @@ impl RoomCore {
             changed: false,
             closed: false,
             outputs: VecDeque::new(),
+            writes_issued: 0,
+            writes_kept: 0,
+            seq_at_last_write: 0,
+            held: VecDeque::new(),
         }
     }
 
@@ -431,6 +480,8 @@ impl RoomCore {
                 }
             }
             Input::RaceStored { race_id } => self.announce_end(race_id),
+            Input::Kept { stored: true } => self.kept(),
+            Input::Kept { stored: false } => self.cannot_keep(),
         }
         Ok(())
     }
@@ -477,7 +528,7 @@ impl RoomCore {
     pub fn poll_output(&mut self) -> Option<Output> {
         if self.outputs.is_empty() && self.changed && !self.closed {
             self.changed = false;
-            self.outputs.push_back(Output::Summary {
+            self.out(Output::Summary {
                 phase: self.phase,
                 players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
             });
@@ -501,12 +552,12 @@ impl RoomCore {
         self.close(false);
     }
 
-    /// The running race, to keep while the server is down; `None` unless
-    /// the room is racing (a lobby is cheap to open again, a finished race
-    /// is stored already).
-    pub fn suspend(&self) -> Option<SuspendedRoom> {
+    /// The running race as the store keeps it; `None` unless the room is
+    /// racing (a lobby is cheap to open again, a finished race is stored
+    /// already). The shell keeps it once more at shutdown, for the clock.
+    pub fn live_race(&self) -> Option<LiveRace> {
         let race = self.race.as_ref().filter(|_| self.phase == Phase::Racing)?;
-        Some(SuspendedRoom {
+        Some(LiveRace {
             code: self.params.code.to_string(),
             game: self.params.game,
             max_players: self.params.max_players,
@@ -521,7 +572,7 @@ impl RoomCore {
             seats: self
                 .seats
                 .iter()
-                .map(|seat| SuspendedSeat {
+                .map(|seat| LiveSeat {
                     seat: seat.seat,
                     name: seat.name.clone(),
                     player: seat.player,
@@ -535,13 +586,15 @@ impl RoomCore {
         })
     }
 
-    /// A race kept by [`RoomCore::suspend`], running again at `now` with
-    /// the clock it had: each position is rebuilt from the deal and its
+    /// A race kept in the store, running again at `now` with the clock it
+    /// had when last kept: each position is rebuilt from the deal and its
     /// log, every seat waits its grace period for its player to resume
     /// with the token it had, and the time the server was down is charged
-    /// to no one. Its first outputs register the tokens.
+    /// to no one. Events are numbered on from [`SEQ_CHECKPOINT`] twice past
+    /// the last number kept. Its first outputs register the tokens and keep
+    /// the race again, with its new clock and numbering.
     pub fn restore(
-        saved: SuspendedRoom,
+        saved: LiveRace,
         settings: Settings,
         metrics: Arc<Metrics>,
         secret_seed: [u8; 32],
@@ -557,6 +610,7 @@ impl RoomCore {
         };
         let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
         let deal = AnyGame::deal(saved.game, saved.seed);
+        let deal_view = deal.view();
         let mut seats = Vec::with_capacity(saved.seats.len());
         for kept in saved.seats {
             let mut position = deal.clone();
@@ -580,21 +634,43 @@ impl RoomCore {
                 })?;
                 history.push((mv, outcome));
             }
-            core.outputs.push_back(Output::TokenIssued(kept.token));
+            core.out(Output::TokenIssued(kept.token));
+            // The counts are the rules' to take from the rebuilt board: the
+            // store kept moves since the room was saved, not their counts.
+            let moves = u32::try_from(kept.log.len()).unwrap_or(u32::MAX);
+            let progress = Progress::measure(
+                &deal_view,
+                &position.view(),
+                moves,
+                kept.progress.elapsed_ms,
+            );
+            // A race may have been won (or, without undo, lost) by a move
+            // that was kept just before the server died, before its end was.
+            let (mut status, mut finished_ms) = (kept.status, kept.finished_ms);
+            let over =
+                position.is_won() || (position.is_stuck() && !core.params.options.undo_allowed);
+            if status == PlayerStatus::Racing && over {
+                status = if position.is_won() {
+                    PlayerStatus::Won
+                } else {
+                    PlayerStatus::Stuck
+                };
+                finished_ms = Some(progress.elapsed_ms);
+            }
             seats.push(Seat {
                 seat: kept.seat,
                 name: kept.name,
                 player: kept.player,
                 conn: None,
                 token: kept.token,
-                grace_until: (kept.status == PlayerStatus::Racing)
+                grace_until: (status == PlayerStatus::Racing)
                     .then(|| now.saturating_add(settings.grace_ms)),
-                status: kept.status,
+                status,
                 position: Some(position),
                 history,
                 log: kept.log,
-                progress: kept.progress,
-                finished_ms: kept.finished_ms,
+                progress,
+                finished_ms,
             });
         }
         let started = now.saturating_sub(saved.elapsed_ms);
@@ -602,18 +678,105 @@ impl RoomCore {
             seed: saved.seed,
             commitment: protocol::commitment(saved.game, saved.seed, &saved.salt),
             salt: saved.salt,
-            deal: deal.view(),
+            deal: deal_view,
             started,
             deadline: started.saturating_add(core.time_limit_ms),
             result: None,
         });
         core.seats = seats;
         core.owner = saved.owner;
-        core.seq = saved.seq;
+        core.seq = saved.seq.saturating_add(2 * SEQ_CHECKPOINT);
         core.seed = Some(saved.seed);
         core.phase = Phase::Racing;
         gauge(&core.metrics.races_running, 1);
+        let last_finisher = core
+            .seats
+            .iter()
+            .max_by_key(|seat| seat.finished_ms)
+            .map(|seat| (seat.seat, seat.status, seat.finished_ms.unwrap_or(0)));
+        match last_finisher {
+            // Everyone was done: the race ends now, as it would have.
+            Some((seat, status, elapsed_ms))
+                if core
+                    .seats
+                    .iter()
+                    .all(|seat| seat.status != PlayerStatus::Racing) =>
+            {
+                core.end_race(seat, status, elapsed_ms);
+            }
+            _ => core.keep_race(),
+        }
         Ok(core)
+    }
+
+    // ----- Sending and keeping -----
+
+    /// Queues `output`, or holds it back while a write before it is not yet
+    /// committed.
+    fn out(&mut self, output: Output) {
+        if self.writes_kept < self.writes_issued {
+            self.held.push_back((self.writes_issued, output));
+        } else {
+            self.outputs.push_back(output);
+        }
+    }
+
+    /// Issues a write at once, ahead of what is held.
+    fn keep(&mut self, write: Keep) {
+        self.writes_issued += 1;
+        self.seq_at_last_write = self.seq;
+        self.outputs.push_back(Output::Keep(write));
+    }
+
+    /// Keeps the running race's room as it stands; nothing in a lobby or
+    /// after the race.
+    fn keep_race(&mut self) {
+        if let Some(race) = self.live_race() {
+            self.keep(Keep::Race(Box::new(race)));
+        }
+    }
+
+    /// The oldest write is committed: what waited for it goes out.
+    fn kept(&mut self) {
+        if self.writes_kept == self.writes_issued {
+            return;
+        }
+        self.writes_kept += 1;
+        while self
+            .held
+            .front()
+            .is_some_and(|(after, _)| *after <= self.writes_kept)
+        {
+            if let Some((_, output)) = self.held.pop_front() {
+                self.outputs.push_back(output);
+            }
+        }
+    }
+
+    /// A write failed: nothing held may be told, and the room cannot go on
+    /// telling its players what it cannot keep. They are told why and the
+    /// room closes; the race stays in the store as far as it was kept, and
+    /// resumes from there when the server runs it again.
+    fn cannot_keep(&mut self) {
+        tracing::error!("the running race could not be kept: the room closes");
+        self.held.clear();
+        self.writes_kept = self.writes_issued;
+        let conns: Vec<ConnId> = self
+            .seats
+            .iter()
+            .filter_map(|seat| seat.conn)
+            .chain(self.spectators.iter().copied())
+            .collect();
+        for conn in conns {
+            self.out(Output::Kick {
+                conn,
+                code: ErrorCode::Internal,
+                message: "the server could not store this race; it resumes from its last \
+                          stored move when the server restarts"
+                    .to_string(),
+            });
+        }
+        self.close(false);
     }
 
     // ----- Sending -----
@@ -643,6 +806,9 @@ impl RoomCore {
 
     /// Numbers, encodes once, logs and delivers an event.
     fn emit(&mut self, audience: Audience, build: impl FnOnce(u64, RoomInfo) -> ServerMessage) {
+        if self.seq >= self.seq_at_last_write + SEQ_CHECKPOINT {
+            self.keep_race();
+        }
         self.seq += 1;
         let frame = Bytes::from(protocol::encode(&build(self.seq, self.info())));
         self.log.push_back(LoggedEvent {
@@ -653,13 +819,17 @@ impl RoomCore {
         while self.log.len() > self.settings.event_log_capacity {
             self.log.pop_front();
         }
-        for seat in &self.seats {
-            if let Some(conn) = seat.conn.filter(|_| audience.includes_seat(seat.seat)) {
-                self.outputs.push_back(Output::Send {
-                    conn,
-                    frame: frame.clone(),
-                });
-            }
+        let players: Vec<ConnId> = self
+            .seats
+            .iter()
+            .filter(|seat| audience.includes_seat(seat.seat))
+            .filter_map(|seat| seat.conn)
+            .collect();
+        for conn in players {
+            self.out(Output::Send {
+                conn,
+                frame: frame.clone(),
+            });
         }
         if audience.includes_spectators() {
             // A spectator whose outbox is full is not waited for and not
@@ -667,8 +837,10 @@ impl RoomCore {
             // gets one snapshot of the latest state (coalescing).
             let catch_up = (!self.behind.is_empty())
                 .then(|| Bytes::from(protocol::encode(&self.snapshot_message(None))));
-            for &conn in &self.spectators {
-                let output = match &catch_up {
+            let outputs: Vec<Output> = self
+                .spectators
+                .iter()
+                .map(|&conn| match &catch_up {
                     Some(snapshot) if self.behind.contains(&conn) => Output::CatchUp {
                         conn,
                         frame: snapshot.clone(),
@@ -677,15 +849,17 @@ impl RoomCore {
                         conn,
                         frame: frame.clone(),
                     },
-                };
-                self.outputs.push_back(output);
+                })
+                .collect();
+            for output in outputs {
+                self.out(output);
             }
         }
     }
 
     /// Sends to one connection, outside the event log.
     fn send_to(&mut self, conn: ConnId, message: &ServerMessage) {
-        self.outputs.push_back(Output::Send {
+        self.out(Output::Send {
             conn,
             frame: Bytes::from(protocol::encode(message)),
         });
@@ -798,7 +972,7 @@ impl RoomCore {
             .unwrap_or(0);
         let token = self.new_secret(24);
         let hash = token_hash(&token);
-        self.outputs.push_back(Output::TokenIssued(hash));
+        self.out(Output::TokenIssued(hash));
         let name = self.distinct_name(name);
         let index = self.seats.partition_point(|seat| seat.seat < seat_number);
         self.seats.insert(
@@ -888,22 +1062,27 @@ impl RoomCore {
         };
         let new_token = self.new_secret(24);
         let new_hash = token_hash(&new_token);
-        self.outputs.push_back(Output::TokenRevoked(token));
-        self.outputs.push_back(Output::TokenIssued(new_hash));
+        self.out(Output::TokenRevoked(token));
+        self.out(Output::TokenIssued(new_hash));
         let seat = &mut self.seats[index];
         let replaced = seat.conn.replace(conn).filter(|&old| old != conn);
         seat.token = new_hash;
         seat.grace_until = None;
         let seat_number = seat.seat;
         if let Some(old) = replaced {
-            self.outputs.push_back(Output::Kick {
+            self.out(Output::Kick {
                 conn: old,
                 code: ErrorCode::Replaced,
                 message: "your seat was taken back by another connection".to_string(),
             });
-            self.outputs.push_back(Output::Detach { conn: old });
+            self.out(Output::Detach { conn: old });
         }
         tracing::info!(seat = seat_number, last_seq, "player resumed");
+        // The new token must be kept before the player has it, or a crash
+        // would leave it holding a token that opens nothing.
+        if self.phase == Phase::Racing {
+            self.keep_race();
+        }
         let resumed = ServerMessage::Resumed {
             seq: self.seq,
             room: self.info(),
@@ -923,13 +1102,13 @@ impl RoomCore {
                 .filter(|event| event.seq > last_seq && event.audience.includes_seat(seat_number))
                 .map(|event| event.frame.clone())
                 .collect();
-            self.outputs.push_back(Output::Replay {
+            self.out(Output::Replay {
                 conn,
                 missed,
                 snapshot,
             });
         } else {
-            self.outputs.push_back(Output::Send {
+            self.out(Output::Send {
                 conn,
                 frame: snapshot,
             });
@@ -945,13 +1124,13 @@ impl RoomCore {
         if let Some(index) = self.seat_index_of(conn) {
             self.seats[index].conn = None;
             self.send_to(conn, &left);
-            self.outputs.push_back(Output::Detach { conn });
+            self.out(Output::Detach { conn });
             self.give_up_seat(index, PlayerStatus::Resigned);
         } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
             self.spectators.remove(index);
             self.behind.remove(&conn);
             self.send_to(conn, &left);
-            self.outputs.push_back(Output::Detach { conn });
+            self.out(Output::Detach { conn });
         }
         self.changed = true;
     }
@@ -981,11 +1160,12 @@ impl RoomCore {
 
     /// A seat's connection is gone: the seat waits for it to resume.
     fn drop_seat_connection(&mut self, index: usize) {
+        let grace_until = self.now.saturating_add(self.settings.grace_ms);
         let seat = &mut self.seats[index];
+        seat.grace_until = Some(grace_until);
         if let Some(conn) = seat.conn.take() {
-            self.outputs.push_back(Output::Detach { conn });
+            self.out(Output::Detach { conn });
         }
-        seat.grace_until = Some(self.now.saturating_add(self.settings.grace_ms));
         self.changed = true;
     }
 
@@ -996,7 +1176,7 @@ impl RoomCore {
         } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
             self.spectators.remove(index);
             self.behind.remove(&conn);
-            self.outputs.push_back(Output::Detach { conn });
+            self.out(Output::Detach { conn });
             self.changed = true;
         }
     }
@@ -1009,7 +1189,7 @@ impl RoomCore {
                 seat = self.seats[index].seat,
                 "player too slow: disconnected"
             );
-            self.outputs.push_back(Output::Kick {
+            self.out(Output::Kick {
                 conn,
                 code: ErrorCode::TooSlow,
                 message: "you fell behind; resume to catch up".to_string(),
@@ -1057,7 +1237,7 @@ impl RoomCore {
         self.changed = true;
         if !self.waiting_for_deal {
             self.waiting_for_deal = true;
-            self.outputs.push_back(Output::NeedDeal);
+            self.out(Output::NeedDeal);
         }
     }
 
@@ -1099,6 +1279,7 @@ impl RoomCore {
         bump(&self.metrics.races_started);
         gauge(&self.metrics.races_running, 1);
         tracing::info!(players = self.seats.len(), "race started");
+        self.keep_race();
         let time_limit_ms = self.time_limit_ms;
         self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceStarted {
             seq,
@@ -1220,6 +1401,14 @@ impl RoomCore {
         let (won, stuck) = (position.is_won(), position.is_stuck());
         seat.progress = Progress::measure(deal, &board, seat.progress.moves + 1, elapsed_ms);
         let (seat_number, progress) = (seat.seat, seat.progress);
+        let kept = LiveMove {
+            seat: seat_number,
+            index: u32::try_from(seat.log.len().saturating_sub(1)).unwrap_or(u32::MAX),
+            text: text.clone(),
+            elapsed_ms,
+            seq: self.seq,
+        };
+        self.keep(Keep::Move(kept));
         // A rival's move text and board name cards that may still be face
         // down in the recipient's own game: they stay with the mover.
         let shown = self
@@ -1271,6 +1460,7 @@ impl RoomCore {
             .iter()
             .any(|seat| seat.status == PlayerStatus::Racing)
         {
+            self.keep_race();
             self.emit(Audience::Everyone, |seq, _| ServerMessage::Finished {
                 seq,
                 seat: seat_number,
@@ -1342,7 +1532,7 @@ impl RoomCore {
             elapsed_ms,
             result,
         });
-        self.outputs.push_back(Output::StoreRace(Box::new(stored)));
+        self.out(Output::StoreRace(Box::new(stored)));
     }
 
     /// The result is stored (or could not be: then it is announced without
@@ -1438,19 +1628,19 @@ impl RoomCore {
             .map(|seat| (seat.token, seat.conn))
             .collect();
         for (token, conn) in seats {
-            self.outputs.push_back(Output::TokenRevoked(token));
+            self.out(Output::TokenRevoked(token));
             if let Some(conn) = conn {
                 if tell {
                     self.send_to(conn, &left);
                 }
-                self.outputs.push_back(Output::Detach { conn });
+                self.out(Output::Detach { conn });
             }
         }
         for conn in std::mem::take(&mut self.spectators) {
             if tell {
                 self.send_to(conn, &left);
             }
-            self.outputs.push_back(Output::Detach { conn });
+            self.out(Output::Detach { conn });
         }
         if self.phase == Phase::Racing {
             gauge(&self.metrics.races_running, -1);

@@ -55,12 +55,13 @@ use postgres::{Client, NoTls, Row, Statement};
 
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
-    NewRace, Player, PlayerId, Rank, Store, StoreError, SuspendedRoom, TokenHash,
+    LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
 /// Steps are never edited once released; a change is a new step.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value BYTEA NOT NULL
@@ -139,12 +140,30 @@ CREATE TABLE daily_moves (
     FOREIGN KEY (player_id, game, date) REFERENCES daily_attempts (player_id, game, date)
 );
 -- Races running when the server stopped (SIGTERM): each a MessagePack
--- `SuspendedRoom`, read back and deleted when the server starts again.
+-- room, read back and deleted when the server starts again.
 CREATE TABLE suspended_rooms (
     code TEXT PRIMARY KEY,
     body BYTEA NOT NULL
 );
-"#];
+"#,
+    r#"
+-- Races kept as they run, so that a crash loses no acknowledged move: the
+-- room (seats, tokens, statuses, clock, the moves up to when it was saved)
+-- as a MessagePack `LiveRace`, and each move accepted since as a row. A
+-- race is forgotten once its result is stored. Rooms kept at a SIGTERM
+-- before this step become running races as they are.
+ALTER TABLE suspended_rooms RENAME TO live_races;
+CREATE TABLE live_moves (
+    code       TEXT NOT NULL,
+    seat       BIGINT NOT NULL,
+    idx        BIGINT NOT NULL,
+    text       TEXT NOT NULL,
+    elapsed_ms BIGINT NOT NULL,
+    seq        BIGINT NOT NULL,
+    PRIMARY KEY (code, seat, idx)
+);
+"#,
+];
 
 /// The advisory lock the migration holds, so that servers starting together
 /// on one database migrate it once: "patience" in ASCII.
@@ -1016,31 +1035,84 @@ impl Store for PostgresStore {
         }))
     }
 
-    fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError> {
+    fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
         let body = rmp_serde::to_vec_named(room)
-            .map_err(|error| StoreError::Corrupt(format!("suspended room: {error}")))?;
+            .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
+        self.atomically(|store| {
+            store.execute(
+                "INSERT INTO live_races (code, body) VALUES ($1, $2)
+                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body",
+                &[&room.code, &body],
+            )?;
+            for seat in &room.seats {
+                store.execute(
+                    "DELETE FROM live_moves WHERE code = $1 AND seat = $2 AND idx < $3",
+                    &[
+                        &room.code,
+                        &i64::from(seat.seat),
+                        &i64::try_from(seat.log.len()).unwrap_or(i64::MAX),
+                    ],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
+        // One row per move: a second one is the engine's refusal, as in
+        // SQLite. It aborts the transaction, which the database thread's
+        // rollback of the failed job undoes; every caller fails its job.
         self.execute(
-            "INSERT INTO suspended_rooms (code, body) VALUES ($1, $2)
-             ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body",
-            &[&room.code, &body],
+            "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &code,
+                &i64::from(kept.seat),
+                &i64::from(kept.index),
+                &kept.text,
+                &int(kept.elapsed_ms),
+                &int(kept.seq),
+            ],
         )?;
         Ok(())
     }
 
-    fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError> {
+    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
         self.atomically(|store| {
-            let rows = store.query("SELECT code, body FROM suspended_rooms ORDER BY code", &[])?;
-            store.execute("DELETE FROM suspended_rooms", &[])?;
-            rows.iter()
+            store.execute("DELETE FROM live_moves WHERE code = $1", &[&code])?;
+            store.execute("DELETE FROM live_races WHERE code = $1", &[&code])?;
+            Ok(())
+        })
+    }
+
+    fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
+        let rooms = self.query("SELECT code, body FROM live_races ORDER BY code", &[])?;
+        let mut races = Vec::with_capacity(rooms.len());
+        for row in rooms {
+            let code = text(&row, 0)?;
+            let body: &[u8] = row.try_get(1)?;
+            let room: LiveRace = rmp_serde::from_slice(body)
+                .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
+            let moves = self.query(
+                "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
+                 WHERE code = $1 ORDER BY seat, idx",
+                &[&code],
+            )?;
+            let kept = moves
+                .iter()
                 .map(|row| {
-                    let code = text(row, 0)?;
-                    let body: &[u8] = row.try_get(1)?;
-                    rmp_serde::from_slice(body).map_err(|error| {
-                        StoreError::Corrupt(format!("suspended room {code}: {error}"))
+                    Ok(LiveMove {
+                        seat: count(row, 0)?,
+                        index: count(row, 1)?,
+                        text: text(row, 2)?,
+                        elapsed_ms: uint(row, 3)?,
+                        seq: uint(row, 4)?,
                     })
                 })
-                .collect()
-        })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            races.push(room.with_moves(kept)?);
+        }
+        Ok(races)
     }
 }
 

@@ -22,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
-    NewRace, Player, PlayerId, Rank, Store, StoreError, SuspendedRoom, TokenHash,
+    LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
@@ -119,11 +119,28 @@ ALTER TABLE race_players ADD COLUMN stock_turned INTEGER NOT NULL DEFAULT 0;
 "#,
     r#"
 -- Races running when the server stopped (SIGTERM): each a MessagePack
--- `SuspendedRoom`, read back and deleted when the server starts again.
+-- `LiveRace`, read back and deleted when the server starts again.
 CREATE TABLE suspended_rooms (
     code TEXT PRIMARY KEY,
     body BLOB NOT NULL
 );
+"#,
+    r#"
+-- Races kept as they run, so that a crash loses no acknowledged move: the
+-- room (seats, tokens, statuses, clock, the moves up to when it was saved)
+-- as a MessagePack `LiveRace`, and each move accepted since as a row. A
+-- race is forgotten once its result is stored. Rooms kept at a SIGTERM
+-- before this step become running races as they are.
+ALTER TABLE suspended_rooms RENAME TO live_races;
+CREATE TABLE live_moves (
+    code       TEXT NOT NULL,
+    seat       INTEGER NOT NULL,
+    idx        INTEGER NOT NULL,
+    text       TEXT NOT NULL,
+    elapsed_ms INTEGER NOT NULL,
+    seq        INTEGER NOT NULL,
+    PRIMARY KEY (code, seat, idx)
+) WITHOUT ROWID;
 "#,
 ];
 
@@ -823,35 +840,86 @@ impl Store for SqliteStore {
         }
     }
 
-    fn suspend_room(&mut self, room: &SuspendedRoom) -> Result<(), StoreError> {
+    fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
         let body = rmp_serde::to_vec_named(room)
-            .map_err(|error| StoreError::Corrupt(format!("suspended room: {error}")))?;
-        self.connection.execute(
-            "INSERT OR REPLACE INTO suspended_rooms (code, body) VALUES (?1, ?2)",
-            params![room.code, body],
-        )?;
+            .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
+        self.atomically(|connection| {
+            connection.execute(
+                "INSERT OR REPLACE INTO live_races (code, body) VALUES (?1, ?2)",
+                params![room.code, body],
+            )?;
+            let mut covered = connection.prepare_cached(
+                "DELETE FROM live_moves WHERE code = ?1 AND seat = ?2 AND idx < ?3",
+            )?;
+            for seat in &room.seats {
+                covered.execute(params![
+                    room.code,
+                    seat.seat,
+                    i64::try_from(seat.log.len()).unwrap_or(i64::MAX)
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
+        self.connection
+            .prepare_cached(
+                "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                code,
+                kept.seat,
+                kept.index,
+                kept.text,
+                int(kept.elapsed_ms),
+                int(kept.seq)
+            ])?;
         Ok(())
     }
 
-    fn take_suspended_rooms(&mut self) -> Result<Vec<SuspendedRoom>, StoreError> {
+    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
         self.atomically(|connection| {
-            let mut statement =
-                connection.prepare("SELECT code, body FROM suspended_rooms ORDER BY code")?;
-            let bodies = statement
-                .query_map([], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            connection.execute("DELETE FROM suspended_rooms", [])?;
-            bodies
-                .into_iter()
-                .map(|(code, body)| {
-                    rmp_serde::from_slice(&body).map_err(|error| {
-                        StoreError::Corrupt(format!("suspended room {code}: {error}"))
-                    })
-                })
-                .collect()
+            connection.execute("DELETE FROM live_moves WHERE code = ?1", params![code])?;
+            connection.execute("DELETE FROM live_races WHERE code = ?1", params![code])?;
+            Ok(())
         })
+    }
+
+    fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
+        let mut rooms = self
+            .connection
+            .prepare("SELECT code, body FROM live_races ORDER BY code")?;
+        let bodies = rooms
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut moves = self.connection.prepare(
+            "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
+             WHERE code = ?1 ORDER BY seat, idx",
+        )?;
+        bodies
+            .into_iter()
+            .map(|(code, body)| {
+                let room: LiveRace = rmp_serde::from_slice(&body).map_err(|error| {
+                    StoreError::Corrupt(format!("running race {code}: {error}"))
+                })?;
+                let kept = moves
+                    .query_map(params![code], |row| {
+                        Ok(LiveMove {
+                            seat: row.get(0)?,
+                            index: row.get(1)?,
+                            text: row.get(2)?,
+                            elapsed_ms: uint(row, 3)?,
+                            seq: uint(row, 4)?,
+                        })
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                room.with_moves(kept)
+            })
+            .collect()
     }
 
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {

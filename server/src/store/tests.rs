@@ -1,7 +1,7 @@
 //! The contract of [`Store`], one suite for every backend: uniqueness, one
 //! attempt per player and day, moves in order, atomic finishes, calls that
 //! fail inside a transaction, the ranking, races read back as written,
-//! races kept over a restart, and damaged records.
+//! running races kept move by move, and damaged records.
 //!
 //! Each test is a function of a [`Backend`] (a store, and the raw SQL a
 //! test uses to look behind it); [`on_every_backend!`] runs each one on a
@@ -70,7 +70,10 @@ on_every_backend!(
     leaderboards_rank_won_then_time_then_moves,
     expired_attempts_are_the_open_ones_begun_long_enough_ago,
     unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be,
-    suspended_rooms_are_kept_by_code_and_taken_once,
+    a_running_race_reads_back_with_every_move_recorded_since_it_was_saved,
+    saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds,
+    a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten,
+    a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed,
     a_corrupt_move_log_is_a_typed_error,
 );
 
@@ -615,11 +618,10 @@ fn calls_refused_inside_a_transaction_leave_it_usable(store: &mut dyn Backend) {
     assert_eq!(attempt, Some(vec!["7h>4".to_string()]));
 }
 
-/// A running race as the room keeps it, with one seat.
-fn suspended(code: &str, seed: u64) -> SuspendedRoom {
-    SuspendedRoom {
+pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
+    LiveRace {
         code: code.to_string(),
-        game: GameKind::Indian,
+        game: GameKind::ThreeBlindMice,
         max_players: 2,
         public: false,
         quick: false,
@@ -629,38 +631,128 @@ fn suspended(code: &str, seed: u64) -> SuspendedRoom {
             open_boards: false,
         },
         owner: Some(0),
-        seed,
+        seed: 42,
         salt: "00112233445566778899aabbccddeeff".to_string(),
-        elapsed_ms: 12_345,
-        seq: 17,
-        seats: vec![SuspendedSeat {
-            seat: 0,
-            name: "ada".to_string(),
-            player: Some(1),
-            token: hash(9),
-            status: PlayerStatus::Racing,
-            progress: Progress {
-                moves: 2,
-                elapsed_ms: 12_000,
-                ..Progress::default()
-            },
-            finished_ms: None,
-            log: vec!["7h>4".to_string(), "undo".to_string()],
-        }],
+        elapsed_ms: 1_000,
+        seq: 10,
+        seats: (0u8..)
+            .zip(logs)
+            .map(|(seat, log)| LiveSeat {
+                seat,
+                name: format!("racer {seat}"),
+                player: None,
+                token: hash(seat + 1),
+                status: PlayerStatus::Racing,
+                progress: Progress::default(),
+                finished_ms: None,
+                log: log.iter().map(|text| text.to_string()).collect(),
+            })
+            .collect(),
     }
 }
 
-fn suspended_rooms_are_kept_by_code_and_taken_once(store: &mut dyn Backend) {
-    assert_eq!(store.take_suspended_rooms().expect("reads"), []);
-    store.suspend_room(&suspended("QQQQQQ", 1)).expect("keeps");
-    store.suspend_room(&suspended("AAAAAA", 2)).expect("keeps");
-    // The same code again replaces the room kept under it.
+fn live_move(seat: u8, index: u32, text: &str, elapsed_ms: u64, seq: u64) -> LiveMove {
+    LiveMove {
+        seat,
+        index,
+        text: text.to_string(),
+        elapsed_ms,
+        seq,
+    }
+}
+
+fn a_running_race_reads_back_with_every_move_recorded_since_it_was_saved(store: &mut dyn Backend) {
     store
-        .suspend_room(&suspended("QQQQQQ", u64::MAX))
-        .expect("keeps");
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    for kept in [
+        live_move(0, 1, "b", 1_500, 11),
+        live_move(1, 0, "c", 2_500, 13),
+        live_move(0, 2, "undo", 2_000, 12),
+    ] {
+        store.record_live_move("AAAAAA", &kept).expect("records");
+    }
+    store
+        .save_live_race(&live_race("BBBBBB", [&[], &[]]))
+        .expect("saves");
+    let races = store.live_races().expect("reads");
+    assert_eq!(races.len(), 2);
+    let mut expected = live_race("AAAAAA", [&["a", "b", "undo"], &["c"]]);
+    expected.elapsed_ms = 2_500;
+    expected.seq = 13;
+    // Each seat's last move's time (the counts are the rules' to redo).
+    expected.seats[0].progress.elapsed_ms = 2_000;
+    expected.seats[1].progress.elapsed_ms = 2_500;
+    assert_eq!(races[0], expected);
+    assert_eq!(races[1], live_race("BBBBBB", [&[], &[]]));
+    // Reading forgets nothing: the server that reads them keeps them.
+    assert_eq!(store.live_races().expect("reads").len(), 2);
+}
+
+fn saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 1, "b", 1_300, 12))
+        .expect("records");
+    // Saved at a SIGTERM with both moves in the log, the clock later.
+    let mut saved = live_race("AAAAAA", [&["a", "b"], &[]]);
+    saved.elapsed_ms = 5_000;
+    store.save_live_race(&saved).expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(1, 0, "c", 5_100, 14))
+        .expect("records");
+    let mut expected = live_race("AAAAAA", [&["a", "b"], &["c"]]);
+    expected.elapsed_ms = 5_100;
+    expected.seq = 14;
+    expected.seats[1].progress.elapsed_ms = 5_100;
+    assert_eq!(store.live_races().expect("reads"), vec![expected]);
     assert_eq!(
-        store.take_suspended_rooms().expect("reads"),
-        [suspended("AAAAAA", 2), suspended("QQQQQQ", u64::MAX)]
+        store.sql_count("SELECT COUNT(*) FROM live_moves"),
+        1,
+        "the rows the saved logs hold are dropped"
     );
-    assert_eq!(store.take_suspended_rooms().expect("reads"), []);
+}
+
+fn a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    assert!(
+        matches!(
+            store.record_live_move("AAAAAA", &live_move(0, 0, "z", 1_300, 12)),
+            Err(StoreError::Database(_) | StoreError::Postgres(_))
+        ),
+        "one move per index"
+    );
+    store.end_live_race("AAAAAA").expect("ends");
+    store
+        .end_live_race("CCCCCC")
+        .expect("nothing kept is not an error");
+    assert_eq!(store.live_races().expect("reads"), Vec::new());
+    assert_eq!(store.sql_count("SELECT COUNT(*) FROM live_moves"), 0);
+}
+
+fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed(store: &mut dyn Backend) {
+    for (code, seat, index) in [("AAAAAA", 0, 2), ("BBBBBB", 5, 0)] {
+        store
+            .save_live_race(&live_race(code, [&["a"], &[]]))
+            .expect("saves");
+        store
+            .record_live_move(code, &live_move(seat, index, "b", 1_200, 11))
+            .expect("records");
+        assert!(
+            matches!(store.live_races(), Err(StoreError::Corrupt(_))),
+            "seat {seat}, move {index}"
+        );
+        // Gone, so that the next case is read alone.
+        store.end_live_race(code).expect("ends");
+    }
 }

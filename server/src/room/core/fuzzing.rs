@@ -13,11 +13,14 @@
 //! - fair play: until the race ends, in a room without open boards, no
 //!   frame to a connection carries another seat's board or move text;
 //! - the events a connection gets are numbered in increasing order;
-//! - a move is acknowledged only to the seat that made it.
+//! - a move is acknowledged only to the seat that made it;
+//! - nothing is told before it is kept: a move is acknowledged only once
+//!   its write is answered, and a race starts only once its room is (the
+//!   harness answers writes late, or fails them, as the script says).
 //!
 //! A failed check panics, which is what the fuzzer looks for.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use patience_shared::any::{AnyGame, AnyMove};
@@ -25,7 +28,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{self, ClientMessage, Phase, RoomOptions, ServerMessage};
 use patience_shared::rules::{Outcome, Rules};
 
-use super::{ConnId, Input, Output, RoomCore, RoomParams, Settings};
+use super::{ConnId, Input, Keep, Output, RoomCore, RoomParams, Settings};
 use crate::secrets::token_hash;
 
 /// What the harness remembers of one connection.
@@ -53,6 +56,15 @@ struct Harness {
     tokens: HashMap<u8, String>,
     peers: HashMap<ConnId, Peer>,
     storing: bool,
+    /// Writes asked for and not yet answered, oldest first; while
+    /// `holding`, the harness leaves them unanswered (a slow database).
+    unkept: VecDeque<Keep>,
+    holding: bool,
+    /// The moves whose writes were answered, by seat and number.
+    kept_moves: HashSet<(u8, u32)>,
+    /// Whether a write of the room was answered.
+    race_kept: bool,
+
     race_over: bool,
     next_seed: u64,
     reached: Reached,
@@ -106,6 +118,11 @@ pub fn exercise(data: &[u8]) -> Reached {
         tokens: HashMap::new(),
         peers: HashMap::new(),
         storing: false,
+        unkept: VecDeque::new(),
+        holding: false,
+        kept_moves: HashSet::new(),
+        race_kept: false,
+
         race_over: false,
         next_seed: 1,
         reached: Reached::default(),
@@ -154,6 +171,16 @@ pub fn exercise(data: &[u8]) -> Reached {
             24 if harness.storing => {
                 harness.storing = false;
                 harness.input(Input::RaceStored { race_id: Some(7) });
+            }
+            // The database slows down, or catches up.
+            26 => {
+                harness.holding = !harness.holding;
+                harness.drain();
+            }
+            // The oldest write fails.
+            27 if !harness.unkept.is_empty() => {
+                harness.unkept.clear();
+                harness.input(Input::Kept { stored: false });
             }
             // The clock moves by up to about 25 s.
             _ => {
@@ -243,10 +270,31 @@ impl Harness {
         });
     }
 
-    /// Takes every output, answering deals and checking every frame.
+    /// Takes every output, answering deals and writes (unless holding
+    /// them) and checking every frame.
     fn drain(&mut self) {
+        loop {
+            self.drain_outputs();
+            if self.holding {
+                return;
+            }
+            let Some(write) = self.unkept.pop_front() else {
+                return;
+            };
+            match write {
+                Keep::Move(kept) => {
+                    self.kept_moves.insert((kept.seat, kept.index));
+                }
+                Keep::Race(_) => self.race_kept = true,
+            }
+            let _ = self.core.handle(self.now, Input::Kept { stored: true });
+        }
+    }
+
+    fn drain_outputs(&mut self) {
         while let Some(output) = self.core.poll_output() {
             match output {
+                Output::Keep(write) => self.unkept.push_back(write),
                 Output::Send { conn, frame } | Output::CatchUp { conn, frame } => {
                     self.check(conn, &frame);
                 }
@@ -338,6 +386,7 @@ impl Harness {
                 assert_ne!(own, Some(seat), "a mover is told its own progress");
             }
             ServerMessage::RaceStarted { .. } => {
+                assert!(self.race_kept, "the race started before it was kept");
                 self.reached.raced = true;
                 if self.seed.is_none() {
                     self.seed = self.next_seed.checked_sub(1);
@@ -350,8 +399,20 @@ impl Harness {
                     });
                 }
             }
-            ServerMessage::MoveAccepted { text, seq, .. } => {
+            ServerMessage::MoveAccepted {
+                text,
+                seq,
+                progress,
+                ..
+            } => {
                 let seat = own.expect("only a seat's connection hears its moves accepted");
+                // A seat's moves and take-backs are numbered in its log as
+                // they are counted.
+                let index = progress.moves.saturating_sub(1);
+                assert!(
+                    self.kept_moves.contains(&(seat, index)),
+                    "seat {seat}'s move {index} was acknowledged before it was kept"
+                );
                 self.replay(seat, seq, &text);
             }
             ServerMessage::RaceEnded { .. } => {

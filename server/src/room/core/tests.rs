@@ -1,5 +1,6 @@
-//! The room's rules of time and delivery, on a virtual clock: every test
-//! feeds inputs at chosen times and reads the frames the core asks to send.
+//! The room's rules of time, delivery and durability, on a virtual clock:
+//! every test feeds inputs at chosen times and reads the frames the core
+//! asks to send and the writes it asks to keep.
 
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
@@ -46,6 +47,9 @@ struct Room {
     now: Millis,
     /// Every output taken so far, in order.
     taken: Vec<Output>,
+    /// Whether [`Room::drain`] answers each write as committed, as a shell
+    /// with a working database does; off, the test answers them.
+    keeps: bool,
 }
 
 impl Room {
@@ -62,6 +66,17 @@ impl Room {
             core: RoomCore::new(params, settings(), Arc::default(), [7; 32], START),
             now: START,
             taken: Vec::new(),
+            keeps: true,
+        }
+    }
+
+    /// A core already made (a restored one), run from `now`.
+    fn around(core: RoomCore, now: Millis) -> Room {
+        Room {
+            core,
+            now,
+            taken: Vec::new(),
+            keeps: true,
         }
     }
 
@@ -86,6 +101,9 @@ impl Room {
         while let Some(output) = self.core.poll_output() {
             if let (Output::NeedDeal, Some(seed)) = (&output, seed) {
                 let _ = self.input(Input::DealReady { seed });
+            }
+            if matches!(output, Output::Keep(_)) && self.keeps {
+                let _ = self.input(Input::Kept { stored: true });
             }
             // A shell with room in every outbox sends all missed events.
             if let Output::Replay { conn, missed, .. } = output {
@@ -728,7 +746,7 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
     room.now += 1_000;
     room.play(2, &line[0]);
     room.drain(None);
-    let saved = room.core.suspend().expect("a running race is kept");
+    let saved = room.core.live_race().expect("a running race is kept");
     assert_eq!(saved.elapsed_ms, 5_000);
     assert_eq!(
         saved.seats[0].log,
@@ -736,20 +754,23 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
     );
     // Kept on disk as MessagePack, read back the same.
     let bytes = rmp_serde::to_vec_named(&saved).expect("encodes");
-    let read: SuspendedRoom = rmp_serde::from_slice(&bytes).expect("decodes");
+    let read: LiveRace = rmp_serde::from_slice(&bytes).expect("decodes");
     assert_eq!(read, saved);
 
     // The server is down for an hour; none of it is charged.
     let later = room.now + 3_600_000;
-    let mut again = RoomCore::restore(read, settings(), Arc::default(), [9; 32], later)
+    let again = RoomCore::restore(read, settings(), Arc::default(), [9; 32], later)
         .expect("the logs replay");
     assert_eq!(again.phase(), Phase::Racing);
-    let mut issued = Vec::new();
-    while let Some(output) = again.poll_output() {
-        if let Output::TokenIssued(hash) = output {
-            issued.push(hash);
-        }
-    }
+    let mut again = Room::around(again, later);
+    let issued: Vec<TokenHash> = again
+        .drain(None)
+        .into_iter()
+        .filter_map(|output| match output {
+            Output::TokenIssued(hash) => Some(hash),
+            _ => None,
+        })
+        .collect();
     assert_eq!(issued, [token_hash(&ada_token), token_hash(&bob_token)]);
     // The same positions as before the stop.
     let boards = |core: &RoomCore| -> Vec<Option<View>> {
@@ -758,15 +779,15 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
             .map(|seat| seat.position.as_ref().map(Rules::view))
             .collect()
     };
-    assert_eq!(boards(&again), boards(&room.core));
+    assert_eq!(boards(&again.core), boards(&room.core));
     // Each seat waits its grace for its player, and the limit is where it was.
-    assert_eq!(again.poll_timeout(), Some(later + GRACE));
+    assert_eq!(again.core.poll_timeout(), Some(later + GRACE));
     assert_eq!(
-        again.race.as_ref().map(|race| race.deadline),
+        again.core.race.as_ref().map(|race| race.deadline),
         Some(later - 5_000 + LIMIT)
     );
     again
-        .handle(
+        .at(
             later + 10,
             Input::Resume {
                 conn: 11,
@@ -775,11 +796,7 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
             },
         )
         .expect("the old token opens the seat");
-    let mut told = Vec::new();
-    while let Some(output) = again.poll_output() {
-        told.push(output);
-    }
-    let resumed = Room::to(&told, 11);
+    let resumed = Room::to(&again.drain(None), 11);
     assert!(matches!(
         resumed.first(),
         Some(ServerMessage::Resumed {
@@ -789,31 +806,284 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
         })
     ));
     // And the race goes on from there.
-    again
-        .handle(
-            later + 20,
-            Input::Move {
-                conn: 11,
-                text: line[1].clone(),
-                seat: None,
-            },
-        )
-        .expect("answered");
-    let mut told = Vec::new();
-    while let Some(output) = again.poll_output() {
-        told.push(output);
-    }
-    assert!(is_accepted(&Room::to(&told, 11)));
+    again.now = later + 20;
+    assert!(is_accepted(&Room::to(&again.play(11, &line[1]), 11)));
 }
 
 #[test]
 fn a_log_that_does_not_replay_is_refused_not_guessed() {
     let (seed, line) = proved();
     let (room, _, _) = Room::racing(RoomOptions::default(), seed);
-    let mut saved = room.core.suspend().expect("kept");
+    let mut saved = room.core.live_race().expect("kept");
     saved.seats[0].log = vec!["undo".to_string()];
     assert!(RoomCore::restore(saved.clone(), settings(), Arc::default(), [0; 32], START).is_err());
     saved.seats[0].log = vec![line[1].clone(), line[1].clone()];
     let refused = RoomCore::restore(saved, settings(), Arc::default(), [0; 32], START);
     assert!(refused.is_err_and(|error| error.code == "ABCDEF"));
+}
+
+/// The writes in `outputs`.
+fn writes(outputs: &[Output]) -> Vec<Keep> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Keep(write) => Some(write.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `outputs` has anything for a connection (a frame or a kick).
+fn tells_anyone(outputs: &[Output]) -> bool {
+    outputs.iter().any(|output| {
+        matches!(
+            output,
+            Output::Send { .. }
+                | Output::Replay { .. }
+                | Output::CatchUp { .. }
+                | Output::Kick { .. }
+        )
+    })
+}
+
+#[test]
+fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
+    let (seed, line) = proved();
+    let mut room = Room::new(2, RoomOptions::default());
+    room.join(1, "ada");
+    room.input(Input::Join {
+        conn: 2,
+        name: "bob".to_string(),
+        player: None,
+    })
+    .expect("joins");
+    room.drain(Some(seed));
+    room.keeps = false;
+    room.advance(COUNTDOWN);
+    let started = room.drain(None);
+    assert!(
+        matches!(writes(&started)[..], [Keep::Race(ref race)] if race.seed == seed && race.seats.len() == 2),
+        "{started:?}"
+    );
+    assert!(
+        !tells_anyone(&started),
+        "race_started waits for the room to be kept"
+    );
+    room.input(Input::Kept { stored: true }).expect("answered");
+    assert!(
+        room.drain(None)
+            .iter()
+            .any(|output| matches!(output, Output::Send { .. }))
+    );
+
+    // Ada moves, then Bob, before either write commits: both writes go out
+    // at once (to share a commit), and each player hears only after its own.
+    room.now += 1_500;
+    let first = room.play(1, &line[0]);
+    room.now += 100;
+    let second = room.play(2, &line[0]);
+    let expected = |seat, elapsed_ms| {
+        Keep::Move(LiveMove {
+            seat,
+            index: 0,
+            text: line[0].clone(),
+            elapsed_ms,
+            seq: 0,
+        })
+    };
+    let without_seq = |write: Keep| match write {
+        Keep::Move(kept) => Keep::Move(LiveMove { seq: 0, ..kept }),
+        other => other,
+    };
+    let issued: Vec<Keep> = writes(&first)
+        .into_iter()
+        .chain(writes(&second))
+        .map(without_seq)
+        .collect();
+    assert_eq!(issued, [expected(0, 1_500), expected(1, 1_600)]);
+    assert!(!tells_anyone(&first) && !tells_anyone(&second));
+    room.input(Input::Kept { stored: true }).expect("answered");
+    let told = room.drain(None);
+    assert!(is_accepted(&Room::to(&told, 1)));
+    assert!(
+        !is_accepted(&Room::to(&told, 2)),
+        "Bob's write is not committed yet"
+    );
+    room.input(Input::Kept { stored: true }).expect("answered");
+    assert!(is_accepted(&Room::to(&room.drain(None), 2)));
+}
+
+#[test]
+fn a_write_that_fails_closes_the_room_and_its_move_is_never_told() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    let played = room.play(1, &line[0]);
+    assert_eq!(writes(&played).len(), 1);
+    room.input(Input::Kept { stored: false }).expect("answered");
+    let after = room.drain(None);
+    assert!(room.core.is_closed());
+    for conn in [1, 2] {
+        assert!(!is_accepted(&Room::to(&after, conn)));
+        assert!(after.iter().any(|output| matches!(
+            output,
+            Output::Kick { conn: to, code: ErrorCode::Internal, .. } if *to == conn
+        )));
+    }
+    assert!(
+        !after
+            .iter()
+            .any(|output| matches!(output, Output::Send { .. })),
+        "nothing that waited for the write is sent: {after:?}"
+    );
+}
+
+#[test]
+fn a_new_resume_token_is_kept_before_the_player_has_it() {
+    let (seed, _) = proved();
+    let (mut room, ada, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Disconnected { conn: 1 })
+        .expect("answered");
+    room.drain(None);
+    room.keeps = false;
+    room.input(Input::Resume {
+        conn: 11,
+        token: token_hash(&ada),
+        last_seq: 0,
+    })
+    .expect("resumes");
+    let asked = room.drain(None);
+    let [Keep::Race(kept)] = &writes(&asked)[..] else {
+        panic!("one write of the room: {asked:?}");
+    };
+    assert!(
+        Room::to(&asked, 11).is_empty(),
+        "resumed waits for the write"
+    );
+    room.input(Input::Kept { stored: true }).expect("answered");
+    let token = Room::to(&room.drain(None), 11)
+        .into_iter()
+        .find_map(|message| match message {
+            ServerMessage::Resumed { resume_token, .. } => Some(resume_token),
+            _ => None,
+        })
+        .expect("resumed");
+    assert_eq!(kept.seats[0].token, token_hash(&token));
+}
+
+/// What a store keeps of a race from the writes it was sent (in order).
+fn store_of(kept: &[Keep]) -> Option<LiveRace> {
+    let mut race: Option<LiveRace> = None;
+    let mut moves = Vec::new();
+    for write in kept {
+        match write {
+            Keep::Race(saved) => {
+                race = Some((**saved).clone());
+                moves.clear();
+            }
+            Keep::Move(kept) => moves.push(kept.clone()),
+        }
+    }
+    race.map(|race| race.with_moves(moves).expect("the moves follow on"))
+}
+
+/// Every `seq` of a numbered event in `outputs`.
+fn seqs(outputs: &[Output]) -> Vec<u64> {
+    outputs
+        .iter()
+        .filter_map(|output| match output {
+            Output::Send { frame, .. } => protocol::decode_server(frame).ok(),
+            _ => None,
+        })
+        .filter_map(|message| match message {
+            ServerMessage::RoomUpdate { seq, .. }
+            | ServerMessage::MoveAccepted { seq, .. }
+            | ServerMessage::Progress { seq, .. }
+            | ServerMessage::Finished { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_race_rebuilt_from_what_was_kept_has_every_told_move_and_numbers_past_every_event() {
+    let (seed, line) = proved();
+    // (moves by Ada, then spectators coming and going): with many events
+    // and no move, the room is kept again every `SEQ_CHECKPOINT` events.
+    for (moves, churn) in [(5, 0), (3, 2_500), (0, 4_000)] {
+        let (mut room, ada, _) = Room::racing(RoomOptions::default(), seed);
+        for text in &line[..moves] {
+            room.now += 1_000;
+            room.play(1, text);
+        }
+        for conn in 100..100 + churn {
+            room.input(Input::Spectate { conn }).expect("watches");
+            room.input(Input::Leave { conn }).expect("answered");
+            room.drain(None);
+        }
+        let kept = store_of(&writes(&room.taken)).expect("the race was kept");
+        assert_eq!(
+            kept.seats[0].log,
+            line[..moves],
+            "moves {moves}, churn {churn}"
+        );
+        let sent = seqs(&room.taken).into_iter().max().unwrap_or(0);
+        // The server dies here; another runs the race from the store.
+        let restored = RoomCore::restore(kept, settings(), Arc::default(), [3; 32], room.now)
+            .expect("rebuilds");
+        let mut again = Room::around(restored, room.now);
+        again.drain(None);
+        again
+            .input(Input::Resume {
+                conn: 11,
+                token: token_hash(&ada),
+                last_seq: sent,
+            })
+            .expect("resumes");
+        let after = again.drain(None);
+        let next = seqs(&after).into_iter().min().expect("an event follows");
+        assert!(
+            next > sent,
+            "moves {moves}, churn {churn}: {next} after {sent}"
+        );
+        assert_eq!(
+            again.core.seats[0].log, room.core.seats[0].log,
+            "the same position"
+        );
+    }
+}
+
+#[test]
+fn a_race_won_by_a_move_kept_just_before_the_crash_ends_when_it_is_rebuilt() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    let (last, rest) = line.split_last().expect("a line");
+    for text in rest {
+        room.now += 100;
+        room.play(1, text);
+    }
+    // The winning move is kept; the server dies before the race's end is.
+    let saved = room.core.live_race().expect("kept");
+    let winning = LiveMove {
+        seat: 0,
+        index: u32::try_from(rest.len()).expect("short"),
+        text: last.clone(),
+        elapsed_ms: saved.elapsed_ms + 100,
+        seq: saved.seq + 1,
+    };
+    let kept = saved.with_moves(vec![winning]).expect("follows on");
+    let restored = RoomCore::restore(kept, settings(), Arc::default(), [5; 32], room.now + 60_000)
+        .expect("rebuilds");
+    let mut again = Room::around(restored, room.now + 60_000);
+    let outputs = again.drain(None);
+    let stored = outputs.iter().find_map(|output| match output {
+        Output::StoreRace(race) => Some(race),
+        _ => None,
+    });
+    let stored = stored.expect("the race ends at once");
+    let winner = &stored.result.standings[0];
+    assert_eq!((winner.seat, winner.status), (0, PlayerStatus::Won));
+    assert_eq!(winner.progress.elapsed_ms, room.core.elapsed_ms() + 100);
+    assert_eq!(stored.result.logs[0].moves, line);
 }

@@ -6,7 +6,7 @@
 //! `tests/with-services` starts.
 
 use super::*;
-use crate::store::tests::{Backend, hash, key};
+use crate::store::tests::{Backend, hash, key, live_race};
 
 impl Backend for PostgresStore {
     fn sql_execute(&mut self, sql: &str) -> u64 {
@@ -59,6 +59,37 @@ fn a_database_keeps_its_data_and_migrates_once() {
         store.player_by_token(&hash(1)).expect("reads"),
         Some(player)
     );
+}
+
+#[test]
+fn a_version_one_database_keeps_its_suspended_race_as_a_running_one() {
+    let database = ScratchDatabase::create();
+    let kept = live_race("AAAAAA", [&["a", "b"], &[]]);
+    let body = rmp_serde::to_vec_named(&kept).expect("encodes");
+    let mut client = postgres::Client::connect(database.url(), NoTls).expect("connects");
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE schema_version (
+                 one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+                 version BIGINT NOT NULL
+             );
+             INSERT INTO schema_version (version) VALUES (1);
+             {}",
+            MIGRATIONS[0]
+        ))
+        .expect("version 1");
+    client
+        .execute(
+            "INSERT INTO suspended_rooms (code, body) VALUES ($1, $2)",
+            &[&kept.code, &body],
+        )
+        .expect("a suspended room");
+    let mut store = connect(&database);
+    assert_eq!(
+        store.schema_version().expect("reads"),
+        MIGRATIONS.len() as u32
+    );
+    assert_eq!(store.live_races().expect("reads"), [kept]);
 }
 
 #[test]
