@@ -1,7 +1,9 @@
 //! The real server binary on PostgreSQL (`--database-url`): a player
 //! registers, plays the daily deal and wins a race, the server stops and
-//! starts again on the same database, and everything reads back. The
-//! database is one of its own on the server `tests/with-services` starts.
+//! starts again on the same database, and everything reads back; and a
+//! race killed mid-line runs on from every move kept, as on SQLite. Each
+//! test's database is one of its own on the server `tests/with-services`
+//! starts.
 
 use patience_server::store::postgres::ScratchDatabase;
 use patience_shared::game::GameKind;
@@ -91,4 +93,14 @@ async fn a_server_on_postgresql_keeps_players_attempts_and_races_across_a_restar
         other => panic!("expected replay_data, got {other:?}"),
     }
     assert!(server.terminate(), "SIGTERM stops the server cleanly");
+}
+
+#[tokio::test]
+async fn a_race_killed_mid_line_on_postgresql_resumes_with_every_acknowledged_move() {
+    let database = ScratchDatabase::create();
+    let directory = tempfile::tempdir().expect("temp dir");
+    crate::durability::race_killed_mid_line_resumes(|| {
+        ServerProcess::start_on_postgres(directory.path(), database.url(), &[])
+    })
+    .await;
 }
