@@ -449,6 +449,7 @@ mod tests {
         PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
     };
 
+    use crate::store::postgres::ScratchDatabase;
     use crate::store::{
         Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, LiveMove,
         LiveRace, NewRace, Player, PlayerId, Rank, TokenHash,
@@ -870,7 +871,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_call_fails_alone_and_the_thread_serves_on() {
-        let database = Database::open(None, 4).expect("opens");
+        panicking_call(Database::open(None, 4).expect("opens")).await;
+    }
+
+    /// A call that registers a player and panics: its write is undone.
+    async fn panicking_call(database: Database) {
         let panicked = at_once(database.call(|store| -> Result<(), StoreError> {
             store.register("ada", &[1; 32], 0)?;
             std::panic::resume_unwind(Box::new("planted panic"))
@@ -884,7 +889,46 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn calls_sharing_a_batch_fail_or_succeed_on_their_own() {
-        let database = Database::open(None, 16).expect("opens");
+        sharing_a_batch(Database::open(None, 16).expect("opens")).await;
+    }
+
+    /// A PostgreSQL database of the test's own, behind its thread.
+    fn postgres(queue: usize) -> (Database, ScratchDatabase) {
+        let scratch = ScratchDatabase::create();
+        let url: DatabaseUrl = scratch.url().parse().expect("any text");
+        let database = Database::open_postgres(&url, queue).expect("opens");
+        (database, scratch)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_sharing_a_batch_fail_or_succeed_on_their_own_on_postgresql() {
+        let (database, _scratch) = postgres(16);
+        sharing_a_batch(database).await;
+    }
+
+    #[tokio::test]
+    async fn a_panicking_call_on_postgresql_fails_alone_and_the_thread_serves_on() {
+        let (database, _scratch) = postgres(4);
+        panicking_call(database).await;
+    }
+
+    #[test]
+    fn a_postgresql_database_that_cannot_be_opened_is_named_without_its_password() {
+        let url: DatabaseUrl = "host=/nonexistent/patience user=ada password=hunter2"
+            .parse()
+            .expect("any text");
+        let error = Database::open_postgres(&url, 4).expect_err("refused");
+        let OpenError::Postgres { url, source } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(url, "host=/nonexistent/patience user=ada password=***");
+        assert!(matches!(source, StoreError::Postgres(_)), "{source}");
+        assert!(!format!("{error} {error:?}").contains("hunter2"));
+    }
+
+    /// 200 calls at once, half of them for one name: one wins it, each
+    /// other fails alone.
+    async fn sharing_a_batch(database: Database) {
         let calls: Vec<_> = (0u8..200)
             .map(|index| {
                 let database = database.clone();
