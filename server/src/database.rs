@@ -143,7 +143,9 @@ impl Database {
     /// Connects to the PostgreSQL database `url` names, migrates it, and
     /// starts its thread. The connection is made on the database thread
     /// itself: the blocking client runs a runtime of its own, which may
-    /// neither start nor stop on a runtime's worker.
+    /// neither start nor stop on a runtime's worker. The caller waits for
+    /// the connection (at most its `connect_timeout`, 10 s unless the URL
+    /// says), as it waits for the SQLite file to open.
     pub fn open_postgres(url: &DatabaseUrl, queue: usize) -> Result<Database, OpenError> {
         let (opened, outcome) = std::sync::mpsc::sync_channel(1);
         let text = url.expose().to_string();
