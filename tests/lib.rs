@@ -592,10 +592,48 @@ impl ServerProcess {
         extra: &[&str],
         admin: bool,
     ) -> (ServerProcess, Option<SocketAddr>) {
-        use std::io::BufRead as _;
         let settings = data.with_extension("toml");
-        std::fs::write(
+        ServerProcess::spawn(
             &settings,
+            [std::ffi::OsStr::new("--data"), data.as_os_str()],
+            extra,
+            admin,
+        )
+    }
+
+    /// Starts the real binary as [`ServerProcess::start`] does, keeping its
+    /// data in the PostgreSQL database `database_url` (`--database-url`)
+    /// and its settings file in `directory`.
+    pub fn start_on_postgres(
+        directory: &std::path::Path,
+        database_url: &str,
+        extra: &[&str],
+    ) -> ServerProcess {
+        let settings = directory.join("server.toml");
+        ServerProcess::spawn(
+            &settings,
+            [
+                std::ffi::OsStr::new("--database-url"),
+                std::ffi::OsStr::new(database_url),
+            ],
+            extra,
+            false,
+        )
+        .0
+    }
+
+    /// Writes the test settings to `settings` and starts the binary with
+    /// them, the flags that say where the data lives, and `extra`; with
+    /// `admin`, an admin port too, whose address it returns.
+    fn spawn(
+        settings: &std::path::Path,
+        storage: [&std::ffi::OsStr; 2],
+        extra: &[&str],
+        admin: bool,
+    ) -> (ServerProcess, Option<SocketAddr>) {
+        use std::io::BufRead as _;
+        std::fs::write(
+            settings,
             format!(
                 "listen = \"127.0.0.1:0\"\n\
                  countdown_ms = 10\n\
@@ -614,9 +652,8 @@ impl ServerProcess {
         .expect("the settings file is written");
         let mut child = Command::new(binary("patience-server", "patience-server"))
             .arg("--config")
-            .arg(&settings)
-            .arg("--data")
-            .arg(data)
+            .arg(settings)
+            .args(storage)
             .args(if admin {
                 vec!["--admin-listen", "127.0.0.1:0"]
             } else {

@@ -96,8 +96,13 @@ pub struct Config {
     /// How long shutdown waits for connections to close.
     pub shutdown_grace_ms: u64,
     /// Where the database lives (`patience.sqlite3` inside it); `None`
-    /// keeps everything in memory, lost when the server stops.
+    /// keeps everything in memory, lost when the server stops. Unused when
+    /// `database_url` is set.
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL database to keep everything in instead of the SQLite
+    /// file: a `postgres://` URL or libpq's `key=value` pairs. Never logged
+    /// with its password.
+    pub database_url: Option<DatabaseUrl>,
     /// The secret that keys the daily deals, 64 hex digits. Servers that
     /// share it deal the same daily boards. Unset, the database's own secret
     /// is used, generated on the first start.
@@ -184,6 +189,7 @@ impl Default for Config {
             solver_budget_positions: 1_000_000,
             shutdown_grace_ms: 3_000,
             data_dir: Some(PathBuf::from("patience-data")),
+            database_url: None,
             daily_secret: None,
             daily_time_limit_ms: 60 * 60 * 1000,
             daily_sweep_interval_ms: 60_000,
@@ -201,6 +207,98 @@ impl Default for Config {
             failover_scan_ms: 10_000,
             clock: Clock::system(),
         }
+    }
+}
+
+/// Where a PostgreSQL database is: a `postgres://user:password@host/db`
+/// URL or `host=... dbname=...` pairs, as the `postgres` crate (and libpq)
+/// read them. Shown (`Debug`, errors, logs) with its password replaced by
+/// `***`; [`DatabaseUrl::expose`] is for the connection alone.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    /// The URL as given, password and all: for connecting, never for showing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL with every password replaced by `***`: the one of a URL's
+    /// user (`user:password@`) and any `password=` pair or query parameter.
+    pub fn redacted(&self) -> String {
+        let mut text = self.0.clone();
+        if let Some(scheme_end) = text.find("://") {
+            let authority_start = scheme_end + 3;
+            let authority_end = text[authority_start..]
+                .find(['/', '?'])
+                .map_or(text.len(), |at| authority_start + at);
+            if let Some(at) = text[authority_start..authority_end].rfind('@') {
+                let user_info = authority_start..authority_start + at;
+                if let Some(colon) = text[user_info.clone()].find(':') {
+                    text.replace_range(user_info.start + colon + 1..user_info.end, "***");
+                }
+            }
+        }
+        let mut redacted = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(at) = rest.to_ascii_lowercase().find("password") {
+            let after = &rest[at + "password".len()..];
+            let trimmed = after.trim_start();
+            let Some(value) = trimmed.strip_prefix('=') else {
+                redacted.push_str(&rest[..at + "password".len()]);
+                rest = after;
+                continue;
+            };
+            let value = value.trim_start();
+            // A quoted value ends at its closing quote (libpq escapes one
+            // inside with a backslash); a bare one at a space or `&`.
+            let value_len = if let Some(quoted) = value.strip_prefix('\'') {
+                let mut escaped = false;
+                let mut end = value.len();
+                for (index, character) in quoted.char_indices() {
+                    match character {
+                        '\\' if !escaped => escaped = true,
+                        '\'' if !escaped => {
+                            end = index + 2;
+                            break;
+                        }
+                        _ => escaped = false,
+                    }
+                }
+                end
+            } else {
+                value
+                    .find(|character: char| character.is_whitespace() || character == '&')
+                    .unwrap_or(value.len())
+            };
+            let value_start = rest.len() - value.len();
+            redacted.push_str(&rest[..value_start]);
+            redacted.push_str("***");
+            rest = &value[value_len..];
+        }
+        redacted.push_str(rest);
+        redacted
+    }
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "DatabaseUrl({:?})", self.redacted())
+    }
+}
+
+impl std::fmt::Display for DatabaseUrl {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.redacted())
+    }
+}
+
+impl std::str::FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<DatabaseUrl, Self::Err> {
+        Ok(DatabaseUrl(text.to_string()))
     }
 }
 
@@ -292,6 +390,16 @@ pub struct Cli {
     /// Keep everything in memory: nothing survives a restart.
     #[arg(long, env = "PATIENCE_IN_MEMORY", conflicts_with = "data_dir")]
     pub in_memory: bool,
+    /// Keep everything in PostgreSQL instead of the data directory:
+    /// postgres://user:password@host/db, or "host=/run/postgresql
+    /// dbname=patience". Not with --data or --in-memory.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PATIENCE_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<DatabaseUrl>,
     /// The daily-deal secret, 64 hex digits (shared by servers that must
     /// deal the same daily boards).
     #[arg(long, env = "PATIENCE_DAILY_SECRET", hide_env_values = true)]
@@ -321,11 +429,18 @@ pub struct Cli {
 impl Cli {
     /// The settings: defaults, then the file, then environment and flags.
     pub fn into_config(self) -> anyhow::Result<Config> {
+        // Whether the file names a data directory: one with a database URL
+        // is a contradiction, where the default directory is not.
+        let mut file_data_dir = false;
         let mut config = match &self.config {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading {}", path.display()))?;
-                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+                let config: Config =
+                    toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+                file_data_dir = toml::from_str::<toml::Table>(&text)
+                    .is_ok_and(|table| table.contains_key("data_dir"));
+                config
             }
             None => Config::default(),
         };
@@ -369,6 +484,25 @@ impl Cli {
             &mut config.solver_budget_positions,
             self.solver_budget_positions,
         );
+        // A database URL replaces the data directory: naming both, or the
+        // URL and `--in-memory`, is refused rather than one silently
+        // winning (and a server thought to keep nothing keeping it all).
+        if self.database_url.is_some() {
+            config.database_url = self.database_url;
+        }
+        if config.database_url.is_some() {
+            anyhow::ensure!(
+                !self.in_memory,
+                "--in-memory and --database-url (PATIENCE_DATABASE_URL, database_url) \
+                 contradict each other: choose one"
+            );
+            anyhow::ensure!(
+                self.data_dir.is_none() && !file_data_dir,
+                "--data (PATIENCE_DATA, data_dir) and --database-url (PATIENCE_DATABASE_URL, \
+                 database_url) both say where the data lives: choose one"
+            );
+            config.data_dir = None;
+        }
         if self.data_dir.is_some() {
             config.data_dir = self.data_dir;
         }
@@ -638,6 +772,81 @@ mod tests {
         from_file.validate().expect("valid");
         let bad_id = Cli::parse_from(["patience-server", "--node-id", "a b"]);
         assert!(bad_id.into_config().is_err());
+    }
+
+    #[test]
+    fn a_database_url_comes_from_the_file_or_the_flag_and_excludes_a_directory() {
+        let url = "postgres://ada:s3cret@db.example/patience";
+        let config = Cli::parse_from(["patience-server", "--database-url", url])
+            .into_config()
+            .expect("valid");
+        assert_eq!(
+            config.database_url.as_ref().map(DatabaseUrl::expose),
+            Some(url)
+        );
+        assert_eq!(config.data_dir, None, "the default directory is unused");
+
+        let dir = std::env::temp_dir().join(format!("patience-url-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let with_url = dir.join("url.toml");
+        std::fs::write(&with_url, format!("database_url = \"{url}\"\n")).expect("write");
+        let both = dir.join("both.toml");
+        std::fs::write(
+            &both,
+            format!("database_url = \"{url}\"\ndata_dir = \"/tmp/x\"\n"),
+        )
+        .expect("write");
+        let file = |path: &std::path::Path, extra: &[&str]| {
+            let mut args = vec!["patience-server", "--config", path.to_str().expect("utf-8")];
+            args.extend_from_slice(extra);
+            Cli::parse_from(args).into_config()
+        };
+        let config = file(&with_url, &[]).expect("valid");
+        assert_eq!(
+            config.database_url.as_ref().map(DatabaseUrl::expose),
+            Some(url)
+        );
+        for (path, extra) in [
+            (&with_url, &["--in-memory"][..]),
+            (&with_url, &["--data", "/tmp/x"][..]),
+            (&both, &[][..]),
+        ] {
+            let error = file(path, extra).expect_err("contradictory");
+            assert!(error.to_string().contains("--database-url"), "{error}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_database_url_is_shown_without_its_password() {
+        let check = |url: &str, expected: &str| {
+            let url: DatabaseUrl = url.parse().expect("any text");
+            assert_eq!(url.redacted(), expected);
+            assert_eq!(format!("{url:?}"), format!("DatabaseUrl({expected:?})"));
+        };
+        check(
+            "postgres://ada:s3cret@db:5432/patience",
+            "postgres://ada:***@db:5432/patience",
+        );
+        check("postgres://ada@db/patience", "postgres://ada@db/patience");
+        check(
+            "postgresql://ada:p%40ss@%2Frun%2Fpostgresql/patience",
+            "postgresql://ada:***@%2Frun%2Fpostgresql/patience",
+        );
+        check(
+            "postgres://ada@db/patience?password=s3cret&sslmode=disable",
+            "postgres://ada@db/patience?password=***&sslmode=disable",
+        );
+        check(
+            "host=/run/postgresql user=ada password=s3cret dbname=patience",
+            "host=/run/postgresql user=ada password=*** dbname=patience",
+        );
+        check(
+            "host=db password = 'two words\\' here' dbname=patience",
+            "host=db password = *** dbname=patience",
+        );
+        check("host=db PASSWORD=x", "host=db PASSWORD=***");
+        check("host=db passwordless=1", "host=db passwordless=1");
     }
 
     #[test]

@@ -28,6 +28,8 @@ use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::config::DatabaseUrl;
+use crate::store::postgres::PostgresStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{Store, StoreError};
 
@@ -103,6 +105,14 @@ pub enum OpenError {
         /// Why.
         source: StoreError,
     },
+    /// The PostgreSQL database could not be reached or used.
+    #[error("cannot open the database {url}")]
+    Postgres {
+        /// The URL, its password left out.
+        url: String,
+        /// Why.
+        source: StoreError,
+    },
     /// The thread could not start.
     #[error("cannot start the database thread")]
     Thread(#[source] std::io::Error),
@@ -130,20 +140,71 @@ impl Database {
         Database::start(Box::new(store), queue).map_err(OpenError::Thread)
     }
 
+    /// Connects to the PostgreSQL database `url` names, migrates it, and
+    /// starts its thread. The connection is made on the database thread
+    /// itself: the blocking client runs a runtime of its own, which may
+    /// neither start nor stop on a runtime's worker. The caller waits for
+    /// the connection (at most its `connect_timeout`, 10 s unless the URL
+    /// says), as it waits for the SQLite file to open.
+    pub fn open_postgres(url: &DatabaseUrl, queue: usize) -> Result<Database, OpenError> {
+        let (opened, outcome) = std::sync::mpsc::sync_channel(1);
+        let text = url.expose().to_string();
+        let spawned = Database::spawn(queue, move || {
+            let store = PostgresStore::connect(&text);
+            let store = match store {
+                Ok(store) => {
+                    let _ = opened.send(Ok(()));
+                    store
+                }
+                Err(error) => {
+                    let _ = opened.send(Err(error));
+                    return None;
+                }
+            };
+            Some(Box::new(store) as Box<dyn Store>)
+        })
+        .map_err(OpenError::Thread)?;
+        let failed = |source| OpenError::Postgres {
+            url: url.redacted(),
+            source,
+        };
+        match outcome.recv() {
+            Ok(Ok(())) => Ok(spawned),
+            Ok(Err(source)) => Err(failed(source)),
+            Err(_) => Err(failed(StoreError::Panicked)),
+        }
+    }
+
     /// Starts the thread that owns `store`. It stops when every handle is
     /// dropped, after the jobs already sent.
     pub fn start(store: Box<dyn Store>, queue: usize) -> std::io::Result<Database> {
+        Database::spawn(queue, move || Some(store))
+    }
+
+    /// Starts the thread, which serves the store `open` makes there (none:
+    /// it stops at once).
+    fn spawn(
+        queue: usize,
+        open: impl FnOnce() -> Option<Box<dyn Store>> + Send + 'static,
+    ) -> std::io::Result<Database> {
         let (jobs, receiver) = mpsc::channel(queue.max(1));
         let stats = Arc::new(Stats::default());
         stats.up.store(true, Ordering::Release);
-        let thread = Thread {
-            store,
-            jobs: receiver,
-            stats: Arc::clone(&stats),
-        };
+        let thread_stats = Arc::clone(&stats);
         let spawned = std::thread::Builder::new()
             .name("database".to_string())
-            .spawn(move || thread.serve());
+            .spawn(move || {
+                let Some(store) = open() else {
+                    thread_stats.up.store(false, Ordering::Release);
+                    return;
+                };
+                let thread = Thread {
+                    store,
+                    jobs: receiver,
+                    stats: thread_stats,
+                };
+                thread.serve();
+            });
         if let Err(error) = spawned {
             stats.up.store(false, Ordering::Release);
             return Err(error);
@@ -390,6 +451,7 @@ mod tests {
         PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
     };
 
+    use crate::store::postgres::ScratchDatabase;
     use crate::store::{
         Attempt, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard, LiveMove,
         LiveRace, NewRace, Player, PlayerId, Rank, TokenHash,
@@ -811,7 +873,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_call_fails_alone_and_the_thread_serves_on() {
-        let database = Database::open(None, 4).expect("opens");
+        panicking_call(Database::open(None, 4).expect("opens")).await;
+    }
+
+    /// A call that registers a player and panics: its write is undone.
+    async fn panicking_call(database: Database) {
         let panicked = at_once(database.call(|store| -> Result<(), StoreError> {
             store.register("ada", &[1; 32], 0)?;
             std::panic::resume_unwind(Box::new("planted panic"))
@@ -825,7 +891,46 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn calls_sharing_a_batch_fail_or_succeed_on_their_own() {
-        let database = Database::open(None, 16).expect("opens");
+        sharing_a_batch(Database::open(None, 16).expect("opens")).await;
+    }
+
+    /// A PostgreSQL database of the test's own, behind its thread.
+    fn postgres(queue: usize) -> (Database, ScratchDatabase) {
+        let scratch = ScratchDatabase::create();
+        let url: DatabaseUrl = scratch.url().parse().expect("any text");
+        let database = Database::open_postgres(&url, queue).expect("opens");
+        (database, scratch)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_sharing_a_batch_fail_or_succeed_on_their_own_on_postgresql() {
+        let (database, _scratch) = postgres(16);
+        sharing_a_batch(database).await;
+    }
+
+    #[tokio::test]
+    async fn a_panicking_call_on_postgresql_fails_alone_and_the_thread_serves_on() {
+        let (database, _scratch) = postgres(4);
+        panicking_call(database).await;
+    }
+
+    #[test]
+    fn a_postgresql_database_that_cannot_be_opened_is_named_without_its_password() {
+        let url: DatabaseUrl = "host=/nonexistent/patience user=ada password=hunter2"
+            .parse()
+            .expect("any text");
+        let error = Database::open_postgres(&url, 4).expect_err("refused");
+        let OpenError::Postgres { url, source } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(url, "host=/nonexistent/patience user=ada password=***");
+        assert!(matches!(source, StoreError::Postgres(_)), "{source}");
+        assert!(!format!("{error} {error:?}").contains("hunter2"));
+    }
+
+    /// 200 calls at once, half of them for one name: one wins it, each
+    /// other fails alone.
+    async fn sharing_a_batch(database: Database) {
         let calls: Vec<_> = (0u8..200)
             .map(|index| {
                 let database = database.clone();

@@ -14,7 +14,8 @@
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
 //! - [`signup`]: the per-address limit on registering accounts;
 //! - [`store`]: what is kept (players, finished races, daily deals and
-//!   attempts) behind a small trait, SQLite by default;
+//!   attempts) behind a small trait, SQLite by default, PostgreSQL with
+//!   `--database-url`;
 //! - [`database`]: the thread that owns the store and commits in batches;
 //! - [`daily`]: the deal of the day and players' attempts at it;
 //! - [`metrics`] and [`admin`]: `/metrics` and `/healthz`.
@@ -113,7 +114,13 @@ pub async fn start(config: Config) -> Result<Server, StartError> {
         Some(admin) => Some(bind(admin).await?),
         None => None,
     };
-    let database = Database::open(config.data_dir.as_deref(), config.database_queue)?;
+    let database = match &config.database_url {
+        Some(url) => {
+            tracing::info!(%url, "keeping the data in PostgreSQL");
+            Database::open_postgres(url, config.database_queue)?
+        }
+        None => Database::open(config.data_dir.as_deref(), config.database_queue)?,
+    };
     let secret = match config
         .daily_secret
         .as_deref()

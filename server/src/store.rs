@@ -3,16 +3,29 @@
 //!
 //! [`Store`] is synchronous and knows nothing of tasks or sockets: the
 //! [`database`](crate::database) thread owns the one store and runs every
-//! call there, batching concurrent calls into one transaction. SQLite
-//! ([`sqlite::SqliteStore`]) is the embedded default; another database
-//! (PostgreSQL for scale-out) implements the same trait.
+//! call there, batching concurrent calls into one transaction. Two
+//! databases implement it, with the same semantics and the same errors:
+//!
+//! - [`sqlite::SqliteStore`], the embedded default: one file in the data
+//!   directory, nothing to install;
+//! - [`postgres::PostgresStore`], chosen with `--database-url`: a
+//!   PostgreSQL server, for operators who run one already or want several
+//!   servers' data in one place.
+//!
+//! One suite of tests (`store/tests.rs`) runs against both; what only one
+//! of them has (SQLite's file format, PostgreSQL's aborted transactions)
+//! is tested beside it.
 //!
 //! Every method that writes more than one row is atomic on its own, so a
 //! failed call leaves nothing half-written whatever else shares its batch;
 //! the database thread also runs each job (a closure that may make several
 //! calls) in its own savepoint, so a job that fails leaves nothing at all.
 
+pub mod postgres;
 pub mod sqlite;
+
+#[cfg(test)]
+pub(crate) mod tests;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
@@ -50,9 +63,14 @@ pub enum StoreError {
         /// The newest this code knows.
         known: u32,
     },
-    /// The database engine failed.
+    /// The database engine failed (SQLite).
     #[error(transparent)]
     Database(#[from] rusqlite::Error),
+    /// The database server failed, or could not be reached (PostgreSQL).
+    /// Shown with its causes (the client's own message alone says little,
+    /// e.g. "db error"), so it has no source of its own.
+    #[error("postgresql: {}", postgres_message(.0))]
+    Postgres(::postgres::Error),
     /// The batch this call was part of could not be committed: nothing of
     /// it was kept.
     #[error("the database could not commit: {0}")]
@@ -65,6 +83,24 @@ pub enum StoreError {
     /// and the thread serves on.
     #[error("the database call panicked")]
     Panicked,
+}
+
+impl From<::postgres::Error> for StoreError {
+    fn from(error: ::postgres::Error) -> StoreError {
+        StoreError::Postgres(error)
+    }
+}
+
+/// A PostgreSQL error and its causes, one after the other.
+fn postgres_message(error: &::postgres::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
 }
 
 /// A registered player.

@@ -293,12 +293,18 @@ async fn resume_seat(
 async fn a_race_killed_mid_line_resumes_with_every_acknowledged_move_and_is_stored_once() {
     let directory = tempfile::tempdir().expect("temp dir");
     let data = directory.path().join("data");
+    race_killed_mid_line_resumes(|| ServerProcess::start(&data, &[])).await;
+}
+
+/// The race killed mid-line, on whatever storage `start` starts the server
+/// with (each call on the same data): PostgreSQL's test runs it too.
+pub(crate) async fn race_killed_mid_line_resumes(start: impl Fn() -> ServerProcess) {
     let (_, line) = first_deal();
     let (ada_sent, ada_waited, bob_sent) = (line.len() / 2, line.len() / 4, 3);
 
     // First life: both players mid-line; Bob reconnects once, so his token
     // changes; Ada's last moves are still in flight when the server dies.
-    let server = ServerProcess::start(&data, &[]);
+    let server = start();
     let mut ada = Client::hello_to(server.address, "ada").await;
     let mut bob = Client::hello_to(server.address, "bob").await;
     let (code, ada_token) = ada.create_room(2, RoomOptions::default()).await;
@@ -337,7 +343,7 @@ async fn a_race_killed_mid_line_resumes_with_every_acknowledged_move_and_is_stor
 
     // Second life: both take their seats back with the tokens they last
     // had, and the server has every move either was told it accepted.
-    let server = ServerProcess::start(&data, &[]);
+    let server = start();
     let (mut ada, kept, ada_token) = resume_seat(&server, "ada", &ada_token, 0).await;
     let kept = kept as usize;
     assert!(
@@ -361,7 +367,7 @@ async fn a_race_killed_mid_line_resumes_with_every_acknowledged_move_and_is_stor
     server.kill();
 
     // Third life: the race is stored once and runs no more.
-    let server = ServerProcess::start(&data, &[]);
+    let server = start();
     let mut viewer = Client::hello_to(server.address, "viewer").await;
     viewer.send(&ClientMessage::Replay { race_id }).await;
     assert!(matches!(

@@ -11,6 +11,7 @@ mod deploy;
 mod durability;
 mod hostile;
 mod inspect;
+mod postgres;
 mod race;
 mod resume;
 mod slow;

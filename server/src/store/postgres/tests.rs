@@ -1,0 +1,198 @@
+//! What only the PostgreSQL store has: its migrations on a server, a
+//! statement that failed unseen (PostgreSQL would turn the commit into a
+//! rollback), servers that cannot be reached, and the test databases'
+//! URLs. The contract it shares with SQLite is tested in `store/tests.rs`,
+//! on both. Each test has a database of its own on the server that
+//! `tests/with-services` starts.
+
+use super::*;
+use crate::store::tests::{Backend, hash, key, live_race};
+
+impl Backend for PostgresStore {
+    fn sql_execute(&mut self, sql: &str) -> u64 {
+        self.client.execute(sql, &[]).expect("the statement runs")
+    }
+
+    fn sql_strings(&mut self, sql: &str) -> Vec<String> {
+        self.client
+            .query(sql, &[])
+            .expect("queries")
+            .iter()
+            .map(|row| row.try_get(0).expect("text"))
+            .collect()
+    }
+
+    fn sql_count(&mut self, sql: &str) -> i64 {
+        self.client
+            .query_one(sql, &[])
+            .expect("counts")
+            .try_get(0)
+            .expect("an integer")
+    }
+
+    fn damage_move_logs(&mut self) {
+        self.sql_execute("UPDATE race_players SET log = '\\xc1'::BYTEA");
+    }
+}
+
+fn connect(database: &ScratchDatabase) -> PostgresStore {
+    PostgresStore::connect(database.url()).expect("the test database opens")
+}
+
+#[test]
+fn a_database_keeps_its_data_and_migrates_once() {
+    let database = ScratchDatabase::create();
+    let player = {
+        let mut store = connect(&database);
+        store.begin().expect("begins");
+        let player = store.register("ada", &hash(1), 0).expect("registers");
+        store.commit().expect("commits");
+        player
+    };
+    // A second migration would fail: its tables exist.
+    let mut store = connect(&database);
+    assert_eq!(
+        store.schema_version().expect("reads"),
+        MIGRATIONS.len() as u32
+    );
+    assert_eq!(
+        store.player_by_token(&hash(1)).expect("reads"),
+        Some(player)
+    );
+}
+
+#[test]
+fn a_version_one_database_keeps_its_suspended_race_as_a_running_one() {
+    let database = ScratchDatabase::create();
+    let kept = live_race("AAAAAA", [&["a", "b"], &[]]);
+    let body = rmp_serde::to_vec_named(&kept).expect("encodes");
+    let mut client = postgres::Client::connect(database.url(), NoTls).expect("connects");
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE schema_version (
+                 one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+                 version BIGINT NOT NULL
+             );
+             INSERT INTO schema_version (version) VALUES (1);
+             {}",
+            MIGRATIONS[0]
+        ))
+        .expect("version 1");
+    client
+        .execute(
+            "INSERT INTO suspended_rooms (code, body) VALUES ($1, $2)",
+            &[&kept.code, &body],
+        )
+        .expect("a suspended room");
+    let mut store = connect(&database);
+    assert_eq!(
+        store.schema_version().expect("reads"),
+        MIGRATIONS.len() as u32
+    );
+    assert_eq!(store.live_races().expect("reads"), [kept]);
+}
+
+#[test]
+fn servers_starting_together_migrate_once() {
+    let database = ScratchDatabase::create();
+    let versions: Vec<u32> = std::thread::scope(|scope| {
+        let starting: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| connect(&database).schema_version().expect("reads")))
+            .collect();
+        starting
+            .into_iter()
+            .map(|start| start.join().expect("connects and migrates"))
+            .collect()
+    });
+    assert_eq!(versions, [MIGRATIONS.len() as u32; 4]);
+}
+
+#[test]
+fn a_database_from_a_newer_server_is_refused() {
+    let database = ScratchDatabase::create();
+    connect(&database).sql_execute("UPDATE schema_version SET version = 99");
+    assert!(matches!(
+        PostgresStore::connect(database.url()),
+        Err(StoreError::NewerSchema { found: 99, .. })
+    ));
+}
+
+#[test]
+fn a_statement_that_failed_unseen_stops_the_commit() {
+    let database = ScratchDatabase::create();
+    let mut store = connect(&database);
+    let nobody = key(999);
+    // A job that swallows the error of the database itself: PostgreSQL
+    // then refuses the rest, and would roll back on `COMMIT`. The commit
+    // says so instead of pretending.
+    store.begin().expect("begins");
+    store.savepoint().expect("opens");
+    store.register("ada", &hash(1), 0).expect("registers");
+    assert!(matches!(
+        store.begin_attempt(&nobody, 0),
+        Err(StoreError::Postgres(_))
+    ));
+    assert!(matches!(
+        store.register("bob", &hash(2), 0),
+        Err(StoreError::Postgres(_))
+    ));
+    store
+        .release_savepoint()
+        .expect_err("the transaction is aborted");
+    assert!(matches!(store.commit(), Err(StoreError::Commit(_))));
+    assert_eq!(store.player_by_token(&hash(1)).expect("reads"), None);
+
+    // Rolled back to its savepoint, as the database thread does with a
+    // failed job, the error is gone and the rest of the batch commits.
+    store.begin().expect("begins");
+    store.savepoint().expect("opens");
+    store.register("ada", &hash(1), 0).expect("registers");
+    store.release_savepoint().expect("releases");
+    store.savepoint().expect("opens");
+    assert!(store.begin_attempt(&nobody, 0).is_err());
+    store.rollback_to_savepoint().expect("rolls back");
+    store.commit().expect("commits");
+    assert!(store.player_by_token(&hash(1)).expect("reads").is_some());
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_a_typed_error() {
+    for url in [
+        "host=/nonexistent/patience-socket-dir user=postgres connect_timeout=2",
+        "postgres://postgres@%2Fnonexistent%2Fpatience/postgres",
+        "postgres://user@host:notaport/db",
+    ] {
+        let error = PostgresStore::connect(url).expect_err("refused");
+        assert!(matches!(error, StoreError::Postgres(_)), "{url}: {error}");
+    }
+}
+
+#[test]
+fn a_test_database_url_names_the_database_in_either_form() {
+    let check = |url: &str, expected: &str| assert_eq!(with_dbname(url, "t1"), expected, "{url}");
+    check(
+        "host=/tmp/pg user=postgres",
+        "host=/tmp/pg user=postgres dbname=t1",
+    );
+    check(
+        "host=/tmp/pg dbname=postgres",
+        "host=/tmp/pg dbname=postgres dbname=t1",
+    );
+    check(
+        "postgres://postgres@%2Ftmp%2Fpg/postgres",
+        "postgres://postgres@%2Ftmp%2Fpg/t1",
+    );
+    check("postgresql://u:p@db:5433", "postgresql://u:p@db:5433/t1");
+    check(
+        "postgres://u@db/x?sslmode=disable",
+        "postgres://u@db/t1?sslmode=disable",
+    );
+    check(
+        "postgres://u@db?host=/tmp/pg",
+        "postgres://u@db/t1?host=/tmp/pg",
+    );
+    // And the crate reads the last `dbname` of the pairs.
+    let config =
+        postgres::Config::from_str("host=/tmp/pg dbname=postgres dbname=t1").expect("parses");
+    assert_eq!(config.get_dbname(), Some("t1"));
+}

@@ -1,0 +1,758 @@
+//! The contract of [`Store`], one suite for every backend: uniqueness, one
+//! attempt per player and day, moves in order, atomic finishes, calls that
+//! fail inside a transaction, the ranking, races read back as written,
+//! running races kept move by move, and damaged records.
+//!
+//! Each test is a function of a [`Backend`] (a store, and the raw SQL a
+//! test uses to look behind it); [`on_every_backend!`] runs each one on a
+//! SQLite database in memory and on a PostgreSQL database of its own
+//! (created for the test and dropped after it, on the server that
+//! `tests/with-services` starts). What only one backend has is tested
+//! beside it, in `sqlite/tests.rs` and `postgres/tests.rs`.
+
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    MoveLog, PlayerStatus, Progress, RaceResult, Reveal, RoomOptions, Standing, Unranked,
+};
+
+use super::*;
+
+/// A store under test, with the raw SQL the tests use to look behind the
+/// trait (the operator's queries of the README, counts, damage).
+pub(crate) trait Backend: Store {
+    /// Runs one statement that both dialects read alike; panics if it fails.
+    fn sql_execute(&mut self, sql: &str) -> u64;
+    /// The first column of each row of `sql`, as text.
+    fn sql_strings(&mut self, sql: &str) -> Vec<String>;
+    /// The one integer `sql` answers.
+    fn sql_count(&mut self, sql: &str) -> i64;
+    /// Spoils every stored move log of finished races.
+    fn damage_move_logs(&mut self);
+}
+
+/// Makes each named test function a `#[test]` on SQLite (in memory) and
+/// one on PostgreSQL (a database of its own), as `sqlite::NAME` and
+/// `postgres::NAME`.
+macro_rules! on_every_backend {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $test() {
+                    let mut store = crate::store::sqlite::SqliteStore::in_memory()
+                        .expect("an in-memory database opens");
+                    super::$test(&mut store);
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $test() {
+                    // Dropped after the store, whatever the test did.
+                    let database = crate::store::postgres::ScratchDatabase::create();
+                    let mut store = crate::store::postgres::PostgresStore::connect(database.url())
+                        .expect("the test database opens");
+                    super::$test(&mut store);
+                }
+            )*
+        }
+    };
+}
+
+on_every_backend!(
+    names_are_unique_whatever_their_case_and_tokens_find_players,
+    the_first_secret_and_the_first_daily_deal_stay,
+    an_attempt_begins_once_takes_moves_in_order_and_finishes_once,
+    races_read_back_as_written,
+    a_race_whose_players_cannot_be_stored_leaves_no_race,
+    calls_refused_inside_a_transaction_leave_it_usable,
+    leaderboards_rank_won_then_time_then_moves,
+    expired_attempts_are_the_open_ones_begun_long_enough_ago,
+    unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be,
+    a_running_race_reads_back_with_every_move_recorded_since_it_was_saved,
+    saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds,
+    a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten,
+    a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed,
+    a_corrupt_move_log_is_a_typed_error,
+);
+
+pub(crate) fn hash(byte: u8) -> TokenHash {
+    [byte; 32]
+}
+
+/// The date every test attempt is on, unless a test says otherwise.
+pub(crate) const DATE: &str = "2026-12-01";
+
+pub(crate) fn key(player: PlayerId) -> AttemptKey {
+    AttemptKey {
+        player,
+        game: GameKind::ThreeBlindMice,
+        date: DATE.to_string(),
+    }
+}
+
+pub(crate) fn race_of(
+    name: &str,
+    player: PlayerId,
+    status: PlayerStatus,
+    progress: Progress,
+) -> NewRace {
+    NewRace {
+        daily: Some(DATE.to_string()),
+        ended_at_ms: 1_796_083_200_000 + progress.elapsed_ms,
+        result: RaceResult {
+            race_id: None,
+            standings: vec![Standing {
+                rank: 1,
+                seat: 0,
+                name: name.to_string(),
+                status,
+                progress,
+            }],
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: u64::MAX - 5,
+                salt: "00112233445566778899aabbccddeeff".to_string(),
+            },
+            logs: vec![MoveLog {
+                seat: 0,
+                moves: vec!["7h>4".to_string(); progress.moves as usize],
+            }],
+            open_boards: false,
+        },
+        players: vec![(0, player)],
+    }
+}
+
+fn names_are_unique_whatever_their_case_and_tokens_find_players(store: &mut dyn Backend) {
+    let ada = store.register("Ada", &hash(1), 10).expect("registers");
+    assert!(matches!(
+        store.register("ada", &hash(2), 11),
+        Err(StoreError::NameTaken(name)) if name == "ada"
+    ));
+    let bob = store.register("bob", &hash(3), 12).expect("registers");
+    assert_ne!(ada.id, bob.id);
+    assert_eq!(store.player_by_token(&hash(1)).expect("reads"), Some(ada));
+    assert_eq!(store.player_by_token(&hash(2)).expect("reads"), None);
+}
+
+fn the_first_secret_and_the_first_daily_deal_stay(store: &mut dyn Backend) {
+    let first = store.server_secret([1; 32]).expect("stores");
+    assert_eq!(first, [1; 32]);
+    assert_eq!(store.server_secret([2; 32]).expect("reads"), [1; 32]);
+
+    let deal = DailyDeal {
+        game: GameKind::Indian,
+        date: "2026-12-01".to_string(),
+        seed: u64::MAX,
+        salt: "aa".to_string(),
+    };
+    assert_eq!(store.save_daily_deal(&deal).expect("saves"), deal);
+    let later = DailyDeal {
+        seed: 7,
+        salt: "bb".to_string(),
+        ..deal.clone()
+    };
+    assert_eq!(store.save_daily_deal(&later).expect("saves"), deal);
+    assert_eq!(
+        store
+            .daily_deal(GameKind::Indian, "2026-12-01")
+            .expect("reads"),
+        Some(deal)
+    );
+    assert_eq!(
+        store
+            .daily_deal(GameKind::Midshipman, "2026-12-01")
+            .expect("reads"),
+        None
+    );
+}
+
+fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let key = key(ada.id);
+    assert!(matches!(
+        store.record_move(&key, 0, "7h>4", 1_100),
+        Err(StoreError::AttemptNotOpen)
+    ));
+    store.begin_attempt(&key, 1_000).expect("begins");
+    assert!(matches!(
+        store.begin_attempt(&key, 2_000),
+        Err(StoreError::AttemptExists)
+    ));
+    store.record_move(&key, 0, "7h>4", 1_100).expect("records");
+    store.record_move(&key, 1, "c1>9", 1_300).expect("records");
+    assert!(matches!(
+        store.record_move(&key, 1, "2s>3", 1_400),
+        Err(StoreError::MoveConflict(1))
+    ));
+    let open = store.attempt(&key).expect("reads").expect("exists");
+    assert_eq!(open.started_at_ms, 1_000);
+    assert_eq!(open.moves, ["7h>4", "c1>9"]);
+    assert_eq!(open.move_times_ms, [Some(1_100), Some(1_300)]);
+    assert_eq!(open.finish, None);
+
+    let progress = Progress {
+        moves: 2,
+        cards_home: 0,
+        elapsed_ms: 5_000,
+        ..Progress::default()
+    };
+    let race = race_of("ada", ada.id, PlayerStatus::Resigned, progress);
+    let race_id = store
+        .finish_attempt(
+            &key,
+            PlayerStatus::Resigned,
+            progress,
+            &race,
+            Eligibility::default(),
+        )
+        .expect("finishes");
+    let finished = store.attempt(&key).expect("reads").expect("exists");
+    assert_eq!(
+        finished
+            .finish
+            .map(|finish| (finish.status, finish.progress, finish.race_id)),
+        Some((PlayerStatus::Resigned, progress, race_id))
+    );
+    // A second finish and later moves are refused, and the refused finish
+    // left no race behind.
+    assert!(matches!(
+        store.finish_attempt(
+            &key,
+            PlayerStatus::Won,
+            progress,
+            &race,
+            Eligibility::default()
+        ),
+        Err(StoreError::AttemptNotOpen)
+    ));
+    assert_eq!(store.race(race_id + 1).expect("reads"), None);
+    assert!(matches!(
+        store.record_move(&key, 2, "2s>3", 9_000),
+        Err(StoreError::AttemptNotOpen)
+    ));
+}
+
+fn races_read_back_as_written(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let mut race = race_of(
+        "ada",
+        ada.id,
+        PlayerStatus::Won,
+        Progress {
+            moves: 3,
+            cards_home: 52,
+            runs_home: 4,
+            cards_uncovered: 9,
+            stock_turned: 3,
+            elapsed_ms: 61_000,
+        },
+    );
+    race.daily = None;
+    race.result.open_boards = true;
+    race.result.standings.push(Standing {
+        rank: 2,
+        seat: 1,
+        name: "a guest".to_string(),
+        status: PlayerStatus::Left,
+        progress: Progress::default(),
+    });
+    race.result.logs.push(MoveLog {
+        seat: 1,
+        moves: vec!["undo".to_string()],
+    });
+    let race_id = store.record_race(&race).expect("stores");
+    let record = store.race(race_id).expect("reads").expect("exists");
+    assert_eq!(record.race_id, race_id);
+    assert_eq!(record.daily, None);
+    assert_eq!(record.ended_at_ms, race.ended_at_ms);
+    let mut expected = race.result.clone();
+    expected.race_id = Some(race_id);
+    assert_eq!(record.result, expected);
+    assert_eq!(store.race(race_id + 1).expect("reads"), None);
+}
+
+fn a_race_whose_players_cannot_be_stored_leaves_no_race(store: &mut dyn Backend) {
+    // The race's row is its first write, its players the second: a seat
+    // twice breaks the second, and the first must not stay.
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let progress = Progress::default();
+    let mut race = race_of("ada", ada.id, PlayerStatus::Won, progress);
+    race.result.standings.push(race.result.standings[0].clone());
+    assert!(matches!(
+        store.record_race(&race),
+        Err(StoreError::Database(_) | StoreError::Postgres(_))
+    ));
+    assert_eq!(store.sql_count("SELECT COUNT(*) FROM races"), 0);
+    // Inside a job's savepoint the call undoes itself alone: the job's
+    // earlier write stays until the job is rolled back.
+    store.savepoint().expect("opens");
+    store.register("bob", &hash(2), 0).expect("registers");
+    assert!(store.record_race(&race).is_err());
+    assert!(store.player_by_token(&hash(2)).expect("reads").is_some());
+    store.rollback_to_savepoint().expect("rolls back");
+    assert_eq!(store.player_by_token(&hash(2)).expect("reads"), None);
+    assert!(store.player_by_token(&hash(1)).expect("reads").is_some());
+}
+
+/// A finished attempt: `(name, status, elapsed_ms, moves)`.
+type Finished = (&'static str, PlayerStatus, u64, u32);
+
+/// Finished attempts in finishing order, and the names in the order the
+/// leaderboard must rank them.
+const RANKINGS: &[(&[Finished], &[&str])] = &[
+    // Won first, whatever the time; then less time; then fewer moves.
+    (
+        &[
+            ("ann", PlayerStatus::Resigned, 10_000, 5),
+            ("bea", PlayerStatus::Won, 90_000, 80),
+            ("cal", PlayerStatus::Won, 60_000, 99),
+            ("dan", PlayerStatus::Won, 60_000, 70),
+        ],
+        &["dan", "cal", "bea", "ann"],
+    ),
+    // Equal in all three: who finished first.
+    (
+        &[
+            ("eve", PlayerStatus::Won, 60_000, 70),
+            ("fay", PlayerStatus::Won, 60_000, 70),
+        ],
+        &["eve", "fay"],
+    ),
+    // Losers by time, then moves, as the issue orders it.
+    (
+        &[
+            ("gus", PlayerStatus::OutOfTime, 3_600_000, 200),
+            ("hal", PlayerStatus::Stuck, 400_000, 50),
+            ("ivy", PlayerStatus::Resigned, 400_000, 40),
+        ],
+        &["ivy", "hal", "gus"],
+    ),
+];
+
+fn leaderboards_rank_won_then_time_then_moves(store: &mut dyn Backend) {
+    // One store for every table: each table is a game of its own, so that
+    // the tables' attempts never meet.
+    for (table, (attempts, expected)) in RANKINGS.iter().enumerate() {
+        let game = GameKind::ALL[table];
+        let key = |player: PlayerId| AttemptKey {
+            player,
+            game,
+            date: DATE.to_string(),
+        };
+        let mut players = Vec::new();
+        for (index, (name, status, elapsed_ms, moves)) in attempts.iter().enumerate() {
+            let byte = u8::try_from(16 * table + index).expect("few players");
+            let player = store.register(name, &hash(byte), 0).expect("registers");
+            let key = key(player.id);
+            store.begin_attempt(&key, 0).expect("begins");
+            let progress = Progress {
+                moves: *moves,
+                cards_home: 0,
+                elapsed_ms: *elapsed_ms,
+                ..Progress::default()
+            };
+            let mut race = race_of(name, player.id, *status, progress);
+            // Finishing order is the table's order, whatever the times.
+            race.ended_at_ms = 1_000 + index as u64;
+            store
+                .finish_attempt(&key, *status, progress, &race, Eligibility::default())
+                .expect("finishes");
+            players.push(player);
+        }
+        // One attempt still open: counted as playing, never ranked.
+        let late_name = format!("zed{table}");
+        let late_byte = u8::try_from(200 + table).expect("few tables");
+        let late = store
+            .register(&late_name, &hash(late_byte), 0)
+            .expect("registers");
+        store.begin_attempt(&key(late.id), 0).expect("begins");
+
+        let all = u32::try_from(attempts.len()).expect("few");
+        let board = store.leaderboard(game, DATE, all, None).expect("reads");
+        let names: Vec<&str> = board.rows.iter().map(|row| row.name.as_str()).collect();
+        assert_eq!(names, *expected);
+        assert_eq!(
+            (board.finishers, board.unranked, board.playing),
+            (all, 0, 1)
+        );
+        let ranks: Vec<u32> = board.rows.iter().map(|row| row.rank).collect();
+        assert_eq!(ranks, (1..=all).collect::<Vec<_>>());
+
+        // Each player's own row and rank agree with the full table, even
+        // when the page holds only the top row.
+        for player in &players {
+            let own = store
+                .leaderboard(game, DATE, 1, Some(player.id))
+                .expect("reads")
+                .own
+                .expect("a finished player has a row");
+            let position = expected
+                .iter()
+                .position(|name| *name == player.name)
+                .expect("listed");
+            assert_eq!(own.rank as usize, position + 1, "{}", player.name);
+            assert_eq!(own.name, player.name);
+            let rank = store
+                .rank(&key(player.id))
+                .expect("reads")
+                .expect("finished");
+            assert_eq!((rank.rank, rank.finishers), (own.rank, all));
+        }
+        let (finishers, times) = store.winning_times(game, DATE, 100).expect("reads");
+        assert_eq!(finishers, all);
+        let expected_times: Vec<u64> = board
+            .rows
+            .iter()
+            .filter(|row| row.status == PlayerStatus::Won)
+            .map(|row| row.elapsed_ms)
+            .collect();
+        assert_eq!(times, expected_times);
+        let open = store
+            .leaderboard(game, DATE, 1, Some(late.id))
+            .expect("reads");
+        assert_eq!(open.own, None);
+        assert_eq!(store.rank(&key(late.id)).expect("reads"), None);
+    }
+}
+
+fn expired_attempts_are_the_open_ones_begun_long_enough_ago(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let bob = store.register("bob", &hash(2), 0).expect("registers");
+    store.begin_attempt(&key(ada.id), 1_000).expect("begins");
+    store
+        .record_move(&key(ada.id), 0, "7h>4", 1_500)
+        .expect("records");
+    store.begin_attempt(&key(bob.id), 5_000).expect("begins");
+    let expired = store.expired_attempts(2_000).expect("reads");
+    assert_eq!(
+        expired,
+        [ExpiredAttempt {
+            key: key(ada.id),
+            name: "ada".to_string(),
+            registered_at_ms: 0,
+            started_at_ms: 1_000,
+            moves: vec!["7h>4".to_string()],
+            move_times_ms: vec![Some(1_500)],
+        }]
+    );
+    assert_eq!(store.expired_attempts(5_000).expect("reads").len(), 2);
+}
+
+/// Finishes `name`'s attempt as a win in `elapsed_ms`, ranked or not as
+/// `eligibility` says; returns the player and the race's id.
+fn finish_win(
+    store: &mut dyn Backend,
+    name: &str,
+    elapsed_ms: u64,
+    eligibility: Eligibility,
+) -> (Player, u64) {
+    let byte = name.as_bytes()[0];
+    let player = store.register(name, &hash(byte), 0).expect("registers");
+    store.begin_attempt(&key(player.id), 0).expect("begins");
+    let progress = Progress {
+        moves: 50,
+        cards_home: 52,
+        elapsed_ms,
+        ..Progress::default()
+    };
+    let race = race_of(name, player.id, PlayerStatus::Won, progress);
+    let race_id = store
+        .finish_attempt(
+            &key(player.id),
+            PlayerStatus::Won,
+            progress,
+            &race,
+            eligibility,
+        )
+        .expect("finishes");
+    (player, race_id)
+}
+
+fn unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be(store: &mut dyn Backend) {
+    let new_account = Eligibility {
+        new_account: true,
+        review: false,
+    };
+    let marked = Eligibility {
+        new_account: false,
+        review: true,
+    };
+    let (ada, _) = finish_win(store, "ada", 90_000, Eligibility::default());
+    let (bob, bob_race) = finish_win(store, "bob", 10_000, new_account);
+    let (cal, _) = finish_win(store, "cal", 5_000, marked);
+    let (dan, _) = finish_win(store, "dan", 100_000, Eligibility::default());
+
+    let board = store
+        .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(bob.id))
+        .expect("reads");
+    let names: Vec<&str> = board.rows.iter().map(|row| row.name.as_str()).collect();
+    assert_eq!(names, ["ada", "dan"], "only ranked attempts are rows");
+    assert!(board.rows.iter().all(|row| row.unranked.is_none()));
+    assert_eq!((board.finishers, board.unranked, board.playing), (2, 2, 0));
+    let own = board.own.expect("bob's own row");
+    assert_eq!(
+        (own.rank, own.unranked),
+        (1, Some(Unranked::NewAccount)),
+        "bob would have been first"
+    );
+    let cal_row = store
+        .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(cal.id))
+        .expect("reads")
+        .own
+        .expect("cal's row");
+    assert_eq!(
+        (cal_row.rank, cal_row.unranked),
+        (1, Some(Unranked::Review))
+    );
+
+    // Ranks and winning times count the ranked attempts only.
+    let rank = |store: &mut dyn Backend, player: &Player| {
+        store
+            .rank(&key(player.id))
+            .expect("reads")
+            .map(|rank| (rank.rank, rank.finishers))
+    };
+    assert_eq!(rank(store, &ada), Some((1, 2)));
+    assert_eq!(rank(store, &dan), Some((2, 2)));
+    assert_eq!(rank(store, &bob), Some((1, 2)));
+    assert_eq!(
+        store
+            .winning_times(GameKind::ThreeBlindMice, DATE, 10)
+            .expect("reads"),
+        (2, vec![90_000, 100_000])
+    );
+    assert_eq!(
+        store
+            .attempt(&key(cal.id))
+            .expect("reads")
+            .and_then(|attempt| attempt.finish)
+            .map(|finish| finish.eligibility),
+        Some(marked)
+    );
+
+    // The race id leads back to the attempt, and only for daily attempts.
+    assert_eq!(
+        store.attempt_of_race(bob_race).expect("reads"),
+        Some(key(bob.id))
+    );
+    assert_eq!(store.attempt_of_race(bob_race + 100).expect("reads"), None);
+
+    // The operator's query of the README finds the marked attempt, and
+    // clearing the mark ranks it.
+    let marked_names = store.sql_strings(
+        "SELECT p.name FROM daily_attempts a JOIN players p ON p.id = a.player_id
+         WHERE a.review ORDER BY a.date, a.game",
+    );
+    assert_eq!(marked_names, ["cal"]);
+    let cleared = store.sql_execute(
+        "UPDATE daily_attempts SET review = FALSE
+         WHERE player_id = (SELECT id FROM players WHERE name = 'cal')
+           AND game = 'three-blind-mice' AND date = '2026-12-01'",
+    );
+    assert_eq!(cleared, 1);
+    assert_eq!(rank(store, &cal), Some((1, 3)));
+}
+
+fn a_corrupt_move_log_is_a_typed_error(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let race = race_of("ada", ada.id, PlayerStatus::Won, Progress::default());
+    let race_id = store.record_race(&race).expect("stores");
+    store.damage_move_logs();
+    assert!(matches!(store.race(race_id), Err(StoreError::Corrupt(_))));
+}
+
+fn calls_refused_inside_a_transaction_leave_it_usable(store: &mut dyn Backend) {
+    // The database thread runs a batch in one transaction and each job in
+    // a savepoint: a call refused for the player's sake (a name taken, an
+    // attempt begun twice, a move played twice) fails alone, and the job
+    // may go on, as it may in SQLite.
+    store.begin().expect("begins");
+    store.savepoint().expect("opens");
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    assert!(matches!(
+        store.register("ADA", &hash(2), 0),
+        Err(StoreError::NameTaken(name)) if name == "ADA"
+    ));
+    store.begin_attempt(&key(ada.id), 0).expect("begins");
+    assert!(matches!(
+        store.begin_attempt(&key(ada.id), 0),
+        Err(StoreError::AttemptExists)
+    ));
+    store
+        .record_move(&key(ada.id), 0, "7h>4", 10)
+        .expect("records");
+    assert!(matches!(
+        store.record_move(&key(ada.id), 0, "7h>4", 20),
+        Err(StoreError::MoveConflict(0))
+    ));
+    assert!(matches!(
+        store.record_move(&key(ada.id + 1), 0, "7h>4", 20),
+        Err(StoreError::AttemptNotOpen)
+    ));
+    let bob = store.register("bob", &hash(3), 0).expect("registers");
+    store.release_savepoint().expect("releases");
+    // A job that fails on the database's own error is rolled back to its
+    // savepoint; the batch goes on and commits the rest.
+    store.savepoint().expect("opens");
+    store.register("cal", &hash(4), 0).expect("registers");
+    let nobody = AttemptKey {
+        player: bob.id + 1_000,
+        ..key(bob.id)
+    };
+    assert!(matches!(
+        store.begin_attempt(&nobody, 0),
+        Err(StoreError::Database(_) | StoreError::Postgres(_))
+    ));
+    store.rollback_to_savepoint().expect("rolls back");
+    store.commit().expect("commits");
+    let attempt = store
+        .attempt(&key(ada.id))
+        .expect("reads")
+        .map(|attempt| attempt.moves);
+    assert_eq!(store.player_by_token(&hash(1)).expect("reads"), Some(ada));
+    assert_eq!(store.player_by_token(&hash(3)).expect("reads"), Some(bob));
+    assert_eq!(store.player_by_token(&hash(4)).expect("reads"), None);
+    assert_eq!(attempt, Some(vec!["7h>4".to_string()]));
+}
+
+pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
+    LiveRace {
+        code: code.to_string(),
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: false,
+        quick: false,
+        options: RoomOptions {
+            undo_allowed: true,
+            time_limit_ms: Some(600_000),
+            open_boards: false,
+        },
+        owner: Some(0),
+        seed: 42,
+        salt: "00112233445566778899aabbccddeeff".to_string(),
+        elapsed_ms: 1_000,
+        seq: 10,
+        seats: (0u8..)
+            .zip(logs)
+            .map(|(seat, log)| LiveSeat {
+                seat,
+                name: format!("racer {seat}"),
+                player: None,
+                token: hash(seat + 1),
+                status: PlayerStatus::Racing,
+                progress: Progress::default(),
+                finished_ms: None,
+                log: log.iter().map(|text| text.to_string()).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn live_move(seat: u8, index: u32, text: &str, elapsed_ms: u64, seq: u64) -> LiveMove {
+    LiveMove {
+        seat,
+        index,
+        text: text.to_string(),
+        elapsed_ms,
+        seq,
+    }
+}
+
+fn a_running_race_reads_back_with_every_move_recorded_since_it_was_saved(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    for kept in [
+        live_move(0, 1, "b", 1_500, 11),
+        live_move(1, 0, "c", 2_500, 13),
+        live_move(0, 2, "undo", 2_000, 12),
+    ] {
+        store.record_live_move("AAAAAA", &kept).expect("records");
+    }
+    store
+        .save_live_race(&live_race("BBBBBB", [&[], &[]]))
+        .expect("saves");
+    let races = store.live_races().expect("reads");
+    assert_eq!(races.len(), 2);
+    let mut expected = live_race("AAAAAA", [&["a", "b", "undo"], &["c"]]);
+    expected.elapsed_ms = 2_500;
+    expected.seq = 13;
+    // Each seat's last move's time (the counts are the rules' to redo).
+    expected.seats[0].progress.elapsed_ms = 2_000;
+    expected.seats[1].progress.elapsed_ms = 2_500;
+    assert_eq!(races[0], expected);
+    assert_eq!(races[1], live_race("BBBBBB", [&[], &[]]));
+    // Reading forgets nothing: the server that reads them keeps them.
+    assert_eq!(store.live_races().expect("reads").len(), 2);
+}
+
+fn saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 1, "b", 1_300, 12))
+        .expect("records");
+    // Saved at a SIGTERM with both moves in the log, the clock later.
+    let mut saved = live_race("AAAAAA", [&["a", "b"], &[]]);
+    saved.elapsed_ms = 5_000;
+    store.save_live_race(&saved).expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(1, 0, "c", 5_100, 14))
+        .expect("records");
+    let mut expected = live_race("AAAAAA", [&["a", "b"], &["c"]]);
+    expected.elapsed_ms = 5_100;
+    expected.seq = 14;
+    expected.seats[1].progress.elapsed_ms = 5_100;
+    assert_eq!(store.live_races().expect("reads"), vec![expected]);
+    assert_eq!(
+        store.sql_count("SELECT COUNT(*) FROM live_moves"),
+        1,
+        "the rows the saved logs hold are dropped"
+    );
+}
+
+fn a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 0, "a", 1_200, 11))
+        .expect("records");
+    assert!(
+        matches!(
+            store.record_live_move("AAAAAA", &live_move(0, 0, "z", 1_300, 12)),
+            Err(StoreError::Database(_) | StoreError::Postgres(_))
+        ),
+        "one move per index"
+    );
+    store.end_live_race("AAAAAA").expect("ends");
+    store
+        .end_live_race("CCCCCC")
+        .expect("nothing kept is not an error");
+    assert_eq!(store.live_races().expect("reads"), Vec::new());
+    assert_eq!(store.sql_count("SELECT COUNT(*) FROM live_moves"), 0);
+}
+
+fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed(store: &mut dyn Backend) {
+    for (code, seat, index) in [("AAAAAA", 0, 2), ("BBBBBB", 5, 0)] {
+        store
+            .save_live_race(&live_race(code, [&["a"], &[]]))
+            .expect("saves");
+        store
+            .record_live_move(code, &live_move(seat, index, "b", 1_200, 11))
+            .expect("records");
+        assert!(
+            matches!(store.live_races(), Err(StoreError::Corrupt(_))),
+            "seat {seat}, move {index}"
+        );
+        // Gone, so that the next case is read alone.
+        store.end_live_race(code).expect("ends");
+    }
+}
