@@ -228,6 +228,27 @@ impl Database {
         answer.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// [`Database::call`] in two steps, for a caller whose calls must run
+    /// in the order it makes them while it goes on working: the job is in
+    /// the thread's queue, behind every job queued before, once this
+    /// returns (it waits only while the queue is full), and the future it
+    /// returns gives the result once the job has committed.
+    pub async fn queue<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        let (job, answer) = job(work);
+        let queued = if self.is_up() {
+            self.jobs.send(job).await.map_err(|_| StoreError::Closed)
+        } else {
+            Err(StoreError::Closed)
+        };
+        async move {
+            queued?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        }
+    }
+
     /// Whether the thread still serves calls.
     pub fn is_up(&self) -> bool {
         self.stats.up.load(Ordering::Acquire) && !self.jobs.is_closed()
@@ -826,6 +847,30 @@ mod tests {
                 u64::from(MAX_FAILED_BATCHES)
             );
         }
+    }
+
+    #[tokio::test]
+    async fn queued_calls_run_in_the_order_they_were_queued_whatever_is_awaited_first() {
+        let database = Database::open(None, 64).expect("opens");
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut answers = Vec::new();
+        for index in 0..20 {
+            let order = Arc::clone(&order);
+            answers.push(
+                database
+                    .queue(move |_| {
+                        order.lock().map_err(|_| StoreError::Panicked)?.push(index);
+                        Ok(index)
+                    })
+                    .await,
+            );
+        }
+        // The last answer awaited first: the jobs were queued already.
+        for (index, answer) in answers.into_iter().enumerate().rev() {
+            assert_eq!(at_once(answer).await.ok(), Some(index));
+        }
+        let ran = order.lock().map(|ran| ran.clone()).unwrap_or_default();
+        assert_eq!(ran, (0..20).collect::<Vec<_>>());
     }
 
     #[tokio::test]

@@ -284,9 +284,9 @@ impl Actor {
         }
     }
 
-    /// Sends a write to the database; its answer comes back through
-    /// `writing`, in order. Past [`MAX_WRITES_IN_FLIGHT`] the oldest is
-    /// waited for first.
+    /// Queues a write on the database thread; its answer comes back
+    /// through `writing`, in order. Past [`MAX_WRITES_IN_FLIGHT`] the oldest
+    /// is waited for first.
     async fn send_write(&mut self, write: Keep) {
         while self.writing.len() >= MAX_WRITES_IN_FLIGHT {
             let Some(stored) = self.writing.next().await else {
@@ -295,17 +295,20 @@ impl Actor {
             let now = self.now();
             self.feed(now, Input::Kept { stored });
         }
-        let database = self.context.database.clone();
         let metrics = Arc::clone(&self.context.metrics);
         let code = Arc::clone(&self.code);
+        // Queued now, so that the room's writes commit in the order the
+        // core made them (a token kept twice keeps the later one).
+        let written = self
+            .context
+            .database
+            .queue(move |store| match write {
+                Keep::Race(race) => store.save_live_race(&race),
+                Keep::Move(kept) => store.record_live_move(&code, &kept),
+            })
+            .await;
         self.writing.push_back(Box::pin(async move {
-            let written = database
-                .call(move |store| match write {
-                    Keep::Race(race) => store.save_live_race(&race),
-                    Keep::Move(kept) => store.record_live_move(&code, &kept),
-                })
-                .await;
-            match written {
+            match written.await {
                 Ok(()) => true,
                 Err(error) => {
                     bump(&metrics.storage_errors);
