@@ -21,6 +21,7 @@
 //! the database thread also runs each job (a closure that may make several
 //! calls) in its own savepoint, so a job that fails leaves nothing at all.
 
+mod columns;
 pub mod postgres;
 pub mod sqlite;
 

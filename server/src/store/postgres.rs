@@ -53,6 +53,7 @@ use patience_shared::protocol::{
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
+use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
     LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
@@ -172,9 +173,6 @@ const MIGRATION_LOCK: i64 = 0x7061_7469_656e_6365;
 /// How long a connection may take when the URL sets no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The status an open daily attempt has in the database.
-const OPEN: &str = "racing";
-
 /// Where the store is in a transaction, as SQLite would track it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transaction {
@@ -209,10 +207,6 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-fn int(value: u64) -> i64 {
-    value.cast_signed()
-}
-
 fn uint(row: &Row, index: usize) -> Result<u64, StoreError> {
     Ok(row.try_get::<_, i64>(index)?.cast_unsigned())
 }
@@ -227,46 +221,6 @@ fn count<T: TryFrom<i64>>(row: &Row, index: usize) -> Result<T, StoreError> {
 
 fn text(row: &Row, index: usize) -> Result<String, StoreError> {
     Ok(row.try_get(index)?)
-}
-
-fn status_name(status: PlayerStatus) -> &'static str {
-    match status {
-        PlayerStatus::Waiting => "waiting",
-        PlayerStatus::Racing => OPEN,
-        PlayerStatus::Won => "won",
-        PlayerStatus::Resigned => "resigned",
-        PlayerStatus::Stuck => "stuck",
-        PlayerStatus::OutOfTime => "out_of_time",
-        PlayerStatus::Left => "left",
-    }
-}
-
-fn parse_status(name: &str) -> Result<PlayerStatus, StoreError> {
-    Ok(match name {
-        "waiting" => PlayerStatus::Waiting,
-        OPEN => PlayerStatus::Racing,
-        "won" => PlayerStatus::Won,
-        "resigned" => PlayerStatus::Resigned,
-        "stuck" => PlayerStatus::Stuck,
-        "out_of_time" => PlayerStatus::OutOfTime,
-        "left" => PlayerStatus::Left,
-        other => return Err(StoreError::Corrupt(format!("unknown status {other:?}"))),
-    })
-}
-
-fn parse_game(slug: &str) -> Result<GameKind, StoreError> {
-    slug.parse()
-        .map_err(|_| StoreError::Corrupt(format!("unknown game {slug:?}")))
-}
-
-fn encode_log(moves: &[String]) -> Vec<u8> {
-    // A list of strings always encodes; the empty blob would read back as
-    // corrupt rather than pass for an empty log.
-    rmp_serde::to_vec(moves).unwrap_or_default()
-}
-
-fn decode_log(bytes: &[u8]) -> Result<Vec<String>, StoreError> {
-    rmp_serde::from_slice(bytes).map_err(|error| StoreError::Corrupt(format!("move log: {error}")))
 }
 
 /// The leaderboard columns of `daily_attempts a JOIN players p`, in the

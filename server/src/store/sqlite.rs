@@ -20,6 +20,7 @@ use patience_shared::protocol::{
 };
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
+use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
     LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
@@ -144,61 +145,14 @@ CREATE TABLE live_moves (
 "#,
 ];
 
-/// The status an open daily attempt has in the database.
-const OPEN: &str = "racing";
-
 /// The SQLite store.
 #[derive(Debug)]
 pub struct SqliteStore {
     connection: Connection,
 }
 
-fn int(value: u64) -> i64 {
-    value.cast_signed()
-}
-
 fn uint(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
     Ok(row.get::<_, i64>(index)?.cast_unsigned())
-}
-
-fn status_name(status: PlayerStatus) -> &'static str {
-    match status {
-        PlayerStatus::Waiting => "waiting",
-        PlayerStatus::Racing => OPEN,
-        PlayerStatus::Won => "won",
-        PlayerStatus::Resigned => "resigned",
-        PlayerStatus::Stuck => "stuck",
-        PlayerStatus::OutOfTime => "out_of_time",
-        PlayerStatus::Left => "left",
-    }
-}
-
-fn parse_status(name: &str) -> Result<PlayerStatus, StoreError> {
-    Ok(match name {
-        "waiting" => PlayerStatus::Waiting,
-        OPEN => PlayerStatus::Racing,
-        "won" => PlayerStatus::Won,
-        "resigned" => PlayerStatus::Resigned,
-        "stuck" => PlayerStatus::Stuck,
-        "out_of_time" => PlayerStatus::OutOfTime,
-        "left" => PlayerStatus::Left,
-        other => return Err(StoreError::Corrupt(format!("unknown status {other:?}"))),
-    })
-}
-
-fn parse_game(slug: &str) -> Result<GameKind, StoreError> {
-    slug.parse()
-        .map_err(|_| StoreError::Corrupt(format!("unknown game {slug:?}")))
-}
-
-fn encode_log(moves: &[String]) -> Vec<u8> {
-    // A list of strings always encodes; the empty blob would read back as
-    // corrupt rather than pass for an empty log.
-    rmp_serde::to_vec(moves).unwrap_or_default()
-}
-
-fn decode_log(bytes: &[u8]) -> Result<Vec<String>, StoreError> {
-    rmp_serde::from_slice(bytes).map_err(|error| StoreError::Corrupt(format!("move log: {error}")))
 }
 
 /// Whether an error is a UNIQUE or PRIMARY KEY violation.
