@@ -79,7 +79,8 @@ use futures::{SinkExt as _, StreamExt as _};
 use patience_server::{Config, Server};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, DailyAttempt, ErrorCode, PROTOCOL_VERSION, RoomOptions, ServerMessage,
+    self, ClientMessage, DailyAttempt, ErrorCode, PROTOCOL_VERSION, PlayerStatus, RoomOptions,
+    ServerMessage,
 };
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::{first_winnable_deal, solve_deal};
@@ -464,6 +465,39 @@ impl Client {
                 matches!(&answer, ServerMessage::MoveAccepted { text: played, .. } if played == text),
                 "{text}: {answer:?}"
             );
+        }
+    }
+
+    /// Checks that this (signed-in) client's won daily attempt of Three
+    /// Blind Mice, stored as race `race_id` with the moves `line`, is kept:
+    /// it is not granted again, it ranks first as won, and its replay (the
+    /// day still open) is the player's own attempt.
+    pub async fn assert_daily_win_kept(&mut self, race_id: u64, line: &[String]) {
+        self.send(&ClientMessage::DailyPlay {
+            game: GameKind::ThreeBlindMice,
+        })
+        .await;
+        assert_eq!(self.next_error().await, ErrorCode::DailyAlreadyPlayed);
+        self.send(&ClientMessage::Leaderboard {
+            game: GameKind::ThreeBlindMice,
+            date: None,
+            limit: None,
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::LeaderboardPage { page } => {
+                let own = page.own.expect("the player's row");
+                assert_eq!(
+                    (own.rank, own.status, own.race_id),
+                    (1, PlayerStatus::Won, race_id)
+                );
+            }
+            other => panic!("expected leaderboard_page, got {other:?}"),
+        }
+        self.send(&ClientMessage::Replay { race_id }).await;
+        match self.recv().await {
+            ServerMessage::AttemptReplay { attempt } => assert_eq!(attempt.moves, line),
+            other => panic!("expected attempt_replay, got {other:?}"),
         }
     }
 

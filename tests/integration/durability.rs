@@ -4,7 +4,6 @@
 
 use std::process::Command;
 
-use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage,
 };
@@ -72,36 +71,7 @@ async fn a_killed_server_keeps_every_acknowledged_daily_move_and_result() {
     // Third life: the result stands, the attempt is not granted again.
     let server = ServerProcess::start(&data, &[]);
     let mut ada = authenticated(&server, &token).await;
-    ada.send(&ClientMessage::DailyPlay {
-        game: GameKind::ThreeBlindMice,
-    })
-    .await;
-    assert_eq!(ada.next_error().await, ErrorCode::DailyAlreadyPlayed);
-    ada.send(&ClientMessage::Leaderboard {
-        game: GameKind::ThreeBlindMice,
-        date: None,
-        limit: None,
-    })
-    .await;
-    match ada.recv().await {
-        ServerMessage::LeaderboardPage { page } => {
-            let own = page.own.expect("ada's row");
-            assert_eq!(
-                (own.rank, own.status, own.race_id),
-                (1, PlayerStatus::Won, result.race_id)
-            );
-        }
-        other => panic!("expected leaderboard_page, got {other:?}"),
-    }
-    ada.send(&ClientMessage::Replay {
-        race_id: result.race_id,
-    })
-    .await;
-    match ada.recv().await {
-        // The day is not closed: Ada gets her own attempt as she saw it.
-        ServerMessage::AttemptReplay { attempt } => assert_eq!(attempt.moves, line),
-        other => panic!("expected attempt_replay, got {other:?}"),
-    }
+    ada.assert_daily_win_kept(result.race_id, &line).await;
     server.kill();
 }
 

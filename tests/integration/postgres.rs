@@ -6,10 +6,7 @@
 //! starts.
 
 use patience_server::store::postgres::ScratchDatabase;
-use patience_shared::game::GameKind;
-use patience_shared::protocol::{
-    ClientMessage, ErrorCode, PlayerStatus, RoomOptions, ServerMessage,
-};
+use patience_shared::protocol::{ClientMessage, PlayerStatus, RoomOptions, ServerMessage};
 use patience_tests::{Client, ServerProcess, daily_deal, first_deal};
 
 #[tokio::test]
@@ -58,35 +55,7 @@ async fn a_server_on_postgresql_keeps_players_attempts_and_races_across_a_restar
     let server = ServerProcess::start_on_postgres(directory.path(), database.url(), &[]);
     let mut ada = Client::hello_to(server.address, "ada").await;
     assert_eq!(ada.authenticate(&token).await, player);
-    ada.send(&ClientMessage::DailyPlay {
-        game: GameKind::ThreeBlindMice,
-    })
-    .await;
-    assert_eq!(ada.next_error().await, ErrorCode::DailyAlreadyPlayed);
-    ada.send(&ClientMessage::Leaderboard {
-        game: GameKind::ThreeBlindMice,
-        date: None,
-        limit: None,
-    })
-    .await;
-    match ada.recv().await {
-        ServerMessage::LeaderboardPage { page } => {
-            let own = page.own.expect("ada's row");
-            assert_eq!(
-                (own.rank, own.status, own.race_id),
-                (1, PlayerStatus::Won, daily.race_id)
-            );
-        }
-        other => panic!("expected leaderboard_page, got {other:?}"),
-    }
-    ada.send(&ClientMessage::Replay {
-        race_id: daily.race_id,
-    })
-    .await;
-    match ada.recv().await {
-        ServerMessage::AttemptReplay { attempt } => assert_eq!(attempt.moves, line),
-        other => panic!("expected attempt_replay, got {other:?}"),
-    }
+    ada.assert_daily_win_kept(daily.race_id, &line).await;
     ada.send(&ClientMessage::Replay { race_id }).await;
     match ada.recv().await {
         ServerMessage::ReplayData { race: replay } => assert_eq!(replay.result, race),
