@@ -14,7 +14,7 @@
 //! replaying the stored moves on the deal. The attempt's clock is the
 //! server's wall clock from the attempt's start: dropping the connection does
 //! not stop it. An attempt nobody finishes is closed as `out_of_time` by
-//! [`sweep`] once its time limit has passed.
+//! [`sweep`](Daily::sweep) once its time limit has passed.
 //!
 //! A day's results become public (leaderboard reveal, replays for anyone)
 //! only when the day is **closed**: its UTC date has ended and so has the
@@ -25,7 +25,7 @@
 //! registered on the attempt's day or later plays unranked, and so does an
 //! attempt whose moves came faster than a person plays ([`too_fast`]),
 //! which is also marked for an operator's review. Times are the caller's
-//! reading of the server's [`Clock`](crate::clock::Clock).
+//! reading of the server's [`Clock`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
