@@ -614,6 +614,25 @@ impl ServerProcess {
         ServerProcess::launch(data, extra, false).0
     }
 
+    /// As [`ServerProcess::start`], under a soft and hard limit of
+    /// `open_files` open files (`ulimit -n` in a shell that then execs the
+    /// server), as on a host whose operator never raised it.
+    pub fn start_with_open_files_limit(
+        data: &std::path::Path,
+        open_files: u64,
+        extra: &[&str],
+    ) -> ServerProcess {
+        let settings = data.with_extension("toml");
+        ServerProcess::spawn_limited(
+            &settings,
+            [std::ffi::OsStr::new("--data"), data.as_os_str()],
+            extra,
+            false,
+            Some(open_files),
+        )
+        .0
+    }
+
     /// As [`ServerProcess::start`], with the admin port on 127.0.0.1:0:
     /// also returns the admin address.
     pub fn start_with_admin(data: &std::path::Path, extra: &[&str]) -> (ServerProcess, SocketAddr) {
@@ -665,6 +684,17 @@ impl ServerProcess {
         extra: &[&str],
         admin: bool,
     ) -> (ServerProcess, Option<SocketAddr>) {
+        ServerProcess::spawn_limited(settings, storage, extra, admin, None)
+    }
+
+    /// [`ServerProcess::spawn`], under an open-files limit if one is given.
+    fn spawn_limited(
+        settings: &std::path::Path,
+        storage: [&std::ffi::OsStr; 2],
+        extra: &[&str],
+        admin: bool,
+        open_files: Option<u64>,
+    ) -> (ServerProcess, Option<SocketAddr>) {
         use std::io::BufRead as _;
         std::fs::write(
             settings,
@@ -684,7 +714,19 @@ impl ServerProcess {
             ),
         )
         .expect("the settings file is written");
-        let mut child = Command::new(binary("patience-server", "patience-server"))
+        let server = binary("patience-server", "patience-server");
+        let mut command = match open_files {
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(server);
+                shell
+            }
+            None => Command::new(server),
+        };
+        let mut child = command
             .arg("--config")
             .arg(settings)
             .args(storage)

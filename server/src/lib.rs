@@ -35,6 +35,7 @@ pub mod deal_pool;
 pub mod failover;
 pub mod listener;
 pub mod metrics;
+pub mod open_files;
 pub mod outbox;
 pub mod registry;
 pub mod room;
@@ -108,7 +109,11 @@ async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), StartErr
 }
 
 /// Binds the sockets, starts the deal pool and serves until shut down.
-pub async fn start(config: Config) -> Result<Server, StartError> {
+pub async fn start(mut config: Config) -> Result<Server, StartError> {
+    let reserved = open_files::BASE_RESERVED
+        .saturating_add(OVER_CAP_SOCKETS as u64)
+        .saturating_add(config.admin_max_connections as u64);
+    config.max_connections = open_files::fit_process_limit(config.max_connections, reserved);
     let (listener, address) = bind(config.listen).await?;
     let admin = match config.admin_listen {
         Some(admin) => Some(bind(admin).await?),

@@ -3,7 +3,9 @@
 
 use patience_shared::protocol::{self, ClientMessage, ErrorCode, RoomOptions, ServerMessage};
 use patience_shared::rules::MoveError;
-use patience_tests::{Client, Closed, first_deal, lazy_spectator, start_server, two_player_race};
+use patience_tests::{
+    Client, Closed, ServerProcess, first_deal, lazy_spectator, start_server, two_player_race,
+};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -437,6 +439,31 @@ async fn connections_over_the_cap_are_refused() {
     );
     assert_eq!(closed.frame.map(|frame| frame.code), Some(CloseCode::Again));
     server.shutdown().await;
+}
+
+/// Under an open-files limit too low for `max_connections` (10,000 by
+/// default) the server lowers its cap to what fits, so that the clients
+/// beyond it are told `server_full` instead of hanging in a handshake the
+/// kernel never lets it accept (`server/src/open_files.rs`).
+#[tokio::test]
+async fn under_a_low_open_files_limit_the_cap_fits_it_and_the_rest_are_told_server_full() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let server =
+        ServerProcess::start_with_open_files_limit(&directory.path().join("data"), 256, &[]);
+    // 256 descriptors, less 64 kept for the server's own files, 64 for
+    // sockets over the cap and 16 for the admin port: 112 connections.
+    let mut held = Vec::new();
+    for number in 0..112 {
+        held.push(Client::hello_to(server.address, &format!("player{number}")).await);
+    }
+    let mut over = Client::connect_to(server.address).await;
+    let closed = over.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::ServerFull),
+        "{closed:?}"
+    );
+    drop(held);
 }
 
 /// Frames of a raw server-to-client byte stream: (opcode, payload).
