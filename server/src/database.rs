@@ -249,6 +249,24 @@ impl Database {
         }
     }
 
+    /// [`Database::call`] for a thread outside the runtime (it blocks the
+    /// calling thread until the job has committed): for the deal prover,
+    /// which runs on a thread of its own. Never call it on a runtime's
+    /// worker thread.
+    pub fn blocking_call<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        if !self.is_up() {
+            return Err(StoreError::Closed);
+        }
+        let (job, answer) = job(work);
+        self.jobs
+            .blocking_send(job)
+            .map_err(|_| StoreError::Closed)?;
+        answer.blocking_recv().map_err(|_| StoreError::Closed)?
+    }
+
     /// Whether the thread still serves calls.
     pub fn is_up(&self) -> bool {
         self.stats.up.load(Ordering::Acquire) && !self.jobs.is_closed()
@@ -634,6 +652,17 @@ mod tests {
         }
         fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
             self.inner.live_races()
+        }
+        fn keep_proved_deal(
+            &mut self,
+            owner: &str,
+            game: GameKind,
+            seed: u64,
+        ) -> Result<(), StoreError> {
+            self.inner.keep_proved_deal(owner, game, seed)
+        }
+        fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError> {
+            self.inner.proved_deals(owner)
         }
     }
 

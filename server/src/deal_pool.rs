@@ -14,6 +14,12 @@
 //! the rooms leave idle; under saturation a room waiting for a deal waits
 //! longer, rather than every running race slowing down.
 //!
+//! With a [`Supply`], every deal proved is kept in the store before it is
+//! offered, and a pool starts with the deals its store kept: a restarted
+//! server deals at once instead of proving again. A deal leaves the store
+//! when the race dealt it is first kept (`Store::save_live_race`), in the
+//! same write, so no deal is dealt twice, however the server stops.
+//!
 //! Seeds come from the OS's randomness, or, when the configuration fixes a
 //! start, from `start, start + 1, ...` per game, so that tests know the deal.
 
@@ -23,6 +29,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use patience_shared::game::GameKind;
 use patience_shared::solver::Budget;
+
+use crate::database::Database;
 use patience_shared::solver::any::first_winnable_deal;
 use rand::Rng as _;
 use tokio::sync::Notify;
@@ -33,9 +41,22 @@ pub struct DealPool {
     inner: Arc<Inner>,
 }
 
+/// Where a pool keeps the deals it proves, and what it kept before.
+#[derive(Clone, Debug)]
+pub struct Supply {
+    /// The store.
+    pub database: Database,
+    /// Whose supply it is: the node's id in a cluster, `""` alone.
+    pub owner: String,
+    /// The deals kept, oldest first, as `Store::proved_deals` gave them.
+    pub kept: Vec<(GameKind, u64)>,
+}
+
 #[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
+    /// Where proved deals are kept, if anywhere.
+    keeper: Option<(Database, String)>,
     /// Wakes the proving thread when a deal is taken or at shutdown.
     wake_prover: Condvar,
     /// Wakes rooms waiting for a deal.
@@ -59,20 +80,39 @@ struct State {
 
 impl DealPool {
     /// A pool for `games`, `target` deals each, and its proving thread.
+    /// With a `supply`, it starts with the deals kept there (of the games
+    /// it deals) and keeps each one it proves; a fixed stream of seeds goes
+    /// on past the last one kept.
     pub fn start(
         games: &[GameKind],
         target: usize,
         seed_start: Option<u64>,
         budget_positions: u64,
+        supply: Option<Supply>,
     ) -> std::io::Result<DealPool> {
+        let mut ready: HashMap<GameKind, VecDeque<u64>> =
+            games.iter().map(|&game| (game, VecDeque::new())).collect();
+        let mut next_seed: HashMap<GameKind, u64> = games
+            .iter()
+            .map(|&game| (game, seed_start.unwrap_or(0)))
+            .collect();
+        let keeper = supply.map(|supply| {
+            for (game, seed) in supply.kept {
+                if let Some(deals) = ready.get_mut(&game) {
+                    deals.push_back(seed);
+                    if let Some(next) = next_seed.get_mut(&game) {
+                        *next = (*next).max(seed.saturating_add(1));
+                    }
+                }
+            }
+            (supply.database, supply.owner)
+        });
         let pool = DealPool {
             inner: Arc::new(Inner {
+                keeper,
                 state: Mutex::new(State {
-                    ready: games.iter().map(|&game| (game, VecDeque::new())).collect(),
-                    next_seed: games
-                        .iter()
-                        .map(|&game| (game, seed_start.unwrap_or(0)))
-                        .collect(),
+                    ready,
+                    next_seed,
                     last_tried: HashMap::new(),
                     waiting: HashMap::new(),
                     fixed_seeds: seed_start.is_some(),
@@ -198,6 +238,26 @@ impl Drop for Demand<'_> {
     }
 }
 
+impl Inner {
+    /// Keeps a proved deal in the store, if the pool has one, before it is
+    /// offered; false if that failed, and the deal is not offered (a deal
+    /// offered but not kept could be dealt twice after a restart, from the
+    /// store and from the stream of fixed seeds).
+    fn keep(&self, game: GameKind, seed: u64) -> bool {
+        let Some((database, owner)) = &self.keeper else {
+            return true;
+        };
+        let owner = owner.clone();
+        match database.blocking_call(move |store| store.keep_proved_deal(&owner, game, seed)) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(%error, %game, "cannot keep a proved deal; it is not dealt");
+                false
+            }
+        }
+    }
+}
+
 /// The niceness of the proving thread: the lowest priority there is.
 const PROVER_NICENESS: i32 = 19;
 
@@ -290,6 +350,9 @@ impl Inner {
                 Ok(Some(_)) => {
                     let took_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
                     tracing::debug!(took_ms, "proved a deal winnable");
+                    if !self.keep(game, seed) {
+                        continue;
+                    }
                     if let Some(ready) = self.lock().ready.get_mut(&game) {
                         ready.push_back(seed);
                     }
@@ -309,7 +372,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_fixed_stream_gives_the_first_proved_seeds_in_order() {
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 2, Some(100), 200_000)
+        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 2, Some(100), 200_000, None)
             .expect("thread starts");
         let first = pool.take(GameKind::ThreeBlindMice).await;
         let second = pool.take(GameKind::ThreeBlindMice).await;
@@ -341,7 +404,7 @@ mod tests {
     async fn the_prover_runs_at_the_lowest_priority_and_the_rest_of_the_server_does_not() {
         let this_thread = || rustix::process::getpriority_process(Some(rustix::thread::gettid()));
         let before = this_thread().ok();
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 1, Some(100), 200_000)
+        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 1, Some(100), 200_000, None)
             .expect("thread starts");
         // Once a deal is proved, the thread has long since set its priority.
         assert!(pool.take(GameKind::ThreeBlindMice).await.is_some());
@@ -355,8 +418,55 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn proved_deals_are_kept_and_a_new_pool_deals_them_first_then_proves_past_them() {
+        let tbm = GameKind::ThreeBlindMice;
+        let database = Database::open(None, 16).expect("the database opens");
+        let supply = |kept| {
+            Some(Supply {
+                database: database.clone(),
+                owner: "node-a".to_string(),
+                kept,
+            })
+        };
+        let first = DealPool::start(&[tbm], 2, Some(100), 200_000, supply(Vec::new()))
+            .expect("thread starts");
+        let dealt = [first.take(tbm).await, first.take(tbm).await];
+        first.stop();
+        let kept = database
+            .call(|store| store.proved_deals("node-a"))
+            .await
+            .expect("reads");
+        let dealt: Vec<(GameKind, u64)> = dealt
+            .into_iter()
+            .flatten()
+            .map(|seed| (tbm, seed))
+            .collect();
+        assert_eq!(dealt.len(), 2);
+        assert_eq!(
+            kept[..2],
+            dealt[..],
+            "each deal is kept before it is offered"
+        );
+        // A pool that keeps none ready and so proves only when asked deals
+        // the kept ones at once, oldest first.
+        let second = DealPool::start(&[tbm], 0, Some(100), 200_000, supply(kept.clone()))
+            .expect("thread starts");
+        for (_, seed) in &kept {
+            assert_eq!(second.try_take(tbm), Some(*seed));
+        }
+        assert_eq!(second.try_take(tbm), None);
+        // And the fixed stream goes on past them rather than deal one again.
+        let next = second.take(tbm).await.expect("a deal is proved");
+        assert!(
+            kept.iter().all(|&(_, seed)| seed < next),
+            "{next} after {kept:?}"
+        );
+        second.stop();
+    }
+
+    #[tokio::test]
     async fn a_pool_that_keeps_none_ready_proves_one_for_each_taker() {
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 0, Some(100), 200_000)
+        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 0, Some(100), 200_000, None)
             .expect("thread starts");
         assert_eq!(pool.try_take(GameKind::ThreeBlindMice), None);
         let first = pool.take(GameKind::ThreeBlindMice).await;

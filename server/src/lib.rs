@@ -150,13 +150,6 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         window_moves: config.daily_review_window_moves,
         median_gap_ms: config.daily_review_median_gap_ms,
     });
-    let pool = DealPool::start(
-        &config.deal_games,
-        config.deal_pool_size,
-        config.deal_seed_start,
-        config.solver_budget_positions,
-    )
-    .map_err(StartError::DealPool)?;
     let signups = SignupLimiter::new(
         config.registrations_per_hour,
         config.registration_burst,
@@ -179,6 +172,31 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         Some((cluster, writes)) => (Some(cluster), Some(writes)),
         None => (None, None),
     };
+    // The deals proved before the last stop are dealt first; a cluster
+    // node keeps its own (its id is stable when `--node-id` is given).
+    let owner = cluster
+        .as_ref()
+        .map(|cluster| cluster.node_id().to_string())
+        .unwrap_or_default();
+    let kept = {
+        let owner = owner.clone();
+        database
+            .call(move |store| store.proved_deals(&owner))
+            .await?
+    };
+    let supply = deal_pool::Supply {
+        database: database.clone(),
+        owner,
+        kept,
+    };
+    let pool = DealPool::start(
+        &config.deal_games,
+        config.deal_pool_size,
+        config.deal_seed_start,
+        config.solver_budget_positions,
+        Some(supply),
+    )
+    .map_err(StartError::DealPool)?;
     let clock = config.clock.clone();
     let shared = Arc::new(Shared {
         signups,

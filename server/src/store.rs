@@ -346,7 +346,8 @@ pub trait Store: Send {
     /// Keeps a running race's room as it stands (seats, tokens, statuses,
     /// clock, and each seat's moves so far) under its code, replacing what
     /// was kept; the moves it holds need no [`Store::record_live_move`] rows
-    /// any more, which are dropped.
+    /// any more, which are dropped, and its deal leaves the supply of proved
+    /// deals ([`Store::keep_proved_deal`]).
     fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError>;
     /// Keeps one accepted move of a running race kept by
     /// [`Store::save_live_race`]: move number `index` (from 0) of `seat`'s
@@ -361,6 +362,20 @@ pub trait Store: Send {
     /// them. Nothing is forgotten: the server that reads them runs them on,
     /// keeping them as it goes.
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError>;
+
+    /// Adds a deal proved winnable to `owner`'s supply (the node's id in a
+    /// cluster, `""` for a server alone), so that a restart starts with it.
+    /// A deal leaves the supply when a race on it is first kept
+    /// ([`Store::save_live_race`] forgets it in the same write), so no deal
+    /// is dealt twice, whatever the server's way of stopping.
+    fn keep_proved_deal(
+        &mut self,
+        owner: &str,
+        game: GameKind,
+        seed: u64,
+    ) -> Result<(), StoreError>;
+    /// `owner`'s supply of proved deals, oldest first.
+    fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError>;
 }
 
 /// One accepted move of a running race, kept before its player is told.

@@ -164,6 +164,19 @@ CREATE TABLE live_moves (
     PRIMARY KEY (code, seat, idx)
 );
 "#,
+    r#"
+-- Deals proved winnable and not yet dealt, per node (`owner`, '' for a
+-- server alone), so that a restarted server need not prove them again. A
+-- deal leaves when a race on it is first kept.
+CREATE TABLE proved_deals (
+    id    BIGSERIAL PRIMARY KEY,
+    owner TEXT NOT NULL,
+    game  TEXT NOT NULL,
+    seed  BIGINT NOT NULL,
+    UNIQUE (game, seed)
+);
+CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
+"#,
 ];
 
 /// The advisory lock the migration holds, so that servers starting together
@@ -998,6 +1011,10 @@ impl Store for PostgresStore {
                  ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body",
                 &[&room.code, &body],
             )?;
+            store.execute(
+                "DELETE FROM proved_deals WHERE game = $1 AND seed = $2",
+                &[&room.game.slug(), &int(room.seed)],
+            )?;
             for seat in &room.seats {
                 store.execute(
                     "DELETE FROM live_moves WHERE code = $1 AND seat = $2 AND idx < $3",
@@ -1037,6 +1054,32 @@ impl Store for PostgresStore {
             store.execute("DELETE FROM live_races WHERE code = $1", &[&code])?;
             Ok(())
         })
+    }
+
+    fn keep_proved_deal(
+        &mut self,
+        owner: &str,
+        game: GameKind,
+        seed: u64,
+    ) -> Result<(), StoreError> {
+        // A deal kept twice (two nodes drew the same seed) stays once, with
+        // its first owner: it is dealt once either way.
+        self.execute(
+            "INSERT INTO proved_deals (owner, game, seed) VALUES ($1, $2, $3)
+             ON CONFLICT (game, seed) DO NOTHING",
+            &[&owner, &game.slug(), &int(seed)],
+        )?;
+        Ok(())
+    }
+
+    fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError> {
+        let rows = self.query(
+            "SELECT game, seed FROM proved_deals WHERE owner = $1 ORDER BY id",
+            &[&owner],
+        )?;
+        rows.iter()
+            .map(|row| Ok((parse_game(&text(row, 0)?)?, uint(row, 1)?)))
+            .collect()
     }
 
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {

@@ -143,6 +143,19 @@ CREATE TABLE live_moves (
     PRIMARY KEY (code, seat, idx)
 ) WITHOUT ROWID;
 "#,
+    r#"
+-- Deals proved winnable and not yet dealt, per node (`owner`, '' for a
+-- server alone), so that a restarted server need not prove them again. A
+-- deal leaves when a race on it is first kept.
+CREATE TABLE proved_deals (
+    id    INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    game  TEXT NOT NULL,
+    seed  INTEGER NOT NULL,
+    UNIQUE (game, seed)
+);
+CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
+"#,
 ];
 
 /// The SQLite store.
@@ -802,6 +815,9 @@ impl Store for SqliteStore {
                 "INSERT OR REPLACE INTO live_races (code, body) VALUES (?1, ?2)",
                 params![room.code, body],
             )?;
+            connection
+                .prepare_cached("DELETE FROM proved_deals WHERE game = ?1 AND seed = ?2")?
+                .execute(params![room.game.slug(), int(room.seed)])?;
             let mut covered = connection.prepare_cached(
                 "DELETE FROM live_moves WHERE code = ?1 AND seat = ?2 AND idx < ?3",
             )?;
@@ -839,6 +855,37 @@ impl Store for SqliteStore {
             connection.execute("DELETE FROM live_races WHERE code = ?1", params![code])?;
             Ok(())
         })
+    }
+
+    fn keep_proved_deal(
+        &mut self,
+        owner: &str,
+        game: GameKind,
+        seed: u64,
+    ) -> Result<(), StoreError> {
+        // A deal kept twice (two nodes drew the same seed) stays once, with
+        // its first owner: it is dealt once either way.
+        self.connection
+            .prepare_cached(
+                "INSERT INTO proved_deals (owner, game, seed) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (game, seed) DO NOTHING",
+            )?
+            .execute(params![owner, game.slug(), int(seed)])?;
+        Ok(())
+    }
+
+    fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT game, seed FROM proved_deals WHERE owner = ?1 ORDER BY id")?;
+        let rows = statement.query_map(params![owner], |row| {
+            Ok((row.get::<_, String>(0)?, uint(row, 1)?))
+        })?;
+        rows.map(|row| {
+            let (game, seed) = row?;
+            Ok((parse_game(&game)?, seed))
+        })
+        .collect()
     }
 
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {

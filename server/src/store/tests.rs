@@ -1,7 +1,8 @@
 //! The contract of [`Store`], one suite for every backend: uniqueness, one
 //! attempt per player and day, moves in order, atomic finishes, calls that
 //! fail inside a transaction, the ranking, races read back as written,
-//! running races kept move by move, and damaged records.
+//! running races kept move by move, the supply of proved deals, and
+//! damaged records.
 //!
 //! Each test is a function of a [`Backend`] (a store, and the raw SQL a
 //! test uses to look behind it); [`on_every_backend!`] runs each one on a
@@ -75,6 +76,7 @@ on_every_backend!(
     a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten,
     a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed,
     a_corrupt_move_log_is_a_typed_error,
+    proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -755,4 +757,34 @@ fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed(store: &mut dyn Bac
         // Gone, so that the next case is read alone.
         store.end_live_race(code).expect("ends");
     }
+}
+
+fn proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept(
+    store: &mut dyn Backend,
+) {
+    let tbm = GameKind::ThreeBlindMice;
+    // Seeds past i64::MAX read back as written.
+    for (owner, game, seed) in [
+        ("node-a", tbm, 42),
+        ("node-a", GameKind::Indian, 7),
+        ("", tbm, 9),
+        ("node-a", tbm, u64::MAX - 1),
+        // The same deal again (another node drew it): kept once, by the first.
+        ("", tbm, 42),
+    ] {
+        store
+            .keep_proved_deal(owner, game, seed)
+            .expect("a proved deal is kept");
+    }
+    let node_a = |store: &mut dyn Backend| store.proved_deals("node-a").expect("reads");
+    assert_eq!(
+        node_a(store),
+        [(tbm, 42), (GameKind::Indian, 7), (tbm, u64::MAX - 1)]
+    );
+    assert_eq!(store.proved_deals("").expect("reads"), [(tbm, 9)]);
+    // A race on seed 42 of Three Blind Mice is kept: the deal is dealt.
+    store
+        .save_live_race(&live_race("ABCD", [&[], &[]]))
+        .expect("the race is kept");
+    assert_eq!(node_a(store), [(GameKind::Indian, 7), (tbm, u64::MAX - 1)]);
 }
