@@ -546,7 +546,9 @@ fn without_env_wrapper(
         } else if let Some(name) = word.strip_prefix("--unset=") {
             name
         } else if word.starts_with('-') {
-            return Err(format!("{first} {word}: an option this check does not read"));
+            return Err(format!(
+                "{first} {word}: an option this check does not read"
+            ));
         } else if let Some((name, value)) = word.split_once('=') {
             environment.push((name.to_string(), value.to_string()));
             continue;
@@ -709,15 +711,8 @@ fn check_compose_file(
             .is_some_and(|image| image.starts_with("patience-server"))
             || !service["build"].is_badvalue();
         if runs_server
-            && let Some(node) = check_compose_node(
-                path,
-                compose,
-                &service_names,
-                name,
-                parser,
-                image,
-                problems,
-            )
+            && let Some(node) =
+                check_compose_node(path, compose, &service_names, name, parser, image, problems)
         {
             nodes.push(node);
         }
@@ -876,9 +871,7 @@ fn check_compose_node(
     // The store and Redis it names are services it waits for, healthy.
     for (setting, url, default_port) in store_urls(&config) {
         let Some(parts) = url_parts(&url) else {
-            problems.push(format!(
-                "{source}: {setting} is not a URL this check reads"
-            ));
+            problems.push(format!("{source}: {setting} is not a URL this check reads"));
             continue;
         };
         let host = parts.host.as_str();
@@ -967,7 +960,10 @@ fn check_compose_cluster(path: &str, nodes: &[ComposeNode], problems: &mut Probl
         ),
         (
             "public_url",
-            nodes.iter().map(|node| node.config.public_url.clone()).collect(),
+            nodes
+                .iter()
+                .map(|node| node.config.public_url.clone())
+                .collect(),
         ),
     ] {
         let distinct: BTreeSet<&Option<String>> = values.iter().collect();
@@ -1378,10 +1374,7 @@ fn expand_references(value: &str, earlier: &[(String, String)]) -> String {
             rest = after;
         } else if let Some(inner) = after.strip_prefix('(')
             && let Some(end) = inner.find(')')
-            && let Some((_, found)) = earlier
-                .iter()
-                .rev()
-                .find(|(name, _)| name == &inner[..end])
+            && let Some((_, found)) = earlier.iter().rev().find(|(name, _)| name == &inner[..end])
         {
             out.push_str(found);
             rest = &inner[end + 1..];
@@ -1417,18 +1410,21 @@ fn pod_environment(
                 _ => None,
             }
         } else {
-            [("secretKeyRef", "Secret", "stringData"), ("configMapKeyRef", "ConfigMap", "data")]
-                .into_iter()
-                .find(|(reference, _, _)| !from[*reference].is_badvalue())
-                .and_then(|(reference, kind, data)| {
-                    let wanted = &from[reference];
-                    objects.iter().find_map(|(_, object)| {
-                        (object["kind"].as_str() == Some(kind)
-                            && object["metadata"]["name"] == wanted["name"])
-                            .then(|| yaml_scalar(&object[data][wanted["key"].as_str()?]))
-                            .flatten()
-                    })
+            [
+                ("secretKeyRef", "Secret", "stringData"),
+                ("configMapKeyRef", "ConfigMap", "data"),
+            ]
+            .into_iter()
+            .find(|(reference, _, _)| !from[*reference].is_badvalue())
+            .and_then(|(reference, kind, data)| {
+                let wanted = &from[reference];
+                objects.iter().find_map(|(_, object)| {
+                    (object["kind"].as_str() == Some(kind)
+                        && object["metadata"]["name"] == wanted["name"])
+                        .then(|| yaml_scalar(&object[data][wanted["key"].as_str()?]))
+                        .flatten()
                 })
+            })
         };
         match value {
             Some(value) => environment.push((name, value)),
@@ -1499,9 +1495,10 @@ fn check_kubernetes_topology(
         .map(|resource| format!("{directory}/{resource}"))
         .collect();
     for path in &manifests {
-        problems.check(**path == kustomization || listed.contains(path.as_str()), || {
-            format!("{kustomization} does not list {path}")
-        });
+        problems.check(
+            **path == kustomization || listed.contains(path.as_str()),
+            || format!("{kustomization} does not list {path}"),
+        );
     }
     for resource in &listed {
         problems.check(files.contains_key(resource), || {
@@ -1510,9 +1507,7 @@ fn check_kubernetes_topology(
     }
     let workloads: Vec<&(String, Yaml)> = objects
         .iter()
-        .filter(|(_, object)| {
-            matches!(object["kind"].as_str(), Some("StatefulSet" | "Deployment"))
-        })
+        .filter(|(_, object)| matches!(object["kind"].as_str(), Some("StatefulSet" | "Deployment")))
         .collect();
     let servers: Vec<&&(String, Yaml)> = workloads
         .iter()
@@ -1550,7 +1545,9 @@ fn check_kubernetes_topology(
         return;
     };
     let mut environment = image.environment.clone();
-    environment.extend(pod_environment(path, &first_pod, container, &objects, problems));
+    environment.extend(pod_environment(
+        path, &first_pod, container, &objects, problems,
+    ));
     // The ConfigMaps mounted into the container, as the files it sees.
     let configmaps: BTreeMap<String, &Yaml> = kind("ConfigMap")
         .iter()
@@ -1697,19 +1694,24 @@ fn check_kubernetes_topology(
         let selector = &service["spec"]["selector"];
         let selected: Vec<&&(String, Yaml)> = workloads
             .iter()
-            .filter(|(_, workload)| selects(selector, &workload["spec"]["template"]["metadata"]["labels"]))
+            .filter(|(_, workload)| {
+                selects(
+                    selector,
+                    &workload["spec"]["template"]["metadata"]["labels"],
+                )
+            })
             .collect();
         problems.check(!selected.is_empty(), || {
             format!("{service_path}: Service {name} selects {selector:?}, which no pods of {directory} have")
         });
         for (_, workload) in &selected {
-            let workload_ports: BTreeMap<String, u16> = workload["spec"]["template"]["spec"]
-                ["containers"]
-                .as_vec()
-                .into_iter()
-                .flatten()
-                .flat_map(container_ports)
-                .collect();
+            let workload_ports: BTreeMap<String, u16> =
+                workload["spec"]["template"]["spec"]["containers"]
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(container_ports)
+                    .collect();
             for port in service["spec"]["ports"].as_vec().into_iter().flatten() {
                 problems.check(
                     resolve_port(&port["targetPort"], &workload_ports).is_some(),
@@ -1818,7 +1820,12 @@ fn check_kubernetes_cluster(
             .node_id
             .as_deref()
             .is_none_or(|node_id| node_id.contains(first_pod)),
-        || format!("{path}: node_id {:?} is the same for every pod", config.node_id),
+        || {
+            format!(
+                "{path}: node_id {:?} is the same for every pod",
+                config.node_id
+            )
+        },
     );
     for (setting, url, default_port) in store_urls(config) {
         let Some(parts) = url_parts(&url) else {
@@ -1842,7 +1849,12 @@ fn check_kubernetes_cluster(
                 .into_iter()
                 .flatten()
                 .any(|service_port| service_port["port"].as_i64() == Some(i64::from(port))),
-            || format!("{path}: {setting} asks {} on port {port}, which it does not serve", parts.host),
+            || {
+                format!(
+                    "{path}: {setting} asks {} on port {port}, which it does not serve",
+                    parts.host
+                )
+            },
         );
     }
 }
