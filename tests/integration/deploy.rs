@@ -945,7 +945,12 @@ fn check_compose_cluster(path: &str, nodes: &[ComposeNode], problems: &mut Probl
             .map(|node| value(&node.config))
             .collect::<BTreeSet<_>>()
     };
-    let databases = shared(&|config| config.database_url.as_ref().map(|url| url.redacted()));
+    let databases = shared(&|config| {
+        config
+            .database_url
+            .as_ref()
+            .map(|url| url.expose().to_string())
+    });
     let redises = shared(&|config| config.redis_url.clone());
     problems.check(databases.len() == 1 && redises.len() == 1, || {
         format!("{path}: the nodes do not share one database and one Redis")
@@ -2186,6 +2191,12 @@ fn deploy_check_catches_planted_mistakes() {
             "redis://redis:6379",
             "redis://cache:6379",
             "no compose service",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "PATIENCE_REDIS_URL: redis://redis:6379\n",
+            "PATIENCE_REDIS_URL: redis://redis:6379/1\n",
+            "do not share one database and one Redis",
         ),
         (
             "deploy/prometheus/prometheus.cluster.yml",
