@@ -2277,3 +2277,54 @@ fn deploy_check_catches_planted_mistakes() {
         );
     }
 }
+
+#[test]
+fn deploy_readers_expand_values_as_compose_and_kubernetes_do() {
+    for (compose_value, expected) in [
+        ("ws://${PUBLIC_HOST:-localhost}:7878", "ws://localhost:7878"),
+        ("${A-b}/${C}", "b/"),
+        ("$$HOME and $", "$HOME and $"),
+    ] {
+        assert_eq!(interpolate(compose_value), expected, "{compose_value}");
+    }
+    let earlier = [("POD_NAME".to_string(), "patience-1".to_string())];
+    for (kubernetes_value, expected) in [
+        ("ws://$(POD_NAME).nodes:7878", "ws://patience-1.nodes:7878"),
+        ("$(UNSET) $$(POD_NAME)", "$(UNSET) $(POD_NAME)"),
+    ] {
+        assert_eq!(
+            expand_references(kubernetes_value, &earlier),
+            expected,
+            "{kubernetes_value}"
+        );
+    }
+    let words = |text: &str| {
+        text.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let mut environment = vec![("PATIENCE_DATA".to_string(), "/d".to_string())];
+    assert_eq!(
+        without_env_wrapper(
+            &words("/usr/bin/env -u PATIENCE_DATA X=1 /bin/patience-server --a"),
+            &mut environment
+        ),
+        Ok(words("/bin/patience-server --a"))
+    );
+    assert_eq!(environment, vec![("X".to_string(), "1".to_string())]);
+    assert!(without_env_wrapper(&words("env -i /bin/patience-server"), &mut environment).is_err());
+    let url = url_parts("postgres://ada:s3cret@db:5433/races?sslmode=disable").expect("a URL");
+    assert_eq!(
+        (
+            url.scheme.as_str(),
+            url.user.as_str(),
+            url.password.as_str(),
+            url.host.as_str(),
+            url.port,
+            url.path.as_str()
+        ),
+        ("postgres", "ada", "s3cret", "db", Some(5433), "races")
+    );
+    let url = url_parts("redis://cache").expect("a URL");
+    assert_eq!((url.host.as_str(), url.port), ("cache", None));
+}
