@@ -3,17 +3,25 @@
 //! the server does not know, or publishes, probes and scrapes a port it does
 //! not listen on, fails here rather than on the first start in production.
 //!
-//! Each way the files start the server (the image, compose, the systemd unit
-//! with and without its example env file, the StatefulSet with its
-//! ConfigMap) becomes an [`Invocation`]: the flags, the environment and the
+//! Each way the files start the server (the image, each node of each
+//! compose file, the systemd unit with and without its example env file,
+//! the StatefulSet of each Kubernetes topology with its ConfigMap and
+//! Secret) becomes an [`Invocation`]: the flags, the environment and the
 //! files it is given. [`effective_config`] runs it through the server's own
 //! parser (`patience_server::config::Cli`, then `Cli::into_config`, TOML
 //! file and validation included), and the ports, paths and timeouts of the
 //! deployment are checked against the `Config` that comes out. Every YAML
-//! and JSON file is parsed, Prometheus' scrape target and Grafana's metric
-//! names are checked against the server's, and a text scan catches any
-//! `PATIENCE_*` name or `patience-server --flag` that no structured check
-//! reached (the README's commands, comments).
+//! and JSON file is parsed, Prometheus' scrape targets and Grafana's metric
+//! names are checked against the compose services and the server's, and a
+//! text scan catches any `PATIENCE_*` name or `patience-server --flag` that
+//! no structured check reached (the README's commands, comments).
+//!
+//! The cluster topologies (`compose.cluster.yaml`, `k8s/cluster/`) are
+//! checked as clusters: every node joins one Redis and one PostgreSQL that
+//! the same file starts (and waits for, healthy) or names as managed, has
+//! an id of its own, and gives clients a public URL that reaches it: the
+//! host port compose publishes, or its pod's own name under the headless
+//! Service that governs the StatefulSet.
 //!
 //! `check` returns the problems instead of panicking, so that
 //! `deploy_check_catches_planted_mistakes` can plant one mistake at a time
@@ -451,38 +459,239 @@ fn check_image(parser: &ServerParser, image: &Image, problems: &mut Problems) {
     );
 }
 
-// ----- deploy/compose.yaml, Prometheus, Grafana -----
+// ----- deploy/compose*.yaml, Prometheus, Grafana -----
 
-/// A compose service's environment, as a map or as a list.
+/// A value as compose reads it with no variable of the operator's set:
+/// `${NAME:-default}` and `${NAME-default}` give their default, `${NAME}`
+/// nothing, `$$` a `$`. The files' defaults are what is checked.
+fn interpolate(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(after) = after.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+        } else if let Some(inner) = after.strip_prefix('{')
+            && let Some(end) = inner.find('}')
+        {
+            let expression = &inner[..end];
+            let default = expression
+                .split_once(":-")
+                .or_else(|| expression.split_once('-'))
+                .map_or("", |(_, default)| default);
+            out.push_str(default);
+            rest = &inner[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A compose service's environment, as a map or as a list, interpolated.
 fn compose_environment(value: &Yaml) -> Vec<(String, String)> {
     if let Some(map) = value.as_hash() {
         return map
             .iter()
             .filter_map(|(name, value)| {
-                Some((yaml_scalar(name)?, yaml_scalar(value).unwrap_or_default()))
+                Some((
+                    yaml_scalar(name)?,
+                    interpolate(&yaml_scalar(value).unwrap_or_default()),
+                ))
             })
             .collect();
     }
     yaml_strings(value)
         .into_iter()
         .map(|pair| match pair.split_once('=') {
-            Some((name, value)) => (name.to_string(), value.to_string()),
+            Some((name, value)) => (name.to_string(), interpolate(value)),
             None => (pair, String::new()),
         })
         .collect()
 }
 
-/// The container side of a compose port (`"127.0.0.1:7879:7879"`).
-fn container_port(spec: &str) -> Option<u16> {
-    spec.rsplit(':')
-        .next()?
-        .trim_end_matches("/tcp")
-        .parse()
-        .ok()
+/// A compose port (`"127.0.0.1:7879:7879"`, `"7880:7878"`, `"7878"`) as its
+/// host port, if it names one, and its container port.
+fn port_mapping(spec: &str) -> Option<(Option<u16>, u16)> {
+    let spec = interpolate(spec);
+    let mut parts = spec.trim_end_matches("/tcp").rsplit(':');
+    let container = parts.next()?.parse().ok()?;
+    let host = parts.next().and_then(|port| port.parse().ok());
+    Some((host, container))
+}
+
+/// The words of an entrypoint that may run the server under `env -u NAME`
+/// (which drops a variable of the image: neither compose nor Kubernetes can
+/// unset one), from the program on; `environment` becomes the program's.
+fn without_env_wrapper(
+    words: &[String],
+    environment: &mut Vec<(String, String)>,
+) -> Result<Vec<String>, String> {
+    let Some(first) = words.first() else {
+        return Ok(Vec::new());
+    };
+    if first != "env" && !first.ends_with("/env") {
+        return Ok(words.to_vec());
+    }
+    let mut rest = words[1..].iter();
+    while let Some(word) = rest.next() {
+        let unset = if word == "-u" || word == "--unset" {
+            rest.next()
+                .ok_or_else(|| format!("{first} {word} without a name"))?
+                .as_str()
+        } else if let Some(name) = word.strip_prefix("--unset=") {
+            name
+        } else if word.starts_with('-') {
+            return Err(format!(
+                "{first} {word}: an option this check does not read"
+            ));
+        } else if let Some((name, value)) = word.split_once('=') {
+            environment.push((name.to_string(), value.to_string()));
+            continue;
+        } else {
+            let mut program = vec![word.clone()];
+            program.extend(rest.cloned());
+            return Ok(program);
+        };
+        environment.retain(|(name, _)| name != unset);
+    }
+    Err(format!("{first} runs no program"))
+}
+
+/// How a container runs the image. A given entrypoint (compose's
+/// `entrypoint`, Kubernetes' `command`) replaces the image's ENTRYPOINT and
+/// drops its CMD; a given command (`command`, `args`) replaces the CMD, as
+/// Docker and Kubernetes do.
+fn container_invocation(
+    source: &str,
+    image: &Image,
+    entrypoint: Option<Vec<String>>,
+    cmd: Option<Vec<String>>,
+    mut environment: Vec<(String, String)>,
+    files: BTreeMap<String, String>,
+) -> Result<Invocation, String> {
+    let cmd = match (&entrypoint, cmd) {
+        (_, Some(cmd)) => cmd,
+        (Some(_), None) => Vec::new(),
+        (None, None) => image.cmd.clone(),
+    };
+    let entrypoint = entrypoint.unwrap_or_else(|| image.entrypoint.clone());
+    let program = without_env_wrapper(&entrypoint, &mut environment)
+        .map_err(|error| format!("{source}: {error}"))?;
+    let Some((first, args)) = program.split_first() else {
+        return Err(format!("{source}: the entrypoint runs no program"));
+    };
+    if !first.ends_with("/patience-server") {
+        return Err(format!(
+            "{source}: the entrypoint runs {first}, not patience-server"
+        ));
+    }
+    Ok(Invocation {
+        source: source.to_string(),
+        args: args.iter().chain(&cmd).cloned().collect(),
+        environment,
+        files,
+    })
+}
+
+/// A YAML list of words, or `None` where the key is absent.
+fn optional_words(value: &Yaml) -> Option<Vec<String>> {
+    match value {
+        Yaml::BadValue => None,
+        value => Some(yaml_strings(value)),
+    }
+}
+
+/// The parts of `scheme://user:password@host:port/path?query` the checks
+/// compare (percent-escapes left as they are).
+#[derive(Debug)]
+struct UrlParts {
+    scheme: String,
+    user: String,
+    password: String,
+    host: String,
+    port: Option<u16>,
+    /// The path without its `/`: a PostgreSQL URL's database.
+    path: String,
+}
+
+fn url_parts(url: &str) -> Option<UrlParts> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    let (user_info, host_port) = authority.rsplit_once('@').unwrap_or(("", authority));
+    let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port.parse().ok()?)),
+        None => (host_port, None),
+    };
+    Some(UrlParts {
+        scheme: scheme.to_string(),
+        user: user.to_string(),
+        password: password.to_string(),
+        host: host.to_string(),
+        port,
+        path: path
+            .trim_start_matches('/')
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    })
+}
+
+/// The store URLs a node is given, by the setting that names each, and the
+/// port each scheme means when the URL names none.
+fn store_urls(config: &Config) -> Vec<(&'static str, String, u16)> {
+    let mut urls = Vec::new();
+    if let Some(url) = &config.redis_url {
+        urls.push(("redis_url", url.clone(), 6379));
+    }
+    if let Some(url) = &config.database_url {
+        urls.push(("database_url", url.expose().to_string(), 5432));
+    }
+    urls
+}
+
+/// A race server of a compose file, with what its parser made of it.
+struct ComposeNode {
+    name: String,
+    config: Config,
 }
 
 fn check_compose(files: &Files, parser: &ServerParser, image: &Image, problems: &mut Problems) {
-    let path = "deploy/compose.yaml";
+    let composes: Vec<&String> = files
+        .keys()
+        .filter(|path| path.starts_with("deploy/compose") && path.ends_with(".yaml"))
+        .collect();
+    let mut scrape_configs = BTreeSet::new();
+    for path in composes {
+        check_compose_file(files, path, parser, image, &mut scrape_configs, problems);
+    }
+    for path in files
+        .keys()
+        .filter(|path| path.starts_with("deploy/prometheus/"))
+    {
+        problems.check(scrape_configs.contains(path), || {
+            format!("{path}: no compose file's Prometheus reads it")
+        });
+    }
+}
+
+fn check_compose_file(
+    files: &Files,
+    path: &str,
+    parser: &ServerParser,
+    image: &Image,
+    scrape_configs: &mut BTreeSet<String>,
+    problems: &mut Problems,
+) {
     let documents = yaml_documents(files, path, problems);
     let Some(compose) = documents.first() else {
         return;
@@ -494,72 +703,25 @@ fn check_compose(files: &Files, parser: &ServerParser, image: &Image, problems: 
     else {
         return problems.push(format!("{path}: no services"));
     };
-    let server = &services["patience"];
-    problems.check(
-        server["build"]["dockerfile"].as_str() == Some("deploy/Dockerfile")
-            && server["build"]["context"].as_str() == Some(".."),
-        || format!("{path}: patience is not built from deploy/Dockerfile in the repository root"),
-    );
-    let entrypoint = match &server["entrypoint"] {
-        Yaml::BadValue => image.entrypoint.clone(),
-        value => yaml_strings(value),
-    };
-    let cmd = match &server["command"] {
-        Yaml::BadValue => image.cmd.clone(),
-        value => yaml_strings(value),
-    };
-    let mut environment = image.environment.clone();
-    environment.extend(compose_environment(&server["environment"]));
-    let invocation = Invocation {
-        source: path.to_string(),
-        args: entrypoint.iter().skip(1).chain(&cmd).cloned().collect(),
-        environment,
-        files: BTreeMap::new(),
-    };
-    let config = match effective_config(parser, &invocation) {
-        Ok(config) => config,
-        Err(error) => return problems.push(error),
-    };
-    let Some(admin) = config.admin_listen else {
-        return problems.push(format!("{path}: the server serves no admin port"));
-    };
-    let published: BTreeSet<u16> = yaml_strings(&server["ports"])
-        .iter()
-        .filter_map(|spec| container_port(spec))
-        .collect();
-    let listened = BTreeSet::from([config.listen.port(), admin.port()]);
-    problems.check(published == listened, || {
-        format!(
-            "{path}: publishes container ports {published:?}, the server listens on {listened:?}"
-        )
+    let mut nodes = Vec::new();
+    for name in &service_names {
+        let service = &services[name.as_str()];
+        let runs_server = service["image"]
+            .as_str()
+            .is_some_and(|image| image.starts_with("patience-server"))
+            || !service["build"].is_badvalue();
+        if runs_server
+            && let Some(node) =
+                check_compose_node(path, compose, &service_names, name, parser, image, problems)
+        {
+            nodes.push(node);
+        }
+    }
+    problems.check(!nodes.is_empty(), || {
+        format!("{path}: no service runs patience-server")
     });
-    let data = config
-        .data_dir
-        .as_ref()
-        .map(|dir| dir.to_string_lossy().into_owned());
-    let declared: BTreeSet<String> = compose["volumes"]
-        .as_hash()
-        .map(|map| map.keys().filter_map(yaml_scalar).collect())
-        .unwrap_or_default();
-    let data_volume = yaml_strings(&server["volumes"]).into_iter().find(|mount| {
-        let mut parts = mount.split(':');
-        let (volume, target) = (parts.next().unwrap_or_default(), parts.next());
-        target == data.as_deref() && declared.contains(volume)
-    });
-    problems.check(data_volume.is_some(), || {
-        format!("{path}: no named volume is mounted at the data directory {data:?}")
-    });
-    let stop = server["stop_grace_period"].as_str().and_then(duration_ms);
-    problems.check(
-        stop.is_some_and(|stop| stop > config.shutdown_grace_ms),
-        || {
-            format!(
-                "{path}: stop_grace_period {stop:?} ms does not cover the shutdown grace of {} ms",
-                config.shutdown_grace_ms
-            )
-        },
-    );
-    // Host files mounted into the other services exist beside compose.yaml.
+    check_compose_cluster(path, &nodes, problems);
+    // Host files mounted into the other services exist beside the file.
     for name in &service_names {
         for mount in yaml_strings(&services[name.as_str()]["volumes"]) {
             if let Some(host) = mount
@@ -578,23 +740,260 @@ fn check_compose(files: &Files, parser: &ServerParser, image: &Image, problems: 
             }
         }
     }
-    check_prometheus(files, &service_names, admin.port(), problems);
-    check_grafana(files, services, &service_names, problems);
+    let prometheus_config = yaml_strings(&services["prometheus"]["volumes"])
+        .into_iter()
+        .find_map(|mount| {
+            let mut parts = mount.split(':');
+            let (host, target) = (parts.next()?, parts.next()?);
+            (target == "/etc/prometheus/prometheus.yml")
+                .then(|| format!("deploy/{}", host.trim_start_matches("./")))
+        });
+    let Some(prometheus_config) = prometheus_config else {
+        return problems.push(format!(
+            "{path}: no prometheus service mounts /etc/prometheus/prometheus.yml"
+        ));
+    };
+    let targets: Vec<(String, String)> = nodes
+        .iter()
+        .filter_map(|node| {
+            let admin = node.config.admin_listen?;
+            Some((node.name.clone(), format!("{}:{}", node.name, admin.port())))
+        })
+        .collect();
+    check_prometheus(
+        files,
+        &prometheus_config,
+        &service_names,
+        &targets,
+        problems,
+    );
+    scrape_configs.insert(prometheus_config);
+    check_grafana(files, path, services, &service_names, problems);
 }
 
+/// One race server of a compose file: its settings through the server's
+/// parser, what it publishes, keeps and waits for.
+fn check_compose_node(
+    path: &str,
+    compose: &Yaml,
+    service_names: &BTreeSet<String>,
+    name: &str,
+    parser: &ServerParser,
+    image: &Image,
+    problems: &mut Problems,
+) -> Option<ComposeNode> {
+    let services = &compose["services"];
+    let service = &services[name];
+    problems.check(
+        service["build"]["dockerfile"].as_str() == Some("deploy/Dockerfile")
+            && service["build"]["context"].as_str() == Some(".."),
+        || format!("{path}: {name} is not built from deploy/Dockerfile in the repository root"),
+    );
+    let mut environment = image.environment.clone();
+    environment.extend(compose_environment(&service["environment"]));
+    let source = format!("{path}: {name}");
+    let invocation = container_invocation(
+        &source,
+        image,
+        optional_words(&service["entrypoint"]),
+        optional_words(&service["command"]),
+        environment,
+        BTreeMap::new(),
+    );
+    let config = match invocation.and_then(|invocation| effective_config(parser, &invocation)) {
+        Ok(config) => config,
+        Err(error) => {
+            problems.push(error);
+            return None;
+        }
+    };
+    let Some(admin) = config.admin_listen else {
+        problems.push(format!("{source}: the server serves no admin port"));
+        return None;
+    };
+    let published: Vec<(Option<u16>, u16)> = yaml_strings(&service["ports"])
+        .iter()
+        .filter_map(|spec| port_mapping(spec))
+        .collect();
+    let container_ports: BTreeSet<u16> = published.iter().map(|(_, port)| *port).collect();
+    let listened = BTreeSet::from([config.listen.port(), admin.port()]);
+    problems.check(container_ports == listened, || {
+        format!(
+            "{source} publishes container ports {container_ports:?}, the server listens on {listened:?}"
+        )
+    });
+    if config.database_url.is_none() {
+        let data = config
+            .data_dir
+            .as_ref()
+            .map(|dir| dir.to_string_lossy().into_owned());
+        let declared: BTreeSet<String> = compose["volumes"]
+            .as_hash()
+            .map(|map| map.keys().filter_map(yaml_scalar).collect())
+            .unwrap_or_default();
+        let data_volume = yaml_strings(&service["volumes"]).into_iter().find(|mount| {
+            let mut parts = mount.split(':');
+            let (volume, target) = (parts.next().unwrap_or_default(), parts.next());
+            target == data.as_deref() && declared.contains(volume)
+        });
+        problems.check(data_volume.is_some(), || {
+            format!("{source}: no named volume is mounted at the data directory {data:?}")
+        });
+    }
+    let stop = service["stop_grace_period"].as_str().and_then(duration_ms);
+    problems.check(
+        stop.is_some_and(|stop| stop > config.shutdown_grace_ms),
+        || {
+            format!(
+                "{source}: stop_grace_period {stop:?} ms does not cover the shutdown grace of {} ms",
+                config.shutdown_grace_ms
+            )
+        },
+    );
+    // A redirected client reaches the node at its public URL: from the
+    // host, through the port that publishes its WebSocket port.
+    if config.redis_url.is_some() {
+        let public_url = config.public_url.clone().unwrap_or_default();
+        let public_port = url_parts(&public_url).and_then(|parts| parts.port);
+        let websocket_host_port = published
+            .iter()
+            .find(|(_, container)| *container == config.listen.port())
+            .and_then(|(host, _)| *host);
+        problems.check(
+            public_port.is_some() && public_port == websocket_host_port,
+            || {
+                format!(
+                    "{source}: public_url {public_url} is not the host port {websocket_host_port:?} that publishes its WebSocket port"
+                )
+            },
+        );
+    }
+    // The store and Redis it names are services it waits for, healthy.
+    for (setting, url, default_port) in store_urls(&config) {
+        let Some(parts) = url_parts(&url) else {
+            problems.push(format!("{source}: {setting} is not a URL this check reads"));
+            continue;
+        };
+        let host = parts.host.as_str();
+        if !service_names.contains(host) {
+            problems.push(format!(
+                "{source}: {setting} names {host}, which is no compose service"
+            ));
+            continue;
+        }
+        let dependency = &services[host];
+        problems.check(!dependency["healthcheck"]["test"].is_badvalue(), || {
+            format!("{path}: {host} has no healthcheck for {name} to wait on")
+        });
+        problems.check(
+            service["depends_on"][host]["condition"].as_str() == Some("service_healthy"),
+            || format!("{source} does not wait for {host} (depends_on condition: service_healthy)"),
+        );
+        problems.check(parts.port.unwrap_or(default_port) == default_port, || {
+            format!(
+                "{source}: {setting} asks {host} on port {:?}, not {default_port}",
+                parts.port
+            )
+        });
+        if setting == "database_url" {
+            let database_environment: BTreeMap<String, String> =
+                compose_environment(&dependency["environment"])
+                    .into_iter()
+                    .collect();
+            for (variable, given) in [
+                ("POSTGRES_USER", &parts.user),
+                ("POSTGRES_PASSWORD", &parts.password),
+                ("POSTGRES_DB", &parts.path),
+            ] {
+                if let Some(wanted) = database_environment.get(variable) {
+                    problems.check(given == wanted, || {
+                        format!("{source}: {setting} gives {given:?} where {host}'s {variable} is {wanted:?}")
+                    });
+                }
+            }
+            problems.check(parts.scheme.starts_with("postgres"), || {
+                format!("{source}: {setting} is not a postgres:// URL")
+            });
+        }
+    }
+    Some(ComposeNode {
+        name: name.to_string(),
+        config,
+    })
+}
+
+/// The nodes of one compose file together: more than one is a cluster,
+/// which shares one PostgreSQL and one Redis and tells its nodes apart.
+fn check_compose_cluster(path: &str, nodes: &[ComposeNode], problems: &mut Problems) {
+    if nodes.len() < 2 {
+        return;
+    }
+    for node in nodes {
+        let name = &node.name;
+        problems.check(node.config.redis_url.is_some(), || {
+            format!("{path}: {name} is one of several nodes but joins no cluster (no Redis URL)")
+        });
+        problems.check(node.config.database_url.is_some(), || {
+            format!(
+                "{path}: {name} keeps its data in its own SQLite file; the nodes of a cluster share one PostgreSQL"
+            )
+        });
+    }
+    let shared = |value: &dyn Fn(&Config) -> Option<String>| {
+        nodes
+            .iter()
+            .map(|node| value(&node.config))
+            .collect::<BTreeSet<_>>()
+    };
+    let databases = shared(&|config| {
+        config
+            .database_url
+            .as_ref()
+            .map(|url| url.expose().to_string())
+    });
+    let redises = shared(&|config| config.redis_url.clone());
+    problems.check(databases.len() == 1 && redises.len() == 1, || {
+        format!("{path}: the nodes do not share one database and one Redis")
+    });
+    for (setting, values) in [
+        (
+            "node_id",
+            nodes
+                .iter()
+                .map(|node| node.config.node_id.clone())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "public_url",
+            nodes
+                .iter()
+                .map(|node| node.config.public_url.clone())
+                .collect(),
+        ),
+    ] {
+        let distinct: BTreeSet<&Option<String>> = values.iter().collect();
+        problems.check(
+            distinct.len() == values.len() && !distinct.contains(&None),
+            || format!("{path}: each node needs a {setting} of its own: {values:?}"),
+        );
+    }
+}
+
+/// The scrape config a compose file's Prometheus reads: every target is a
+/// service of that file, and each node's admin port is scraped on
+/// `/metrics` (`targets` holds each node and its `service:port`).
 fn check_prometheus(
     files: &Files,
+    path: &str,
     services: &BTreeSet<String>,
-    admin_port: u16,
+    targets: &[(String, String)],
     problems: &mut Problems,
 ) {
-    let path = "deploy/prometheus/prometheus.yml";
     let documents = yaml_documents(files, path, problems);
     let Some(prometheus) = documents.first() else {
         return;
     };
-    let expected = format!("patience:{admin_port}");
-    let mut found = false;
+    let mut scraped = BTreeSet::new();
     for job in prometheus["scrape_configs"].as_vec().into_iter().flatten() {
         let metrics_path = job["metrics_path"].as_str().unwrap_or("/metrics");
         for static_config in job["static_configs"].as_vec().into_iter().flatten() {
@@ -603,15 +1002,22 @@ fn check_prometheus(
                 problems.check(services.contains(host), || {
                     format!("{path}: target {target} is no compose service")
                 });
-                if target == expected && metrics_path == "/metrics" {
-                    found = true;
+                if let Some((_, admin)) = targets.iter().find(|(node, _)| node == host) {
+                    problems.check(&target == admin, || {
+                        format!("{path}: target {target} is not {host}'s admin port ({admin})")
+                    });
+                }
+                if metrics_path == "/metrics" {
+                    scraped.insert(target);
                 }
             }
         }
     }
-    problems.check(found, || {
-        format!("{path}: nothing scrapes {expected}/metrics")
-    });
+    for (_, expected) in targets {
+        problems.check(scraped.contains(expected), || {
+            format!("{path}: nothing scrapes {expected}/metrics")
+        });
+    }
 }
 
 /// Every series name `/metrics` shows, from the server's own renderer.
@@ -645,33 +1051,41 @@ fn series_in(expression: &str) -> BTreeSet<String> {
     names
 }
 
+/// The Prometheus data sources Grafana is given, by uid, and their URLs.
+fn grafana_datasources(files: &Files, problems: &mut Problems) -> Vec<(String, String)> {
+    let path = "deploy/grafana/provisioning/datasources/prometheus.yaml";
+    yaml_documents(files, path, problems)
+        .iter()
+        .flat_map(|doc| doc["datasources"].as_vec().cloned().unwrap_or_default())
+        .map(|source| {
+            (
+                source["uid"].as_str().unwrap_or_default().to_string(),
+                source["url"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Grafana as a compose file runs it: its data source is a service of the
+/// file, and it mounts the dashboards where their provider looks.
 fn check_grafana(
     files: &Files,
+    compose: &str,
     services: &Yaml,
     service_names: &BTreeSet<String>,
     problems: &mut Problems,
 ) {
     let datasources = "deploy/grafana/provisioning/datasources/prometheus.yaml";
-    let documents = yaml_documents(files, datasources, problems);
-    let mut uids = BTreeSet::new();
-    for source in documents
-        .iter()
-        .flat_map(|doc| doc["datasources"].as_vec().into_iter().flatten())
-    {
-        let url = source["url"].as_str().unwrap_or_default();
+    for (_, url) in grafana_datasources(files, problems) {
         let host = url
             .trim_start_matches("http://")
             .split(':')
             .next()
             .unwrap_or_default();
         problems.check(service_names.contains(host), || {
-            format!("{datasources}: {url} is no compose service")
+            format!("{datasources}: {url} is no service of {compose}")
         });
-        if let Some(uid) = source["uid"].as_str() {
-            uids.insert(uid.to_string());
-        }
     }
-    // The dashboards' provider reads where compose mounts them.
     let providers = "deploy/grafana/provisioning/dashboards/patience.yaml";
     let mounted: Vec<String> = yaml_strings(&services["grafana"]["volumes"]);
     for document in yaml_documents(files, providers, problems) {
@@ -684,12 +1098,21 @@ fn check_grafana(
                 }),
                 || {
                     format!(
-                        "{providers}: {path} is not where compose mounts deploy/grafana/dashboards"
+                        "{providers}: {path} is not where {compose} mounts deploy/grafana/dashboards"
                     )
                 },
             );
         }
     }
+}
+
+/// The dashboards read provisioned data sources and series `/metrics`
+/// shows, and show the ones an operator looks at first.
+fn check_dashboards(files: &Files, problems: &mut Problems) {
+    let uids: BTreeSet<String> = grafana_datasources(files, problems)
+        .into_iter()
+        .map(|(uid, _)| uid)
+        .collect();
     let exported = exported_series();
     let mut shown = BTreeSet::new();
     let dashboards: Vec<&String> = files
@@ -733,6 +1156,10 @@ fn check_grafana(
         "patience_database_up",
         "patience_database_commits_total",
         "patience_database_failed_jobs_total",
+        "patience_cluster_leases_held",
+        "patience_cluster_redirects_total",
+        "patience_cluster_failovers_total",
+        "patience_cluster_redis_errors_total",
     ] {
         problems.check(shown.contains(wanted), || {
             format!("deploy/grafana/dashboards: no panel shows {wanted}")
@@ -902,7 +1329,10 @@ fn check_systemd(files: &Files, parser: &ServerParser, problems: &mut Problems) 
     });
 }
 
-// ----- deploy/k8s -----
+// ----- deploy/k8s, deploy/k8s/cluster -----
+
+/// The namespace the downward API is taken to give, for the checks.
+const SAMPLE_NAMESPACE: &str = "patience";
 
 /// The container port `port` names (a name or a number) among `ports`.
 fn resolve_port(port: &Yaml, ports: &BTreeMap<String, u16>) -> Option<u16> {
@@ -913,10 +1343,140 @@ fn resolve_port(port: &Yaml, ports: &BTreeMap<String, u16>) -> Option<u16> {
     }
 }
 
+/// A container's named ports.
+fn container_ports(container: &Yaml) -> BTreeMap<String, u16> {
+    container["ports"]
+        .as_vec()
+        .into_iter()
+        .flatten()
+        .filter_map(|port| {
+            let number = u16::try_from(port["containerPort"].as_i64()?).ok()?;
+            Some((port["name"].as_str()?.to_string(), number))
+        })
+        .collect()
+}
+
+/// Whether every pair of `selector` is among `labels`.
+fn selects(selector: &Yaml, labels: &Yaml) -> bool {
+    selector.as_hash().is_some_and(|pairs| {
+        !pairs.is_empty()
+            && pairs
+                .iter()
+                .all(|(key, value)| &labels[key.as_str().unwrap_or_default()] == value)
+    })
+}
+
+/// `$(NAME)` as Kubernetes expands it in an env value: by a variable set
+/// earlier in the list, else left as it is; `$$` is a `$`.
+fn expand_references(value: &str, earlier: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(after) = after.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+        } else if let Some(inner) = after.strip_prefix('(')
+            && let Some(end) = inner.find(')')
+            && let Some((_, found)) = earlier.iter().rev().find(|(name, _)| name == &inner[..end])
+        {
+            out.push_str(found);
+            rest = &inner[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A container's environment as its pod `pod_name` sees it: literal
+/// values, the downward API's name and namespace, and keys of the
+/// directory's Secrets and ConfigMaps, each expanded as Kubernetes does.
+fn pod_environment(
+    path: &str,
+    pod_name: &str,
+    container: &Yaml,
+    objects: &[(String, Yaml)],
+    problems: &mut Problems,
+) -> Vec<(String, String)> {
+    let mut environment: Vec<(String, String)> = Vec::new();
+    for variable in container["env"].as_vec().into_iter().flatten() {
+        let name = variable["name"].as_str().unwrap_or_default().to_string();
+        let from = &variable["valueFrom"];
+        let value = if let Some(value) = yaml_scalar(&variable["value"]) {
+            Some(expand_references(&value, &environment))
+        } else if let Some(field) = from["fieldRef"]["fieldPath"].as_str() {
+            match field {
+                "metadata.name" => Some(pod_name.to_string()),
+                "metadata.namespace" => Some(SAMPLE_NAMESPACE.to_string()),
+                _ => None,
+            }
+        } else {
+            [
+                ("secretKeyRef", "Secret", "stringData"),
+                ("configMapKeyRef", "ConfigMap", "data"),
+            ]
+            .into_iter()
+            .find(|(reference, _, _)| !from[*reference].is_badvalue())
+            .and_then(|(reference, kind, data)| {
+                let wanted = &from[reference];
+                objects.iter().find_map(|(_, object)| {
+                    (object["kind"].as_str() == Some(kind)
+                        && object["metadata"]["name"] == wanted["name"])
+                        .then(|| yaml_scalar(&object[data][wanted["key"].as_str()?]))
+                        .flatten()
+                })
+            })
+        };
+        match value {
+            Some(value) => environment.push((name, value)),
+            None => problems.push(format!(
+                "{path}: env {name} has no value this check can read (a literal, the pod's name or namespace, or a key of a Secret's stringData or a ConfigMap of the same directory)"
+            )),
+        }
+    }
+    environment
+}
+
 fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problems: &mut Problems) {
     let manifests: Vec<&String> = files
         .keys()
         .filter(|path| path.starts_with("deploy/k8s/") && path.ends_with(".yaml"))
+        .collect();
+    // Each directory with a kustomization is one topology: `kubectl apply -k`
+    // applies what it lists.
+    let directories: BTreeSet<&str> = manifests
+        .iter()
+        .filter_map(|path| path.strip_suffix("/kustomization.yaml"))
+        .collect();
+    for path in &manifests {
+        let directory = path.rsplit_once('/').map_or("", |(directory, _)| directory);
+        problems.check(directories.contains(directory), || {
+            format!("{path}: no kustomization.yaml beside it")
+        });
+    }
+    for directory in directories {
+        check_kubernetes_topology(files, directory, parser, image, problems);
+    }
+}
+
+fn check_kubernetes_topology(
+    files: &Files,
+    directory: &str,
+    parser: &ServerParser,
+    image: &Image,
+    problems: &mut Problems,
+) {
+    let manifests: Vec<&String> = files
+        .keys()
+        .filter(|path| {
+            path.strip_prefix(directory)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|name| !name.contains('/') && name.ends_with(".yaml"))
+        })
         .collect();
     let mut objects: Vec<(String, Yaml)> = Vec::new();
     for path in &manifests {
@@ -933,34 +1493,53 @@ fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problem
             .filter(|(_, object)| object["kind"].as_str() == Some(wanted))
             .collect::<Vec<_>>()
     };
-    // kubectl apply -k applies what the kustomization lists: every manifest.
+    let kustomization = format!("{directory}/kustomization.yaml");
     let listed: BTreeSet<String> = kind("Kustomization")
         .iter()
         .flat_map(|(_, object)| yaml_strings(&object["resources"]))
-        .map(|resource| format!("deploy/k8s/{resource}"))
+        .map(|resource| format!("{directory}/{resource}"))
         .collect();
     for path in &manifests {
-        let is_kustomization = path.ends_with("/kustomization.yaml");
-        problems.check(is_kustomization || listed.contains(path.as_str()), || {
-            format!("deploy/k8s/kustomization.yaml does not list {path}")
-        });
+        problems.check(
+            **path == kustomization || listed.contains(path.as_str()),
+            || format!("{kustomization} does not list {path}"),
+        );
     }
     for resource in &listed {
         problems.check(files.contains_key(resource), || {
-            format!("deploy/k8s/kustomization.yaml lists {resource}, which is missing")
+            format!("{kustomization} lists {resource}, which is missing")
         });
     }
-    let statefulsets = kind("StatefulSet");
-    let [(path, statefulset)] = statefulsets.as_slice() else {
+    let workloads: Vec<&(String, Yaml)> = objects
+        .iter()
+        .filter(|(_, object)| matches!(object["kind"].as_str(), Some("StatefulSet" | "Deployment")))
+        .collect();
+    let servers: Vec<&&(String, Yaml)> = workloads
+        .iter()
+        .filter(|(_, workload)| {
+            workload["spec"]["template"]["spec"]["containers"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .any(|container| {
+                    container["image"]
+                        .as_str()
+                        .is_some_and(|image| image.starts_with("patience-server"))
+                })
+        })
+        .collect();
+    let [(path, statefulset)] = servers.as_slice() else {
         return problems.push(format!(
-            "deploy/k8s: {} StatefulSets, not one",
-            statefulsets.len()
+            "{directory}: {} workloads run the patience-server image, not one",
+            servers.len()
         ));
     };
-    let spec = &statefulset["spec"];
-    problems.check(spec["replicas"].as_i64() == Some(1), || {
-        format!("{path}: SQLite takes one writer: replicas must be 1")
+    problems.check(statefulset["kind"].as_str() == Some("StatefulSet"), || {
+        format!("{path}: the nodes are no StatefulSet: each needs a stable name")
     });
+    let workload_name = statefulset["metadata"]["name"].as_str().unwrap_or("?");
+    let first_pod = format!("{workload_name}-0");
+    let spec = &statefulset["spec"];
     let pod = &spec["template"]["spec"];
     let containers = pod["containers"].as_vec().cloned().unwrap_or_default();
     let Some(container) = containers.iter().find(|container| {
@@ -968,27 +1547,12 @@ fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problem
             .as_str()
             .is_some_and(|image| image.starts_with("patience-server"))
     }) else {
-        return problems.push(format!(
-            "{path}: no container runs the patience-server image"
-        ));
-    };
-    // command replaces the image's ENTRYPOINT, args its CMD.
-    let entrypoint = match &container["command"] {
-        Yaml::BadValue => image.entrypoint.clone(),
-        value => yaml_strings(value),
-    };
-    let cmd = match &container["args"] {
-        Yaml::BadValue => image.cmd.clone(),
-        value => yaml_strings(value),
+        return;
     };
     let mut environment = image.environment.clone();
-    for variable in container["env"].as_vec().into_iter().flatten() {
-        let name = variable["name"].as_str().unwrap_or_default().to_string();
-        match yaml_scalar(&variable["value"]) {
-            Some(value) => environment.push((name, value)),
-            None => problems.push(format!("{path}: env {name} has no literal value to check")),
-        }
-    }
+    environment.extend(pod_environment(
+        path, &first_pod, container, &objects, problems,
+    ));
     // The ConfigMaps mounted into the container, as the files it sees.
     let configmaps: BTreeMap<String, &Yaml> = kind("ConfigMap")
         .iter()
@@ -1035,28 +1599,29 @@ fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problem
             }
         }
     }
-    let invocation = Invocation {
-        source: format!("{path} with its ConfigMap"),
-        args: entrypoint.iter().skip(1).chain(&cmd).cloned().collect(),
+    let invocation = container_invocation(
+        &format!("{path} with its ConfigMap"),
+        image,
+        optional_words(&container["command"]),
+        optional_words(&container["args"]),
         environment,
-        files: mounted_files,
-    };
-    let config = match effective_config(parser, &invocation) {
+        mounted_files,
+    );
+    let config = match invocation.and_then(|invocation| effective_config(parser, &invocation)) {
         Ok(config) => config,
         Err(error) => return problems.push(error),
     };
     let Some(admin) = config.admin_listen else {
         return problems.push(format!("{path}: the server serves no admin port"));
     };
-    let ports: BTreeMap<String, u16> = container["ports"]
-        .as_vec()
-        .into_iter()
-        .flatten()
-        .filter_map(|port| {
-            let number = u16::try_from(port["containerPort"].as_i64()?).ok()?;
-            Some((port["name"].as_str()?.to_string(), number))
-        })
-        .collect();
+    let cluster = config.redis_url.is_some() && config.database_url.is_some();
+    let replicas = spec["replicas"].as_i64().unwrap_or(1);
+    problems.check(replicas == 1 || cluster, || {
+        format!(
+            "{path}: {replicas} replicas, but SQLite takes one writer: replicas must be 1 without PostgreSQL and Redis"
+        )
+    });
+    let ports = container_ports(container);
     let wanted = BTreeMap::from([
         ("admin".to_string(), admin.port()),
         ("ws".to_string(), config.listen.port()),
@@ -1080,22 +1645,24 @@ fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problem
             },
         );
     }
-    let data = config
-        .data_dir
-        .as_ref()
-        .map(|dir| dir.to_string_lossy().into_owned());
-    let claims: BTreeSet<String> = spec["volumeClaimTemplates"]
-        .as_vec()
-        .into_iter()
-        .flatten()
-        .filter_map(|claim| claim["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
-    problems.check(
-        claims
-            .iter()
-            .any(|claim| mounts.get(claim) == data.as_ref()),
-        || format!("{path}: no volumeClaimTemplate is mounted at the data directory {data:?}"),
-    );
+    if config.database_url.is_none() {
+        let data = config
+            .data_dir
+            .as_ref()
+            .map(|dir| dir.to_string_lossy().into_owned());
+        let claims: BTreeSet<String> = spec["volumeClaimTemplates"]
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(|claim| claim["metadata"]["name"].as_str().map(str::to_string))
+            .collect();
+        problems.check(
+            claims
+                .iter()
+                .any(|claim| mounts.get(claim) == data.as_ref()),
+            || format!("{path}: no volumeClaimTemplate is mounted at the data directory {data:?}"),
+        );
+    }
     // SIGTERM comes after preStop; both must end within the grace period.
     let pause_ms = container["lifecycle"]["preStop"]["exec"]["command"]
         .as_vec()
@@ -1124,40 +1691,177 @@ fn check_kubernetes(files: &Files, parser: &ServerParser, image: &Image, problem
             && security["allowPrivilegeEscalation"].as_bool() == Some(false),
         || format!("{path}: not non-root with a read-only root and no privilege escalation"),
     );
-    // Services reach the container's ports and select its pods.
-    let labels = &spec["template"]["metadata"]["labels"];
-    let mut headless = BTreeSet::new();
-    for (service_path, service) in kind("Service") {
+    // Every Service selects pods of a workload here and reaches their ports.
+    let services = kind("Service");
+    let server_labels = &spec["template"]["metadata"]["labels"];
+    for (service_path, service) in &services {
         let name = service["metadata"]["name"].as_str().unwrap_or("?");
-        if service["spec"]["clusterIP"].as_str() == Some("None") {
-            headless.insert(name.to_string());
-        }
-        for (key, value) in service["spec"]["selector"].as_hash().into_iter().flatten() {
-            problems.check(&labels[key.as_str().unwrap_or_default()] == value, || {
-                format!(
-                    "{service_path}: Service {name} selects {key:?}={value:?}, which the pods lack"
+        let selector = &service["spec"]["selector"];
+        let selected: Vec<&&(String, Yaml)> = workloads
+            .iter()
+            .filter(|(_, workload)| {
+                selects(
+                    selector,
+                    &workload["spec"]["template"]["metadata"]["labels"],
                 )
-            });
+            })
+            .collect();
+        problems.check(!selected.is_empty(), || {
+            format!("{service_path}: Service {name} selects {selector:?}, which no pods of {directory} have")
+        });
+        for (_, workload) in &selected {
+            let workload_ports: BTreeMap<String, u16> =
+                workload["spec"]["template"]["spec"]["containers"]
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(container_ports)
+                    .collect();
+            for port in service["spec"]["ports"].as_vec().into_iter().flatten() {
+                problems.check(
+                    resolve_port(&port["targetPort"], &workload_ports).is_some(),
+                    || {
+                        format!(
+                            "{service_path}: Service {name} targets {:?}, which the container lacks",
+                            port["targetPort"]
+                        )
+                    },
+                );
+            }
         }
-        for port in service["spec"]["ports"].as_vec().into_iter().flatten() {
-            problems.check(resolve_port(&port["targetPort"], &ports).is_some(), || {
-                format!(
-                    "{service_path}: Service {name} targets {:?}, which the container lacks",
-                    port["targetPort"]
-                )
-            });
-        }
-        if let Some(scrape_port) = service["metadata"]["annotations"]["prometheus.io/port"].as_str()
+        if selects(selector, server_labels)
+            && let Some(scrape_port) =
+                service["metadata"]["annotations"]["prometheus.io/port"].as_str()
         {
             problems.check(scrape_port == admin.port().to_string(), || {
                 format!("{service_path}: Service {name} asks Prometheus to scrape {scrape_port}")
             });
         }
     }
-    let governing = spec["serviceName"].as_str().unwrap_or_default();
-    problems.check(headless.contains(governing), || {
-        format!("{path}: serviceName {governing:?} is no headless Service")
+    let headless: BTreeSet<&str> = services
+        .iter()
+        .filter(|(_, service)| service["spec"]["clusterIP"].as_str() == Some("None"))
+        .filter_map(|(_, service)| service["metadata"]["name"].as_str())
+        .collect();
+    for (statefulset_path, workload) in kind("StatefulSet") {
+        let governing = workload["spec"]["serviceName"].as_str().unwrap_or_default();
+        problems.check(headless.contains(governing), || {
+            format!("{statefulset_path}: serviceName {governing:?} is no headless Service")
+        });
+    }
+    for (budget_path, budget) in kind("PodDisruptionBudget") {
+        problems.check(
+            selects(&budget["spec"]["selector"]["matchLabels"], server_labels),
+            || format!("{budget_path}: the PodDisruptionBudget selects no race node"),
+        );
+    }
+    if config.redis_url.is_some() {
+        check_kubernetes_cluster(path, directory, &config, &objects, &first_pod, problems);
+    }
+}
+
+/// A cluster's nodes: each is reached at its own pod's name, and the
+/// store and Redis they name are Services here (or managed ones, by a
+/// name that is not a bare Service name).
+fn check_kubernetes_cluster(
+    path: &str,
+    directory: &str,
+    config: &Config,
+    objects: &[(String, Yaml)],
+    first_pod: &str,
+    problems: &mut Problems,
+) {
+    let statefulset = objects
+        .iter()
+        .find(|(object_path, object)| {
+            object_path == path && object["kind"].as_str() == Some("StatefulSet")
+        })
+        .map(|(_, object)| object);
+    let governing = statefulset
+        .and_then(|object| object["spec"]["serviceName"].as_str())
+        .unwrap_or_default();
+    let service = |name: &str| {
+        objects.iter().find_map(|(_, object)| {
+            (object["kind"].as_str() == Some("Service")
+                && object["metadata"]["name"].as_str() == Some(name))
+            .then_some(object)
+        })
+    };
+    let public_url = config.public_url.clone().unwrap_or_default();
+    let public = url_parts(&public_url);
+    let own_name = format!("{first_pod}.{governing}.{SAMPLE_NAMESPACE}.svc");
+    // The port in the URL is a port of the governing Service that reaches
+    // the WebSocket port (a headless Service's DNS names give the pod's
+    // own address, so they are the same number).
+    let reaches_websocket = service(governing).is_some_and(|governing| {
+        governing["spec"]["ports"]
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .any(|port| {
+                port["port"].as_i64() == public.as_ref().and_then(|url| url.port).map(i64::from)
+                    && port["port"].as_i64() == Some(i64::from(config.listen.port()))
+            })
     });
+    problems.check(
+        public.as_ref().is_some_and(|url| {
+            url.host == own_name || url.host.starts_with(&format!("{own_name}."))
+        }) && reaches_websocket,
+        || {
+            format!(
+                "{path}: public_url {public_url} is not the pod's own name ({own_name}…) on a port of {governing} that reaches its WebSocket port {}",
+                config.listen.port()
+            )
+        },
+    );
+    problems.check(
+        service(governing).is_some_and(|governing| {
+            governing["spec"]["publishNotReadyAddresses"].as_bool() == Some(true)
+        }),
+        || format!("{path}: {governing} does not publish pods that are not ready: a node whose Redis blips keeps rooms whose players must reach it"),
+    );
+    problems.check(
+        config
+            .node_id
+            .as_deref()
+            .is_none_or(|node_id| node_id.contains(first_pod)),
+        || {
+            format!(
+                "{path}: node_id {:?} is the same for every pod",
+                config.node_id
+            )
+        },
+    );
+    for (setting, url, default_port) in store_urls(config) {
+        let Some(parts) = url_parts(&url) else {
+            problems.push(format!("{path}: {setting} is not a URL this check reads"));
+            continue;
+        };
+        if parts.host.contains('.') {
+            continue; // A managed one, by its own name.
+        }
+        let port = parts.port.unwrap_or(default_port);
+        let Some(found) = service(&parts.host) else {
+            problems.push(format!(
+                "{path}: {setting} names {}, which is no Service of {directory}",
+                parts.host
+            ));
+            continue;
+        };
+        problems.check(
+            found["spec"]["ports"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .any(|service_port| service_port["port"].as_i64() == Some(i64::from(port))),
+            || {
+                format!(
+                    "{path}: {setting} asks {} on port {port}, which it does not serve",
+                    parts.host
+                )
+            },
+        );
+    }
 }
 
 // ----- Every file -----
@@ -1256,6 +1960,7 @@ fn check(files: &Files) -> Vec<String> {
     let image = read_image(files, &mut problems);
     check_image(&parser, &image, &mut problems);
     check_compose(files, &parser, &image, &mut problems);
+    check_dashboards(files, &mut problems);
     check_systemd(files, &parser, &mut problems);
     check_kubernetes(files, &parser, &image, &mut problems);
     problems.0
@@ -1270,6 +1975,10 @@ fn deploy_files_agree_with_the_server() {
         "deploy/README.md",
         "deploy/systemd/patience-server.service",
         "deploy/k8s/statefulset.yaml",
+        "deploy/compose.cluster.yaml",
+        "deploy/prometheus/prometheus.cluster.yml",
+        "deploy/k8s/cluster/kustomization.yaml",
+        "deploy/k8s/cluster/statefulset.yaml",
     ] {
         assert!(files.contains_key(expected), "{expected} is missing");
     }
@@ -1434,6 +2143,122 @@ fn deploy_check_catches_planted_mistakes() {
             "patience-server --halp",
             "--halp",
         ),
+        (
+            "deploy/k8s/statefulset.yaml",
+            "replicas: 1",
+            "replicas: 2",
+            "SQLite takes one writer",
+        ),
+        // The cluster topology in compose.
+        (
+            "deploy/compose.cluster.yaml",
+            "PATIENCE_REDIS_URL: redis://redis:6379",
+            "PATIENCE_REDIS_ULR: redis://redis:6379",
+            "PATIENCE_REDIS_ULR",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "\"-u\", \"PATIENCE_DATA\", ",
+            "",
+            "choose one",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "PATIENCE_NODE_ID: node-b",
+            "PATIENCE_NODE_ID: node-a",
+            "node_id of its own",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "${PUBLIC_HOST:-localhost}:7880",
+            "${PUBLIC_HOST:-localhost}:7878",
+            "publishes its WebSocket port",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "postgres://patience:patience@postgres",
+            "postgres://patience:secret@postgres",
+            "POSTGRES_PASSWORD",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "condition: service_healthy",
+            "condition: service_started",
+            "service_healthy",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "redis://redis:6379",
+            "redis://cache:6379",
+            "no compose service",
+        ),
+        (
+            "deploy/compose.cluster.yaml",
+            "PATIENCE_REDIS_URL: redis://redis:6379\n",
+            "PATIENCE_REDIS_URL: redis://redis:6379/1\n",
+            "do not share one database and one Redis",
+        ),
+        (
+            "deploy/prometheus/prometheus.cluster.yml",
+            "\"node-b:7879\"",
+            "\"node-b:7878\"",
+            "node-b's admin port",
+        ),
+        (
+            "deploy/prometheus/prometheus.cluster.yml",
+            ", \"node-b:7879\"",
+            "",
+            "nothing scrapes node-b:7879",
+        ),
+        // The cluster topology on Kubernetes.
+        (
+            "deploy/k8s/cluster/statefulset.yaml",
+            "ws://$(POD_NAME).patience-nodes.",
+            "ws://patience.",
+            "pod's own name",
+        ),
+        (
+            "deploy/k8s/cluster/statefulset.yaml",
+            "value: $(POD_NAME)",
+            "value: node",
+            "same for every pod",
+        ),
+        (
+            "deploy/k8s/cluster/statefulset.yaml",
+            "key: redis-url",
+            "key: redis_url",
+            "env PATIENCE_REDIS_URL",
+        ),
+        (
+            "deploy/k8s/cluster/store.yaml",
+            "patience-postgres:5432",
+            "patience-postgres:5433",
+            "5433",
+        ),
+        (
+            "deploy/k8s/cluster/store.yaml",
+            "redis://patience-redis:6379",
+            "redis://redis:6379",
+            "no Service of deploy/k8s/cluster",
+        ),
+        (
+            "deploy/k8s/cluster/services.yaml",
+            "publishNotReadyAddresses: true",
+            "publishNotReadyAddresses: false",
+            "not ready",
+        ),
+        (
+            "deploy/k8s/cluster/kustomization.yaml",
+            "  - redis.yaml\n",
+            "",
+            "does not list deploy/k8s/cluster/redis.yaml",
+        ),
+        (
+            "deploy/k8s/cluster/redis.yaml",
+            "targetPort: redis",
+            "targetPort: valkey",
+            "valkey",
+        ),
     ];
     for (path, from, to, named) in plants {
         let mut planted = files.clone();
@@ -1451,4 +2276,55 @@ fn deploy_check_catches_planted_mistakes() {
             "planting {to:?} in {path} went unnoticed: {problems:#?}"
         );
     }
+}
+
+#[test]
+fn deploy_readers_expand_values_as_compose_and_kubernetes_do() {
+    for (compose_value, expected) in [
+        ("ws://${PUBLIC_HOST:-localhost}:7878", "ws://localhost:7878"),
+        ("${A-b}/${C}", "b/"),
+        ("$$HOME and $", "$HOME and $"),
+    ] {
+        assert_eq!(interpolate(compose_value), expected, "{compose_value}");
+    }
+    let earlier = [("POD_NAME".to_string(), "patience-1".to_string())];
+    for (kubernetes_value, expected) in [
+        ("ws://$(POD_NAME).nodes:7878", "ws://patience-1.nodes:7878"),
+        ("$(UNSET) $$(POD_NAME)", "$(UNSET) $(POD_NAME)"),
+    ] {
+        assert_eq!(
+            expand_references(kubernetes_value, &earlier),
+            expected,
+            "{kubernetes_value}"
+        );
+    }
+    let words = |text: &str| {
+        text.split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let mut environment = vec![("PATIENCE_DATA".to_string(), "/d".to_string())];
+    assert_eq!(
+        without_env_wrapper(
+            &words("/usr/bin/env -u PATIENCE_DATA X=1 /bin/patience-server --a"),
+            &mut environment
+        ),
+        Ok(words("/bin/patience-server --a"))
+    );
+    assert_eq!(environment, vec![("X".to_string(), "1".to_string())]);
+    assert!(without_env_wrapper(&words("env -i /bin/patience-server"), &mut environment).is_err());
+    let url = url_parts("postgres://ada:s3cret@db:5433/races?sslmode=disable").expect("a URL");
+    assert_eq!(
+        (
+            url.scheme.as_str(),
+            url.user.as_str(),
+            url.password.as_str(),
+            url.host.as_str(),
+            url.port,
+            url.path.as_str()
+        ),
+        ("postgres", "ada", "s3cret", "db", Some(5433), "races")
+    );
+    let url = url_parts("redis://cache").expect("a URL");
+    assert_eq!((url.host.as_str(), url.port), ("cache", None));
 }
