@@ -1,13 +1,16 @@
-//! Several nodes behind one Redis: two real server processes and a real
-//! `redis-server` (started here in a directory of its own, on a Unix
-//! socket; the tests fail, not pass, without it). A room made on one node
+//! Several nodes behind one Redis and one PostgreSQL: two real server
+//! processes, a real `redis-server` (started here in a directory of its
+//! own, on a Unix socket; the tests fail, not pass, without it) and a
+//! database of the test's own on the PostgreSQL server `tests/with-services`
+//! starts, which every node of the test shares. A room made on one node
 //! is joined, watched and resumed through the other by `redirect`, with
 //! the test client and with the real client's session; a quick race meets
 //! players who came to different nodes; `/healthz` answers 503 once Redis
 //! is gone; a renewal never extends a lease another node holds, and a room
 //! whose lease another node took closes; a race
 //! whose node is killed runs on at a node that shares its store, reached
-//! by the real client through the node it started with.
+//! by the real client through the node it started with; and a player's one
+//! daily attempt is the same attempt at every node, and one only.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -20,9 +23,10 @@ use patience_cli::session::{Entry, Session};
 use patience_server::cluster::{Cluster, Owner, Settings};
 use patience_server::metrics::Metrics;
 use patience_server::registry::Registry;
+use patience_server::store::postgres::ScratchDatabase;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
-use patience_tests::{Client, RedisProcess, ServerProcess, first_deal, free_port};
+use patience_tests::{Client, RedisProcess, ServerProcess, daily_deal, first_deal, free_port};
 
 /// Leases short enough that a lapse is seen quickly, long enough that a
 /// loaded test machine renews in time (every 500 ms).
@@ -31,11 +35,37 @@ const LEASE_MS: &str = "1500";
 /// Longest a test polls for something to happen.
 const DEADLINE: Duration = Duration::from_secs(20);
 
-/// A cluster node on a port of its own, whose public URL is returned.
-fn node(redis: &RedisProcess, data: &Path, extra: &[&str]) -> (ServerProcess, String) {
+/// What a test's nodes share: one PostgreSQL database, as a cluster's
+/// nodes do, and a directory for their settings and the clients' files.
+struct SharedStore {
+    database: ScratchDatabase,
+    directory: tempfile::TempDir,
+}
+
+impl SharedStore {
+    fn new() -> SharedStore {
+        SharedStore {
+            database: ScratchDatabase::create(),
+            directory: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.directory.path()
+    }
+}
+
+/// A cluster node on a port of its own, on the test's shared database,
+/// whose public URL is returned.
+fn node(redis: &RedisProcess, store: &SharedStore, extra: &[&str]) -> (ServerProcess, String) {
     let (flags, url) = node_flags(redis, extra);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    (ServerProcess::start(data, &flags), url)
+    let settings = store
+        .path()
+        .join(format!("node-{}", address_of(&url).port()));
+    std::fs::create_dir_all(&settings).expect("the node's directory is made");
+    let server = ServerProcess::start_on_postgres(&settings, store.database.url(), &flags);
+    (server, url)
 }
 
 fn node_flags(redis: &RedisProcess, extra: &[&str]) -> (Vec<String>, String) {
@@ -93,9 +123,9 @@ async fn resume_until_known(client: &mut Client, token: &str, last_seq: u64) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_room_on_one_node_is_joined_watched_and_resumed_through_the_other() {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
-    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    let data = SharedStore::new();
+    let (a, a_url) = node(&redis, &data, &[]);
+    let (b, _) = node(&redis, &data, &[]);
     assert_eq!(a.address, address_of(&a_url));
 
     let mut ada = Client::hello_to(a.address, "ada").await;
@@ -169,9 +199,9 @@ async fn a_room_on_one_node_is_joined_watched_and_resumed_through_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_client_follows_a_redirect_and_saves_its_seat_at_the_owner() {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
-    let (_b, b_url) = node(&redis, &data.path().join("b"), &[]);
+    let data = SharedStore::new();
+    let (a, a_url) = node(&redis, &data, &[]);
+    let (_b, b_url) = node(&redis, &data, &[]);
     let mut ada = Client::hello_to(a.address, "ada").await;
     let (code, _) = ada.create_room(2, RoomOptions::default()).await;
 
@@ -196,9 +226,9 @@ async fn the_real_client_follows_a_redirect_and_saves_its_seat_at_the_owner() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quick_race_meets_players_who_came_to_different_nodes() {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    let (a, a_url) = node(&redis, &data.path().join("a"), &[]);
-    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    let data = SharedStore::new();
+    let (a, a_url) = node(&redis, &data, &[]);
+    let (b, _) = node(&redis, &data, &[]);
     let quick = ClientMessage::QuickRace {
         game: GameKind::ThreeBlindMice,
     };
@@ -263,7 +293,8 @@ async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() 
     let (flags, _) = node_flags(&redis, &[]);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let (a, admin) = ServerProcess::start_with_admin(&data.path().join("a"), &flags);
-    let (b, _) = node(&redis, &data.path().join("b"), &[]);
+    let store = SharedStore::new();
+    let (b, _) = node(&redis, &store, &[]);
     assert!(
         http_get(admin, "/healthz").starts_with("HTTP/1.1 200 OK"),
         "healthy with Redis up"
@@ -379,10 +410,7 @@ async fn a_race_whose_node_dies_is_taken_over_when_a_player_resumes_at_another_n
 /// Two nodes on one store; A runs a race and is killed; ada resumes at B.
 async fn failover(scan_ms: &str, wait_for_the_scan: bool) {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    // Both nodes on one SQLite file (WAL mode lets two processes of one
-    // host share it; the store waits out the other's write lock).
-    let store = data.path().join("shared");
+    let store = SharedStore::new();
     let scan = ["--failover-scan-ms", scan_ms];
     let (a, a_url) = node(&redis, &store, &scan);
     let (b, _) = node(&redis, &store, &scan);
@@ -476,8 +504,8 @@ async fn failover(scan_ms: &str, wait_for_the_scan: bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_room_whose_lease_another_node_took_closes_without_a_word() {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    let (a, _) = node(&redis, &data.path().join("a"), &[]);
+    let data = SharedStore::new();
+    let (a, _) = node(&redis, &data, &[]);
     let mut ada = Client::hello_to(a.address, "ada").await;
     let (code, _) = ada.create_room(2, RoomOptions::default()).await;
     redis.cli(&[
@@ -510,11 +538,10 @@ async fn a_room_whose_lease_another_node_took_closes_without_a_word() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_client_resumes_through_the_first_node_when_the_owner_dies() {
     let redis = RedisProcess::start();
-    let data = tempfile::tempdir().expect("a temporary directory");
-    let store = data.path().join("shared");
+    let data = SharedStore::new();
     let scan = ["--failover-scan-ms", "0"];
-    let (a, _) = node(&redis, &store, &scan);
-    let (_b, b_url) = node(&redis, &store, &scan);
+    let (a, _) = node(&redis, &data, &scan);
+    let (_b, b_url) = node(&redis, &data, &scan);
     let mut bob = Client::hello_to(a.address, "bob").await;
     let (code, _) = bob.create_room(2, RoomOptions::default()).await;
 
@@ -548,4 +575,47 @@ async fn the_real_client_resumes_through_the_first_node_when_the_owner_dies() {
     );
     let seat = config.load().seat.expect("the new token is saved");
     assert_eq!(seat.server, b_url, "the seat is now at B");
+}
+
+/// One attempt per player and day, whichever node the player comes to:
+/// PostgreSQL holds it, and every node deals the day's deal from the shared
+/// daily secret. Begun at A, taken back at B where it stopped and won
+/// there; then A grants no second attempt and ranks the one B finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_players_one_daily_attempt_is_the_same_at_every_node_and_granted_once() {
+    let redis = RedisProcess::start();
+    let data = SharedStore::new();
+    let (a, _) = node(&redis, &data, &[]);
+    let (b, _) = node(&redis, &data, &[]);
+
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (_, token) = ada.register("ada").await;
+    let begun = ada.daily_play().await;
+    assert!(!begun.resumed);
+    let (_, line) = daily_deal(&begun.date);
+    let (first, rest) = line.split_at(line.len() / 2);
+    ada.play_all(first).await;
+    ada.drop_connection();
+
+    let mut ada_at_b = Client::hello_to(b.address, "ada").await;
+    ada_at_b.authenticate(&token).await;
+    let taken_back = ada_at_b.daily_play().await;
+    assert!(taken_back.resumed, "B takes back the attempt begun at A");
+    assert_eq!(
+        taken_back.commitment, begun.commitment,
+        "one deal of the day"
+    );
+    assert_eq!(taken_back.moves, first, "with every move A kept");
+    ada_at_b.play_all(rest).await;
+    let result = match ada_at_b
+        .recv_until(|message| matches!(message, ServerMessage::DailyFinished { .. }))
+        .await
+    {
+        ServerMessage::DailyFinished { result } => result,
+        _ => unreachable!("recv_until returned another message"),
+    };
+
+    let mut ada_at_a = Client::hello_to(a.address, "ada").await;
+    ada_at_a.authenticate(&token).await;
+    ada_at_a.assert_daily_win_kept(result.race_id, &line).await;
 }
