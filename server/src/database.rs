@@ -647,8 +647,11 @@ mod tests {
         fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
             self.inner.record_live_move(code, kept)
         }
-        fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
-            self.inner.end_live_race(code)
+        fn end_live_race(&mut self, code: &str, epoch: u64) -> Result<(), StoreError> {
+            self.inner.end_live_race(code, epoch)
+        }
+        fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
+            self.inner.claim_live_race(code)
         }
         fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
             self.inner.live_races()

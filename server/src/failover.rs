@@ -4,7 +4,9 @@
 //! `node_lease_ms`) and its running races in the store. Another node takes
 //! one over by claiming its code's lease ([`Cluster::claim_existing`], which
 //! only succeeds while no live node holds it) and rebuilding the race with
-//! [`room::restore`], as a restart does; its players' resume tokens lead
+//! [`room::claim_and_restore`], as a restart does (the store's claim
+//! fences off the old node's writes, should it be alive after all: paused,
+//! or cut off from Redis past its lease); its players' resume tokens lead
 //! any node to the code (Redis) and the code to the new owner. Two paths do
 //! it: a periodic scan of the store (`failover_scan_ms`), and, sooner, a
 //! `resume` whose token names a room no live node holds.
@@ -84,7 +86,7 @@ async fn take_over(shared: &Shared, cluster: &Cluster, saved: LiveRace) -> Resul
         }
     }
     let code: Arc<str> = Arc::from(saved.code.as_str());
-    match room::restore(&shared.room_context(), saved) {
+    match room::claim_and_restore(&shared.room_context(), &code).await {
         Ok(_) => {
             bump(&shared.metrics.cluster_failovers);
             tracing::warn!(%code, "took over a race whose node is gone");

@@ -229,8 +229,8 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
             tracing::info!(code = %saved.code, "a kept race is owned by another node");
             continue;
         }
-        let code = saved.code.clone();
-        match room::restore(&context, saved) {
+        let code = saved.code;
+        match room::claim_and_restore(&context, &code).await {
             Ok(room) => tracing::info!(code = %room.code, "running race restored"),
             Err(error) => {
                 bump(&shared.metrics.storage_errors);

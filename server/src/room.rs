@@ -76,8 +76,32 @@ pub struct RoomContext {
     pub settings: Settings,
 }
 
-/// Runs again a race kept when the server stopped, under its old code.
-pub fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, RestoreError> {
+/// Claims the race kept under `code` in the store, which fences off the
+/// writes of any server that ran it until now (`Store::claim_live_race`),
+/// and runs it again here, under its old code: at a start, or taking it
+/// over from a node that is gone.
+pub async fn claim_and_restore(
+    context: &RoomContext,
+    code: &str,
+) -> Result<RoomHandle, RestoreError> {
+    let claiming = code.to_string();
+    let claimed = context
+        .database
+        .call(move |store| store.claim_live_race(&claiming))
+        .await;
+    let failed = |reason: String| RestoreError {
+        code: code.to_string(),
+        reason,
+    };
+    match claimed {
+        Ok(Some(race)) => restore(context, race),
+        Ok(None) => Err(failed("it is kept no more".to_string())),
+        Err(error) => Err(failed(format!("it could not be claimed: {error}"))),
+    }
+}
+
+/// Runs again a race as the store kept it, under its old code.
+fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, RestoreError> {
     let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
     let summary = Arc::new(RoomSummary::new(
         saved.game,
@@ -469,12 +493,13 @@ impl Actor {
                 Output::Keep(write) => self.send_write(write).await,
                 Output::StoreRace(race) => {
                     let code = Arc::clone(&self.code);
+                    let epoch = self.core.epoch();
                     let stored = self
                         .context
                         .database
                         .call(move |store| {
                             let race_id = store.record_race(&race)?;
-                            store.end_live_race(&code)?;
+                            store.end_live_race(&code, epoch)?;
                             Ok(race_id)
                         })
                         .await;

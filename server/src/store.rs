@@ -76,6 +76,15 @@ pub enum StoreError {
     /// it was kept.
     #[error("the database could not commit: {0}")]
     Commit(String),
+    /// A write of a running race by a room that no longer owns it: another
+    /// server claimed the race since ([`Store::claim_live_race`]), so this
+    /// one's writes are refused (a fencing token: a node that was paused or
+    /// cut off past its lease cannot write over the race's new owner).
+    #[error("the running race {code} was claimed by another server")]
+    Fenced {
+        /// The room's code.
+        code: String,
+    },
     /// The database thread has stopped, or could not run the call in a
     /// transaction of its own (which then wrote nothing).
     #[error("the database is unavailable")]
@@ -348,15 +357,28 @@ pub trait Store: Send {
     /// was kept; the moves it holds need no [`Store::record_live_move`] rows
     /// any more, which are dropped, and its deal leaves the supply of proved
     /// deals ([`Store::keep_proved_deal`]).
+    ///
+    /// Every write of a running race names the claim it is made under
+    /// (`epoch`, 0 for the server that started the race): a write under an
+    /// older claim than the race's latest is [`StoreError::Fenced`] and
+    /// changes nothing.
     fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError>;
     /// Keeps one accepted move of a running race kept by
     /// [`Store::save_live_race`]: move number `index` (from 0) of `seat`'s
     /// log, accepted at `elapsed_ms` on the race's clock when the room's
-    /// events were numbered up to `seq`.
+    /// events were numbered up to `seq`. [`StoreError::Fenced`] under an
+    /// old claim, or if the race is not kept.
     fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError>;
     /// Forgets the running race under `code` (its result is stored, or it
-    /// cannot run again); nothing kept is not an error.
-    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError>;
+    /// cannot run again); nothing kept is not an error, one kept under a
+    /// later claim than `epoch` is [`StoreError::Fenced`].
+    fn end_live_race(&mut self, code: &str, epoch: u64) -> Result<(), StoreError>;
+    /// Claims the running race under `code` for the server about to run it
+    /// (at a start, or taking it over from a node that is gone): its claim
+    /// number goes up by one, which fences off every write of the room that
+    /// ran it until now, and the race is read back under the new claim, as
+    /// [`Store::live_races`] gives it. `None` if it is not kept.
+    fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError>;
     /// Every running race kept, each seat's log with every move recorded
     /// since its room was saved, its clock and numbering at the latest of
     /// them. Nothing is forgotten: the server that reads them runs them on,
@@ -391,6 +413,8 @@ pub struct LiveMove {
     pub elapsed_ms: u64,
     /// The room's last event number when it was accepted.
     pub seq: u64,
+    /// The claim the room keeps the race under ([`LiveRace::epoch`]).
+    pub epoch: u64,
 }
 
 /// A running race as kept in the store: enough to rebuild it exactly (the
@@ -426,6 +450,12 @@ pub struct LiveRace {
     pub seq: u64,
     /// Every seat.
     pub seats: Vec<LiveSeat>,
+    /// The claim the race is kept under: 0 from its start, one more each
+    /// time a server claims it to run it on ([`Store::claim_live_race`]).
+    /// The store's own count is the truth; this copy says which claim a
+    /// write is made under.
+    #[serde(default)]
+    pub epoch: u64,
 }
 
 /// One seat of a [`LiveRace`].

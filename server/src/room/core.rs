@@ -357,6 +357,11 @@ pub struct RoomCore {
     /// Spectators whose outbox overflowed: they get a snapshot when it has room.
     behind: HashSet<ConnId>,
     seq: u64,
+    /// The claim the race is kept under (`LiveRace::epoch`): 0 for a race
+    /// started here, the store's new claim for one run on after a stop or
+    /// taken over from another node. Every write names it, so the store
+    /// refuses this room's writes once another server has claimed the race.
+    epoch: u64,
     log: VecDeque<LoggedEvent>,
     countdown_until: Option<Millis>,
     seed: Option<u64>,
@@ -413,6 +418,7 @@ impl RoomCore {
             spectators: Vec::new(),
             behind: HashSet::new(),
             seq: 0,
+            epoch: 0,
             log: VecDeque::new(),
             countdown_until: None,
             seed: None,
@@ -583,7 +589,14 @@ impl RoomCore {
                     log: seat.log.clone(),
                 })
                 .collect(),
+            epoch: self.epoch,
         })
+    }
+
+    /// The claim the race is kept under (`LiveRace::epoch`), for the
+    /// writes the shell makes itself: the race's result.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// A race kept in the store, running again at `now` with the clock it
@@ -686,6 +699,7 @@ impl RoomCore {
         core.seats = seats;
         core.owner = saved.owner;
         core.seq = saved.seq.saturating_add(2 * SEQ_CHECKPOINT);
+        core.epoch = saved.epoch;
         core.seed = Some(saved.seed);
         core.phase = Phase::Racing;
         gauge(&core.metrics.races_running, 1);
@@ -1407,6 +1421,7 @@ impl RoomCore {
             text: text.clone(),
             elapsed_ms,
             seq: self.seq,
+            epoch: self.epoch,
         };
         self.keep(Keep::Move(kept));
         // A rival's move text and board name cards that may still be face

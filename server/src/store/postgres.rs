@@ -177,6 +177,13 @@ CREATE TABLE proved_deals (
 );
 CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
 "#,
+    r#"
+-- The claim each running race is kept under: 0 from its start, one more
+-- each time a server claims it to run it on. A write under an older claim
+-- is refused, so a node paused or cut off past its lease cannot write over
+-- the race's new owner (a fencing token).
+ALTER TABLE live_races ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// The advisory lock the migration holds, so that servers starting together
@@ -405,6 +412,37 @@ impl PostgresStore {
     /// Runs `work` so that it keeps all of its writes or none, and so that
     /// its failure leaves the transaction usable (as a failed SQLite call
     /// does).
+    /// The running race `code` kept as `body` under the claim `epoch`,
+    /// with every move recorded since it was saved.
+    fn read_live_race(
+        &mut self,
+        code: &str,
+        body: &[u8],
+        epoch: u64,
+    ) -> Result<LiveRace, StoreError> {
+        let room: LiveRace = rmp_serde::from_slice(body)
+            .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
+        let moves = self.query(
+            "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
+             WHERE code = $1 ORDER BY seat, idx",
+            &[&code],
+        )?;
+        let kept = moves
+            .iter()
+            .map(|row| {
+                Ok(LiveMove {
+                    seat: count(row, 0)?,
+                    index: count(row, 1)?,
+                    text: text(row, 2)?,
+                    elapsed_ms: uint(row, 3)?,
+                    seq: uint(row, 4)?,
+                    epoch,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        LiveRace { epoch, ..room }.with_moves(kept)
+    }
+
     fn atomically<T>(
         &mut self,
         work: impl FnOnce(&mut PostgresStore) -> Result<T, StoreError>,
@@ -1006,11 +1044,17 @@ impl Store for PostgresStore {
         let body = rmp_serde::to_vec_named(room)
             .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
         self.atomically(|store| {
-            store.execute(
-                "INSERT INTO live_races (code, body) VALUES ($1, $2)
-                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body",
-                &[&room.code, &body],
+            let saved = store.execute(
+                "INSERT INTO live_races (code, body, epoch) VALUES ($1, $2, $3)
+                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body
+                 WHERE live_races.epoch = EXCLUDED.epoch",
+                &[&room.code, &body, &int(room.epoch)],
             )?;
+            if saved == 0 {
+                return Err(StoreError::Fenced {
+                    code: room.code.clone(),
+                });
+            }
             store.execute(
                 "DELETE FROM proved_deals WHERE game = $1 AND seed = $2",
                 &[&room.game.slug(), &int(room.seed)],
@@ -1033,9 +1077,10 @@ impl Store for PostgresStore {
         // One row per move: a second one is the engine's refusal, as in
         // SQLite. It aborts the transaction, which the database thread's
         // rollback of the failed job undoes; every caller fails its job.
-        self.execute(
+        let recorded = self.execute(
             "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             SELECT $1, $2, $3, $4, $5, $6
+             WHERE EXISTS (SELECT 1 FROM live_races WHERE code = $1 AND epoch = $7)",
             &[
                 &code,
                 &i64::from(kept.seat),
@@ -1043,16 +1088,52 @@ impl Store for PostgresStore {
                 &kept.text,
                 &int(kept.elapsed_ms),
                 &int(kept.seq),
+                &int(kept.epoch),
             ],
         )?;
+        if recorded == 0 {
+            return Err(StoreError::Fenced {
+                code: code.to_string(),
+            });
+        }
         Ok(())
     }
 
-    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
+    fn end_live_race(&mut self, code: &str, epoch: u64) -> Result<(), StoreError> {
         self.atomically(|store| {
+            // FOR UPDATE: a claim made meanwhile by another server waits
+            // for this transaction, or this one sees it.
+            let claim = store.query_opt(
+                "SELECT epoch FROM live_races WHERE code = $1 FOR UPDATE",
+                &[&code],
+            )?;
+            if let Some(row) = claim
+                && uint(&row, 0)? != epoch
+            {
+                return Err(StoreError::Fenced {
+                    code: code.to_string(),
+                });
+            }
             store.execute("DELETE FROM live_moves WHERE code = $1", &[&code])?;
             store.execute("DELETE FROM live_races WHERE code = $1", &[&code])?;
             Ok(())
+        })
+    }
+
+    fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
+        self.atomically(|store| {
+            let claimed = store.query_opt(
+                "UPDATE live_races SET epoch = epoch + 1 WHERE code = $1 RETURNING body, epoch",
+                &[&code],
+            )?;
+            match claimed {
+                Some(row) => {
+                    let body: Vec<u8> = row.try_get(0)?;
+                    let epoch = uint(&row, 1)?;
+                    store.read_live_race(code, &body, epoch).map(Some)
+                }
+                None => Ok(None),
+            }
         })
     }
 
@@ -1083,31 +1164,15 @@ impl Store for PostgresStore {
     }
 
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
-        let rooms = self.query("SELECT code, body FROM live_races ORDER BY code", &[])?;
+        let rooms = self.query(
+            "SELECT code, body, epoch FROM live_races ORDER BY code",
+            &[],
+        )?;
         let mut races = Vec::with_capacity(rooms.len());
         for row in rooms {
             let code = text(&row, 0)?;
             let body: &[u8] = row.try_get(1)?;
-            let room: LiveRace = rmp_serde::from_slice(body)
-                .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
-            let moves = self.query(
-                "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
-                 WHERE code = $1 ORDER BY seat, idx",
-                &[&code],
-            )?;
-            let kept = moves
-                .iter()
-                .map(|row| {
-                    Ok(LiveMove {
-                        seat: count(row, 0)?,
-                        index: count(row, 1)?,
-                        text: text(row, 2)?,
-                        elapsed_ms: uint(row, 3)?,
-                        seq: uint(row, 4)?,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            races.push(room.with_moves(kept)?);
+            races.push(self.read_live_race(&code, body, uint(&row, 2)?)?);
         }
         Ok(races)
     }

@@ -156,6 +156,13 @@ CREATE TABLE proved_deals (
 );
 CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
 "#,
+    r#"
+-- The claim each running race is kept under: 0 from its start, one more
+-- each time a server claims it to run it on. A write under an older claim
+-- is refused, so a node paused or cut off past its lease cannot write over
+-- the race's new owner (a fencing token).
+ALTER TABLE live_races ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// The SQLite store.
@@ -166,6 +173,35 @@ pub struct SqliteStore {
 
 fn uint(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
     Ok(row.get::<_, i64>(index)?.cast_unsigned())
+}
+
+/// The running race `code` kept as `body` under the claim `epoch`, with
+/// every move recorded since it was saved.
+fn read_live_race(
+    connection: &Connection,
+    code: &str,
+    body: &[u8],
+    epoch: u64,
+) -> Result<LiveRace, StoreError> {
+    let room: LiveRace = rmp_serde::from_slice(body)
+        .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
+    let kept = connection
+        .prepare_cached(
+            "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
+             WHERE code = ?1 ORDER BY seat, idx",
+        )?
+        .query_map(params![code], |row| {
+            Ok(LiveMove {
+                seat: row.get(0)?,
+                index: row.get(1)?,
+                text: row.get(2)?,
+                elapsed_ms: uint(row, 3)?,
+                seq: uint(row, 4)?,
+                epoch,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    LiveRace { epoch, ..room }.with_moves(kept)
 }
 
 /// Whether an error is a UNIQUE or PRIMARY KEY violation.
@@ -811,10 +847,17 @@ impl Store for SqliteStore {
         let body = rmp_serde::to_vec_named(room)
             .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
         self.atomically(|connection| {
-            connection.execute(
-                "INSERT OR REPLACE INTO live_races (code, body) VALUES (?1, ?2)",
-                params![room.code, body],
+            let saved = connection.execute(
+                "INSERT INTO live_races (code, body, epoch) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (code) DO UPDATE SET body = excluded.body
+                 WHERE live_races.epoch = excluded.epoch",
+                params![room.code, body, int(room.epoch)],
             )?;
+            if saved == 0 {
+                return Err(StoreError::Fenced {
+                    code: room.code.clone(),
+                });
+            }
             connection
                 .prepare_cached("DELETE FROM proved_deals WHERE game = ?1 AND seed = ?2")?
                 .execute(params![room.game.slug(), int(room.seed)])?;
@@ -833,10 +876,12 @@ impl Store for SqliteStore {
     }
 
     fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
-        self.connection
+        let recorded = self
+            .connection
             .prepare_cached(
                 "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6
+                 WHERE EXISTS (SELECT 1 FROM live_races WHERE code = ?1 AND epoch = ?7)",
             )?
             .execute(params![
                 code,
@@ -844,16 +889,50 @@ impl Store for SqliteStore {
                 kept.index,
                 kept.text,
                 int(kept.elapsed_ms),
-                int(kept.seq)
+                int(kept.seq),
+                int(kept.epoch)
             ])?;
+        if recorded == 0 {
+            return Err(StoreError::Fenced {
+                code: code.to_string(),
+            });
+        }
         Ok(())
     }
 
-    fn end_live_race(&mut self, code: &str) -> Result<(), StoreError> {
+    fn end_live_race(&mut self, code: &str, epoch: u64) -> Result<(), StoreError> {
         self.atomically(|connection| {
+            let claim: Option<i64> = connection
+                .query_row(
+                    "SELECT epoch FROM live_races WHERE code = ?1",
+                    params![code],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if claim.is_some_and(|claim| claim != int(epoch)) {
+                return Err(StoreError::Fenced {
+                    code: code.to_string(),
+                });
+            }
             connection.execute("DELETE FROM live_moves WHERE code = ?1", params![code])?;
             connection.execute("DELETE FROM live_races WHERE code = ?1", params![code])?;
             Ok(())
+        })
+    }
+
+    fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
+        self.atomically(|connection| {
+            let claimed = connection
+                .query_row(
+                    "UPDATE live_races SET epoch = epoch + 1 WHERE code = ?1
+                     RETURNING body, epoch",
+                    params![code],
+                    |row| Ok((row.get::<_, Vec<u8>>(0)?, uint(row, 1)?)),
+                )
+                .optional()?;
+            claimed
+                .map(|(body, epoch)| read_live_race(connection, code, &body, epoch))
+                .transpose()
         })
     }
 
@@ -891,35 +970,19 @@ impl Store for SqliteStore {
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
         let mut rooms = self
             .connection
-            .prepare("SELECT code, body FROM live_races ORDER BY code")?;
+            .prepare("SELECT code, body, epoch FROM live_races ORDER BY code")?;
         let bodies = rooms
             .query_map([], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, Vec<u8>>(1)?,
+                    uint(row, 2)?,
+                ))
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        let mut moves = self.connection.prepare(
-            "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
-             WHERE code = ?1 ORDER BY seat, idx",
-        )?;
         bodies
             .into_iter()
-            .map(|(code, body)| {
-                let room: LiveRace = rmp_serde::from_slice(&body).map_err(|error| {
-                    StoreError::Corrupt(format!("running race {code}: {error}"))
-                })?;
-                let kept = moves
-                    .query_map(params![code], |row| {
-                        Ok(LiveMove {
-                            seat: row.get(0)?,
-                            index: row.get(1)?,
-                            text: row.get(2)?,
-                            elapsed_ms: uint(row, 3)?,
-                            seq: uint(row, 4)?,
-                        })
-                    })?
-                    .collect::<Result<Vec<_>, _>>()?;
-                room.with_moves(kept)
-            })
+            .map(|(code, body, epoch)| read_live_race(&self.connection, &code, &body, epoch))
             .collect()
     }
 

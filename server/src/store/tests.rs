@@ -77,6 +77,7 @@ on_every_backend!(
     a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed,
     a_corrupt_move_log_is_a_typed_error,
     proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept,
+    a_claim_fences_off_every_write_of_the_rooms_that_ran_the_race_before,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -650,6 +651,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
                 log: log.iter().map(|text| text.to_string()).collect(),
             })
             .collect(),
+        epoch: 0,
     }
 }
 
@@ -660,6 +662,7 @@ fn live_move(seat: u8, index: u32, text: &str, elapsed_ms: u64, seq: u64) -> Liv
         text: text.to_string(),
         elapsed_ms,
         seq,
+        epoch: 0,
     }
 }
 
@@ -734,9 +737,9 @@ fn a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten(store: &mut d
         ),
         "one move per index"
     );
-    store.end_live_race("AAAAAA").expect("ends");
+    store.end_live_race("AAAAAA", 0).expect("ends");
     store
-        .end_live_race("CCCCCC")
+        .end_live_race("CCCCCC", 0)
         .expect("nothing kept is not an error");
     assert_eq!(store.live_races().expect("reads"), Vec::new());
     assert_eq!(store.sql_count("SELECT COUNT(*) FROM live_moves"), 0);
@@ -755,7 +758,7 @@ fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed(store: &mut dyn Bac
             "seat {seat}, move {index}"
         );
         // Gone, so that the next case is read alone.
-        store.end_live_race(code).expect("ends");
+        store.end_live_race(code, 0).expect("ends");
     }
 }
 
@@ -787,4 +790,48 @@ fn proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept(
         .save_live_race(&live_race("ABCD", [&[], &[]]))
         .expect("the race is kept");
     assert_eq!(node_a(store), [(GameKind::Indian, 7), (tbm, u64::MAX - 1)]);
+}
+
+fn a_claim_fences_off_every_write_of_the_rooms_that_ran_the_race_before(store: &mut dyn Backend) {
+    let started = live_race("AAAAAA", [&["a"], &[]]);
+    store.save_live_race(&started).expect("saves");
+    store
+        .record_live_move("AAAAAA", &live_move(0, 1, "b", 1_100, 11))
+        .expect("the first server records");
+    assert_eq!(store.claim_live_race("ZZZZZZ").expect("claims"), None);
+    // Another server claims it: it reads every move so far, under claim 1.
+    let claimed = store
+        .claim_live_race("AAAAAA")
+        .expect("claims")
+        .expect("kept");
+    assert_eq!(claimed.epoch, 1);
+    assert_eq!(claimed.seats[0].log, ["a", "b"]);
+    // The first server, paused or cut off past its lease, writes on: every
+    // write is refused and changes nothing.
+    let fenced = |result: Result<(), StoreError>| {
+        assert!(
+            matches!(&result, Err(StoreError::Fenced { code }) if code == "AAAAAA"),
+            "{result:?}"
+        );
+    };
+    fenced(store.record_live_move("AAAAAA", &live_move(0, 2, "stale", 1_200, 12)));
+    fenced(store.save_live_race(&started));
+    fenced(store.end_live_race("AAAAAA", 0));
+    // The new owner's writes go on, under its claim.
+    store
+        .record_live_move(
+            "AAAAAA",
+            &LiveMove {
+                epoch: 1,
+                ..live_move(0, 2, "c", 1_300, 13)
+            },
+        )
+        .expect("the owner records");
+    store.save_live_race(&claimed).expect("the owner saves");
+    let read = store.live_races().expect("reads");
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0].epoch, 1);
+    assert_eq!(read[0].seats[0].log, ["a", "b", "c"]);
+    store.end_live_race("AAAAAA", 1).expect("the owner ends it");
+    assert_eq!(store.live_races().expect("reads"), Vec::new());
 }

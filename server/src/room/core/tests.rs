@@ -889,6 +889,7 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
             text: line[0].clone(),
             elapsed_ms,
             seq: 0,
+            epoch: 0,
         })
     };
     let without_seq = |write: Keep| match write {
@@ -1071,6 +1072,7 @@ fn a_race_won_by_a_move_kept_just_before_the_crash_ends_when_it_is_rebuilt() {
         text: last.clone(),
         elapsed_ms: saved.elapsed_ms + 100,
         seq: saved.seq + 1,
+        epoch: saved.epoch,
     };
     let kept = saved.with_moves(vec![winning]).expect("follows on");
     let restored = RoomCore::restore(kept, settings(), Arc::default(), [5; 32], room.now + 60_000)
