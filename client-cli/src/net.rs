@@ -170,6 +170,12 @@ impl Connection {
 
     /// Closes the connection politely.
     pub async fn close(mut self) {
+        self.close_in_place().await;
+    }
+
+    /// Closes the connection politely, for an owner that keeps it (a
+    /// closed connection's `recv` fails).
+    pub async fn close_in_place(&mut self) {
         let _ = self.socket.close(None).await;
     }
 }

@@ -168,6 +168,9 @@ pub async fn online(
     loop {
         tokio::select! {
             received = session.recv() => {
+                for note in session.take_connection_notes() {
+                    writeln!(output, "{note}")?;
+                }
                 let (message, notes) = match received {
                     Ok(received) => received,
                     // The race is not over (that ends the loop first) and
