@@ -775,4 +775,94 @@ mod tests {
             Ok(_) => panic!("expected the owner's refusal, got a session"),
         }
     }
+
+    #[tokio::test]
+    async fn a_bad_code_ends_join_and_watch_at_once_with_the_servers_words() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } | ClientMessage::Spectate { code } => {
+                vec![ServerMessage::Error {
+                    code: patience_shared::protocol::ErrorCode::RoomNotFound,
+                    message: format!("no room has the code {code}"),
+                }]
+            }
+            _ => Vec::new(),
+        })
+        .await;
+        for entry in [Entry::Join("BADCOD".into()), Entry::Watch("BADCOD".into())] {
+            match Session::start(&url, "ada", entry.clone(), Store::none()).await {
+                Err(NetError::NotAdmitted { message, .. }) => {
+                    assert_eq!(message, "no room has the code BADCOD", "{entry:?}");
+                }
+                Err(other) => panic!("{entry:?}: expected a refusal, got {other}"),
+                Ok(_) => panic!("{entry:?}: expected a refusal, got a session"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bots_seat_is_kept_apart_from_the_players_and_taken_back_after_a_restart() {
+        let (url, received) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } => vec![ServerMessage::RoomJoined {
+                seq: 1,
+                room: patience_shared::protocol::RoomInfo {
+                    code: code.clone(),
+                    game: GameKind::Indian,
+                    max_players: 2,
+                    public: false,
+                    options: RoomOptions::default(),
+                    owner: Some(0),
+                    phase: Phase::Lobby,
+                    players: Vec::new(),
+                    spectators: 0,
+                },
+                seat: Some(1),
+                resume_token: Some("bot-token".into()),
+            }],
+            ClientMessage::Resume { .. } => vec![ServerMessage::Error {
+                code: patience_shared::protocol::ErrorCode::InvalidResumeToken,
+                message: "that seat is gone".into(),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let directory =
+            std::env::temp_dir().join(format!("patience-bot-seat-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let store = Store::in_directory(&directory);
+        let bot = SeatSlot::Bot { pace_ms: 1500 };
+        let join = Entry::Join("K7PQ3M".into());
+        let (session, _) = Session::start_in_slot(&url, "bot", join.clone(), store.clone(), bot)
+            .await
+            .expect("seated");
+        let settings = store.load();
+        assert_eq!(settings.seat, None, "the player's seat is not the bot's");
+        let saved = settings.bot_seat.expect("the bot's seat is saved");
+        assert_eq!(
+            (
+                saved.code.as_str(),
+                saved.token.as_str(),
+                saved.pace_ms,
+                saved.game
+            ),
+            ("K7PQ3M", "bot-token", Some(1500), Some(GameKind::Indian))
+        );
+        // The client dies; started again, the bot asks for its seat back.
+        drop(session);
+        let (_, notes) = Session::start_in_slot(&url, "bot", join, store.clone(), bot)
+            .await
+            .expect("seated anew after the refused resume");
+        assert!(
+            notes.iter().any(|note| note.contains("no longer open")),
+            "{notes:?}"
+        );
+        let resumed = received
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(|message| {
+                matches!(message, ClientMessage::Resume { token, .. } if token == "bot-token")
+            });
+        assert!(resumed, "the bot resumed with its saved token");
+        let _ = std::fs::remove_dir_all(&directory);
+    }
 }
