@@ -167,7 +167,8 @@ enum LinkEvent {
     /// A message, applied to the link's state, and whether it ended the
     /// replay of a resume.
     Message {
-        message: ServerMessage,
+        /// Boxed: a room's messages are far larger than the other events.
+        message: Box<ServerMessage>,
         notes: Vec<String>,
         caught_up: bool,
     },
@@ -340,9 +341,9 @@ impl Session {
                     notes,
                     caught_up,
                 }) => {
-                    self.state.apply(message.clone(), Instant::now());
+                    self.state.apply((*message).clone(), Instant::now());
                     self.caught_up = caught_up;
-                    return Ok((message, notes));
+                    return Ok((*message, notes));
                 }
                 Some(LinkEvent::Note(note)) => self.connection_notes.push(note),
                 Some(LinkEvent::Failed(error)) => return Err(error),
@@ -477,7 +478,7 @@ impl Link {
                 Some(Err(Ok(message))) => {
                     let (notes, caught_up) = self.absorb(message.clone());
                     let event = LinkEvent::Message {
-                        message,
+                        message: Box::new(message),
                         notes,
                         caught_up,
                     };
@@ -667,7 +668,7 @@ impl Link {
                 message @ ServerMessage::Resumed { .. } => {
                     let (notes, caught_up) = self.absorb(message.clone());
                     let event = LinkEvent::Message {
-                        message,
+                        message: Box::new(message),
                         notes,
                         caught_up,
                     };
