@@ -257,3 +257,47 @@ async fn a_too_slow_kick_resumes_the_seat_instead_of_ending_the_session() {
     session.close().await;
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+#[tokio::test]
+async fn leaving_while_the_session_reconnects_ends_at_once_and_forgets_the_seat() {
+    // A server that seats us, drops the connection and never answers a
+    // resume: the session is left waiting between attempts.
+    let (url, _) = fake_server::start_scripted(|message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ],
+            then_drop: true,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let directory = config_dir("leaving");
+    let store = Store::in_directory(&directory);
+    let (mut session, _) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), store.clone())
+        .await
+        .expect("the fake server seats us");
+    assert!(store.load().seat.is_some());
+    // The start of the race, then the link's word that it reconnects. The
+    // note is kept by `recv` even when it is cancelled, as a front end's
+    // tick cancels it.
+    let reconnecting = async {
+        while session.take_connection_notes().is_empty() {
+            let _ = tokio::time::timeout(Duration::from_millis(50), session.recv()).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, reconnecting)
+        .await
+        .expect("told of the reconnection");
+    tokio::time::timeout(PATIENCE, session.leave())
+        .await
+        .expect("leaving does not wait for the reconnection");
+    assert_eq!(store.load().seat, None, "a seat left is forgotten");
+    let _ = std::fs::remove_dir_all(&directory);
+}
