@@ -301,3 +301,75 @@ async fn leaving_while_the_session_reconnects_ends_at_once_and_forgets_the_seat(
     assert_eq!(store.load().seat, None, "a seat left is forgotten");
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+#[tokio::test]
+async fn plain_mode_says_it_reconnects_and_follows_the_race_to_its_end() {
+    use patience_shared::protocol::{RaceResult, Reveal};
+
+    let ended = ServerMessage::RaceEnded {
+        seq: 3,
+        result: RaceResult {
+            race_id: Some(731),
+            standings: Vec::new(),
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: "00".into(),
+            },
+            logs: Vec::new(),
+            open_boards: false,
+        },
+    };
+    let (url, _) = fake_server::start_scripted(move |message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ],
+            then_drop: true,
+        },
+        ClientMessage::Resume { .. } => Reply {
+            messages: vec![
+                ServerMessage::Resumed {
+                    seq: 2,
+                    room: room(Phase::Racing),
+                    seat: 0,
+                    resume_token: "second".into(),
+                    elapsed_ms: Some(50_000),
+                },
+                race_started(2),
+                ended.clone(),
+            ],
+            then_drop: false,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let (session, notes) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+        .await
+        .expect("the fake server seats us");
+    // Standard input stays open and silent: nobody types a line.
+    let (_typing, lines) = mpsc::channel(8);
+    let mut output = Vec::new();
+    tokio::time::timeout(
+        PATIENCE,
+        crate::plain::online(session, notes, lines, &mut output),
+    )
+    .await
+    .expect("the race ends within the test's patience")
+    .expect("the race ends well");
+    let output = String::from_utf8_lossy(&output);
+    let position = |text: &str| {
+        output
+            .find(text)
+            .unwrap_or_else(|| panic!("no {text:?} in:\n{output}"))
+    };
+    assert!(position("connection lost") < position("back in room K7PQ3M in seat 1"));
+    assert!(position("back in room K7PQ3M") < position("the race is over"));
+    position("race id 731");
+}
