@@ -415,12 +415,29 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
                 );
             }
         }
-        if plain {
+        let code = session.state.room.as_ref().map(|room| room.code.clone());
+        let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
         } else {
             crate::tui::online(session, notes).await
-        }
+        };
+        forget_orphaned_bot(&store, code.as_deref());
+        outcome
     })
+}
+
+/// Once the player has left room `code` (its seat is no longer saved), the
+/// bot that raced there with it ends with this process: its seat is not
+/// worth keeping.
+fn forget_orphaned_bot(store: &Store, code: Option<&str>) {
+    let Some(code) = code else { return };
+    let settings = store.load();
+    let same_room = |seat: &crate::config::SavedSeat| seat.code.eq_ignore_ascii_case(code);
+    if settings.bot_seat.as_ref().is_some_and(same_room)
+        && !settings.seat.as_ref().is_some_and(same_room)
+    {
+        let _ = store.update(|settings| settings.bot_seat = None);
+    }
 }
 
 /// Starts `play --bot`'s bot in room `code`, keeping its seat in `store`
@@ -519,6 +536,20 @@ mod tests {
             assert_eq!(!choice.notes.is_empty(), noted, "{command:?}");
             let asks = !matches!(command, Entry::Watch(_)) && command != join_saved;
             assert_eq!(asked, asks, "{command:?}");
+        }
+        // A bot whose player left its room is forgotten; one whose player
+        // will come back is kept.
+        for (player_kept, bot_kept) in [(true, true), (false, false)] {
+            let _ = std::fs::remove_dir_all(&directory);
+            let store = Store::in_directory(&directory);
+            store
+                .update(|settings| {
+                    settings.seat = player_kept.then(|| seat("K7PQ3M"));
+                    settings.bot_seat = Some(seat("K7PQ3M"));
+                })
+                .expect("the temp dir is writable");
+            forget_orphaned_bot(&store, Some("K7PQ3M"));
+            assert_eq!(store.load().bot_seat.is_some(), bot_kept, "{player_kept}");
         }
         // Another server's seat is not this command's business.
         let store = Store::in_directory(&directory);
