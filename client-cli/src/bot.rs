@@ -119,6 +119,10 @@ fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<(String, View)>
 /// instead of joining anew: `play --bot` brings its bot back after a
 /// restart. A bot started on its own (`patience bot`) passes
 /// [`Store::none`].
+///
+/// Cancel-safe in effect: dropped early, the bot's session is dropped,
+/// which keeps its seat for a resume; [`Session::start`] inside it is not
+/// (see `crate::session`).
 pub async fn run(
     server: &str,
     name: &str,

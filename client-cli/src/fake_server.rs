@@ -27,6 +27,7 @@ pub struct Reply {
 
 /// Starts a fake server whose answers to each message (after `hello`) come
 /// from `script`. Returns its URL and the log of what it received.
+/// Cancel-safe: dropped early, nothing was started.
 pub async fn start(
     mut script: impl FnMut(&ClientMessage) -> Vec<ServerMessage> + Send + 'static,
 ) -> (String, Received) {
@@ -38,6 +39,7 @@ pub async fn start(
 }
 
 /// [`start`], with a script that may also drop the connection.
+/// Cancel-safe, as [`start`].
 pub async fn start_scripted(
     script: impl FnMut(&ClientMessage) -> Reply + Send + 'static,
 ) -> (String, Received) {

@@ -155,6 +155,9 @@ pub fn stdin_lines() -> mpsc::Receiver<String> {
 }
 
 /// Plays or watches online, line by line, until the race ends or `quit`.
+///
+/// Cancel-safe in effect: dropped early, the session is dropped, which
+/// closes the connection and keeps the seat for a resume.
 pub async fn online(
     mut session: Session,
     notes: Vec<String>,

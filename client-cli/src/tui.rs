@@ -3,7 +3,7 @@
 //!
 //! Layout of this module: [`board`] draws one board; [`screens`] the lobby,
 //! the race panel, the results and the help; [`daily`] the daily attempt's
-//! screen and loop; [`replay`] the replay's; [`online`] the online loop,
+//! screen and loop; [`replay`] the replay's; [`mod@online`] the online loop,
 //! which tests drive with a `TestBackend`; this file holds the cursor and
 //! the keys ([`Ui`]), the whole-screen drawing ([`draw_practice`],
 //! [`draw_online`]), the practice loop and the online one's set-up. Drawing is a pure function of
@@ -807,6 +807,8 @@ fn terminal_events() -> mpsc::Receiver<Event> {
 
 /// Online play or watching in the terminal UI, until the player leaves
 /// (the loop is [`online::run`]).
+///
+/// Cancel-safe in effect, as [`online::run`]; the terminal is restored on drop.
 pub async fn online(session: Session, notes: Vec<String>) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
     let mut events = terminal_events();

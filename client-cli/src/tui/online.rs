@@ -71,6 +71,9 @@ pub enum Ending {
 /// The online loop: draws `session`'s state on `screen` and plays the
 /// `events` until the player leaves, the terminal goes or the connection
 /// is lost for good. `notes` are the lines [`Session::start`] returned.
+///
+/// Cancel-safe in effect: dropped early, the session is dropped, which
+/// closes the connection and keeps the seat for a resume.
 pub async fn run(
     screen: &mut impl Screen,
     events: &mut mpsc::Receiver<Event>,
@@ -161,6 +164,8 @@ pub async fn run(
 
 /// Carries out how the loop ended, once the screen is restored: leaves or
 /// closes, or reports the lost connection (a failure before the result).
+///
+/// Cancel-safe in effect, as [`Session::leave`] and [`Session::close`].
 pub async fn finish(ending: Ending) -> anyhow::Result<()> {
     match ending {
         Ending::Leave(session) => session.leave().await,
