@@ -218,7 +218,7 @@ async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
         public: false,
         options: RoomOptions::default(),
     };
-    let (mut ada, _) = Session::start(&url, "ada", create.clone(), ada_store.clone())
+    let (mut ada, _) = Session::start(&url, "ada", create, ada_store.clone())
         .await
         .expect("ada connects");
     until(&mut ada, |s| s.state.room.is_some()).await;
