@@ -286,6 +286,9 @@ pub struct EntryChoice {
     pub entry: Entry,
     /// What to tell the player about the saved seat.
     pub notes: Vec<String>,
+    /// When taking the seat back: the command's own entry, to go on with
+    /// if the room will not have us back.
+    pub instead: Option<Entry>,
 }
 
 /// Decides between a seat saved for `server` and the command's `entry`.
@@ -304,6 +307,7 @@ pub fn choose_entry(
         return EntryChoice {
             entry,
             notes: Vec::new(),
+            instead: None,
         };
     };
     let race = match seat.game {
@@ -314,6 +318,7 @@ pub fn choose_entry(
         Entry::Join(code) if code.eq_ignore_ascii_case(&seat.code) => EntryChoice {
             entry,
             notes: Vec::new(),
+            instead: None,
         },
         Entry::Watch(_) => EntryChoice {
             entry,
@@ -321,6 +326,7 @@ pub fn choose_entry(
                 "{race} is still open: `patience join {}` takes it back",
                 seat.code
             )],
+            instead: None,
         },
         _ => {
             let question = format!("{race} is still open. Take it back instead? [Y/n] ");
@@ -328,6 +334,7 @@ pub fn choose_entry(
                 return EntryChoice {
                     entry: Entry::Join(seat.code.clone()),
                     notes: vec![format!("taking back {race}")],
+                    instead: Some(entry),
                 };
             }
             let _ = store.update(|settings| {
@@ -345,6 +352,7 @@ pub fn choose_entry(
                 notes: vec![format!(
                     "not taking back {race}: its seat is given up for this command"
                 )],
+                instead: None,
             }
         }
     }
@@ -368,18 +376,23 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
     let plain = use_plain(online.plain);
     let choice = choose_entry(entry, &online.server, &store, ask_on_terminal);
     runtime()?.block_on(async move {
-        let (mut session, started_notes) =
-            Session::start(&online.server, &name, choice.entry, store.clone())
-                .await
-                .map_err(|error| match error {
-                    // These say what went wrong, and where, on their own.
-                    NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
-                        anyhow::Error::new(error)
-                    }
-                    other => anyhow::Error::new(other)
-                        .context(format!("connecting to {}", online.server)),
-                })?;
         let mut notes = choice.notes;
+        let mut started = Session::start(&online.server, &name, choice.entry, store.clone()).await;
+        if let (Err(NetError::NotAdmitted { message, .. }), Some(entry)) =
+            (&started, choice.instead)
+        {
+            // The seat is gone and its room will not seat us anew: the
+            // command typed goes on.
+            notes.push(format!("{message}; going on with this command"));
+            started = Session::start(&online.server, &name, entry, store.clone()).await;
+        }
+        let (mut session, started_notes) = started.map_err(|error| match error {
+            // These say what went wrong, and where, on their own.
+            NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
+                anyhow::Error::new(error)
+            }
+            other => anyhow::Error::new(other).context(format!("connecting to {}", online.server)),
+        })?;
         notes.extend(started_notes);
         let saved_bot = store.load().bot_seat.filter(|bot| {
             bot.server == online.server
@@ -534,6 +547,7 @@ mod tests {
                 "{command:?}: the bot's seat goes too"
             );
             assert_eq!(!choice.notes.is_empty(), noted, "{command:?}");
+            assert_eq!(choice.instead.is_some(), expected != command, "{command:?}");
             let asks = !matches!(command, Entry::Watch(_)) && command != join_saved;
             assert_eq!(asked, asks, "{command:?}");
         }
