@@ -373,3 +373,75 @@ async fn plain_mode_says_it_reconnects_and_follows_the_race_to_its_end() {
     assert!(position("back in room K7PQ3M") < position("the race is over"));
     position("race id 731");
 }
+
+#[tokio::test]
+async fn a_session_cancelled_at_every_turn_loses_no_message_across_a_reconnection() {
+    let progress = |seq: u64| ServerMessage::Progress {
+        seq,
+        seat: 1,
+        progress: patience_shared::protocol::Progress {
+            moves: u32::try_from(seq).unwrap_or(u32::MAX),
+            ..Default::default()
+        },
+        text: None,
+        board: None,
+    };
+    let (url, _) = fake_server::start_scripted(move |message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: [
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ]
+            .into_iter()
+            .chain((3..13).map(progress))
+            .collect(),
+            then_drop: true,
+        },
+        ClientMessage::Resume { .. } => Reply {
+            messages: [ServerMessage::Resumed {
+                seq: 12,
+                room: room(Phase::Racing),
+                seat: 0,
+                resume_token: "second".into(),
+                elapsed_ms: Some(5_000),
+            }]
+            .into_iter()
+            .chain((13..23).map(progress))
+            .collect(),
+            then_drop: false,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let (mut session, _) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+        .await
+        .expect("the fake server seats us");
+    let mut seen = Vec::new();
+    let everything = async {
+        while seen.last() != Some(&22) {
+            // Polled once, then dropped: as a `select!` that another branch wins.
+            let polled = {
+                let receiving = std::pin::pin!(session.recv());
+                futures::poll!(receiving)
+            };
+            match polled {
+                std::task::Poll::Ready(received) => {
+                    let (message, _) = received.expect("the session goes on");
+                    if let ServerMessage::Progress { seq, .. } = message {
+                        seen.push(seq);
+                    }
+                }
+                std::task::Poll::Pending => tokio::task::yield_now().await,
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, everything)
+        .await
+        .expect("every message within the test's patience");
+    assert_eq!(seen, (3..23).collect::<Vec<_>>(), "none lost, none twice");
+}
