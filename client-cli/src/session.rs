@@ -28,8 +28,11 @@
 //!
 //! Cancel safety: [`Session::recv`] and [`Session::send`] are cancel-safe,
 //! so a front end may `select!` them against its input and its clock: the
-//! reconnection runs in the link's task, which nothing cancels. Only
-//! [`Session::start`] is not: dropped between sending a request and
+//! reconnection runs in the link's task, which nothing cancels but the
+//! runtime's end (a process that exits mid-resume loses that resume's new
+//! token). [`Session::leave`] and [`Session::close`] hand their work to the
+//! link too, so dropped early it still happens. Only [`Session::start`]
+//! (and [`Session::start_in_slot`]) is not: dropped between sending a request and
 //! reading its answer (a join, a resume, a hop of a redirect), the
 //! connection is dropped with it, and a seat it took is held for the grace
 //! period with its token lost, or a resume's new token is lost. Let it run
