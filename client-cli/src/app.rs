@@ -375,6 +375,13 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
     let name = resolve_name(online.name, &store);
     let plain = use_plain(online.plain);
     let choice = choose_entry(entry, &online.server, &store, ask_on_terminal);
+    if !plain {
+        // The screen's footer shows only the last line: these stay readable
+        // in the terminal after it.
+        for note in &choice.notes {
+            eprintln!("{note}");
+        }
+    }
     runtime()?.block_on(async move {
         let mut notes = choice.notes;
         let mut started = Session::start(&online.server, &name, choice.entry, store.clone()).await;
