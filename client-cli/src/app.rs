@@ -61,6 +61,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     &name,
                     &join,
                     pace_of(pace),
+                    Store::none(),
                     |line| println!("{line}"),
                 ))
                 .context("the bot stopped")
@@ -277,23 +278,146 @@ fn practice(
     crate::tui::practice(game, seed, note)
 }
 
+/// A saved seat this command would take the place of, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryChoice {
+    /// How the session enters: the command's own entry, or a join of the
+    /// saved seat's room (which takes the seat back).
+    pub entry: Entry,
+    /// What to tell the player about the saved seat.
+    pub notes: Vec<String>,
+    /// When taking the seat back: the command's own entry, to go on with
+    /// if the room will not have us back.
+    pub instead: Option<Entry>,
+}
+
+/// Decides between a seat saved for `server` and the command's `entry`.
+/// `join` of the saved room takes it back, `watch` leaves it be; any other
+/// command asks `ask` (`Some(true)`: take the seat back, `Some(false)`: go
+/// on with the command, `None`: nobody to ask, so the command goes on).
+/// A seat not taken back is forgotten, with its bot's, and the player is
+/// told so: the command typed wins, but never in silence.
+pub fn choose_entry(
+    entry: Entry,
+    server: &str,
+    store: &Store,
+    ask: impl FnOnce(&str) -> Option<bool>,
+) -> EntryChoice {
+    let Some(seat) = store.load().seat.filter(|seat| seat.server == server) else {
+        return EntryChoice {
+            entry,
+            notes: Vec::new(),
+            instead: None,
+        };
+    };
+    let race = match seat.game {
+        Some(game) => format!("your {} race in room {}", game.title(), seat.code),
+        None => format!("your race in room {}", seat.code),
+    };
+    match &entry {
+        Entry::Join(code) if code.eq_ignore_ascii_case(&seat.code) => EntryChoice {
+            entry,
+            notes: Vec::new(),
+            instead: None,
+        },
+        Entry::Watch(_) => EntryChoice {
+            entry,
+            notes: vec![format!(
+                "{race} is still open: `patience join {}` takes it back",
+                seat.code
+            )],
+            instead: None,
+        },
+        _ => {
+            let question = format!("{race} is still open. Take it back instead? [Y/n] ");
+            if ask(&question) == Some(true) {
+                return EntryChoice {
+                    entry: Entry::Join(seat.code.clone()),
+                    notes: vec![format!("taking back {race}")],
+                    instead: Some(entry),
+                };
+            }
+            let _ = store.update(|settings| {
+                settings.seat = None;
+                if settings
+                    .bot_seat
+                    .as_ref()
+                    .is_some_and(|bot| bot.code == seat.code)
+                {
+                    settings.bot_seat = None;
+                }
+            });
+            EntryChoice {
+                entry,
+                notes: vec![format!(
+                    "not taking back {race}: its seat is given up for this command"
+                )],
+                instead: None,
+            }
+        }
+    }
+}
+
+/// Asks a yes-or-no question on the terminal; `None` when there is no
+/// terminal to ask on. An empty answer is yes.
+fn ask_on_terminal(question: &str) -> Option<bool> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    eprint!("{question}");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).ok()?;
+    Some(!answer.trim().to_ascii_lowercase().starts_with('n'))
+}
+
 fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> anyhow::Result<()> {
     let store = Store::from_environment();
     let name = resolve_name(online.name, &store);
     let plain = use_plain(online.plain);
+    let choice = choose_entry(entry, &online.server, &store, ask_on_terminal);
+    if !plain {
+        // The screen's footer shows only the last line: these stay readable
+        // in the terminal after it.
+        for note in &choice.notes {
+            eprintln!("{note}");
+        }
+    }
     runtime()?.block_on(async move {
-        let (mut session, mut notes) = Session::start(&online.server, &name, entry, store)
-            .await
-            .map_err(|error| match error {
-                // These say what went wrong, and where, on their own.
-                NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
-                    anyhow::Error::new(error)
-                }
-                other => {
-                    anyhow::Error::new(other).context(format!("connecting to {}", online.server))
-                }
-            })?;
-        if let Some(pace) = bot_pace {
+        let mut notes = choice.notes;
+        let mut started = Session::start(&online.server, &name, choice.entry, store.clone()).await;
+        if let (Err(NetError::NotAdmitted { message, .. }), Some(entry)) =
+            (&started, choice.instead)
+        {
+            // The seat is gone and its room will not seat us anew: the
+            // command typed goes on.
+            notes.push(format!("{message}; going on with this command"));
+            started = Session::start(&online.server, &name, entry, store.clone()).await;
+        }
+        let (mut session, started_notes) = started.map_err(|error| match error {
+            // These say what went wrong, and where, on their own.
+            NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
+                anyhow::Error::new(error)
+            }
+            other => anyhow::Error::new(other).context(format!("connecting to {}", online.server)),
+        })?;
+        notes.extend(started_notes);
+        let saved_bot = store.load().bot_seat.filter(|bot| {
+            bot.server == online.server
+                && session
+                    .state
+                    .room
+                    .as_ref()
+                    .is_some_and(|room| room.code.eq_ignore_ascii_case(&bot.code))
+        });
+        if session.resumed() {
+            // The bot this race was started with died with the client:
+            // it takes its own seat back.
+            if let Some(bot) = saved_bot {
+                let pace = Duration::from_millis(bot.pace_ms.unwrap_or(0));
+                spawn_bot(online.server.clone(), bot.code, pace, store.clone());
+                notes.push("the bot is back too".into());
+            }
+        } else if let Some(pace) = bot_pace {
             // The room's code comes with `room_joined`; the bot joins with it.
             while session.state.room.is_none() {
                 let (_, more) = session.recv().await?;
@@ -303,18 +427,155 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
                 }
             }
             if let Some(room) = &session.state.room {
-                let (server, code) = (online.server.clone(), room.code.clone());
-                tokio::spawn(async move {
-                    if let Err(error) = crate::bot::run(&server, "bot", &code, pace, |_| {}).await {
-                        eprintln!("the bot stopped: {error}");
-                    }
-                });
+                spawn_bot(
+                    online.server.clone(),
+                    room.code.clone(),
+                    pace,
+                    store.clone(),
+                );
             }
         }
-        if plain {
+        let code = session.state.room.as_ref().map(|room| room.code.clone());
+        let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
         } else {
             crate::tui::online(session, notes).await
-        }
+        };
+        forget_orphaned_bot(&store, code.as_deref());
+        outcome
     })
+}
+
+/// Once the player has left room `code` (its seat is no longer saved), the
+/// bot that raced there with it ends with this process: its seat is not
+/// worth keeping.
+fn forget_orphaned_bot(store: &Store, code: Option<&str>) {
+    let Some(code) = code else { return };
+    let settings = store.load();
+    let same_room = |seat: &crate::config::SavedSeat| seat.code.eq_ignore_ascii_case(code);
+    if settings.bot_seat.as_ref().is_some_and(same_room)
+        && !settings.seat.as_ref().is_some_and(same_room)
+    {
+        let _ = store.update(|settings| settings.bot_seat = None);
+    }
+}
+
+/// Starts `play --bot`'s bot in room `code`, keeping its seat in `store`
+/// so that it comes back with a restarted client.
+fn spawn_bot(server: String, code: String, pace: Duration, store: Store) {
+    tokio::spawn(async move {
+        if let Err(error) = crate::bot::run(&server, "bot", &code, pace, store, |_| {}).await {
+            eprintln!("the bot stopped: {error}");
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use patience_shared::protocol::RoomOptions;
+
+    use super::*;
+    use crate::config::SavedSeat;
+
+    fn seat(code: &str) -> SavedSeat {
+        SavedSeat {
+            server: "ws://s".into(),
+            code: code.into(),
+            token: "t".into(),
+            last_seq: 1,
+            game: Some(GameKind::ThreeBlindMice),
+            pace_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_saved_seat_is_taken_back_only_when_asked_for_and_never_in_silence() {
+        let directory =
+            std::env::temp_dir().join(format!("patience-entry-choice-{}", std::process::id()));
+        let bot = Entry::Create {
+            game: GameKind::Indian,
+            players: 2,
+            public: false,
+            options: RoomOptions::default(),
+        };
+        let join_saved = Entry::Join("K7PQ3M".into());
+        // (command, answer, the entry chosen, the seat still saved, a note?)
+        let cases = [
+            (join_saved.clone(), None, join_saved.clone(), true, false),
+            (
+                Entry::Watch("ZZZZZZ".into()),
+                None,
+                Entry::Watch("ZZZZZZ".into()),
+                true,
+                true,
+            ),
+            (bot.clone(), Some(true), join_saved.clone(), true, true),
+            (bot.clone(), Some(false), bot.clone(), false, true),
+            (bot.clone(), None, bot.clone(), false, true),
+            (
+                Entry::Join("OTHER1".into()),
+                Some(false),
+                Entry::Join("OTHER1".into()),
+                false,
+                true,
+            ),
+            (
+                Entry::Quick(GameKind::Indian),
+                Some(true),
+                join_saved.clone(),
+                true,
+                true,
+            ),
+        ];
+        for (command, answer, expected, kept, noted) in cases {
+            let _ = std::fs::remove_dir_all(&directory);
+            let store = Store::in_directory(&directory);
+            store
+                .update(|settings| {
+                    settings.seat = Some(seat("K7PQ3M"));
+                    settings.bot_seat = Some(seat("K7PQ3M"));
+                })
+                .expect("the temp dir is writable");
+            let mut asked = false;
+            let choice = choose_entry(command.clone(), "ws://s", &store, |question| {
+                asked = true;
+                assert!(
+                    question.contains("Three Blind Mice race in room K7PQ3M"),
+                    "{question}"
+                );
+                answer
+            });
+            let settings = store.load();
+            assert_eq!(choice.entry, expected, "{command:?}");
+            assert_eq!(settings.seat.is_some(), kept, "{command:?}");
+            assert_eq!(
+                settings.bot_seat.is_some(),
+                kept,
+                "{command:?}: the bot's seat goes too"
+            );
+            assert_eq!(!choice.notes.is_empty(), noted, "{command:?}");
+            assert_eq!(choice.instead.is_some(), expected != command, "{command:?}");
+            let asks = !matches!(command, Entry::Watch(_)) && command != join_saved;
+            assert_eq!(asked, asks, "{command:?}");
+        }
+        // A bot whose player left its room is forgotten; one whose player
+        // will come back is kept.
+        for (player_kept, bot_kept) in [(true, true), (false, false)] {
+            let _ = std::fs::remove_dir_all(&directory);
+            let store = Store::in_directory(&directory);
+            store
+                .update(|settings| {
+                    settings.seat = player_kept.then(|| seat("K7PQ3M"));
+                    settings.bot_seat = Some(seat("K7PQ3M"));
+                })
+                .expect("the temp dir is writable");
+            forget_orphaned_bot(&store, Some("K7PQ3M"));
+            assert_eq!(store.load().bot_seat.is_some(), bot_kept, "{player_kept}");
+        }
+        // Another server's seat is not this command's business.
+        let store = Store::in_directory(&directory);
+        let choice = choose_entry(bot.clone(), "ws://elsewhere", &store, |_| Some(true));
+        assert_eq!(choice.entry, bot);
+        let _ = std::fs::remove_dir_all(&directory);
+    }
 }

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use crate::config::Store;
 use crate::net::NetError;
 use crate::position::{guess, move_shapes, solve_line};
-use crate::session::{Entry, Session};
+use crate::session::{Entry, SeatSlot, Session};
 
 /// The solver budget of one plan of Three Blind Mice, whose solver settles
 /// most positions in far less.
@@ -114,16 +114,28 @@ fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<(String, View)>
 }
 
 /// Joins room `code` on `server` as `name` and races until the race ends,
-/// telling `log` what happens in the room.
+/// telling `log` what happens in the room. With `store`, the bot keeps its
+/// seat there ([`SeatSlot::Bot`]) and takes back the one saved for `code`
+/// instead of joining anew: `play --bot` brings its bot back after a
+/// restart. A bot started on its own (`patience bot`) passes
+/// [`Store::none`].
+///
+/// Cancel-safe in effect: dropped early, the bot's session is dropped,
+/// which keeps its seat for a resume; [`Session::start`] inside it is not
+/// (see `crate::session`).
 pub async fn run(
     server: &str,
     name: &str,
     code: &str,
     pace: Duration,
+    store: Store,
     mut log: impl FnMut(&str) + Send,
 ) -> Result<(), NetError> {
+    let slot = SeatSlot::Bot {
+        pace_ms: u64::try_from(pace.as_millis()).unwrap_or(u64::MAX),
+    };
     let (mut session, notes) =
-        Session::start(server, name, Entry::Join(code.to_string()), Store::none()).await?;
+        Session::start_in_slot(server, name, Entry::Join(code.to_string()), store, slot).await?;
     for note in &notes {
         log(note);
     }
@@ -139,7 +151,7 @@ pub async fn run(
         tokio::select! {
             received = session.recv() => {
                 let (message, notes) = received?;
-                for note in &notes {
+                for note in session.take_connection_notes().iter().chain(&notes) {
                     log(note);
                 }
                 if session.state.result.is_some() || session.state.closed.is_some() {

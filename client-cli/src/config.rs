@@ -16,6 +16,7 @@
 
 use std::path::PathBuf;
 
+use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
 
 /// The environment variable that overrides the config directory.
@@ -64,6 +65,14 @@ pub struct SavedSeat {
     pub token: String,
     /// The last room event seen.
     pub last_seq: u64,
+    /// The room's game, to name the race when asking whether to take it
+    /// back (absent in files written before it was kept).
+    #[serde(default)]
+    pub game: Option<GameKind>,
+    /// For a bot's seat: its seconds per move, in milliseconds, so a bot
+    /// brought back races at the pace it was started with.
+    #[serde(default)]
+    pub pace_ms: Option<u64>,
 }
 
 /// The remembered settings.
@@ -75,7 +84,15 @@ pub struct Settings {
     /// The seat of a race in progress.
     #[serde(default)]
     pub seat: Option<SavedSeat>,
+    /// The seat of the bot `play --bot` started in the process that holds
+    /// [`Settings::seat`]: a restarted client brings the bot back into that
+    /// race with it.
+    #[serde(default)]
+    pub bot_seat: Option<SavedSeat>,
 }
+
+/// Serialises [`Store::update`] within this process.
+static UPDATES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Where the settings live.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,6 +154,12 @@ impl Store {
     /// Changes the settings with `change` and saves them. Failing to save
     /// only loses a resume, so the error is returned for a warning at most.
     pub fn update(&self, change: impl FnOnce(&mut Settings)) -> std::io::Result<()> {
+        // A player's and its bot's sessions both keep their seats in this
+        // file: one read-change-write at a time, so neither loses the
+        // other's new token.
+        let _one_at_a_time = UPDATES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut settings = self.load();
         change(&mut settings);
         self.save(&settings)
@@ -238,6 +261,8 @@ mod tests {
             code: "K7PQ3M".into(),
             token: "secret".into(),
             last_seq: 9,
+            game: Some(GameKind::Indian),
+            pace_ms: None,
         };
         store
             .update(|settings| {
@@ -247,6 +272,14 @@ mod tests {
             .expect("the temp dir is writable");
         assert_eq!(store.load().seat, Some(seat));
         assert_eq!(store.load().name.as_deref(), Some("ada"));
+        // A seat saved before the game and the pace were kept still reads.
+        std::fs::write(
+            directory.join(FILE_NAME),
+            r#"{"seat":{"server":"s","code":"K7PQ3M","token":"t","last_seq":3}}"#,
+        )
+        .expect("writable");
+        let old = store.load().seat.expect("an old seat reads");
+        assert_eq!((old.game, old.pace_ms, old.last_seq), (None, None, 3));
         std::fs::write(directory.join(FILE_NAME), "not json").expect("writable");
         assert_eq!(store.load(), Settings::default());
         let _ = std::fs::remove_dir_all(&directory);

@@ -6,7 +6,8 @@
 //! largest room event number seen, which a resume needs. It is used alike by
 //! the terminal UI, the `--plain` mode, the bots and the tests.
 //! [`Connection::recv`] is cancel-safe, so callers `select!` it against
-//! their own input.
+//! their own input; [`Connection::send`] is not (each public `async fn`
+//! says which it is).
 
 use futures::{SinkExt as _, StreamExt as _};
 use patience_shared::protocol::{self, ClientMessage, ErrorCode, PROTOCOL_VERSION, ServerMessage};
@@ -85,6 +86,9 @@ pub struct Connection {
 
 impl Connection {
     /// Connects to `server` (a `ws://` URL) and says hello as `name`.
+    ///
+    /// Cancel-safe in effect: dropped early, the half-open connection is
+    /// dropped with it and nothing was asked of the server yet.
     pub async fn open(server: &str, name: &str) -> Result<Connection, NetError> {
         let (socket, _) = tokio_tungstenite::connect_async(server)
             .await
@@ -133,6 +137,9 @@ impl Connection {
     }
 
     /// Sends one message.
+    ///
+    /// Not cancel-safe: dropped midway, the frame may be half written, and
+    /// the connection must be dropped too. `crate::session` never cancels it.
     pub async fn send(&mut self, message: &ClientMessage) -> Result<(), NetError> {
         self.socket
             .send(Message::Binary(protocol::encode(message).into()))
@@ -140,7 +147,7 @@ impl Connection {
         Ok(())
     }
 
-    /// Sends a move in notation.
+    /// Sends a move in notation. Not cancel-safe, as [`Connection::send`].
     pub async fn send_move(&mut self, text: &str) -> Result<(), NetError> {
         self.send(&ClientMessage::Move {
             text: text.to_string(),
@@ -149,7 +156,9 @@ impl Connection {
         .await
     }
 
-    /// The next message from the server. Cancel-safe.
+    /// The next message from the server.
+    ///
+    /// Cancel-safe: dropped before it returns, no frame was taken.
     pub async fn recv(&mut self) -> Result<ServerMessage, NetError> {
         loop {
             match self.socket.next().await {
@@ -168,8 +177,16 @@ impl Connection {
         }
     }
 
-    /// Closes the connection politely.
+    /// Closes the connection politely. Cancel-safe in effect: dropped
+    /// early, the connection is dropped, which closes it too.
     pub async fn close(mut self) {
+        self.close_in_place().await;
+    }
+
+    /// Closes the connection politely, for an owner that keeps it (a
+    /// closed connection's `recv` fails). Cancel-safe in effect, as
+    /// [`Connection::close`].
+    pub async fn close_in_place(&mut self) {
         let _ = self.socket.close(None).await;
     }
 }

@@ -155,6 +155,9 @@ pub fn stdin_lines() -> mpsc::Receiver<String> {
 }
 
 /// Plays or watches online, line by line, until the race ends or `quit`.
+///
+/// Cancel-safe in effect: dropped early, the session is dropped, which
+/// closes the connection and keeps the seat for a resume.
 pub async fn online(
     mut session: Session,
     notes: Vec<String>,
@@ -168,6 +171,9 @@ pub async fn online(
     loop {
         tokio::select! {
             received = session.recv() => {
+                for note in session.take_connection_notes() {
+                    writeln!(output, "{note}")?;
+                }
                 let (message, notes) = match received {
                     Ok(received) => received,
                     // The race is not over (that ends the loop first) and

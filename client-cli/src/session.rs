@@ -2,10 +2,21 @@
 //! server, if any), take back a saved seat or enter a room, keep the resume
 //! token in the config directory, and reconnect after a drop.
 //!
-//! The front ends (`--plain`, the terminal UI) own the loop; this module
-//! gives them [`Session::start`], [`Session::recv`] (which applies each
-//! message to the [`RaceState`] and reconnects transparently while a seat
-//! is held) and [`Session::send`].
+//! Layout: [`Session::start`] opens the connection and enters the room;
+//! from then on the connection belongs to a task of its own (a `Link`),
+//! which reads the server, applies each message to its copy of the
+//! [`RaceState`], saves the rotated resume token, and reconnects and
+//! resumes after a drop (or a resumable kick: `too_slow`, `idle_timeout`)
+//! with nobody asking it to. The front end talks to it through two bounded
+//! channels: [`Session::send`] queues a message, [`Session::recv`] takes
+//! the next message with its lines and applies it to [`Session::state`],
+//! and [`Session::take_connection_notes`] the lines about the connection.
+//!
+//! A seat is taken back by [`Session::start`] only for `join` with the code
+//! of the saved seat: the front end asks before any other command takes
+//! the seat's place (`crate::app`). A session keeps its seat in one of two
+//! places ([`SeatSlot`]): the player's, or the bot's that `play --bot`
+//! started beside it, so both come back after a restart.
 //!
 //! A server of a cluster may answer `join_room`, `spectate`, `resume` or
 //! `quick_race` with `redirect`: the room is on another node. The session
@@ -15,24 +26,28 @@
 //! [`NetError::TooManyRedirects`]. The seat saved after that names the
 //! node the room is on, so a reconnection goes straight there.
 //!
-//! Cancel safety: [`Session::start`] and the reconnection inside
-//! [`Session::send`] and [`Session::recv`] are **not** cancel-safe while
-//! they follow a redirect. Dropped between sending the request to the new
-//! node and reading its answer, the new connection is dropped with them:
-//! if the request was a join, the seat it took is held for the grace
-//! period and the token that opens it is lost, and a resume may have used
-//! up its token (the server issues a new one in `resumed`, which is lost).
-//! Let them run to the end. Each hop is one connection attempt and one
-//! answer, neither with a time limit of its own; a caller that needs one
-//! wraps the whole call in a timeout and accepts the loss above. Before a
-//! redirect is followed, or once its answer is read, nothing is lost.
+//! Cancel safety: [`Session::recv`] and [`Session::send`] are cancel-safe,
+//! so a front end may `select!` them against its input and its clock: the
+//! reconnection runs in the link's task, which nothing cancels but the
+//! runtime's end (a process that exits mid-resume loses that resume's new
+//! token). [`Session::leave`] and [`Session::close`] hand their work to the
+//! link too, so dropped early it still happens. Only [`Session::start`]
+//! (and [`Session::start_in_slot`]) is not: dropped between sending a request and
+//! reading its answer (a join, a resume, a hop of a redirect), the
+//! connection is dropped with it, and a seat it took is held for the grace
+//! period with its token lost, or a resume's new token is lost. Let it run
+//! to the end; a caller that needs a time limit wraps the whole call and
+//! accepts that loss. Each hop is one connection attempt and one answer,
+//! neither with a time limit of its own.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, Phase, RoomOptions, ServerMessage};
+use tokio::sync::{mpsc, oneshot};
 
-use crate::config::{SavedSeat, Store};
+use crate::config::{SavedSeat, Settings, Store};
 use crate::net::{Connection, NetError, seq_of};
 use crate::race::RaceState;
 
@@ -52,7 +67,7 @@ pub enum Entry {
         /// Undo and time limit.
         options: RoomOptions,
     },
-    /// A room by its code.
+    /// A room by its code: takes back the saved seat if it is in this room.
     Join(String),
     /// Watch a room by its code.
     Watch(String),
@@ -79,112 +94,313 @@ impl Entry {
     }
 }
 
+/// Where a session keeps its seat in the settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeatSlot {
+    /// The player's own seat ([`Settings::seat`]).
+    Player,
+    /// The seat of a bot started by `play --bot` ([`Settings::bot_seat`]),
+    /// racing one move per `pace_ms` milliseconds.
+    Bot {
+        /// The bot's pace, saved with its seat.
+        pace_ms: u64,
+    },
+}
+
+impl SeatSlot {
+    fn of(self, settings: &mut Settings) -> &mut Option<SavedSeat> {
+        match self {
+            SeatSlot::Player => &mut settings.seat,
+            SeatSlot::Bot { .. } => &mut settings.bot_seat,
+        }
+    }
+
+    /// The seat saved in this slot.
+    pub fn load(self, store: &Store) -> Option<SavedSeat> {
+        self.of(&mut store.load()).take()
+    }
+}
+
 /// Attempts to reconnect after a drop before giving up.
 const RECONNECT_ATTEMPTS: u32 = 6;
+
+/// The wait before the first reconnection attempt; it doubles up to
+/// [`RECONNECT_MAX_DELAY`].
+const RECONNECT_FIRST_DELAY: Duration = Duration::from_millis(250);
+
+/// The longest wait between two reconnection attempts.
+const RECONNECT_MAX_DELAY: Duration = Duration::from_secs(4);
+
+/// Room for messages each way between the front end and the link: a
+/// person's keys and a room's events fit many times over.
+const CHANNEL_CAPACITY: usize = 64;
 
 /// Redirects followed for one request before giving up: a room is on one
 /// node, so one hop suffices but for quick races, whose rooms can fill
 /// while a player is on its way.
 pub const MAX_REDIRECTS: usize = 3;
 
-/// One client's life in one room.
+/// One client's life in one room, as its front end holds it.
 pub struct Session {
-    connection: Connection,
     /// The room and race as seen so far.
     pub state: RaceState,
+    /// The last message received ended the replay of a resume.
+    caught_up: bool,
+    /// The seat was taken back (not entered anew) by [`Session::start`].
+    resumed: bool,
+    /// Lines about the connection itself (lost, reconnecting) not yet
+    /// taken by [`Session::take_connection_notes`].
+    connection_notes: Vec<String>,
+    commands: mpsc::Sender<Command>,
+    events: mpsc::Receiver<LinkEvent>,
+}
+
+/// What the front end asks of the link.
+enum Command {
+    /// Send this message (after reconnecting, if need be).
+    Send(ClientMessage),
+    /// Leave the room (resigning a race), forget the seat, close; then say so.
+    Leave(oneshot::Sender<()>),
+    /// Close the connection, keeping the seat; then say so.
+    Close(oneshot::Sender<()>),
+}
+
+/// What the link tells the front end.
+enum LinkEvent {
+    /// A message, applied to the link's state, and whether it ended the
+    /// replay of a resume.
+    Message {
+        /// Boxed: a room's messages are far larger than the other events.
+        message: Box<ServerMessage>,
+        notes: Vec<String>,
+        caught_up: bool,
+    },
+    /// A line about the connection.
+    Note(String),
+    /// The connection is gone for good; the link has ended.
+    Failed(NetError),
+}
+
+/// The connection and everything needed to keep it: owned by
+/// [`Session::start`] while it enters the room, then by the link's task.
+struct Link {
+    connection: Connection,
+    /// The room and race as the link sees them: its resume token, whether
+    /// the race is over.
+    state: RaceState,
     name: String,
     store: Store,
+    slot: SeatSlot,
     /// After a resume: the room's latest event when the seat was taken back.
     /// Events up to it are history being replayed, applied quietly.
     replay_until: Option<u64>,
-    /// The replay just ended with the last message received.
-    caught_up: bool,
     /// The server the session was started with, which may have sent it to
     /// another node of its cluster: a reconnection that cannot reach that
     /// node tries this one too, which sends it on to wherever the room is
     /// now (after a failover, say).
     first_server: String,
+    /// Commands taken from the channel while the link waited to hand the
+    /// front end an event, or while it reconnected: done next, in order.
+    pending: VecDeque<Command>,
 }
 
 impl Session {
-    /// Connects, takes back the saved seat if the config holds one for this
-    /// server (and, for `join`, this room), or else enters as `entry` asks
-    /// and waits for the room to take us in. Returns the session and the
-    /// lines to show so far; a room that refuses us is
-    /// [`NetError::NotAdmitted`].
+    /// Connects, takes back the seat saved in `slot` if `entry` joins its
+    /// room on this server, or else enters as `entry` asks and waits for the
+    /// room to take us in; then hands the connection to the link's task.
+    /// Returns the session and the lines to show so far; a room that
+    /// refuses us is [`NetError::NotAdmitted`]. The seat is the player's
+    /// ([`SeatSlot::Player`]); see [`Session::start_in_slot`].
+    ///
+    /// Not cancel-safe: see the module's doc.
     pub async fn start(
         server: &str,
         name: &str,
         entry: Entry,
         store: Store,
     ) -> Result<(Session, Vec<String>), NetError> {
+        Session::start_in_slot(server, name, entry, store, SeatSlot::Player).await
+    }
+
+    /// [`Session::start`], keeping the seat in `slot`.
+    ///
+    /// Not cancel-safe: see the module's doc.
+    pub async fn start_in_slot(
+        server: &str,
+        name: &str,
+        entry: Entry,
+        store: Store,
+        slot: SeatSlot,
+    ) -> Result<(Session, Vec<String>), NetError> {
         let mut connection = Connection::open(server, name).await?;
         let mut notes = Vec::new();
-        // A registered player races as itself, so its races are kept as its own.
-        if let Some(account) = store.account(server) {
+        // A registered player races as itself, so its races are kept as its
+        // own; a bot races unregistered.
+        if let (SeatSlot::Player, Some(account)) = (slot, store.account(server)) {
             match crate::account::authenticate(&mut connection, &account, &store).await {
                 Ok(()) => notes.push(format!("signed in as {}", account.name)),
                 Err(crate::account::AccountError::Net(error)) => return Err(error),
                 Err(error) => notes.push(format!("racing unregistered: {error}")),
             }
         }
-        let mut session = Session {
+        let mut link = Link {
             connection,
             state: RaceState::default(),
             name: name.to_string(),
             store,
+            slot,
             replay_until: None,
             first_server: server.to_string(),
-            caught_up: false,
+            pending: VecDeque::new(),
         };
-        let saved = session.store.load().seat.filter(|seat| {
+        let saved = slot.load(&link.store).filter(|seat| {
             seat.server == server
-                && match &entry {
-                    Entry::Join(code) => seat.code.eq_ignore_ascii_case(code),
-                    Entry::Watch(_) => false,
-                    _ => true,
-                }
+                && matches!(&entry, Entry::Join(code) if seat.code.eq_ignore_ascii_case(code))
         });
+        let mut resumed = false;
+        let mut caught_up = false;
         if let Some(saved) = saved {
             let resume = ClientMessage::Resume {
                 token: saved.token.clone(),
                 last_seq: 0,
             };
-            let reply = session.ask(&resume).await?;
+            let reply = link.ask(&resume).await?;
             if matches!(reply, ServerMessage::Resumed { .. }) {
-                notes.extend(session.absorb(reply));
-                return Ok((session, notes));
+                let (more, _) = link.absorb(reply);
+                notes.extend(more);
+                resumed = true;
+            } else {
+                notes.push(format!(
+                    "the race in room {} is no longer open to us",
+                    saved.code
+                ));
+                link.forget_seat();
             }
-            notes.push(format!(
-                "the race in room {} is no longer open to us",
-                saved.code
-            ));
-            session.forget_seat();
         }
-        // The room's answer decides whether there is a session at all: a
-        // refusal ends it here, with the server's words, instead of leaving
-        // the front end waiting on a room that never comes.
-        let mut reply = session.ask(&entry.message()).await?;
-        loop {
-            match reply {
-                ServerMessage::Error { code, message } => {
-                    return Err(NetError::NotAdmitted { code, message });
-                }
-                message => {
-                    let joined = matches!(message, ServerMessage::RoomJoined { .. });
-                    notes.extend(session.absorb(message));
-                    if joined {
-                        return Ok((session, notes));
+        if !resumed {
+            // The room's answer decides whether there is a session at all: a
+            // refusal ends it here, with the server's words, instead of
+            // leaving the front end waiting on a room that never comes.
+            let mut reply = link.ask(&entry.message()).await?;
+            loop {
+                match reply {
+                    ServerMessage::Error { code, message } => {
+                        return Err(NetError::NotAdmitted { code, message });
+                    }
+                    message => {
+                        let joined = matches!(message, ServerMessage::RoomJoined { .. });
+                        let (more, replayed) = link.absorb(message);
+                        notes.extend(more);
+                        caught_up = replayed;
+                        if joined {
+                            break;
+                        }
                     }
                 }
+                reply = link.connection.recv().await?;
             }
-            reply = session.connection.recv().await?;
+        }
+        let state = link.state.clone();
+        let (commands, command_receiver) = mpsc::channel(CHANNEL_CAPACITY);
+        let (event_sender, events) = mpsc::channel(CHANNEL_CAPACITY);
+        tokio::spawn(link.run(command_receiver, event_sender));
+        let session = Session {
+            state,
+            caught_up,
+            resumed,
+            connection_notes: Vec::new(),
+            commands,
+            events,
+        };
+        Ok((session, notes))
+    }
+
+    /// Queues a message for the server; the link sends it, reconnecting
+    /// first if the connection dropped. An error means the link has ended
+    /// (the connection is gone for good, see [`Session::recv`]).
+    ///
+    /// Cancel-safe: dropped before it returns, the message was not queued.
+    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), NetError> {
+        self.commands
+            .send(Command::Send(message.clone()))
+            .await
+            .map_err(|_| NetError::Closed)
+    }
+
+    /// The next message, already applied to [`Session::state`], with the
+    /// lines to show. The link reconnects and resumes by itself while a
+    /// seat is held, meanwhile keeping lines about it for
+    /// [`Session::take_connection_notes`]; an error means it could not, or
+    /// the race is over and the server closed.
+    ///
+    /// Cancel-safe: dropped before it returns, no message was taken (lines
+    /// about the connection it read are kept); the reconnection it may be
+    /// waiting on goes on in the link's task.
+    pub async fn recv(&mut self) -> Result<(ServerMessage, Vec<String>), NetError> {
+        loop {
+            match self.events.recv().await {
+                Some(LinkEvent::Message {
+                    message,
+                    notes,
+                    caught_up,
+                }) => {
+                    self.state.apply((*message).clone(), Instant::now());
+                    self.caught_up = caught_up;
+                    return Ok((*message, notes));
+                }
+                Some(LinkEvent::Note(note)) => self.connection_notes.push(note),
+                Some(LinkEvent::Failed(error)) => return Err(error),
+                None => return Err(NetError::Closed),
+            }
         }
     }
 
+    /// Lines about the connection (lost, reconnecting) read by
+    /// [`Session::recv`] since the last call: a front end shows them while
+    /// it waits, as `recv` returns only with a message.
+    pub fn take_connection_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.connection_notes)
+    }
+
+    /// Leaves the room (resigning a race), forgets the seat and closes the
+    /// connection, waiting up to 2 s for the server's `left`.
+    ///
+    /// Cancel-safe in effect: dropped early, the leave goes on in the
+    /// link's task while the runtime runs; only the wait for it is lost.
+    pub async fn leave(self) {
+        let (done, finished) = oneshot::channel();
+        if self.commands.send(Command::Leave(done)).await.is_ok() {
+            let _ = finished.await;
+        }
+    }
+
+    /// Closes the connection, keeping the saved seat if the race goes on.
+    ///
+    /// Cancel-safe in effect, as [`Session::leave`].
+    pub async fn close(self) {
+        let (done, finished) = oneshot::channel();
+        if self.commands.send(Command::Close(done)).await.is_ok() {
+            let _ = finished.await;
+        }
+    }
+
+    /// Whether the last message received ended the replay of a resume: the
+    /// state is whole again (a front end shows the board then).
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
+    }
+
+    /// Whether [`Session::start`] took a saved seat back.
+    pub fn resumed(&self) -> bool {
+        self.resumed
+    }
+}
+
+impl Link {
     /// Sends `request` and returns the first answer that is not a
     /// `redirect`, following redirects to other nodes (see the module's
-    /// doc, and its note on cancel safety).
+    /// doc). Not cancel-safe, and never cancelled: only `start` and the
+    /// link's task call it.
     async fn ask(&mut self, request: &ClientMessage) -> Result<ServerMessage, NetError> {
         self.connection.send(request).await?;
         let mut hops = 0;
@@ -208,7 +424,7 @@ impl Session {
     /// for it if there is one, carrying on the event numbers seen.
     async fn open_redirected(&self, url: &str) -> Result<Connection, NetError> {
         let mut connection = Connection::open(url, &self.name).await?;
-        if let Some(account) = self.store.account(url) {
+        if let (SeatSlot::Player, Some(account)) = (self.slot, self.store.account(url)) {
             match crate::account::authenticate(&mut connection, &account, &self.store).await {
                 Ok(()) => {}
                 Err(crate::account::AccountError::Net(error)) => return Err(error),
@@ -220,64 +436,114 @@ impl Session {
         Ok(connection)
     }
 
-    /// Sends a message, reconnecting first if the connection dropped.
-    pub async fn send(&mut self, message: &ClientMessage) -> Result<(), NetError> {
-        match self.connection.send(message).await {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                self.reconnect(error).await?;
-                self.connection.send(message).await
-            }
-        }
+    /// Whether the race is over for this session: nothing left to resume.
+    fn over(&self) -> bool {
+        self.state.result.is_some()
+            || self.state.closed.is_some()
+            || self.state.phase() == Some(Phase::Finished)
     }
 
-    /// The next message, already applied to [`Session::state`], with the
-    /// lines to show. Reconnects and resumes while a seat is held.
-    pub async fn recv(&mut self) -> Result<(ServerMessage, Vec<String>), NetError> {
+    /// The link's task: reads the server and the front end's commands until
+    /// the front end leaves, closes or goes away, or the connection is lost
+    /// for good.
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>, events: mpsc::Sender<LinkEvent>) {
         loop {
-            match self.connection.recv().await {
-                Ok(message) => {
-                    let notes = self.absorb(message.clone());
-                    return Ok((message, notes));
+            let step = match self.pending.pop_front() {
+                Some(command) => Some(Ok(command)),
+                None => tokio::select! {
+                    command = commands.recv() => command.map(Ok),
+                    received = self.connection.recv() => Some(Err(received)),
+                },
+            };
+            let outcome = match step {
+                // The front end is gone (dropped without a word): keep the seat.
+                None => {
+                    self.connection.close_in_place().await;
+                    return;
                 }
-                Err(error) => {
-                    if self.state.closed.is_some() || self.state.result.is_some() {
-                        return Err(error);
+                Some(Ok(Command::Send(message))) => match self.connection.send(&message).await {
+                    Ok(()) => Ok(()),
+                    Err(error) => match self.reconnect(error, &mut commands, &events).await {
+                        Ok(()) => self.connection.send(&message).await,
+                        Err(error) => Err(error),
+                    },
+                },
+                Some(Ok(Command::Leave(done))) => {
+                    self.leave().await;
+                    let _ = done.send(());
+                    return;
+                }
+                Some(Ok(Command::Close(done))) => {
+                    self.connection.close_in_place().await;
+                    let _ = done.send(());
+                    return;
+                }
+                Some(Err(Ok(message))) => {
+                    let (notes, caught_up) = self.absorb(message.clone());
+                    let event = LinkEvent::Message {
+                        message: Box::new(message),
+                        notes,
+                        caught_up,
+                    };
+                    if !self.deliver(event, &mut commands, &events).await {
+                        self.connection.close_in_place().await;
+                        return;
                     }
-                    self.reconnect(error).await?;
+                    Ok(())
                 }
+                Some(Err(Err(error))) if self.over() => Err(error),
+                Some(Err(Err(error))) => self.reconnect(error, &mut commands, &events).await,
+            };
+            if let Err(error) = outcome {
+                // A leave or close asked for while reconnecting is done
+                // as well as a dead connection allows.
+                while let Some(command) = self.pending.pop_front() {
+                    match command {
+                        Command::Send(_) => {}
+                        Command::Leave(done) => {
+                            self.forget_seat();
+                            let _ = done.send(());
+                            return;
+                        }
+                        Command::Close(done) => {
+                            let _ = done.send(());
+                            return;
+                        }
+                    }
+                }
+                let _ = self
+                    .deliver(LinkEvent::Failed(error), &mut commands, &events)
+                    .await;
+                return;
             }
         }
     }
 
-    /// Leaves the room (resigning a race) and closes the connection.
-    pub async fn leave(mut self) {
-        let _ = self.connection.send(&ClientMessage::Leave).await;
-        // Wait briefly for the server's `left`, so the resignation lands.
-        let _ = tokio::time::timeout(Duration::from_secs(2), async {
-            while let Ok(message) = self.connection.recv().await {
-                if matches!(message, ServerMessage::Left { .. }) {
-                    break;
-                }
+    /// Hands `event` to the front end, taking its commands meanwhile so
+    /// that neither waits on the other with both channels full. Returns
+    /// false when the front end is gone.
+    async fn deliver(
+        &mut self,
+        event: LinkEvent,
+        commands: &mut mpsc::Receiver<Command>,
+        events: &mpsc::Sender<LinkEvent>,
+    ) -> bool {
+        let mut sending = std::pin::pin!(events.send(event));
+        loop {
+            tokio::select! {
+                sent = &mut sending => return sent.is_ok(),
+                command = commands.recv() => match command {
+                    Some(command) => self.pending.push_back(command),
+                    None => return false,
+                },
             }
-        })
-        .await;
-        self.forget_seat();
-        self.connection.close().await;
+        }
     }
 
-    /// Closes the connection, keeping the saved seat if the race goes on.
-    pub async fn close(self) {
-        self.connection.close().await;
-    }
-
-    /// Whether the last message received ended the replay of a resume: the
-    /// state is whole again (a front end shows the board then).
-    pub fn caught_up(&self) -> bool {
-        self.caught_up
-    }
-
-    fn absorb(&mut self, message: ServerMessage) -> Vec<String> {
+    /// Applies a message to the link's state, saves or forgets the seat,
+    /// and returns the lines to show and whether it ended the replay of a
+    /// resume.
+    fn absorb(&mut self, message: ServerMessage) -> (Vec<String>, bool) {
         let token_before = self.state.resume_token.clone();
         let seq = seq_of(&message);
         let resumed = match message {
@@ -285,7 +551,7 @@ impl Session {
             _ => None,
         };
         let mut notes = self.state.apply(message, Instant::now());
-        self.caught_up = false;
+        let mut caught_up = false;
         if let Some(resumed) = resumed {
             self.replay_until = Some(resumed);
         } else if let (Some(until), Some(seq)) = (self.replay_until, seq) {
@@ -294,14 +560,11 @@ impl Session {
             notes.clear();
             if seq >= until {
                 self.replay_until = None;
-                self.caught_up = true;
+                caught_up = true;
                 notes.push("caught up with the race".into());
             }
         }
-        let over = self.state.result.is_some()
-            || self.state.closed.is_some()
-            || self.state.phase() == Some(Phase::Finished);
-        if over {
+        if self.over() {
             self.forget_seat();
         } else if self.state.resume_token != token_before
             && let (Some(token), Some(room)) = (&self.state.resume_token, &self.state.room)
@@ -311,37 +574,76 @@ impl Session {
                 code: room.code.clone(),
                 token: token.clone(),
                 last_seq: self.connection.last_seq(),
+                game: Some(room.game),
+                pace_ms: match self.slot {
+                    SeatSlot::Player => None,
+                    SeatSlot::Bot { pace_ms } => Some(pace_ms),
+                },
             };
-            let name = self.name.clone();
+            let (name, slot) = (self.name.clone(), self.slot);
             let _ = self.store.update(|settings| {
-                settings.seat = Some(seat);
-                settings.name = Some(name);
+                *slot.of(settings) = Some(seat);
+                if slot == SeatSlot::Player {
+                    settings.name = Some(name);
+                }
             });
         }
-        notes
+        (notes, caught_up)
     }
 
     fn forget_seat(&mut self) {
-        if self.store.load().seat.is_some() {
-            let _ = self.store.update(|settings| settings.seat = None);
+        let slot = self.slot;
+        if slot.load(&self.store).is_some() {
+            let _ = self.store.update(|settings| *slot.of(settings) = None);
         }
     }
 
-    async fn reconnect(&mut self, error: NetError) -> Result<(), NetError> {
+    /// Leaves the room and closes, waiting up to 2 s for `left` so the
+    /// resignation lands.
+    async fn leave(&mut self) {
+        let _ = self.connection.send(&ClientMessage::Leave).await;
+        let connection = &mut self.connection;
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while let Ok(message) = connection.recv().await {
+                if matches!(message, ServerMessage::Left { .. }) {
+                    break;
+                }
+            }
+        })
+        .await;
+        self.forget_seat();
+        self.connection.close_in_place().await;
+    }
+
+    /// Reconnects and resumes the seat, telling the front end. Commands
+    /// that come meanwhile wait in `pending`; a leave or a close among them
+    /// stops the attempts.
+    async fn reconnect(
+        &mut self,
+        error: NetError,
+        commands: &mut mpsc::Receiver<Command>,
+        events: &mpsc::Sender<LinkEvent>,
+    ) -> Result<(), NetError> {
         let Some(token) = self.state.resume_token.clone() else {
             return Err(error);
         };
+        let note = format!("connection lost ({error}); reconnecting…");
+        if !self.deliver(LinkEvent::Note(note), commands, events).await {
+            return Err(error);
+        }
         let mut servers = vec![self.connection.server().to_string()];
         if servers[0] != self.first_server {
             servers.push(self.first_server.clone());
         }
         let last_seq = self.connection.last_seq();
-        let mut delay = Duration::from_millis(250);
+        let mut delay = RECONNECT_FIRST_DELAY;
         let mut last_error = error;
         for attempt in 0..RECONNECT_ATTEMPTS {
             let server = &servers[attempt as usize % servers.len()];
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(4));
+            if !self.wait(delay, commands).await {
+                return Err(last_error);
+            }
+            delay = (delay * 2).min(RECONNECT_MAX_DELAY);
             let mut connection = match Connection::open(server, &self.name).await {
                 Ok(connection) => connection,
                 Err(error) => {
@@ -367,7 +669,15 @@ impl Session {
             };
             match answer {
                 message @ ServerMessage::Resumed { .. } => {
-                    self.absorb(message);
+                    let (notes, caught_up) = self.absorb(message.clone());
+                    let event = LinkEvent::Message {
+                        message: Box::new(message),
+                        notes,
+                        caught_up,
+                    };
+                    if !self.deliver(event, commands, events).await {
+                        return Err(NetError::Closed);
+                    }
                     return Ok(());
                 }
                 ServerMessage::Error { message, code } => {
@@ -378,6 +688,28 @@ impl Session {
             }
         }
         Err(last_error)
+    }
+
+    /// Waits `delay`, keeping the front end's commands; false when one of
+    /// them is a leave or a close (or the front end is gone), which ends
+    /// the reconnection.
+    async fn wait(&mut self, delay: Duration, commands: &mut mpsc::Receiver<Command>) -> bool {
+        let mut sleep = std::pin::pin!(tokio::time::sleep(delay));
+        loop {
+            tokio::select! {
+                () = &mut sleep => return true,
+                command = commands.recv() => match command {
+                    Some(command) => {
+                        let stops = !matches!(command, Command::Send(_));
+                        self.pending.push_back(command);
+                        if stops {
+                            return false;
+                        }
+                    }
+                    None => return false,
+                },
+            }
+        }
     }
 }
 
@@ -446,5 +778,95 @@ mod tests {
             Err(other) => panic!("expected the owner's refusal, got {other}"),
             Ok(_) => panic!("expected the owner's refusal, got a session"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_bad_code_ends_join_and_watch_at_once_with_the_servers_words() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } | ClientMessage::Spectate { code } => {
+                vec![ServerMessage::Error {
+                    code: patience_shared::protocol::ErrorCode::RoomNotFound,
+                    message: format!("no room has the code {code}"),
+                }]
+            }
+            _ => Vec::new(),
+        })
+        .await;
+        for entry in [Entry::Join("BADCOD".into()), Entry::Watch("BADCOD".into())] {
+            match Session::start(&url, "ada", entry.clone(), Store::none()).await {
+                Err(NetError::NotAdmitted { message, .. }) => {
+                    assert_eq!(message, "no room has the code BADCOD", "{entry:?}");
+                }
+                Err(other) => panic!("{entry:?}: expected a refusal, got {other}"),
+                Ok(_) => panic!("{entry:?}: expected a refusal, got a session"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bots_seat_is_kept_apart_from_the_players_and_taken_back_after_a_restart() {
+        let (url, received) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } => vec![ServerMessage::RoomJoined {
+                seq: 1,
+                room: patience_shared::protocol::RoomInfo {
+                    code: code.clone(),
+                    game: GameKind::Indian,
+                    max_players: 2,
+                    public: false,
+                    options: RoomOptions::default(),
+                    owner: Some(0),
+                    phase: Phase::Lobby,
+                    players: Vec::new(),
+                    spectators: 0,
+                },
+                seat: Some(1),
+                resume_token: Some("bot-token".into()),
+            }],
+            ClientMessage::Resume { .. } => vec![ServerMessage::Error {
+                code: patience_shared::protocol::ErrorCode::InvalidResumeToken,
+                message: "that seat is gone".into(),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let directory =
+            std::env::temp_dir().join(format!("patience-bot-seat-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&directory);
+        let store = Store::in_directory(&directory);
+        let bot = SeatSlot::Bot { pace_ms: 1500 };
+        let join = Entry::Join("K7PQ3M".into());
+        let (session, _) = Session::start_in_slot(&url, "bot", join.clone(), store.clone(), bot)
+            .await
+            .expect("seated");
+        let settings = store.load();
+        assert_eq!(settings.seat, None, "the player's seat is not the bot's");
+        let saved = settings.bot_seat.expect("the bot's seat is saved");
+        assert_eq!(
+            (
+                saved.code.as_str(),
+                saved.token.as_str(),
+                saved.pace_ms,
+                saved.game
+            ),
+            ("K7PQ3M", "bot-token", Some(1500), Some(GameKind::Indian))
+        );
+        // The client dies; started again, the bot asks for its seat back.
+        drop(session);
+        let (_, notes) = Session::start_in_slot(&url, "bot", join, store.clone(), bot)
+            .await
+            .expect("seated anew after the refused resume");
+        assert!(
+            notes.iter().any(|note| note.contains("no longer open")),
+            "{notes:?}"
+        );
+        let resumed = received
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(|message| {
+                matches!(message, ClientMessage::Resume { token, .. } if token == "bot-token")
+            });
+        assert!(resumed, "the bot resumed with its saved token");
+        let _ = std::fs::remove_dir_all(&directory);
     }
 }

@@ -3,24 +3,25 @@
 //!
 //! Layout of this module: [`board`] draws one board; [`screens`] the lobby,
 //! the race panel, the results and the help; [`daily`] the daily attempt's
-//! screen and loop; [`replay`] the replay's; this file holds the cursor and
+//! screen and loop; [`replay`] the replay's; [`mod@online`] the online loop,
+//! which tests drive with a `TestBackend`; this file holds the cursor and
 //! the keys ([`Ui`]), the whole-screen drawing ([`draw_practice`],
-//! [`draw_online`]) and the two event loops. Drawing is a pure function of
+//! [`draw_online`]), the practice loop and the online one's set-up. Drawing is a pure function of
 //! the state and an instant, so snapshot tests render frames with
 //! ratatui's `TestBackend`.
 
 pub mod board;
 pub mod daily;
+pub mod online;
 pub mod replay;
 pub mod screens;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context as _;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::card::Card;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
 use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
 use patience_shared::solver::any::hint_any;
 use patience_shared::solver::{Budget, Hint};
@@ -804,98 +805,20 @@ fn terminal_events() -> mpsc::Receiver<Event> {
     receiver
 }
 
-/// Online play or watching in the terminal UI, until the player leaves.
-pub async fn online(mut session: Session, notes: Vec<String>) -> anyhow::Result<()> {
+/// Online play or watching in the terminal UI, until the player leaves
+/// (the loop is [`online::run`]).
+///
+/// Cancel-safe in effect, as [`online::run`]; the terminal is restored on drop.
+pub async fn online(session: Session, notes: Vec<String>) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
     let mut events = terminal_events();
-    let mut ui = Ui {
-        message: notes.last().map(|note| (note.clone(), false)),
-        ..Ui::default()
-    };
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    loop {
-        terminal
-            .draw(|frame| draw_online(frame, &session.state, &ui, Instant::now()))
-            .context("drawing")?;
-        tokio::select! {
-            received = session.recv() => match received {
-                Ok((message, notes)) => match message {
-                    ServerMessage::MoveRejected { .. } => {
-                        if let Some(line) = notes.last() {
-                            ui.say(line.clone(), true);
-                        }
-                    }
-                    // Others' moves show on the race panel; the footer keeps
-                    // this player's own feedback.
-                    ServerMessage::Progress { .. } => {}
-                    ServerMessage::MoveAccepted { effects, .. } => {
-                        ui.show_effects(&effects);
-                        if let Some(line) = notes.last() {
-                            ui.say(line.clone(), false);
-                        }
-                    }
-                    _ => {
-                        if let Some(line) = notes.last() {
-                            ui.say(line.clone(), false);
-                        }
-                    }
-                },
-                Err(error) => {
-                    drop(terminal);
-                    // After the result the connection may end quietly; before
-                    // it, a connection lost for good is a failure.
-                    if session.state.result.is_some() {
-                        eprintln!("{error}");
-                        return Ok(());
-                    }
-                    return Err(error.into());
-                }
-            },
-            event = events.recv() => {
-                let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Dealing | Phase::Countdown))
-                    && session.state.racers.is_empty();
-                let board = session.state.my_board().cloned();
-                ui.leaving_is_free = !session.state.can_move();
-                let action = match (event, &board) {
-                    (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
-                    (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match clicked(&mouse, view, board_area(terminal.area(), true)) {
-                            Some((spot, natural)) => ui.click(view, spot, natural),
-                            None => continue,
-                        }
-                    }
-                    (None, _) => {
-                        // The terminal is gone: keep the seat for a resume.
-                        drop(terminal);
-                        session.close().await;
-                        return Ok(());
-                    }
-                    _ => continue,
-                };
-                let message = match action {
-                    Action::None => None,
-                    Action::Move(text) => Some(ClientMessage::Move { text, seat: None }),
-                    Action::Undo => Some(ClientMessage::Undo),
-                    Action::StartEarly => Some(ClientMessage::StartEarly),
-                    Action::Resign => Some(ClientMessage::Resign),
-                    Action::Hint => {
-                        ui.say("hints are for practice only", true);
-                        None
-                    }
-                    Action::Quit => {
-                        drop(terminal);
-                        session.leave().await;
-                        return Ok(());
-                    }
-                };
-                if let Some(message) = message {
-                    session.send(&message).await?;
-                }
-            }
-            _ = tick.tick() => {}
-        }
-    }
+    let ending = online::run(&mut terminal, &mut events, session, notes).await;
+    drop(terminal);
+    online::finish(ending?).await
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod online_tests;

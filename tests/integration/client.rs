@@ -76,7 +76,9 @@ async fn two_clients_and_a_bot_race_against_a_real_server() {
     .expect("bob connects");
     let bot = tokio::spawn({
         let (url, code) = (url.clone(), code.clone());
-        async move { patience_cli::bot::run(&url, "bot", &code, Duration::ZERO, |_| {}).await }
+        async move {
+            patience_cli::bot::run(&url, "bot", &code, Duration::ZERO, Store::none(), |_| {}).await
+        }
     });
     let racing =
         |s: &Session| s.state.phase() == Some(Phase::Racing) && s.state.my_board().is_some();
@@ -216,7 +218,7 @@ async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
         public: false,
         options: RoomOptions::default(),
     };
-    let (mut ada, _) = Session::start(&url, "ada", create.clone(), ada_store.clone())
+    let (mut ada, _) = Session::start(&url, "ada", create, ada_store.clone())
         .await
         .expect("ada connects");
     until(&mut ada, |s| s.state.room.is_some()).await;
@@ -234,13 +236,15 @@ async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
     until(&mut bob, racing).await;
     let board = ada.state.my_board().cloned();
 
-    // Ada's client dies without a word; started again with the same config,
-    // it is back in its seat with its board, and a new token is saved.
+    // Ada's client dies without a word; started again with the same config
+    // and a join of its room, it is back in its seat with its board, and a
+    // new token is saved.
     let old_token = ada_store.load().seat.map(|seat| seat.token);
     drop(ada);
-    let (mut ada, notes) = Session::start(&url, "ada", create, ada_store.clone())
-        .await
-        .expect("ada reconnects");
+    let (mut ada, notes) =
+        Session::start(&url, "ada", Entry::Join(code.clone()), ada_store.clone())
+            .await
+            .expect("ada reconnects");
     assert!(
         notes
             .iter()

@@ -1,0 +1,180 @@
+//! The online event loop of the terminal UI: a race, its lobby, its
+//! results, or watching, until the player leaves.
+//!
+//! [`run`] takes where to draw (a [`Screen`]: the real terminal, or a
+//! test's `TestBackend`) and the stream of terminal events, so tests drive
+//! the very loop `patience` runs. It selects the session's next message,
+//! the next key or click, and a 250 ms tick that keeps the clocks moving;
+//! [`Session::recv`] and [`Session::send`] are cancel-safe, and the
+//! reconnection runs in the session's own task, so a drop is mended while
+//! the screen goes on ticking, with no key pressed. [`finish`] does what
+//! the loop ended with (leave, close, report) once the screen is restored.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
+use ratatui::Frame;
+use ratatui::crossterm::event::Event;
+use ratatui::layout::Rect;
+use tokio::sync::mpsc;
+
+use super::{Action, TerminalGuard, Ui, board_area, clicked, draw_online};
+use crate::net::NetError;
+use crate::session::Session;
+
+/// How often the screen is redrawn with nothing happening: the race clock
+/// and the countdown move on.
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// Where the online loop draws.
+pub trait Screen {
+    /// Draws one frame.
+    fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> std::io::Result<()>;
+    /// The size of the screen.
+    fn area(&self) -> Rect;
+    /// Wipes the screen: a client started again after one that died
+    /// without restoring the terminal must not draw over its leftovers.
+    fn clear(&mut self) -> std::io::Result<()>;
+}
+
+impl Screen for TerminalGuard {
+    fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> std::io::Result<()> {
+        TerminalGuard::draw(self, render)
+    }
+
+    fn area(&self) -> Rect {
+        TerminalGuard::area(self)
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        self.0.clear()
+    }
+}
+
+/// How the loop ended, for [`finish`] to carry out.
+pub enum Ending {
+    /// The player left: resign the race if it runs, forget the seat.
+    Leave(Session),
+    /// The terminal is gone: keep the seat for a resume.
+    Close(Session),
+    /// The connection is gone for good; `after_result` when the race had
+    /// ended already, which makes it no failure.
+    Failed {
+        /// What broke.
+        error: NetError,
+        /// The race was over.
+        after_result: bool,
+    },
+}
+
+/// The online loop: draws `session`'s state on `screen` and plays the
+/// `events` until the player leaves, the terminal goes or the connection
+/// is lost for good. `notes` are the lines [`Session::start`] returned.
+///
+/// Cancel-safe in effect: dropped early, the session is dropped, which
+/// closes the connection and keeps the seat for a resume.
+pub async fn run(
+    screen: &mut impl Screen,
+    events: &mut mpsc::Receiver<Event>,
+    mut session: Session,
+    notes: Vec<String>,
+) -> anyhow::Result<Ending> {
+    screen.clear().context("clearing the screen")?;
+    let mut ui = Ui {
+        message: notes.last().map(|note| (note.clone(), false)),
+        ..Ui::default()
+    };
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        if let Some(note) = session.take_connection_notes().pop() {
+            ui.say(note, true);
+        }
+        screen
+            .draw(|frame| draw_online(frame, &session.state, &ui, Instant::now()))
+            .context("drawing")?;
+        tokio::select! {
+            received = session.recv() => match received {
+                Ok((message, notes)) => match message {
+                    ServerMessage::MoveRejected { .. } => {
+                        if let Some(line) = notes.last() {
+                            ui.say(line.clone(), true);
+                        }
+                    }
+                    // Others' moves show on the race panel; the footer keeps
+                    // this player's own feedback.
+                    ServerMessage::Progress { .. } => {}
+                    ServerMessage::MoveAccepted { effects, .. } => {
+                        ui.show_effects(&effects);
+                        if let Some(line) = notes.last() {
+                            ui.say(line.clone(), false);
+                        }
+                    }
+                    _ => {
+                        if let Some(line) = notes.last() {
+                            ui.say(line.clone(), false);
+                        }
+                    }
+                },
+                Err(error) => {
+                    // After the result the connection may end quietly; before
+                    // it, a connection lost for good is a failure.
+                    let after_result = session.state.result.is_some();
+                    return Ok(Ending::Failed { error, after_result });
+                }
+            },
+            event = events.recv() => {
+                let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Dealing | Phase::Countdown))
+                    && session.state.racers.is_empty();
+                let board = session.state.my_board().cloned();
+                ui.leaving_is_free = !session.state.can_move();
+                let action = match (event, &board) {
+                    (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
+                    (Some(Event::Mouse(mouse)), Some(view)) => {
+                        match clicked(&mouse, view, board_area(screen.area(), true)) {
+                            Some((spot, natural)) => ui.click(view, spot, natural),
+                            None => continue,
+                        }
+                    }
+                    (None, _) => return Ok(Ending::Close(session)),
+                    _ => continue,
+                };
+                let message = match action {
+                    Action::None => None,
+                    Action::Move(text) => Some(ClientMessage::Move { text, seat: None }),
+                    Action::Undo => Some(ClientMessage::Undo),
+                    Action::StartEarly => Some(ClientMessage::StartEarly),
+                    Action::Resign => Some(ClientMessage::Resign),
+                    Action::Hint => {
+                        ui.say("hints are for practice only", true);
+                        None
+                    }
+                    Action::Quit => return Ok(Ending::Leave(session)),
+                };
+                // Refused only once the link has ended: its reason is the
+                // next thing `recv` returns.
+                if let Some(message) = message {
+                    let _ = session.send(&message).await;
+                }
+            }
+            _ = tick.tick() => {}
+        }
+    }
+}
+
+/// Carries out how the loop ended, once the screen is restored: leaves or
+/// closes, or reports the lost connection (a failure before the result).
+///
+/// Cancel-safe in effect, as [`Session::leave`] and [`Session::close`].
+pub async fn finish(ending: Ending) -> anyhow::Result<()> {
+    match ending {
+        Ending::Leave(session) => session.leave().await,
+        Ending::Close(session) => session.close().await,
+        Ending::Failed {
+            error,
+            after_result: true,
+        } => eprintln!("{error}"),
+        Ending::Failed { error, .. } => return Err(error.into()),
+    }
+    Ok(())
+}

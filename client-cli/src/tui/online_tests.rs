@@ -1,0 +1,447 @@
+//! The real online loop ([`super::online::run`]) driven as a person meets
+//! it: a `TestBackend` screen, a scripted stream of terminal events, and
+//! the fake server (`crate::fake_server`) dropping the connection mid-race.
+//! Nothing waits on wall-clock sleeps: the test follows the frames the loop
+//! draws (a `watch` channel) and what the fake server receives; a timeout
+//! is only a safety net against a client that never gets there.
+
+use std::time::Duration;
+
+use patience_shared::any::AnyGame;
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{
+    ClientMessage, ErrorCode, Phase, PlayerInfo, PlayerStatus, RoomInfo, RoomOptions, ServerMessage,
+};
+use patience_shared::rules::Rules as _;
+use ratatui::Terminal;
+use ratatui::backend::{Backend as _, TestBackend};
+use ratatui::buffer::Cell;
+use ratatui::crossterm::event::Event;
+use tokio::sync::{mpsc, watch};
+
+use super::online::{self, Ending, Screen};
+use crate::config::Store;
+use crate::fake_server::{self, Reply};
+use crate::session::{Entry, Session};
+
+/// The longest a test waits for what it expects: a safety net only.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `TestBackend` that publishes each frame it draws, as text.
+struct TestScreen {
+    terminal: Terminal<TestBackend>,
+    frames: watch::Sender<String>,
+}
+
+impl TestScreen {
+    fn new(width: u16, height: u16) -> (TestScreen, watch::Receiver<String>) {
+        let (frames, watching) = watch::channel(String::new());
+        let terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+        (TestScreen { terminal, frames }, watching)
+    }
+
+    fn text(&self) -> String {
+        self.terminal.backend().to_string()
+    }
+}
+
+impl Screen for TestScreen {
+    fn draw(&mut self, render: impl FnOnce(&mut ratatui::Frame)) -> std::io::Result<()> {
+        let Ok(_) = self.terminal.draw(render);
+        self.frames.send_replace(self.text());
+        Ok(())
+    }
+
+    fn area(&self) -> ratatui::layout::Rect {
+        let size = self.terminal.backend().size().unwrap_or_default();
+        ratatui::layout::Rect::new(0, 0, size.width, size.height)
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        let Ok(()) = self.terminal.clear();
+        Ok(())
+    }
+}
+
+fn room(phase: Phase) -> RoomInfo {
+    let player = |seat: u8, name: &str| PlayerInfo {
+        seat,
+        name: name.into(),
+        connected: true,
+        status: PlayerStatus::Racing,
+    };
+    RoomInfo {
+        code: "K7PQ3M".into(),
+        game: GameKind::ThreeBlindMice,
+        max_players: 2,
+        public: false,
+        options: RoomOptions::default(),
+        owner: Some(0),
+        phase,
+        players: vec![player(0, "ada"), player(1, "bob")],
+        spectators: 0,
+    }
+}
+
+fn race_started(seq: u64) -> ServerMessage {
+    ServerMessage::RaceStarted {
+        seq,
+        commitment: "c".into(),
+        board: AnyGame::deal(GameKind::ThreeBlindMice, 7).view(),
+        time_limit_ms: 600_000,
+    }
+}
+
+/// A fake server of one race in room K7PQ3M: a join gets seat 1 and the
+/// start of the race, then `after_start` (a kick, say) and a dropped
+/// connection; a resume with any token gets the seat back 50 s into the
+/// race with the token `second`, then the replayed start. Each resume's
+/// token is sent on the returned channel.
+async fn dropping_server(after_start: Vec<ServerMessage>) -> (String, mpsc::Receiver<String>) {
+    let (resumes, resumed) = mpsc::channel(8);
+    let (url, _) = fake_server::start_scripted(move |message| match message {
+        ClientMessage::JoinRoom { .. } => {
+            let mut messages = vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ];
+            messages.extend(after_start.clone());
+            Reply {
+                messages,
+                then_drop: true,
+            }
+        }
+        ClientMessage::Resume { token, .. } => {
+            let _ = resumes.try_send(token.clone());
+            Reply {
+                messages: vec![
+                    ServerMessage::Resumed {
+                        seq: 2,
+                        room: room(Phase::Racing),
+                        seat: 0,
+                        resume_token: "second".into(),
+                        elapsed_ms: Some(50_000),
+                    },
+                    race_started(2),
+                ],
+                then_drop: false,
+            }
+        }
+        _ => Reply::default(),
+    })
+    .await;
+    (url, resumed)
+}
+
+fn config_dir(name: &str) -> std::path::PathBuf {
+    let directory = std::env::temp_dir().join(format!(
+        "patience-online-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&directory);
+    directory
+}
+
+/// Waits until the loop has drawn a frame for which `wanted` holds.
+async fn until_drawn(frames: &mut watch::Receiver<String>, wanted: impl Fn(&str) -> bool) {
+    while !wanted(&frames.borrow_and_update()) {
+        if frames.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_race_dropped_mid_way_reconnects_with_no_key_pressed_and_keeps_the_servers_clock() {
+    let (url, mut resumes) = dropping_server(Vec::new()).await;
+    let directory = config_dir("dropped");
+    let store = Store::in_directory(&directory);
+    let (session, notes) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), store.clone())
+        .await
+        .expect("the fake server seats us");
+    let (mut screen, mut frames) = TestScreen::new(100, 30);
+    // What a client that died without restoring the terminal left behind.
+    let leftover: Vec<(u16, u16, Cell)> = "LEFTOVER"
+        .chars()
+        .enumerate()
+        .map(|(column, c)| {
+            let mut cell = Cell::default();
+            cell.set_char(c);
+            (2 + column as u16, 26, cell)
+        })
+        .collect();
+    screen
+        .terminal
+        .backend_mut()
+        .draw(leftover.iter().map(|(x, y, cell)| (*x, *y, cell)))
+        .expect("a test backend draws");
+    // No key is ever pressed: the sender is only dropped at the end, which
+    // the loop reads as the terminal going away.
+    let (keys, mut events) = mpsc::channel::<Event>(8);
+    let ending = {
+        let looping = online::run(&mut screen, &mut events, session, notes);
+        tokio::pin!(looping);
+        let watched = async {
+            let token = resumes.recv().await;
+            assert_eq!(
+                token.as_deref(),
+                Some("first"),
+                "resumed with the saved token"
+            );
+            until_drawn(&mut frames, |frame| frame.contains("⏱ 0:50")).await;
+        };
+        tokio::select! {
+            ending = &mut looping => panic!(
+                "the loop ended before resuming: {}",
+                match ending {
+                    Ok(Ending::Failed { error, .. }) => error.to_string(),
+                    Ok(_) => "left or closed".into(),
+                    Err(error) => error.to_string(),
+                }
+            ),
+            outcome = tokio::time::timeout(PATIENCE, watched) => outcome
+                .unwrap_or_else(|_| panic!("no resume shown at 0:50 within {PATIENCE:?}")),
+        }
+        drop(keys);
+        looping.await.expect("the loop ends cleanly")
+    };
+    assert!(matches!(ending, Ending::Close(_)), "the terminal went away");
+    online::finish(ending)
+        .await
+        .expect("closing keeps the seat");
+    let text = screen.text();
+    assert!(
+        !text.contains("LEFTOVER"),
+        "the screen was cleared:\n{text}"
+    );
+    let seat = store.load().seat.expect("the seat is kept for a resume");
+    assert_eq!(seat.token, "second", "the rotated token is saved");
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[tokio::test]
+async fn a_too_slow_kick_resumes_the_seat_instead_of_ending_the_session() {
+    let kick = ServerMessage::Error {
+        code: ErrorCode::TooSlow,
+        message: "you fell behind; resume to catch up".into(),
+    };
+    let (url, mut resumes) = dropping_server(vec![kick]).await;
+    let directory = config_dir("kicked");
+    let store = Store::in_directory(&directory);
+    let (mut session, _) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), store.clone())
+        .await
+        .expect("the fake server seats us");
+    let resumed = async {
+        loop {
+            let (message, _) = session.recv().await.expect("the session goes on");
+            if matches!(message, ServerMessage::Resumed { .. }) {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, resumed)
+        .await
+        .expect("resumed within the test's patience");
+    assert_eq!(resumes.recv().await.as_deref(), Some("first"));
+    assert_eq!(session.state.closed, None);
+    assert!(session.state.can_move(), "still racing");
+    assert_eq!(
+        store.load().seat.map(|seat| seat.token).as_deref(),
+        Some("second")
+    );
+    session.close().await;
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[tokio::test]
+async fn leaving_while_the_session_reconnects_ends_at_once_and_forgets_the_seat() {
+    // A server that seats us, drops the connection and never answers a
+    // resume: the session is left waiting between attempts.
+    let (url, _) = fake_server::start_scripted(|message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ],
+            then_drop: true,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let directory = config_dir("leaving");
+    let store = Store::in_directory(&directory);
+    let (mut session, _) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), store.clone())
+        .await
+        .expect("the fake server seats us");
+    assert!(store.load().seat.is_some());
+    // The start of the race, then the link's word that it reconnects. The
+    // note is kept by `recv` even when it is cancelled, as a front end's
+    // tick cancels it.
+    let reconnecting = async {
+        while session.take_connection_notes().is_empty() {
+            let _ = tokio::time::timeout(Duration::from_millis(50), session.recv()).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, reconnecting)
+        .await
+        .expect("told of the reconnection");
+    tokio::time::timeout(PATIENCE, session.leave())
+        .await
+        .expect("leaving does not wait for the reconnection");
+    assert_eq!(store.load().seat, None, "a seat left is forgotten");
+    let _ = std::fs::remove_dir_all(&directory);
+}
+
+#[tokio::test]
+async fn plain_mode_says_it_reconnects_and_follows_the_race_to_its_end() {
+    use patience_shared::protocol::{RaceResult, Reveal};
+
+    let ended = ServerMessage::RaceEnded {
+        seq: 3,
+        result: RaceResult {
+            race_id: Some(731),
+            standings: Vec::new(),
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: "00".into(),
+            },
+            logs: Vec::new(),
+            open_boards: false,
+        },
+    };
+    let (url, _) = fake_server::start_scripted(move |message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ],
+            then_drop: true,
+        },
+        ClientMessage::Resume { .. } => Reply {
+            messages: vec![
+                ServerMessage::Resumed {
+                    seq: 2,
+                    room: room(Phase::Racing),
+                    seat: 0,
+                    resume_token: "second".into(),
+                    elapsed_ms: Some(50_000),
+                },
+                race_started(2),
+                ended.clone(),
+            ],
+            then_drop: false,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let (session, notes) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+        .await
+        .expect("the fake server seats us");
+    // Standard input stays open and silent: nobody types a line.
+    let (_typing, lines) = mpsc::channel(8);
+    let mut output = Vec::new();
+    tokio::time::timeout(
+        PATIENCE,
+        crate::plain::online(session, notes, lines, &mut output),
+    )
+    .await
+    .expect("the race ends within the test's patience")
+    .expect("the race ends well");
+    let output = String::from_utf8_lossy(&output);
+    let position = |text: &str| {
+        output
+            .find(text)
+            .unwrap_or_else(|| panic!("no {text:?} in:\n{output}"))
+    };
+    assert!(position("connection lost") < position("back in room K7PQ3M in seat 1"));
+    assert!(position("back in room K7PQ3M") < position("the race is over"));
+    position("race id 731");
+}
+
+#[tokio::test]
+async fn a_session_cancelled_at_every_turn_loses_no_message_across_a_reconnection() {
+    let progress = |seq: u64| ServerMessage::Progress {
+        seq,
+        seat: 1,
+        progress: patience_shared::protocol::Progress {
+            moves: u32::try_from(seq).unwrap_or(u32::MAX),
+            ..Default::default()
+        },
+        text: None,
+        board: None,
+    };
+    let (url, _) = fake_server::start_scripted(move |message| match message {
+        ClientMessage::JoinRoom { .. } => Reply {
+            messages: [
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(Phase::Racing),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                race_started(2),
+            ]
+            .into_iter()
+            .chain((3..13).map(progress))
+            .collect(),
+            then_drop: true,
+        },
+        ClientMessage::Resume { .. } => Reply {
+            messages: [ServerMessage::Resumed {
+                seq: 12,
+                room: room(Phase::Racing),
+                seat: 0,
+                resume_token: "second".into(),
+                elapsed_ms: Some(5_000),
+            }]
+            .into_iter()
+            .chain((13..23).map(progress))
+            .collect(),
+            then_drop: false,
+        },
+        _ => Reply::default(),
+    })
+    .await;
+    let (mut session, _) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+        .await
+        .expect("the fake server seats us");
+    let mut seen = Vec::new();
+    let everything = async {
+        while seen.last() != Some(&22) {
+            // Polled once, then dropped: as a `select!` that another branch wins.
+            let polled = {
+                let receiving = std::pin::pin!(session.recv());
+                futures::poll!(receiving)
+            };
+            match polled {
+                std::task::Poll::Ready(received) => {
+                    let (message, _) = received.expect("the session goes on");
+                    if let ServerMessage::Progress { seq, .. } = message {
+                        seen.push(seq);
+                    }
+                }
+                std::task::Poll::Pending => tokio::task::yield_now().await,
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, everything)
+        .await
+        .expect("every message within the test's patience");
+    assert_eq!(seen, (3..23).collect::<Vec<_>>(), "none lost, none twice");
+}
