@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::board::{Marks, board_lines};
 use super::screens::{bold, dim, status_style};
-use super::{PANEL_WIDTH, TerminalGuard, titled_screen};
+use super::{MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, TerminalGuard, titled_screen, too_small};
 use crate::race::{status_text, tenths_text};
 use crate::replay::{Cursor, Replay, ReplayKey, step_text};
 
@@ -123,6 +123,9 @@ fn speed_text(speed: f64) -> String {
 
 /// Draws the replay: title, board and panel, the keys.
 pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
+    if too_small(frame, MIN_WIDTH + PANEL_WIDTH, MIN_HEIGHT) {
+        return;
+    }
     let [body, foot] = titled_screen(frame, format!(" {} ", replay.title()));
     let [left, right] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
@@ -145,7 +148,7 @@ pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
     );
     frame.render_widget(
         Paragraph::new(Line::from(Span::styled(
-            "←→ step · space play/pause · home/end · tab or 1-8 seat · +/- speed · q leave",
+            "←→ step · space play/pause · home/end · tab/1-8 seat · +/- speed · q leave",
             dim(),
         ))),
         foot,
@@ -167,6 +170,10 @@ pub fn run(replay: &Replay, mut cursor: Cursor) -> anyhow::Result<()> {
         };
         if event::poll(wait).context("reading the keyboard")? {
             if let Event::Key(key) = event::read().context("reading the keyboard")? {
+                if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('z') {
+                    terminal.suspend().context("suspending")?;
+                    continue;
+                }
                 match replay_key(key) {
                     Some(None) => return Ok(()),
                     Some(Some(wanted)) => {
