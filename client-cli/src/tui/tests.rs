@@ -1221,12 +1221,23 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
         .filter(|(_, cell)| cell.bg == Color::Cyan)
         .map(|(index, _)| screen.buffer().pos_of(index))
         .collect();
-    let rows: std::collections::BTreeSet<u16> = lit.iter().map(|&(_, y)| y).collect();
-    let columns: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 4).collect();
-    assert!(
-        columns.len() >= 2 || rows.len() >= 2,
-        "the card and its target are lit: {lit:?}\n{frame}"
-    );
+    // Five columns a pile at this width: the lit cells are the hinted card's
+    // pile and its target's, as the solver's move says.
+    let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 5).collect();
+    let position = AnyGame::deal(GameKind::ThreeBlindMice, 128_917_432);
+    let Ok(Hint::Play(mv)) = hint_any(&position, Budget::positions(PRACTICE_BUDGET)) else {
+        panic!("the deal has a hint");
+    };
+    let shape = move_shapes(&position)
+        .into_iter()
+        .find(|shape| shape.mv == mv)
+        .expect("the hint is a legal move");
+    let pile = |zone: Option<Zone>| match zone {
+        Some(Zone::Pile(pile)) => u16::from(pile),
+        other => panic!("not a pile: {other:?}"),
+    };
+    let expected = [pile(Some(shape.from)), pile(shape.to)].into_iter().collect();
+    assert_eq!(piles, expected, "{lit:?}\n{frame}");
 }
 
 #[test]
