@@ -22,7 +22,7 @@ use patience_shared::game::GameKind;
 use ratatui::layout::Rect;
 
 use super::board::board_lines;
-use super::screens::{bar, bold, dim, help_lines, status_style};
+use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::{
     Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, TerminalGuard, Ui, body_area,
     framed_screen, overlay, terminal_events, too_small,
@@ -73,17 +73,24 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
         .as_ref()
         .map_or(attempt.progress, |result| result.progress);
     let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
+    // Three Blind Mice counts the cards in suit order on a King, which
+    // move as the runs are built, not only the runs home.
+    let done = state
+        .board()
+        .map_or(usize::from(progress.cards_home), cards_in_place);
     lines.push(Line::from(vec![
         Span::styled(
-            bar(
-                usize::from(progress.cards_home),
-                attempt.game.card_count(),
-                bar_width,
-            ),
+            bar(done, attempt.game.card_count(), bar_width),
             Style::default().fg(Color::Green),
         ),
-        Span::raw(format!(" {:>3}", progress.cards_home)),
+        Span::raw(format!(" {done:>3}")),
     ]));
+    if attempt.game == GameKind::ThreeBlindMice {
+        lines.push(Line::from(Span::styled(
+            format!("in suit order · {} home", progress.cards_home),
+            dim(),
+        )));
+    }
     lines.push(Line::from(format!(
         "{} move{}",
         progress.moves,
