@@ -774,6 +774,37 @@ struct Scripted<B: ratatui::backend::Backend> {
     suspended: usize,
 }
 
+/// A terminal size the script asks for, taken by the test backend before
+/// the next frame, as a real terminal changes size under the program.
+type Resizes = std::rc::Rc<std::cell::Cell<Option<(u16, u16)>>>;
+
+/// A test-backend screen that follows [`Resizes`].
+struct Resizable {
+    inner: Scripted<TestBackend>,
+    resizes: Resizes,
+}
+
+impl Screen for Resizable {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+        if let Some((width, height)) = self.resizes.take() {
+            self.inner
+                .painter
+                .terminal
+                .backend_mut()
+                .resize(width, height);
+        }
+        self.inner.draw_frame(render)
+    }
+
+    fn area(&self) -> Rect {
+        self.inner.area()
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+}
+
 impl Scripted<TestBackend> {
     fn new(width: u16, height: u16, colorless: bool) -> Self {
         Scripted {
@@ -1236,7 +1267,9 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
         Some(Zone::Pile(pile)) => u16::from(pile),
         other => panic!("not a pile: {other:?}"),
     };
-    let expected = [pile(Some(shape.from)), pile(shape.to)].into_iter().collect();
+    let expected = [pile(Some(shape.from)), pile(shape.to)]
+        .into_iter()
+        .collect();
     assert_eq!(piles, expected, "{lit:?}\n{frame}");
 }
 
@@ -1571,4 +1604,46 @@ fn a_watcher_sees_every_board_once_the_race_is_over() {
     assert!(frame.contains("patience replay 7"), "{frame}");
     assert!(frame.contains('♥') || frame.contains('♦'), "{frame}");
     insta::assert_snapshot!("results_wide_with_boards", frame);
+}
+
+/// A resize mid-game: the next frame fills the new size with the key bar
+/// at its bottom, and a click lands on the card drawn at the new size.
+#[test]
+fn after_a_resize_the_frame_fits_and_clicks_follow_the_new_layout() {
+    let resizes = Resizes::default();
+    let mut screen = Resizable {
+        inner: Scripted::new(80, 24, false),
+        resizes: resizes.clone(),
+    };
+    let game = GameKind::Indian;
+    let seed = 1;
+    let view = AnyGame::deal(game, seed).view();
+    let top_of_third = Spot {
+        zone: Zone::Pile(2),
+        depth: 0,
+    };
+    let (column, row) = screen_position(&view, top_of_third, 120, 40);
+    let mut script = vec![Ok(Event::Resize(120, 40))].into_iter();
+    let mut click = Some(mouse_down(MouseButton::Left, column, row));
+    let events = std::iter::from_fn(move || match script.next() {
+        Some(Ok(Event::Resize(width, height))) => {
+            resizes.set(Some((width, height)));
+            Some(Ok(Event::Resize(width, height)))
+        }
+        Some(other) => Some(other),
+        None => click.take(),
+    });
+    practice_loop(&mut screen, events, game, seed, None).expect("the loop runs");
+    let frame = screen.inner.frame();
+    assert_eq!(frame.lines().count(), 40, "{frame}");
+    assert!(
+        frame.lines().all(|line| line.chars().count() == 122),
+        "{frame}"
+    );
+    assert!(last_line(&frame).contains("? help"), "{frame}");
+    let card = card_label(*view.zones[2].face_up.last().expect("a face-up card"));
+    assert!(
+        frame.contains(&format!("{card} picked")),
+        "the click picked {card}:\n{frame}"
+    );
 }
