@@ -171,16 +171,13 @@ impl Ui {
                     zone: shape.from,
                     depth: shape.depth,
                 };
-                let card = if shape.from == Zone::Stock {
-                    "the stock".to_string()
-                } else {
-                    Ui::describe(&view, from)
+                let what = match shape.to {
+                    _ if shape.from == Zone::Stock => "the stock".to_string(),
+                    Some(to) => format!("{} on {} to {to}", Ui::describe(&view, from), shape.from),
+                    None => format!("{} on {}", Ui::describe(&view, from), shape.from),
                 };
-                let to = shape
-                    .to
-                    .map_or_else(String::new, |zone| format!(" to {zone}"));
                 self.hint = Some((from, shape.to));
-                self.say(format!("hint: {text}, {card}{to} (highlighted)"), false);
+                self.say(format!("hint: {text}: {what} (lit on the board)"), false);
             }
             None => {
                 self.hint = None;
