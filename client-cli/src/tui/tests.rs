@@ -1647,3 +1647,43 @@ fn after_a_resize_the_frame_fits_and_clicks_follow_the_new_layout() {
         "the click picked {card}:\n{frame}"
     );
 }
+
+/// The replay's real loop, driven by a script where `None` is a wait that
+/// passed with no key: keys step back and forth, space plays, each passing
+/// wait plays a move, and it pauses at the end with the standing shown.
+#[test]
+fn the_replay_loop_steps_plays_by_the_clock_and_leaves() {
+    let (record, _) = crate::replay::tests::record();
+    let replay = crate::replay::Replay::new(record);
+    let last = replay.tracks[0].steps.len();
+    let ctrl_z = Event::Key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL));
+    let mut script: std::collections::VecDeque<Option<Event>> = [
+        Some(Event::Key(key(KeyCode::Right))),
+        Some(Event::Key(key(KeyCode::Right))),
+        Some(Event::Key(key(KeyCode::Left))),
+        Some(ctrl_z),
+        Some(Event::Key(key(KeyCode::Char(' ')))),
+    ]
+    .into_iter()
+    .chain(std::iter::repeat_n(None, last + 2))
+    .chain([Some(Event::Key(key(KeyCode::Char('q'))))])
+    .collect();
+    let mut screen = Scripted::new(80, 24, false);
+    let events = |_wait: Duration| {
+        script
+            .pop_front()
+            .ok_or_else(|| std::io::Error::other("the script ran out before q"))
+    };
+    let cursor = replay::run_on(
+        &mut screen,
+        events,
+        &replay,
+        crate::replay::Cursor::new(0, 2.0),
+    )
+    .expect("the loop runs");
+    assert_eq!(cursor.step, last);
+    assert!(!cursor.playing, "it pauses at the end");
+    assert_eq!(screen.suspended, 1);
+    let frame = screen.frame();
+    assert!(frame.contains(&format!("move {last} / {last}")), "{frame}");
+}
