@@ -592,7 +592,8 @@ pub fn key_bar(context: Context, width: u16) -> Line<'static> {
             items
         }
         Context::Lobby { owner: true } => vec![("s", "start now")],
-        Context::Lobby { owner: false } | Context::RaceOut | Context::Results => vec![],
+        Context::Results => vec![("tab", "boards")],
+        Context::Lobby { owner: false } | Context::RaceOut => vec![],
         Context::Watch { boards: true } => vec![("tab", "next board")],
         Context::Watch { boards: false } | Context::DailyOver => vec![],
     };
@@ -1028,7 +1029,13 @@ fn draw_results(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, body
     const RESULTS_WIDTH: u16 = 80;
     let results = Paragraph::new(results_lines(state)).wrap(Wrap { trim: false });
     if body.width < RESULTS_WIDTH + BOARD_WIDTH {
-        frame.render_widget(results, body);
+        // No room beside the result: Tab turns to each final board in turn.
+        let boards = final_boards(state);
+        let choice = ui.watched % (boards.len() + 1);
+        match choice.checked_sub(1).and_then(|index| boards.get(index)) {
+            Some(board) => draw_boards(frame, state, &Ui::default(), vec![board.clone()], body),
+            None => frame.render_widget(results, body),
+        }
         return;
     }
     let [left, right] = Layout::horizontal([

@@ -537,6 +537,10 @@ pub fn help_lines(game: GameKind, context: Context) -> Vec<Line<'static>> {
         Context::Race { undo: true } => keys.push(("u", "take the last move back".into())),
         Context::Lobby { owner: true } => keys.push(("s", "start the countdown now".into())),
         Context::Watch { boards: true } => keys.push(("tab", "show the next boards".into())),
+        Context::Results => keys.push((
+            "tab",
+            "every racer's final board in turn, then the result".into(),
+        )),
         Context::Daily => keys.push((":resign", "give up: the attempt ends".into())),
         _ => {}
     }

@@ -1604,6 +1604,22 @@ fn a_watcher_sees_every_board_once_the_race_is_over() {
     assert!(frame.contains("patience replay 7"), "{frame}");
     assert!(frame.contains('♥') || frame.contains('♦'), "{frame}");
     insta::assert_snapshot!("results_wide_with_boards", frame);
+    // Narrow: Tab turns from the result to each board and back.
+    let narrow = |watched: usize| {
+        let ui = Ui {
+            watched,
+            ..Ui::default()
+        };
+        render(80, 24, |frame| draw_online(frame, &state, &ui, now))
+    };
+    assert!(narrow(0).contains("The race is over"));
+    assert!(
+        narrow(1).contains("ada · 0/52 in suit order"),
+        "{}",
+        narrow(1)
+    );
+    assert!(narrow(2).contains("bob · "), "{}", narrow(2));
+    assert!(narrow(3).contains("The race is over"));
 }
 
 /// A resize mid-game: the next frame fills the new size with the key bar
