@@ -24,7 +24,7 @@ use ratatui::layout::Rect;
 use super::board::board_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::{
-    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, TerminalGuard, Ui, body_area,
+    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
     framed_screen, overlay, terminal_events, too_small,
 };
 use crate::daily::{DailyError, DailyState, result_lines, unranked_short_text};
@@ -210,19 +210,38 @@ fn daily_board_area(area: Rect, ui: &Ui) -> Rect {
 /// back) once the terminal is restored.
 pub async fn run(
     mut connection: Connection,
-    mut state: DailyState,
+    state: DailyState,
     notes: Vec<String>,
 ) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
-    let mut events = terminal_events();
+    let events = terminal_events();
+    let (state, outcome) = run_on(&mut terminal, events, &mut connection, state, notes).await?;
+    drop(terminal);
+    connection.close().await;
+    outcome?;
+    print_end(&state);
+    Ok(())
+}
+
+/// The daily's loop on any [`Screen`], reading `events` and the server
+/// until the attempt ends and the player leaves, or the player leaves it
+/// open. Returns the state and how the connection fared; drawing and
+/// suspending failures are errors.
+pub async fn run_on(
+    screen: &mut impl Screen,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+    connection: &mut Connection,
+    mut state: DailyState,
+    notes: Vec<String>,
+) -> anyhow::Result<(DailyState, Result<(), DailyError>)> {
     let mut ui = Ui {
         message: notes.last().map(|note| (note.clone(), false)),
         ..Ui::default()
     };
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let outcome: Result<(), DailyError> = loop {
-        terminal
-            .draw(|frame| draw_daily(frame, &state, &ui, Instant::now()))
+        screen
+            .draw_frame(&mut |frame| draw_daily(frame, &state, &ui, Instant::now()))
             .context("drawing")?;
         tokio::select! {
             received = connection.recv() => match received {
@@ -246,7 +265,7 @@ pub async fn run(
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), false),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match ui.mouse(&mouse, view, daily_board_area(terminal.area(), &ui)) {
+                        match ui.mouse(&mouse, view, daily_board_area(screen.area(), &ui)) {
                             Some(action) => action,
                             None => continue,
                         }
@@ -257,7 +276,7 @@ pub async fn run(
                 let message = match action {
                     Action::None | Action::StartEarly => None,
                     Action::Suspend => {
-                        terminal.suspend().context("suspending")?;
+                        screen.suspend().context("suspending")?;
                         None
                     }
                     Action::Quit => break Ok(()),
@@ -287,9 +306,12 @@ pub async fn run(
             _ = tick.tick() => {}
         }
     };
-    drop(terminal);
-    connection.close().await;
-    outcome?;
+    Ok((state, outcome))
+}
+
+/// What the player reads once the terminal is restored: the result, or how
+/// to take the attempt back.
+fn print_end(state: &DailyState) {
     let game = state
         .attempt
         .as_ref()
@@ -310,5 +332,4 @@ pub async fn run(
             "The attempt stays open and its clock runs: `patience daily {game}` takes it back."
         ),
     }
-    Ok(())
 }

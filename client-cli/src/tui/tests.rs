@@ -1703,3 +1703,139 @@ fn the_replay_loop_steps_plays_by_the_clock_and_leaves() {
     let frame = screen.frame();
     assert!(frame.contains(&format!("move {last} / {last}")), "{frame}");
 }
+
+/// A screen that hands every drawn frame to the test, so that it can wait
+/// for what the loop shows before it presses the next key.
+struct Tapped {
+    inner: Scripted<TestBackend>,
+    frames: tokio::sync::mpsc::Sender<String>,
+}
+
+impl Screen for Tapped {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+        self.inner.draw_frame(render)?;
+        // A frame the test has not read yet is as good as this one.
+        let _ = self.frames.try_send(self.inner.frame());
+        Ok(())
+    }
+
+    fn area(&self) -> Rect {
+        self.inner.area()
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+}
+
+/// The daily's real loop against the fake server: a move by pick-and-drop
+/// keys is sent and its answer drawn, `:resign` ends the attempt and the
+/// result is shown, then `q` leaves at once.
+#[tokio::test]
+async fn the_daily_loop_plays_a_move_resigns_and_leaves() {
+    use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::protocol::ClientMessage;
+
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let mut legal = Vec::new();
+    deal.legal_moves(&mut legal);
+    let first = legal[0];
+    let first_text = deal.format_move(first);
+    let (url, received) = crate::fake_server::start({
+        let first_text = first_text.clone();
+        let deal = deal.clone();
+        move |message| match message {
+            ClientMessage::Move { text, .. } if *text == first_text => {
+                let mut position = deal.clone();
+                let outcome = position.apply(first).expect("a legal move");
+                vec![ServerMessage::MoveAccepted {
+                    seq: 1,
+                    text: text.clone(),
+                    effects: outcome.effects.to_vec(),
+                    board: position.view(),
+                    progress: Progress {
+                        moves: 1,
+                        ..Progress::default()
+                    },
+                }]
+            }
+            ClientMessage::Resign => vec![ServerMessage::DailyFinished {
+                result: crate::daily::tests::result(PlayerStatus::Resigned),
+            }],
+            _ => Vec::new(),
+        }
+    })
+    .await;
+    let mut connection = crate::net::Connection::open(&url, "ada")
+        .await
+        .expect("the fake server answers");
+    let mut state = crate::daily::DailyState::default();
+    state.apply(
+        ServerMessage::DailyStarted {
+            attempt: crate::daily::tests::attempt(false, 0),
+        },
+        Instant::now(),
+    );
+    let (from, depth, to) = match first {
+        AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+            (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+        }
+        AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+            (Zone::Cell(cell), 0, Zone::Pile(to))
+        }
+        other => panic!("not a Three Blind Mice move: {other:?}"),
+    };
+    let (frames_sender, mut frames) = tokio::sync::mpsc::channel(8);
+    let (keys, events) = tokio::sync::mpsc::channel(64);
+    let mut screen = Tapped {
+        inner: Scripted::new(80, 24, false),
+        frames: frames_sender,
+    };
+    let driver = tokio::spawn(async move {
+        let press = |code: KeyCode| Event::Key(key(code));
+        let mut wait_for = async |wanted: &str| -> String {
+            while let Some(frame) = frames.recv().await {
+                if frame.contains(wanted) {
+                    return frame;
+                }
+            }
+            panic!("the loop ended before showing {wanted:?}");
+        };
+        wait_for("daily deal").await;
+        let mut presses = keys_for(from, depth);
+        presses.push(KeyCode::Enter);
+        presses.extend(keys_for(to, 0));
+        presses.push(KeyCode::Enter);
+        for code in presses {
+            keys.send(press(code)).await.expect("the loop reads keys");
+        }
+        let played = wait_for("you played").await;
+        keys.send(press(KeyCode::Char(':'))).await.expect("keys");
+        for letter in "resign".chars() {
+            keys.send(press(KeyCode::Char(letter))).await.expect("keys");
+        }
+        keys.send(press(KeyCode::Enter)).await.expect("keys");
+        let over = wait_for("patience replay").await;
+        keys.send(press(KeyCode::Char('q'))).await.expect("keys");
+        (played, over)
+    });
+    let (state, outcome) = daily::run_on(&mut screen, events, &mut connection, state, Vec::new())
+        .await
+        .expect("the loop runs");
+    outcome.expect("the connection held");
+    let (played, over) = driver.await.expect("the driver finishes");
+    assert!(played.contains(&first_text), "{played}");
+    assert!(over.contains("resigned"), "{over}");
+    assert_eq!(
+        state.result.as_ref().map(|result| result.status),
+        Some(PlayerStatus::Resigned)
+    );
+    let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+    assert!(
+        sent.iter().any(
+            |message| matches!(message, ClientMessage::Move { text, .. } if *text == first_text)
+        ),
+        "{sent:?}"
+    );
+    assert!(sent.contains(&ClientMessage::Resign), "{sent:?}");
+}
