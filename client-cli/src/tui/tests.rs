@@ -1819,9 +1819,15 @@ async fn the_daily_loop_plays_a_move_resigns_and_leaves() {
         keys.send(press(KeyCode::Char('q'))).await.expect("keys");
         (played, over)
     });
-    let (state, outcome) = daily::run_on(&mut screen, events, &mut connection, state, Vec::new())
-        .await
-        .expect("the loop runs");
+    // A guard, not a synchronisation: a loop that stops answering fails
+    // the test instead of hanging it.
+    let (state, outcome) = tokio::time::timeout(
+        Duration::from_secs(60),
+        daily::run_on(&mut screen, events, &mut connection, state, Vec::new()),
+    )
+    .await
+    .expect("the loop answers within a minute")
+    .expect("the loop runs");
     outcome.expect("the connection held");
     let (played, over) = driver.await.expect("the driver finishes");
     assert!(played.contains(&first_text), "{played}");
