@@ -440,8 +440,17 @@ pub fn rules_lines(game: GameKind) -> &'static [&'static str] {
             "nothing enters a cell. A pile whose top 13 cards run K to A in one suit",
             "goes home by itself. Win: all four runs home.",
         ],
-        GameKind::Indian | GameKind::Midshipman => &[
-            "Two decks. Piles build down one rank in any suit but the card's own",
+        GameKind::Indian => &[
+            "Two decks: ten piles of three (the bottom card face down), 74 in the stock.",
+            "Piles build down one rank in any suit but the card's own",
+            "(7♥ onto 8♣, 8♦ or 8♠, never 8♥). One card moves at a time: a pile's top",
+            "or the waste's top; an empty pile takes any card. The stock turns one card",
+            "onto the waste, once through. Eight foundations build up in suit, A to K.",
+            "Win: all 104 cards home.",
+        ],
+        GameKind::Midshipman => &[
+            "Two decks: nine piles of four (two face down), 68 in the stock.",
+            "Piles build down one rank in any suit but the card's own",
             "(7♥ onto 8♣, 8♦ or 8♠, never 8♥). One card moves at a time: a pile's top",
             "or the waste's top; an empty pile takes any card. The stock turns one card",
             "onto the waste, once through. Eight foundations build up in suit, A to K.",
@@ -480,9 +489,14 @@ pub fn help_lines(game: GameKind, context: Context) -> Vec<Line<'static>> {
                 "1..9, 0 pile 1..10",
                 "c the cells (again: the other cell)",
             ),
-            GameKind::Indian | GameKind::Midshipman => (
+            GameKind::Indian => (
                 "←/→ a pile, ↑/↓ a deeper card",
                 "1..9, 0 pile 1..10",
+                "w waste · s stock · f foundations",
+            ),
+            GameKind::Midshipman => (
+                "←/→ a pile, ↑/↓ a deeper card",
+                "1..9 pile 1..9",
                 "w waste · s stock · f foundations",
             ),
             GameKind::VirginiaReel => (

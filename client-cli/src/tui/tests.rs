@@ -1845,3 +1845,25 @@ async fn the_daily_loop_plays_a_move_resigns_and_leaves() {
     );
     assert!(sent.contains(&ClientMessage::Resign), "{sent:?}");
 }
+
+#[test]
+fn help_pages_of_the_other_games() {
+    let page = |game: GameKind, context: Context| {
+        render(80, 24, |frame| {
+            let area = frame.area();
+            overlay(frame, area, help_lines(game, context));
+        })
+    };
+    insta::assert_snapshot!(
+        "help_indian_race",
+        page(GameKind::Indian, Context::Race { undo: false })
+    );
+    insta::assert_snapshot!(
+        "help_virginia_reel_practice",
+        page(GameKind::VirginiaReel, Context::Practice)
+    );
+    insta::assert_snapshot!(
+        "help_watching",
+        page(GameKind::Midshipman, Context::Watch { boards: true })
+    );
+}
