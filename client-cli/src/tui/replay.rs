@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::board::{Marks, board_lines};
-use super::screens::{bold, dim, status_style};
+use super::screens::{bold, dim, progress_words, status_style};
 use super::{MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, titled_screen, too_small};
 use crate::race::{status_text, tenths_text};
 use crate::replay::{Cursor, Replay, ReplayKey, step_text};
@@ -66,6 +66,7 @@ pub fn replay_panel_lines(replay: &Replay, cursor: &Cursor) -> Vec<Line<'static>
         )),
         Line::from(""),
         Line::from(format!("move {} / {}", cursor.step, track.steps.len())),
+        Line::from(Span::styled(progress_words(track.board(cursor.step)), dim())),
     ];
     match cursor
         .step
