@@ -2,12 +2,17 @@
 //! results and watch mode.
 //!
 //! Layout of this module: [`board`] draws one board; [`screens`] the lobby,
-//! the race panel, the results and the help; [`daily`] the daily attempt's
-//! screen and loop; [`replay`] the replay's; this file holds the cursor and
-//! the keys ([`Ui`]), the whole-screen drawing ([`draw_practice`],
-//! [`draw_online`]) and the two event loops. Drawing is a pure function of
-//! the state and an instant, so snapshot tests render frames with
-//! ratatui's `TestBackend`.
+//! the race panel, the results and the per-game help; [`daily`] the daily
+//! attempt's screen and loop; [`replay`] the replay's; this file holds the
+//! cursor and the keys ([`Ui`]), the frame every screen shares (a title,
+//! the body, the message lines and the [`key_bar`] of the [`Context`]'s
+//! keys, always at the bottom), the whole-screen drawing
+//! ([`draw_practice`], [`draw_online`]) and the practice and online loops.
+//! Drawing is a pure function of the state and an instant, so snapshot
+//! tests render frames with ratatui's `TestBackend`; the loops draw on a
+//! [`Screen`] (the real terminal is `TerminalGuard`, which also restores
+//! it on drop, on Ctrl-Z and on panic) and read their events from a stream,
+//! so tests drive them with a test backend and scripted events.
 
 pub mod board;
 pub mod daily;
@@ -1143,7 +1148,7 @@ fn without_colors(buffer: &mut ratatui::buffer::Buffer) {
     }
 }
 
-/// What an event loop draws on: the real terminal ([`TerminalGuard`]), or a
+/// What an event loop draws on: the real terminal (`TerminalGuard`), or a
 /// test backend.
 pub trait Screen {
     /// Draws one frame with `render`.
