@@ -32,6 +32,12 @@ pub struct Marks {
     pub picked: Option<Spot>,
     /// A card just turned up, shown bold and underlined.
     pub fresh: Option<Card>,
+    /// The hint: the card to move and the zone it goes to, both shown on
+    /// cyan and underlined.
+    pub hint: Option<(Spot, Option<Zone>)>,
+    /// The spot a folded pile unfolds to show (the cursor's): a long pile
+    /// drawn as `⋮` never hides the card the cursor is on.
+    pub unfold: Option<Spot>,
 }
 
 /// The back of a face-down card.
@@ -87,6 +93,17 @@ fn fresh_style(card: Card, marks: Marks) -> Style {
 /// The style of a spot: reversed under the cursor, yellow when picked.
 fn marked(style: Style, marks: Marks, zone: Zone, depth: usize) -> Style {
     let spot = Some(Spot { zone, depth });
+    let hinted = marks
+        .hint
+        .is_some_and(|(from, to)| Some(from) == spot || (depth == 0 && to == Some(zone)));
+    let style = if hinted {
+        style
+            .bg(Color::Cyan)
+            .fg(Color::Black)
+            .add_modifier(Modifier::UNDERLINED)
+    } else {
+        style
+    };
     if marks.picked == spot {
         style
             .bg(Color::Yellow)
@@ -258,11 +275,36 @@ fn columns_lines(
             let room = rows.saturating_sub(entries.len()).max(2);
             let skip = count.saturating_sub(room).min(count.saturating_sub(1));
             let skip = if skip > 0 { skip + 1 } else { 0 };
-            if skip > 0 {
-                entries.push(Entry::Skipped(skip));
-            }
-            for (index, &card) in zone.face_up.iter().enumerate().skip(skip) {
-                entries.push(Entry::Card(card, count - 1 - index));
+            // The cursor's card, counted from the bottom of the face-up run.
+            let focus = marks
+                .unfold
+                .filter(|spot| spot.zone == zone.zone && spot.depth < count)
+                .map(|spot| count - 1 - spot.depth);
+            match focus {
+                // The cursor is in the folded middle: the window slides down
+                // to start at its card, the cards above it fold instead.
+                Some(first) if first < skip => {
+                    let before = usize::from(first > 0);
+                    let keep = room.saturating_sub(before + 1).max(1);
+                    let end = (first + keep).min(count);
+                    if first > 0 {
+                        entries.push(Entry::Skipped(first));
+                    }
+                    for (index, &card) in zone.face_up.iter().enumerate().take(end).skip(first) {
+                        entries.push(Entry::Card(card, count - 1 - index));
+                    }
+                    if end < count {
+                        entries.push(Entry::Skipped(count - end));
+                    }
+                }
+                _ => {
+                    if skip > 0 {
+                        entries.push(Entry::Skipped(skip));
+                    }
+                    for (index, &card) in zone.face_up.iter().enumerate().skip(skip) {
+                        entries.push(Entry::Card(card, count - 1 - index));
+                    }
+                }
             }
             if entries.is_empty() {
                 entries.push(Entry::Empty);
@@ -359,7 +401,16 @@ fn reel_rows(view: &View, marks: Marks) -> Vec<Line<'static>> {
 /// spot is drawn under the cursor in turn and the click is matched against
 /// the highlighted cell: slow in theory, instant for a board's hundred spots,
 /// and it cannot disagree with the drawing.
-pub fn spot_at(view: &View, width: u16, height: u16, x: u16, y: u16) -> Option<Spot> {
+/// `unfold` is the drawing's [`Marks::unfold`], so that a folded pile is
+/// matched as it is drawn.
+pub fn spot_at(
+    view: &View,
+    unfold: Option<Spot>,
+    width: u16,
+    height: u16,
+    x: u16,
+    y: u16,
+) -> Option<Spot> {
     let candidates = view.zones.iter().flat_map(|zone| {
         (0..zone.face_up.len().max(1)).map(move |depth| Spot {
             zone: zone.zone,
@@ -369,6 +420,7 @@ pub fn spot_at(view: &View, width: u16, height: u16, x: u16, y: u16) -> Option<S
     for spot in candidates {
         let marks = Marks {
             cursor: Some(spot),
+            unfold,
             ..Marks::default()
         };
         let lines = board_lines(view, marks, width, height);

@@ -18,11 +18,14 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+use patience_shared::game::GameKind;
+use ratatui::layout::Rect;
+
 use super::board::board_lines;
-use super::screens::{bar, bold, dim, help_lines, status_style};
+use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::{
-    Action, PANEL_WIDTH, TerminalGuard, Ui, board_area, clicked, footer, overlay, terminal_events,
-    titled_screen,
+    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
+    framed_screen, overlay, terminal_events, too_small,
 };
 use crate::daily::{DailyError, DailyState, result_lines, unranked_short_text};
 use crate::net::Connection;
@@ -30,32 +33,6 @@ use crate::race::{clock_text, status_text, tenths_text};
 
 /// What leaving asks during the daily.
 const DAILY_QUIT: &str = "Leave? The attempt stays open and its clock runs. (y/n)";
-
-/// The keys of the daily: a race's, without undo, tabs or starting, with
-/// resigning.
-pub fn daily_help_lines() -> Vec<Line<'static>> {
-    let mut lines: Vec<Line<'static>> = help_lines(false)
-        .into_iter()
-        .filter(|line| {
-            let text: String = line
-                .spans
-                .iter()
-                .map(|span| span.content.as_ref())
-                .collect();
-            !(text.starts_with("u ")
-                || text.starts_with("tab")
-                || text.starts_with("s ")
-                || text.starts_with("q "))
-        })
-        .collect();
-    lines.push(Line::from(
-        ":resign     give up: the attempt ends, ranked as resigned",
-    ));
-    lines.push(Line::from(
-        "q           leave; the attempt stays open, its clock runs",
-    ));
-    lines
-}
 
 /// The panel beside the board: clock, progress, and the result at the end.
 pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Line<'static>> {
@@ -96,17 +73,24 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
         .as_ref()
         .map_or(attempt.progress, |result| result.progress);
     let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
+    // Three Blind Mice counts the cards in suit order on a King, which
+    // move as the runs are built, not only the runs home.
+    let done = state
+        .board()
+        .map_or(usize::from(progress.cards_home), cards_in_place);
     lines.push(Line::from(vec![
         Span::styled(
-            bar(
-                usize::from(progress.cards_home),
-                attempt.game.card_count(),
-                bar_width,
-            ),
+            bar(done, attempt.game.card_count(), bar_width),
             Style::default().fg(Color::Green),
         ),
-        Span::raw(format!(" {:>3}", progress.cards_home)),
+        Span::raw(format!(" {done:>3}")),
     ]));
+    if attempt.game == GameKind::ThreeBlindMice {
+        lines.push(Line::from(Span::styled(
+            format!("in suit order · {} home", progress.cards_home),
+            dim(),
+        )));
+    }
     lines.push(Line::from(format!(
         "{} move{}",
         progress.moves,
@@ -170,9 +154,12 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
     lines
 }
 
-/// Draws the daily: title, board and panel, footer.
+/// Draws the daily: title, board and panel, message and key bar.
 pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) {
     let area = frame.area();
+    if too_small(frame, MIN_WIDTH + PANEL_WIDTH, MIN_HEIGHT) {
+        return;
+    }
     let heading = match &state.attempt {
         Some(attempt) => format!(
             " Patience Race · {} · daily deal of {} ",
@@ -181,9 +168,13 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
         ),
         None => " Patience Race · daily deal ".to_string(),
     };
-    let [body, foot] = titled_screen(frame, heading);
-    let [left, right] =
-        Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
+    let context = if state.result.is_some() {
+        Context::DailyOver
+    } else {
+        Context::Daily
+    };
+    let body = framed_screen(frame, heading, ui, DAILY_QUIT, context);
+    let [left, right] = daily_columns(body);
     if let Some(board) = state.board() {
         frame.render_widget(
             Paragraph::new(board_lines(board, ui.marks(board), left.width, left.height)),
@@ -195,10 +186,23 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
             .block(Block::default().borders(Borders::LEFT)),
         right,
     );
-    frame.render_widget(Paragraph::new(footer(ui, DAILY_QUIT)), foot);
     if ui.help {
-        overlay(frame, area, daily_help_lines());
+        let game = state
+            .attempt
+            .as_ref()
+            .map_or(GameKind::ThreeBlindMice, |attempt| attempt.game);
+        overlay(frame, area, help_lines(game, context));
     }
+}
+
+/// The board and the panel side by side.
+fn daily_columns(body: Rect) -> [Rect; 2] {
+    Layout::horizontal([Constraint::Min(MIN_WIDTH), Constraint::Length(PANEL_WIDTH)]).areas(body)
+}
+
+/// Where the daily draws the board in a terminal of `area`.
+fn daily_board_area(area: Rect, ui: &Ui) -> Rect {
+    daily_columns(body_area(area, ui, DAILY_QUIT))[0]
 }
 
 /// Plays the attempt in the terminal UI until it ends and the player
@@ -206,19 +210,38 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
 /// back) once the terminal is restored.
 pub async fn run(
     mut connection: Connection,
-    mut state: DailyState,
+    state: DailyState,
     notes: Vec<String>,
 ) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
-    let mut events = terminal_events();
+    let events = terminal_events();
+    let (state, outcome) = run_on(&mut terminal, events, &mut connection, state, notes).await?;
+    drop(terminal);
+    connection.close().await;
+    outcome?;
+    print_end(&state);
+    Ok(())
+}
+
+/// The daily's loop on any [`Screen`], reading `events` and the server
+/// until the attempt ends and the player leaves, or the player leaves it
+/// open. Returns the state and how the connection fared; drawing and
+/// suspending failures are errors.
+pub async fn run_on(
+    screen: &mut impl Screen,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+    connection: &mut Connection,
+    mut state: DailyState,
+    notes: Vec<String>,
+) -> anyhow::Result<(DailyState, Result<(), DailyError>)> {
     let mut ui = Ui {
         message: notes.last().map(|note| (note.clone(), false)),
         ..Ui::default()
     };
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let outcome: Result<(), DailyError> = loop {
-        terminal
-            .draw(|frame| draw_daily(frame, &state, &ui, Instant::now()))
+        screen
+            .draw_frame(&mut |frame| draw_daily(frame, &state, &ui, Instant::now()))
             .context("drawing")?;
         tokio::select! {
             received = connection.recv() => match received {
@@ -242,8 +265,8 @@ pub async fn run(
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), false),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match clicked(&mouse, view, board_area(terminal.area(), true)) {
-                            Some((spot, natural)) => ui.click(view, spot, natural),
+                        match ui.mouse(&mouse, view, daily_board_area(screen.area(), &ui)) {
+                            Some(action) => action,
                             None => continue,
                         }
                     }
@@ -252,6 +275,10 @@ pub async fn run(
                 };
                 let message = match action {
                     Action::None | Action::StartEarly => None,
+                    Action::Suspend => {
+                        screen.suspend().context("suspending")?;
+                        None
+                    }
                     Action::Quit => break Ok(()),
                     Action::Undo => {
                         ui.say("the daily deal has no undo", true);
@@ -279,9 +306,12 @@ pub async fn run(
             _ = tick.tick() => {}
         }
     };
-    drop(terminal);
-    connection.close().await;
-    outcome?;
+    Ok((state, outcome))
+}
+
+/// What the player reads once the terminal is restored: the result, or how
+/// to take the attempt back.
+fn print_end(state: &DailyState) {
     let game = state
         .attempt
         .as_ref()
@@ -302,5 +332,4 @@ pub async fn run(
             "The attempt stays open and its clock runs: `patience daily {game}` takes it back."
         ),
     }
-    Ok(())
 }

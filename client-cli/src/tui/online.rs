@@ -14,43 +14,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
-use ratatui::Frame;
 use ratatui::crossterm::event::Event;
-use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
-use super::{Action, TerminalGuard, Ui, board_area, clicked, draw_online};
+use super::{Action, Screen, Ui, draw_online, race_board_area};
 use crate::net::NetError;
 use crate::session::Session;
 
 /// How often the screen is redrawn with nothing happening: the race clock
 /// and the countdown move on.
 pub const TICK: Duration = Duration::from_millis(250);
-
-/// Where the online loop draws.
-pub trait Screen {
-    /// Draws one frame.
-    fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> std::io::Result<()>;
-    /// The size of the screen.
-    fn area(&self) -> Rect;
-    /// Wipes the screen: a client started again after one that died
-    /// without restoring the terminal must not draw over its leftovers.
-    fn clear(&mut self) -> std::io::Result<()>;
-}
-
-impl Screen for TerminalGuard {
-    fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> std::io::Result<()> {
-        TerminalGuard::draw(self, render)
-    }
-
-    fn area(&self) -> Rect {
-        TerminalGuard::area(self)
-    }
-
-    fn clear(&mut self) -> std::io::Result<()> {
-        self.0.clear()
-    }
-}
 
 /// How the loop ended, for [`finish`] to carry out.
 pub enum Ending {
@@ -91,7 +64,7 @@ pub async fn run(
             ui.say(note, true);
         }
         screen
-            .draw(|frame| draw_online(frame, &session.state, &ui, Instant::now()))
+            .draw_frame(&mut |frame| draw_online(frame, &session.state, &ui, Instant::now()))
             .context("drawing")?;
         tokio::select! {
             received = session.recv() => match received {
@@ -127,12 +100,12 @@ pub async fn run(
                 let in_lobby = matches!(session.state.phase(), Some(Phase::Lobby | Phase::Dealing | Phase::Countdown))
                     && session.state.racers.is_empty();
                 let board = session.state.my_board().cloned();
-                ui.leaving_is_free = !session.state.can_move();
+                ui.follow_race(&session.state);
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match clicked(&mouse, view, board_area(screen.area(), true)) {
-                            Some((spot, natural)) => ui.click(view, spot, natural),
+                        match ui.mouse(&mouse, view, race_board_area(screen.area(), &ui)) {
+                            Some(action) => action,
                             None => continue,
                         }
                     }
@@ -141,6 +114,10 @@ pub async fn run(
                 };
                 let message = match action {
                     Action::None => None,
+                    Action::Suspend => {
+                        screen.suspend().context("suspending")?;
+                        None
+                    }
                     Action::Move(text) => Some(ClientMessage::Move { text, seat: None }),
                     Action::Undo => Some(ClientMessage::Undo),
                     Action::StartEarly => Some(ClientMessage::StartEarly),

@@ -19,7 +19,8 @@ use ratatui::buffer::Cell;
 use ratatui::crossterm::event::Event;
 use tokio::sync::{mpsc, watch};
 
-use super::online::{self, Ending, Screen};
+use super::Screen;
+use super::online::{self, Ending};
 use crate::config::Store;
 use crate::fake_server::{self, Reply};
 use crate::session::{Entry, Session};
@@ -46,7 +47,7 @@ impl TestScreen {
 }
 
 impl Screen for TestScreen {
-    fn draw(&mut self, render: impl FnOnce(&mut ratatui::Frame)) -> std::io::Result<()> {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut ratatui::Frame)) -> std::io::Result<()> {
         let Ok(_) = self.terminal.draw(render);
         self.frames.send_replace(self.text());
         Ok(())
@@ -59,6 +60,10 @@ impl Screen for TestScreen {
 
     fn clear(&mut self) -> std::io::Result<()> {
         let Ok(()) = self.terminal.clear();
+        Ok(())
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
         Ok(())
     }
 }

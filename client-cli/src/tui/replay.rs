@@ -5,7 +5,8 @@
 //!
 //! [`draw_replay`] is a pure function of the [`Replay`] and its [`Cursor`];
 //! [`run`] is the loop, on this thread with no runtime: it waits for a key
-//! at most until the next move is due.
+//! at most until the next move is due; [`run_on`] is that loop on any
+//! screen and event source, for tests.
 
 use anyhow::Context as _;
 use ratatui::Frame;
@@ -16,8 +17,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::board::{Marks, board_lines};
-use super::screens::{bold, dim, status_style};
-use super::{PANEL_WIDTH, TerminalGuard, titled_screen};
+use super::screens::{bold, dim, progress_words, status_style};
+use super::{MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, titled_screen, too_small};
 use crate::race::{status_text, tenths_text};
 use crate::replay::{Cursor, Replay, ReplayKey, step_text};
 
@@ -65,6 +66,10 @@ pub fn replay_panel_lines(replay: &Replay, cursor: &Cursor) -> Vec<Line<'static>
         )),
         Line::from(""),
         Line::from(format!("move {} / {}", cursor.step, track.steps.len())),
+        Line::from(Span::styled(
+            progress_words(track.board(cursor.step)),
+            dim(),
+        )),
     ];
     match cursor
         .step
@@ -123,6 +128,9 @@ fn speed_text(speed: f64) -> String {
 
 /// Draws the replay: title, board and panel, the keys.
 pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
+    if too_small(frame, MIN_WIDTH + PANEL_WIDTH, MIN_HEIGHT) {
+        return;
+    }
     let [body, foot] = titled_screen(frame, format!(" {} ", replay.title()));
     let [left, right] =
         Layout::horizontal([Constraint::Min(40), Constraint::Length(PANEL_WIDTH)]).areas(body);
@@ -145,7 +153,7 @@ pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
     );
     frame.render_widget(
         Paragraph::new(Line::from(Span::styled(
-            "←→ step · space play/pause · home/end · tab or 1-8 seat · +/- speed · q leave",
+            "←→ step · space play/pause · home/end · tab/1-8 seat · +/- speed · q leave",
             dim(),
         ))),
         foot,
@@ -153,22 +161,45 @@ pub fn draw_replay(frame: &mut Frame, replay: &Replay, cursor: &Cursor) {
 }
 
 /// Plays the replay in the terminal until the person leaves.
-pub fn run(replay: &Replay, mut cursor: Cursor) -> anyhow::Result<()> {
+pub fn run(replay: &Replay, cursor: Cursor) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
+    let events = |wait: std::time::Duration| -> std::io::Result<Option<Event>> {
+        if event::poll(wait)? {
+            event::read().map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    run_on(&mut terminal, events, replay, cursor).map(|_| ())
+}
+
+/// The replay's loop on any [`Screen`]: `next_event(wait)` gives the next
+/// event within `wait`, or `None` when `wait` passed without one (the next
+/// move is then due, if playing). Returns where the cursor was left.
+pub fn run_on(
+    screen: &mut impl Screen,
+    mut next_event: impl FnMut(std::time::Duration) -> std::io::Result<Option<Event>>,
+    replay: &Replay,
+    mut cursor: Cursor,
+) -> anyhow::Result<Cursor> {
     let mut next_move = std::time::Instant::now() + cursor.interval();
     loop {
-        terminal
-            .draw(|frame| draw_replay(frame, replay, &cursor))
+        screen
+            .draw_frame(&mut |frame| draw_replay(frame, replay, &cursor))
             .context("drawing")?;
         let wait = if cursor.playing {
             next_move.saturating_duration_since(std::time::Instant::now())
         } else {
             std::time::Duration::from_secs(3600)
         };
-        if event::poll(wait).context("reading the keyboard")? {
-            if let Event::Key(key) = event::read().context("reading the keyboard")? {
+        match next_event(wait).context("reading the keyboard")? {
+            Some(Event::Key(key)) => {
+                if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('z') {
+                    screen.suspend().context("suspending")?;
+                    continue;
+                }
                 match replay_key(key) {
-                    Some(None) => return Ok(()),
+                    Some(None) => return Ok(cursor),
                     Some(Some(wanted)) => {
                         let was_playing = cursor.playing;
                         cursor.key(replay, wanted);
@@ -179,9 +210,13 @@ pub fn run(replay: &Replay, mut cursor: Cursor) -> anyhow::Result<()> {
                     None => {}
                 }
             }
-        } else if cursor.playing {
-            cursor.tick(replay);
-            next_move += cursor.interval();
+            // A resize or a click: the next frame is drawn at the new size.
+            Some(_) => {}
+            None if cursor.playing => {
+                cursor.tick(replay);
+                next_move += cursor.interval();
+            }
+            None => {}
         }
     }
 }

@@ -4,10 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use patience_shared::protocol::{Phase, PlayerStatus};
+use patience_shared::any::AnyGame;
+use patience_shared::game::GameKind;
+use patience_shared::protocol::{Phase, PlayerStatus, Progress};
+use patience_shared::rules::{Rules, View, Zone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::Context;
 use crate::race::{RaceState, clock_text, progress_text, status_text};
 
 pub(super) fn bold() -> Style {
@@ -132,54 +136,172 @@ fn clock_line(state: &RaceState, now: Instant) -> Option<Line<'static>> {
     ]))
 }
 
-/// The race panel: the clock, then each racer's bar, moves and state.
+/// The cards of `view` that are where a win needs them: for Three Blind
+/// Mice the runs home and every card lying in suit order on a King at the
+/// bottom of its pile (cards home alone sit at 0 until a whole run of 13
+/// leaves); for the other games the cards home.
+pub fn cards_in_place(view: &View) -> usize {
+    let home = usize::from(Progress::measure(view, view, 0, 0).cards_home);
+    if view.game != GameKind::ThreeBlindMice {
+        return home;
+    }
+    let built: usize = view
+        .zones
+        .iter()
+        .filter(|zone| matches!(zone.zone, Zone::Pile(_)) && zone.hidden == 0)
+        .map(|zone| {
+            let Some(&king) = zone.face_up.first() else {
+                return 0;
+            };
+            if king.rank() != 13 {
+                return 0;
+            }
+            1 + zone
+                .face_up
+                .windows(2)
+                .take_while(|pair| {
+                    pair[1].suit() == king.suit() && pair[1].rank() + 1 == pair[0].rank()
+                })
+                .count()
+        })
+        .sum();
+    home + built
+}
+
+/// How far a board has come, in words: "14/52 in suit order" for Three
+/// Blind Mice, "31/104 home" for the others.
+pub fn progress_words(view: &View) -> String {
+    let total = view.game.card_count();
+    let done = cards_in_place(view);
+    if view.game == GameKind::ThreeBlindMice {
+        format!("{done}/{total} in suit order")
+    } else {
+        format!("{done}/{total} home")
+    }
+}
+
+/// The face-down cards a deal of `game` has outside the stock.
+fn dealt_face_down(game: GameKind) -> u16 {
+    AnyGame::deal(game, 0)
+        .view()
+        .zones
+        .iter()
+        .filter(|zone| zone.zone != Zone::Stock)
+        .map(|zone| u16::from(zone.hidden))
+        .sum()
+}
+
+/// The panel is rich from this width on: every count on lines of its own.
+const RICH_PANEL: u16 = 40;
+
+/// The race panel: the clock, then each racer's bar, moves and state; on a
+/// wide panel also its counts (home, runs, uncovered, stock) and its pace.
+/// A rival's board counts only where this client may see it (open boards);
+/// otherwise only the counts every racer's progress publishes.
 pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(clock) = clock_line(state, now) {
         lines.extend([clock, Line::from("")]);
     }
-    let total = state
+    let game = state
         .room
         .as_ref()
-        .map_or(52, |room| room.game.card_count());
-    let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
+        .map_or(GameKind::ThreeBlindMice, |room| room.game);
+    let total = game.card_count();
+    let face_down = dealt_face_down(game);
+    let rich = width >= RICH_PANEL;
+    let bar_width = usize::from(width)
+        .saturating_sub(if rich { 22 } else { 8 })
+        .clamp(4, 40);
     for (&seat, racer) in &state.racers {
         let connected = connected(state, seat);
         let mut name = state.name_of(seat);
         if state.seat == Some(seat) {
             name.push_str(" (you)");
         }
-        lines.push(Line::from(Span::styled(name, bold())));
-        lines.push(Line::from(vec![
-            Span::styled(
-                bar(usize::from(racer.progress.cards_home), total, bar_width),
-                Style::default().fg(Color::Green),
-            ),
-            Span::raw(format!(" {:>3}", racer.progress.cards_home)),
-        ]));
         let status = if connected || racer.status != PlayerStatus::Racing {
             status_text(racer.status)
         } else {
             "reconnecting"
         };
+        let progress = &racer.progress;
+        let (done, what) = match &racer.board {
+            Some(board) if game == GameKind::ThreeBlindMice => {
+                (cards_in_place(board), "in suit order")
+            }
+            _ => (usize::from(progress.cards_home), "home"),
+        };
+        let moves = format!(
+            "{} move{}",
+            progress.moves,
+            if progress.moves == 1 { "" } else { "s" }
+        );
+        if !rich {
+            lines.push(Line::from(Span::styled(name, bold())));
+            lines.push(Line::from(vec![
+                Span::styled(
+                    bar(done, total, bar_width),
+                    Style::default().fg(Color::Green),
+                ),
+                Span::raw(format!(" {done:>3}")),
+            ]));
+            lines.push(Line::from(vec![
+                Span::raw(format!("{moves} · ")),
+                Span::styled(status.to_string(), status_style(racer.status)),
+            ]));
+            let mut counts = Vec::new();
+            if progress.cards_uncovered > 0 {
+                counts.push(format!("{} uncovered", progress.cards_uncovered));
+            }
+            if progress.stock_turned > 0 {
+                counts.push(format!("{} from stock", progress.stock_turned));
+            }
+            if !counts.is_empty() {
+                lines.push(Line::from(Span::styled(counts.join(" · "), dim())));
+            }
+            continue;
+        }
         lines.push(Line::from(vec![
-            Span::raw(format!(
-                "{} move{} · ",
-                racer.progress.moves,
-                if racer.progress.moves == 1 { "" } else { "s" }
-            )),
+            Span::styled(name, bold()),
+            Span::raw("  "),
             Span::styled(status.to_string(), status_style(racer.status)),
         ]));
-        let mut counts = Vec::new();
-        if racer.progress.cards_uncovered > 0 {
-            counts.push(format!("{} uncovered", racer.progress.cards_uncovered));
+        lines.push(Line::from(vec![
+            Span::styled(
+                bar(done, total, bar_width),
+                Style::default().fg(Color::Green),
+            ),
+            Span::raw(format!(" {done}/{total} {what}")),
+        ]));
+        let mut counts = vec![format!("{} home", progress.cards_home)];
+        if progress.runs_home > 0 {
+            counts.push(format!(
+                "{} run{}",
+                progress.runs_home,
+                if progress.runs_home == 1 { "" } else { "s" }
+            ));
         }
-        if racer.progress.stock_turned > 0 {
-            counts.push(format!("{} from stock", racer.progress.stock_turned));
+        if face_down > 0 {
+            counts.push(format!(
+                "{}/{face_down} uncovered",
+                progress.cards_uncovered
+            ));
         }
-        if !counts.is_empty() {
-            lines.push(Line::from(Span::styled(counts.join(" · "), dim())));
+        if game != GameKind::ThreeBlindMice {
+            counts.push(format!("{} from stock", progress.stock_turned));
         }
+        lines.push(Line::from(Span::styled(counts.join(" · "), dim())));
+        let mut pace = vec![moves];
+        if progress.elapsed_ms > 0 {
+            pace.push(format!(
+                "last at {}",
+                clock_text(Duration::from_millis(progress.elapsed_ms))
+            ));
+            let per_minute = f64::from(progress.moves) * 60_000.0 / progress.elapsed_ms as f64;
+            pace.push(format!("{per_minute:.0}/min"));
+        }
+        lines.push(Line::from(Span::styled(pace.join(" · "), dim())));
+        lines.push(Line::from(""));
     }
     lines
 }
@@ -306,27 +428,154 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
     lines
 }
 
-/// The keys.
-pub fn help_lines(practice: bool) -> Vec<Line<'static>> {
-    let mut text = vec![
-        "Keys",
-        "",
-        "←/→         move between piles (↑/↓: deeper cards, rows)",
-        "1..9, 0     jump to pile (reserve) 1..10",
-        "c f w s     cells, foundations, waste, stock",
-        "space       send the card under the cursor to its natural place",
-        "enter       pick up the card, then drop it on another pile",
-        ":           type a move in the notation (7h>4, 3>f, s, r3>B4, d)",
-        "u           undo (where the room allows it)",
-        "esc         cancel",
-        "tab         next board (watching)",
-        "?           this help",
-        "q           leave (asks first; resigns a race)",
-    ];
-    if practice {
-        text.insert(10, "h           hint: the solver's next move");
-    } else {
-        text.insert(10, "s           start now (room owner, in the lobby)");
+/// A game's rules in a few lines, for the help (the decided rules are
+/// `shared/design/rules.md`; `docs/RULES.md` says them for players).
+pub fn rules_lines(game: GameKind) -> &'static [&'static str] {
+    match game {
+        GameKind::ThreeBlindMice => &[
+            "One deck: ten piles, two cells. No stock and no waste.",
+            "Any face-up card moves, with every card lying on it, onto the card of its",
+            "suit one rank higher (7♦ and what lies on it onto 8♦); only a King (with",
+            "its cards) goes into an empty pile. The two cells' cards play the same way;",
+            "nothing enters a cell. A pile whose top 13 cards run K to A in one suit",
+            "goes home by itself. Win: all four runs home.",
+        ],
+        GameKind::Indian => &[
+            "Two decks: ten piles of three (the bottom card face down), 74 in the stock.",
+            "Piles build down one rank in any suit but the card's own",
+            "(7♥ onto 8♣, 8♦ or 8♠, never 8♥). One card moves at a time: a pile's top",
+            "or the waste's top; an empty pile takes any card. The stock turns one card",
+            "onto the waste, once through. Eight foundations build up in suit, A to K.",
+            "Win: all 104 cards home.",
+        ],
+        GameKind::Midshipman => &[
+            "Two decks: nine piles of four (two face down), 68 in the stock.",
+            "Piles build down one rank in any suit but the card's own",
+            "(7♥ onto 8♣, 8♦ or 8♠, never 8♥). One card moves at a time: a pile's top",
+            "or the waste's top; an empty pile takes any card. The stock turns one card",
+            "onto the waste, once through. Eight foundations build up in suit, A to K.",
+            "Win: all 104 cards home.",
+        ],
+        GameKind::VirginiaReel => &[
+            "Two decks. Three rows of eight: A 2-5-8-J, B 3-6-9-Q, C 4-7-10-K.",
+            "A position is home when its bottom card is its row's base: it builds up in",
+            "suit by threes, four cards at most. Misplaced cards (dimmed) and reserve",
+            "tops build on home piles; a misplaced card leaves only if its gap is filled",
+            "at once with the row's base (type it: B5>A2/r4). Aces are discarded.",
+            "d deals a card onto each reserve. Win: all 24 home piles complete.",
+        ],
     }
-    text.into_iter().map(Line::from).collect()
+}
+
+/// The help page for `game` on a screen where `context`'s keys work: the
+/// game's rules, then every key and mouse action that works there.
+pub fn help_lines(game: GameKind, context: Context) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        format!("{} · rules", game.title()),
+        bold(),
+    ))];
+    lines.extend(rules_lines(game).iter().map(|line| Line::from(*line)));
+    lines.push(Line::from(""));
+    lines.push(Line::from(Span::styled("Keys and mouse", bold())));
+    let plays = matches!(
+        context,
+        Context::Practice | Context::Race { .. } | Context::Daily
+    );
+    let mut keys: Vec<(&str, String)> = Vec::new();
+    if plays {
+        let (rows, jumps, places) = match game {
+            GameKind::ThreeBlindMice => (
+                "←/→ a pile, ↑/↓ a deeper card",
+                "1..9, 0 pile 1..10",
+                "c the cells (again: the other cell)",
+            ),
+            GameKind::Indian => (
+                "←/→ a pile, ↑/↓ a deeper card",
+                "1..9, 0 pile 1..10",
+                "w waste · s stock · f foundations",
+            ),
+            GameKind::Midshipman => (
+                "←/→ a pile, ↑/↓ a deeper card",
+                "1..9 pile 1..9",
+                "w waste · s stock · f foundations",
+            ),
+            GameKind::VirginiaReel => (
+                "←/→ a place, ↑/↓ the row above or below",
+                "1..8 reserve 1..8",
+                "s or d the stock",
+            ),
+        };
+        keys.push(("arrows", rows.to_string()));
+        keys.push(("keys", format!("{jumps} · {places}")));
+        keys.push((
+            "space",
+            match game {
+                GameKind::Indian | GameKind::Midshipman => {
+                    "send the card to its natural place; on the stock: turn one".into()
+                }
+                GameKind::VirginiaReel => {
+                    "send the card to its natural place; on the stock: deal".into()
+                }
+                GameKind::ThreeBlindMice => "send the card (and those on it) to its place".into(),
+            },
+        ));
+        keys.push((
+            "enter",
+            "pick the card up, then enter on another place drops it".into(),
+        ));
+        keys.push((
+            "click",
+            "left: pick up or drop, as enter · right: send, as space".into(),
+        ));
+        keys.push((
+            ":",
+            format!(
+                "type a move: {}",
+                match game {
+                    GameKind::ThreeBlindMice => "7d>1, 3:2>4, c1>4",
+                    GameKind::Indian | GameKind::Midshipman => "3>7, 3>f, w>f, s",
+                    GameKind::VirginiaReel => "r3>B4, B5>A2/r4, B5>x/r4, A3~B6, d",
+                }
+            ),
+        ));
+        keys.push(("esc", "put the picked card back, clear the message".into()));
+    }
+    match context {
+        Context::Practice => {
+            keys.push(("u", "take the last move back".into()));
+            keys.push((
+                "h",
+                "hint: the solver's next move, highlighted on the board".into(),
+            ));
+        }
+        Context::Race { undo: true } => keys.push(("u", "take the last move back".into())),
+        Context::Lobby { owner: true } => keys.push(("s", "start the countdown now".into())),
+        Context::Watch { boards: true } => keys.push(("tab", "show the next boards".into())),
+        Context::Results => keys.push((
+            "tab",
+            "every racer's final board in turn, then the result".into(),
+        )),
+        Context::Daily => keys.push((":resign", "give up: the attempt ends".into())),
+        _ => {}
+    }
+    keys.push(("ctrl-z", "suspend to the shell; fg comes back".into()));
+    keys.push(("?", "this help; any key closes it".into()));
+    keys.push((
+        "q",
+        match context {
+            Context::Practice => "leave practice (asks first)".into(),
+            Context::Race { .. } => {
+                "resign (asks first; so does ctrl-c); you stay for the result".into()
+            }
+            Context::Daily => "leave; the attempt stays open and its clock runs".into(),
+            _ => "leave".into(),
+        },
+    ));
+    for (key, what) in keys {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{key:<8}"), bold()),
+            Span::raw(what),
+        ]));
+    }
+    lines
 }

@@ -197,7 +197,7 @@ fn keys_pick_a_card_and_drop_it_or_send_it_to_its_natural_place() {
 fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
     let view = AnyGame::deal(GameKind::Indian, 1).view();
     // Line 4 is the first face-up row; column 10 is pile 3 (five columns each).
-    let spot = board::spot_at(&view, 80, 22, 10, 4);
+    let spot = board::spot_at(&view, None, 80, 22, 10, 4);
     assert_eq!(
         spot,
         Some(Spot {
@@ -206,10 +206,10 @@ fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
         })
     );
     assert_eq!(
-        board::spot_at(&view, 80, 22, 10, 5).map(|spot| spot.depth),
+        board::spot_at(&view, None, 80, 22, 10, 5).map(|spot| spot.depth),
         Some(0)
     );
-    assert_eq!(board::spot_at(&view, 80, 22, 79, 5), None);
+    assert_eq!(board::spot_at(&view, None, 80, 22, 79, 5), None);
     let mut ui = Ui::default();
     let top = Spot {
         zone: Zone::Pile(2),
@@ -635,61 +635,6 @@ fn daily_and_replay_frames_of_any_size_draw_without_panicking() {
     }
 }
 
-#[test]
-fn without_colors_the_cursor_stays_reversed_and_no_empty_sgr_is_written() {
-    use ratatui::backend::{Backend as _, CrosstermBackend};
-    use ratatui::style::{Color, Modifier};
-
-    let game = GameKind::ThreeBlindMice;
-    let view = AnyGame::deal(game, 7).view();
-    let mut ui = Ui::default();
-    ui.key(key(KeyCode::Right), Some(&view), false);
-    let screen = PracticeScreen {
-        game,
-        seed: 7,
-        view: &view,
-        moves: 0,
-        state: None,
-    };
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test terminal");
-    terminal
-        .draw(|frame| {
-            draw_practice(frame, &screen, &ui);
-            without_colors(frame.buffer_mut());
-        })
-        .expect("drawing to a test backend");
-    let buffer = terminal.backend().buffer().clone();
-    assert!(
-        buffer
-            .content
-            .iter()
-            .all(|cell| cell.fg == Color::Reset && cell.bg == Color::Reset)
-    );
-    assert!(
-        buffer
-            .content
-            .iter()
-            .any(|cell| cell.modifier.contains(Modifier::REVERSED)),
-        "the cursor cell keeps its reverse video"
-    );
-
-    // What crossterm writes for it when NO_COLOR is set: the reverse video,
-    // and no empty color change (`ESC[;m`) that would reset it.
-    ratatui::crossterm::style::Colored::set_ansi_color_disabled(true);
-    let mut output = Vec::<u8>::new();
-    let written = CrosstermBackend::new(&mut output).draw(buffer.content.iter().enumerate().map(
-        |(index, cell)| {
-            let (x, y) = buffer.pos_of(index);
-            (x, y, cell)
-        },
-    ));
-    ratatui::crossterm::style::Colored::set_ansi_color_disabled(false);
-    written.expect("writing to a vector");
-    let bytes = String::from_utf8_lossy(&output).into_owned();
-    assert!(bytes.contains("\u{1b}[7m"), "{bytes:?}");
-    assert!(!bytes.contains("\u{1b}[;m"), "{bytes:?}");
-}
-
 /// The keys that put the cursor on the card `depth` from the top of `zone`
 /// in Three Blind Mice: a pile's digit or `c` for the cells, then Up.
 fn keys_to(ui: &mut Ui, view: &View, zone: Zone, depth: usize) {
@@ -820,4 +765,1117 @@ fn q_and_ctrl_c_ask_only_when_leaving_would_resign() {
     ui.key(ctrl_c, None, false);
     assert_eq!(ui.key(key(KeyCode::Char('n')), None, false), Action::None);
     assert!(!ui.confirm_quit);
+}
+
+/// A [`Screen`] for the event loops in tests: a ratatui terminal on any
+/// backend, counting suspends.
+struct Scripted<B: ratatui::backend::Backend> {
+    painter: Painter<B>,
+    suspended: usize,
+}
+
+/// A terminal size the script asks for, taken by the test backend before
+/// the next frame, as a real terminal changes size under the program.
+type Resizes = std::rc::Rc<std::cell::Cell<Option<(u16, u16)>>>;
+
+/// A test-backend screen that follows [`Resizes`].
+struct Resizable {
+    inner: Scripted<TestBackend>,
+    resizes: Resizes,
+}
+
+impl Screen for Resizable {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+        if let Some((width, height)) = self.resizes.take() {
+            self.inner
+                .painter
+                .terminal
+                .backend_mut()
+                .resize(width, height);
+        }
+        self.inner.draw_frame(render)
+    }
+
+    fn area(&self) -> Rect {
+        self.inner.area()
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        self.inner.clear()
+    }
+}
+
+impl Scripted<TestBackend> {
+    fn new(width: u16, height: u16, colorless: bool) -> Self {
+        Scripted {
+            painter: Painter {
+                terminal: Terminal::new(TestBackend::new(width, height)).expect("a test terminal"),
+                colorless,
+            },
+            suspended: 0,
+        }
+    }
+
+    fn frame(&self) -> String {
+        self.painter.terminal.backend().to_string()
+    }
+
+    fn buffer(&self) -> &ratatui::buffer::Buffer {
+        self.painter.terminal.backend().buffer()
+    }
+}
+
+impl<B: ratatui::backend::Backend> Screen for Scripted<B> {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+        self.painter.draw(render)
+    }
+
+    fn area(&self) -> Rect {
+        self.painter.area()
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.suspended += 1;
+        Ok(())
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        self.painter.clear()
+    }
+}
+
+fn pressed(code: KeyCode) -> std::io::Result<Event> {
+    Ok(Event::Key(key(code)))
+}
+
+fn mouse_down(button: MouseButton, column: u16, row: u16) -> std::io::Result<Event> {
+    Ok(Event::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(button),
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    }))
+}
+
+/// The keys that put the practice loop's cursor on `zone`, `depth` cards
+/// from its top (Three Blind Mice).
+fn keys_for(zone: Zone, depth: usize) -> Vec<KeyCode> {
+    // From a pile first, so that `c` always starts from the first cell.
+    let mut keys = vec![KeyCode::Char('1')];
+    match zone {
+        Zone::Pile(pile) => keys.push(KeyCode::Char(char::from(b'0' + (pile + 1) % 10))),
+        Zone::Cell(cell) => keys.extend(vec![KeyCode::Char('c'); usize::from(cell) + 1]),
+        other => panic!("the cursor does not go to {other}"),
+    }
+    keys.extend(std::iter::repeat_n(KeyCode::Up, depth));
+    keys
+}
+
+/// Where on a `width`-wide practice screen the spot is drawn, for a click
+/// (the message above the key bar takes one line at this width).
+fn screen_position(view: &View, spot: Spot, width: u16, height: u16) -> (u16, u16) {
+    use ratatui::style::Modifier;
+    let body = Rect::new(0, 1, width, height - 3);
+    let marks = Marks {
+        cursor: Some(spot),
+        ..Marks::default()
+    };
+    for (row, line) in board_lines(view, marks, body.width, body.height)
+        .iter()
+        .enumerate()
+    {
+        let mut left = 0;
+        for span in &line.spans {
+            if span.style.add_modifier.contains(Modifier::REVERSED) {
+                return (left as u16 + body.x, row as u16 + body.y);
+            }
+            left += span.width();
+        }
+    }
+    panic!("{spot:?} is not drawn");
+}
+
+/// How the moves that send a run home are made in a scripted game.
+#[derive(Clone, Copy, Debug)]
+enum Finish {
+    Space,
+    PickAndDrop,
+    Clicks,
+    RightClick,
+}
+
+/// A whole Three Blind Mice game for the practice loop: the solver's line,
+/// every move by pick-and-drop keys, the moves that send a run home in
+/// turn by each way of `finishes`.
+fn scripted_game(
+    seed: u64,
+    finishes: &[Finish],
+    width: u16,
+    height: u16,
+) -> Vec<std::io::Result<Event>> {
+    use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::solver::any::solve_deal;
+
+    let line = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
+        .expect("the solver's line replays")
+        .solution;
+    assert!(!line.is_empty(), "seed {seed} is not solved");
+    let mut position = AnyGame::deal(GameKind::ThreeBlindMice, seed);
+    let mut events = Vec::new();
+    let mut runs = 0;
+    for text in &line {
+        let view = position.view();
+        let mv = position
+            .parse_move(text)
+            .expect("the solver's notation reads");
+        let (from, depth, to) = match mv {
+            AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+                (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+            }
+            AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+                (Zone::Cell(cell), 0, Zone::Pile(to))
+            }
+            other => panic!("not a Three Blind Mice move: {other:?}"),
+        };
+        let outcome = position.apply(mv).expect("the solver's move is legal");
+        let sends_home = outcome
+            .effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::RunRemoved { .. }));
+        let finish = sends_home.then(|| {
+            runs += 1;
+            finishes[(runs - 1) % finishes.len()]
+        });
+        let source = Spot { zone: from, depth };
+        let target = Spot { zone: to, depth: 0 };
+        match finish {
+            None | Some(Finish::PickAndDrop) => {
+                events.extend(keys_for(from, depth).into_iter().map(pressed));
+                events.push(pressed(KeyCode::Enter));
+                events.extend(keys_for(to, 0).into_iter().map(pressed));
+                events.push(pressed(KeyCode::Enter));
+            }
+            Some(Finish::Space) => {
+                events.extend(keys_for(from, depth).into_iter().map(pressed));
+                events.push(pressed(KeyCode::Char(' ')));
+            }
+            Some(Finish::Clicks) => {
+                for spot in [source, target] {
+                    let (column, row) = screen_position(&view, spot, width, height);
+                    events.push(mouse_down(MouseButton::Left, column, row));
+                }
+            }
+            Some(Finish::RightClick) => {
+                let (column, row) = screen_position(&view, source, width, height);
+                events.push(mouse_down(MouseButton::Right, column, row));
+            }
+        }
+    }
+    assert!(position.is_won());
+    assert!(
+        runs >= finishes.len(),
+        "seed {seed}: {runs} moves send a run home"
+    );
+    events
+}
+
+/// Issue 12: whole practice games of Three Blind Mice through the real
+/// event loop, won by keys only (the runs sent home by space and by
+/// pick-and-drop), and won again with the runs sent home by clicks and
+/// right clicks.
+#[test]
+fn the_practice_loop_wins_three_blind_mice_by_keys_and_by_mouse() {
+    const WIDTH: u16 = 120;
+    const HEIGHT: u16 = 40;
+    let seed = 128_917_432;
+    for finishes in [
+        &[Finish::Space, Finish::PickAndDrop][..],
+        &[Finish::Clicks, Finish::RightClick][..],
+    ] {
+        let events = scripted_game(seed, finishes, WIDTH, HEIGHT);
+        let mut screen = Scripted::new(WIDTH, HEIGHT, false);
+        let end = practice_loop(&mut screen, events, GameKind::ThreeBlindMice, seed, None)
+            .expect("the loop runs");
+        let frame = screen.frame();
+        assert!(
+            end.won,
+            "{finishes:?}: not won after {} moves\n{frame}",
+            end.moves
+        );
+        assert!(frame.contains("won!"), "{frame}");
+        assert!(frame.contains("52/52 in suit order"), "{frame}");
+    }
+}
+
+/// Issue 12, broken 6: under NO_COLOR the cursor stays reversed after a
+/// key, in the bytes the practice loop writes to a crossterm terminal, and
+/// no empty color change (`ESC[;m`) resets it.
+#[test]
+fn the_practice_loop_keeps_the_cursor_reversed_without_colors() {
+    use ratatui::backend::CrosstermBackend;
+    use ratatui::{TerminalOptions, Viewport};
+
+    /// Bytes written by the terminal, kept for the test to read.
+    #[derive(Clone, Default)]
+    struct Written(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+    impl std::io::Write for Written {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    // What TerminalGuard::new does whatever NO_COLOR says.
+    ratatui::crossterm::style::Colored::set_ansi_color_disabled(false);
+    let written = Written::default();
+    let terminal = Terminal::with_options(
+        CrosstermBackend::new(written.clone()),
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, 80, 24)),
+        },
+    )
+    .expect("a terminal writing to a vector");
+    let mut screen = Scripted {
+        painter: Painter {
+            terminal,
+            colorless: true,
+        },
+        suspended: 0,
+    };
+    let events = [KeyCode::Right, KeyCode::Right, KeyCode::Up].map(pressed);
+    practice_loop(&mut screen, events, GameKind::ThreeBlindMice, 7, None).expect("the loop runs");
+    let bytes = String::from_utf8_lossy(&written.0.borrow()).into_owned();
+    assert!(
+        bytes.contains("\u{1b}[7m"),
+        "the cursor is reversed: {bytes:?}"
+    );
+    assert!(!bytes.contains("\u{1b}[;m"), "{bytes:?}");
+    assert!(!bytes.contains("38;5;"), "no colors: {bytes:?}");
+    // The same loop on a test backend: every cell without color, the
+    // cursor's cell reversed.
+    let mut screen = Scripted::new(80, 24, true);
+    let events = [KeyCode::Right].map(pressed);
+    practice_loop(&mut screen, events, GameKind::ThreeBlindMice, 7, None).expect("the loop runs");
+    let buffer = screen.buffer();
+    assert!(
+        buffer
+            .content
+            .iter()
+            .all(|cell| cell.fg == Color::Reset && cell.bg == Color::Reset)
+    );
+    assert!(
+        buffer
+            .content
+            .iter()
+            .any(|cell| cell.modifier.contains(Modifier::REVERSED))
+    );
+}
+
+/// The last line of a rendered frame.
+fn last_line(frame: &str) -> &str {
+    frame.lines().last().unwrap_or_default()
+}
+
+#[test]
+fn the_key_bar_follows_the_screen_and_stays_under_any_message() {
+    let check = |context: Context, present: &[&str], absent: &[&str]| {
+        let bar: String = key_bar(context, 200)
+            .spans
+            .iter()
+            .map(|span| span.content.as_ref())
+            .collect();
+        for text in present {
+            assert!(
+                bar.contains(text),
+                "{context:?}: {text:?} missing from {bar:?}"
+            );
+        }
+        for text in absent {
+            assert!(!bar.contains(text), "{context:?}: {text:?} in {bar:?}");
+        }
+    };
+    check(
+        Context::Practice,
+        &[
+            "space send",
+            "enter pick/drop",
+            "u undo",
+            "h hint",
+            "? help",
+            "q leave",
+        ],
+        &["tab", "resign"],
+    );
+    check(
+        Context::Race { undo: true },
+        &["u undo", "q resign"],
+        &["h hint"],
+    );
+    check(
+        Context::Race { undo: false },
+        &["space send"],
+        &["u undo", "h hint"],
+    );
+    check(
+        Context::Lobby { owner: true },
+        &["s start now", "q leave"],
+        &["space"],
+    );
+    check(Context::Lobby { owner: false }, &["q leave"], &["s start"]);
+    check(
+        Context::Watch { boards: true },
+        &["tab next board"],
+        &["space"],
+    );
+    check(
+        Context::Watch { boards: false },
+        &["q leave"],
+        &["tab", "space"],
+    );
+    check(
+        Context::Results,
+        &["q leave", "? help"],
+        &["space", "resign"],
+    );
+    check(Context::RaceOut, &["q leave"], &["space", "u undo"]);
+    check(
+        Context::Daily,
+        &[":resign", "q leave (stays open)"],
+        &["u undo", "h hint"],
+    );
+    // Narrow: what does not fit is left out, `?` and `q` stay.
+    let narrow: String = key_bar(Context::Practice, 40)
+        .spans
+        .iter()
+        .map(|span| span.content.as_ref())
+        .collect();
+    assert!(narrow.chars().count() <= 40, "{narrow}");
+    assert!(
+        narrow.contains("? help") && narrow.contains("q leave"),
+        "{narrow}"
+    );
+
+    // A message (even a long error) goes above the key bar, wrapped whole.
+    let error = "7♦ cannot go to pile 1: the card must go onto the card of its suit one rank \
+                 higher, or be a King going into an empty pile, and this sentence is long";
+    let ui = Ui {
+        message: Some((error.to_string(), true)),
+        ..Ui::default()
+    };
+    let frame = practice_frame(GameKind::ThreeBlindMice, 1, &ui);
+    assert!(last_line(&frame).contains("? help"), "{frame}");
+    let flat: String = frame
+        .lines()
+        .map(|line| line.trim_matches('"').trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("and this sentence is long"), "{frame}");
+    let idle = practice_frame(GameKind::ThreeBlindMice, 1, &Ui::default());
+    assert!(last_line(&idle).contains("? help"), "{idle}");
+}
+
+#[test]
+fn long_messages_wrap_at_spaces_and_stop_at_three_lines() {
+    assert_eq!(wrap_text("a bb ccc", 4, 3), ["a bb", "ccc"]);
+    assert_eq!(wrap_text("abcdefgh", 3, 5), ["abc", "def", "gh"]);
+    assert_eq!(wrap_text("", 10, 3), [""]);
+    assert_eq!(wrap_text("aa bb cc dd", 2, 2), ["aa", "b…"]);
+}
+
+#[test]
+fn help_is_per_game_with_its_rules_keys_and_mouse_and_fits_80_by_24() {
+    for game in GameKind::ALL {
+        for context in [
+            Context::Practice,
+            Context::Race { undo: true },
+            Context::Daily,
+            Context::Watch { boards: true },
+        ] {
+            let lines = help_lines(game, context);
+            assert!(
+                lines.len() + 2 <= 24,
+                "{game:?} {context:?}: {} lines",
+                lines.len()
+            );
+            let text: String = lines
+                .iter()
+                .flat_map(|line| line.spans.iter().map(|span| span.content.to_string()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(text.contains(game.title()), "{text}");
+            assert!(text.contains("Win:"), "{game:?}: the rules say what wins");
+            let plays = !matches!(context, Context::Watch { .. });
+            assert_eq!(
+                text.contains("right: send"),
+                plays,
+                "{game:?} {context:?}: mouse"
+            );
+            for line in &lines {
+                assert!(
+                    line.width() <= 76,
+                    "{game:?}: {line:?} is wider than the box"
+                );
+            }
+        }
+    }
+    let mice: String = help_lines(GameKind::ThreeBlindMice, Context::Practice)
+        .iter()
+        .flat_map(|line| line.spans.iter().map(|span| span.content.to_string()))
+        .collect();
+    assert!(mice.contains("No stock and no waste"), "{mice}");
+    assert!(
+        !mice.contains("w waste"),
+        "Three Blind Mice has no waste key: {mice}"
+    );
+    assert!(!mice.contains("reserve"), "its cells are cells: {mice}");
+    assert!(mice.contains("h") && mice.contains("hint"), "{mice}");
+}
+
+#[test]
+fn a_hint_lights_up_the_card_and_where_it_goes() {
+    let mut screen = Scripted::new(80, 24, false);
+    let events = [KeyCode::Char('h')].map(pressed);
+    practice_loop(
+        &mut screen,
+        events,
+        GameKind::ThreeBlindMice,
+        128_917_432,
+        None,
+    )
+    .expect("the loop runs");
+    let frame = screen.frame();
+    assert!(frame.contains("hint: "), "{frame}");
+    let lit: Vec<(u16, u16)> = screen
+        .buffer()
+        .content
+        .iter()
+        .enumerate()
+        .filter(|(_, cell)| cell.bg == Color::Cyan)
+        .map(|(index, _)| screen.buffer().pos_of(index))
+        .collect();
+    // Five columns a pile at this width: the lit cells are the hinted card's
+    // pile and its target's, as the solver's move says.
+    let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 5).collect();
+    let position = AnyGame::deal(GameKind::ThreeBlindMice, 128_917_432);
+    let Ok(Hint::Play(mv)) = hint_any(&position, Budget::positions(PRACTICE_BUDGET)) else {
+        panic!("the deal has a hint");
+    };
+    let shape = move_shapes(&position)
+        .into_iter()
+        .find(|shape| shape.mv == mv)
+        .expect("the hint is a legal move");
+    let pile = |zone: Option<Zone>| match zone {
+        Some(Zone::Pile(pile)) => u16::from(pile),
+        other => panic!("not a pile: {other:?}"),
+    };
+    let expected = [pile(Some(shape.from)), pile(shape.to)]
+        .into_iter()
+        .collect();
+    assert_eq!(piles, expected, "{lit:?}\n{frame}");
+}
+
+#[test]
+fn leaving_a_race_resigns_and_stays_for_the_standings_a_watcher_leaves_at_once() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    for press in [key(KeyCode::Char('q')), ctrl_c] {
+        let (state, now, _) = racing(Some(0));
+        let mut ui = Ui::default();
+        ui.follow_race(&state);
+        assert_eq!(ui.key(press, state.my_board(), false), Action::None);
+        let frame = render(80, 24, |frame| draw_online(frame, &state, &ui, now));
+        assert!(frame.contains("Resign?"), "{frame}");
+        assert!(!frame.contains("this resigns"), "{frame}");
+        assert_eq!(
+            ui.key(key(KeyCode::Char('y')), state.my_board(), false),
+            Action::Resign
+        );
+    }
+    // A watcher, and a racer once the race is over, leave at once.
+    let (watching, _, _) = racing(None);
+    let mut ui = Ui::default();
+    ui.follow_race(&watching);
+    assert_eq!(ui.key(key(KeyCode::Char('q')), None, false), Action::Quit);
+    // After resigning: the standings, and q leaves.
+    let (mut state, now, _) = racing(Some(0));
+    state.apply(
+        ServerMessage::Finished {
+            seq: 5,
+            seat: 0,
+            status: PlayerStatus::Resigned,
+            elapsed_ms: 40_000,
+        },
+        now,
+    );
+    let mut ui = Ui::default();
+    ui.follow_race(&state);
+    assert_eq!(online_context(&state), Context::RaceOut);
+    let frame = render(80, 24, |frame| draw_online(frame, &state, &ui, now));
+    assert!(frame.contains("resigned"), "{frame}");
+    assert!(frame.contains("bob") && frame.contains("carol"), "{frame}");
+    assert_eq!(
+        ui.key(key(KeyCode::Char('q')), state.my_board(), false),
+        Action::Quit
+    );
+}
+
+#[test]
+fn three_blind_mice_progress_counts_cards_in_suit_order_on_a_king() {
+    use patience_shared::rules::ZoneView;
+    let cards = |text: &str| -> Vec<Card> {
+        text.split_whitespace()
+            .map(|card| card.parse().expect("a card"))
+            .collect()
+    };
+    let check = |piles: &[(u8, &str)], home: &[&str], expected: usize| {
+        let mut zones: Vec<ZoneView> = piles
+            .iter()
+            .enumerate()
+            .map(|(index, (hidden, text))| ZoneView {
+                zone: Zone::Pile(index as u8),
+                hidden: *hidden,
+                face_up: cards(text),
+            })
+            .collect();
+        zones.extend(home.iter().enumerate().map(|(index, text)| ZoneView {
+            zone: Zone::Foundation(index as u8),
+            hidden: 0,
+            face_up: cards(text),
+        }));
+        let view = View {
+            game: GameKind::ThreeBlindMice,
+            zones,
+        };
+        assert_eq!(
+            screens::cards_in_place(&view),
+            expected,
+            "{piles:?} {home:?}"
+        );
+    };
+    check(&[(0, "Kd Qd Jd 5c")], &[], 3);
+    check(&[(0, "Kd Qd Jh")], &[], 2);
+    check(&[(1, "Kd Qd")], &[], 0);
+    check(&[(0, "Qd Jd")], &[], 0);
+    check(&[(0, "Ks"), (0, "Kh Qh")], &[], 3);
+    check(
+        &[(0, "Kc")],
+        &["Kd Qd Jd Td 9d 8d 7d 6d 5d 4d 3d 2d Ad"],
+        14,
+    );
+}
+
+#[test]
+fn the_race_panel_shows_a_three_blind_mice_board_moving() {
+    let (state, now, _) = racing(Some(0));
+    let frame = render(80, 24, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    let own = screens::cards_in_place(state.my_board().expect("a board"));
+    assert!(frame.contains(&format!("{own:>3}")), "{frame}");
+}
+
+#[test]
+fn a_folded_pile_unfolds_where_the_cursor_goes() {
+    use patience_shared::rules::ZoneView;
+    let run: Vec<Card> = "Ks Qs Js Ts 9s 8s 7s 6s 5s 4s 3s 2s"
+        .split_whitespace()
+        .map(|card| card.parse().expect("a card"))
+        .collect();
+    let view = View {
+        game: GameKind::ThreeBlindMice,
+        zones: vec![ZoneView {
+            zone: Zone::Pile(0),
+            hidden: 0,
+            face_up: run.clone(),
+        }],
+    };
+    for depth in 0..run.len() {
+        let spot = Spot {
+            zone: Zone::Pile(0),
+            depth,
+        };
+        let marks = Marks {
+            cursor: Some(spot),
+            unfold: Some(spot),
+            ..Marks::default()
+        };
+        let lines = board_lines(&view, marks, 40, 8);
+        let card = card_label(run[run.len() - 1 - depth]);
+        let shown = lines.iter().any(|line| {
+            line.spans.iter().any(|span| {
+                span.content.trim() == card
+                    && span
+                        .style
+                        .add_modifier
+                        .contains(ratatui::style::Modifier::REVERSED)
+            })
+        });
+        assert!(shown, "depth {depth}: {card} is not drawn under the cursor");
+        // A click where it is drawn finds it.
+        let (mut column, mut row) = (None, None);
+        for (y, line) in lines.iter().enumerate() {
+            let mut left = 0;
+            for span in &line.spans {
+                if span
+                    .style
+                    .add_modifier
+                    .contains(ratatui::style::Modifier::REVERSED)
+                {
+                    (column, row) = (Some(left as u16), Some(y as u16));
+                }
+                left += span.width();
+            }
+        }
+        let (column, row) = (column.expect("drawn"), row.expect("drawn"));
+        assert_eq!(
+            board::spot_at(&view, Some(spot), 40, 8, column, row),
+            Some(spot)
+        );
+    }
+}
+
+#[test]
+fn a_refused_drop_gives_the_engines_reason() {
+    let position = AnyGame::deal(GameKind::Indian, 1);
+    let view = position.view();
+    let shapes = crate::position::move_shapes(&position);
+    // A pile top that cannot go onto another pile: the reason is the one a
+    // typed move gets from the engine.
+    let mut found = false;
+    for from in 0..10u8 {
+        for to in 0..10u8 {
+            let legal = shapes
+                .iter()
+                .any(|shape| shape.from == Zone::Pile(from) && shape.to == Some(Zone::Pile(to)));
+            if from == to || legal {
+                continue;
+            }
+            let text = format!("{}>{}", from + 1, to + 1);
+            let mv = position.parse_move(&text).expect("pile to pile reads");
+            let engine = position.clone().apply(mv).expect_err("illegal").to_string();
+            let mut ui = Ui::default();
+            let digit = |pile: u8| KeyCode::Char(char::from(b'0' + (pile + 1) % 10));
+            ui.key(key(digit(from)), Some(&view), false);
+            ui.key(key(KeyCode::Enter), Some(&view), false);
+            ui.key(key(digit(to)), Some(&view), false);
+            assert_eq!(
+                ui.key(key(KeyCode::Enter), Some(&view), false),
+                Action::None
+            );
+            let (message, error) = ui.message.clone().expect("a message");
+            assert!(error);
+            assert!(message.ends_with(&engine), "{message:?} vs {engine:?}");
+            found = true;
+        }
+    }
+    assert!(found);
+    // Three Blind Mice: a card dropped on a pile it does not build on.
+    let position = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let view = position.view();
+    let mut ui = Ui::default();
+    ui.key(key(KeyCode::Char('1')), Some(&view), false);
+    ui.key(key(KeyCode::Enter), Some(&view), false);
+    ui.key(key(KeyCode::Char('c')), Some(&view), false);
+    ui.key(key(KeyCode::Enter), Some(&view), false);
+    let (message, _) = ui.message.clone().expect("a message");
+    assert!(message.contains("goes home by itself"), "{message}");
+}
+
+#[test]
+fn a_small_terminal_says_it_is_too_small() {
+    for (width, height) in [(39, 24), (80, 11), (20, 5)] {
+        let frame = practice_frame_sized(GameKind::ThreeBlindMice, width, height, &Ui::default());
+        let flat: String = frame
+            .lines()
+            .map(|line| line.trim_matches('"').trim_end())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(flat.contains("too small"), "{width}×{height}\n{frame}");
+    }
+    let frame = practice_frame_sized(GameKind::ThreeBlindMice, 40, 12, &Ui::default());
+    assert!(!frame.contains("too small"), "{frame}");
+    let (state, now, _) = racing(Some(0));
+    let frame = render(60, 24, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(
+        frame.contains("too small"),
+        "a race needs room for its panel\n{frame}"
+    );
+}
+
+#[test]
+fn ctrl_z_suspends_the_practice_loop() {
+    let mut screen = Scripted::new(80, 24, false);
+    let events = [Ok(Event::Key(KeyEvent::new(
+        KeyCode::Char('z'),
+        KeyModifiers::CONTROL,
+    )))];
+    practice_loop(&mut screen, events, GameKind::ThreeBlindMice, 1, None).expect("the loop runs");
+    assert_eq!(screen.suspended, 1);
+}
+
+#[test]
+fn the_header_counts_one_move_and_many_moves() {
+    let view = AnyGame::deal(GameKind::Indian, 1).view();
+    for (moves, expected) in [(0, "0 moves"), (1, "1 move ·"), (2, "2 moves")] {
+        let screen = PracticeScreen {
+            game: GameKind::Indian,
+            seed: 1,
+            view: &view,
+            moves,
+            state: None,
+        };
+        let frame = render(80, 24, |frame| {
+            draw_practice(frame, &screen, &Ui::default())
+        });
+        assert!(frame.contains(expected), "{frame}");
+    }
+}
+
+#[test]
+fn a_wide_race_gives_the_panel_every_count_and_the_pace() {
+    let (state, now, _) = racing(Some(0));
+    let frame = render(160, 30, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(frame.contains("/9 uncovered"), "{frame}");
+    assert!(frame.contains("/min"), "{frame}");
+    insta::assert_snapshot!("race_wide", frame);
+}
+
+/// The result of [`racing`]'s race, as the server sends it.
+fn race_over(state: &mut RaceState, now: Instant, first: &str) {
+    let standing = |rank: u8, seat: u8, name: &str, status, moves| Standing {
+        rank,
+        seat,
+        name: name.into(),
+        status,
+        progress: Progress {
+            moves,
+            elapsed_ms: 61_000,
+            ..Progress::default()
+        },
+    };
+    state.apply(
+        ServerMessage::RaceEnded {
+            seq: 9,
+            result: RaceResult {
+                race_id: Some(7),
+                standings: vec![
+                    standing(1, 1, "bob", PlayerStatus::Resigned, 1),
+                    standing(2, 0, "ada", PlayerStatus::Resigned, 0),
+                    standing(3, 2, "carol", PlayerStatus::Left, 0),
+                ],
+                reveal: Reveal {
+                    game: GameKind::ThreeBlindMice,
+                    seed: 1,
+                    salt: "9f86d081884c7d659a2feaa0c55ad015".into(),
+                },
+                logs: vec![
+                    MoveLog {
+                        seat: 0,
+                        moves: vec![],
+                    },
+                    MoveLog {
+                        seat: 1,
+                        moves: vec![first.to_string()],
+                    },
+                ],
+                open_boards: false,
+            },
+        },
+        now,
+    );
+}
+
+#[test]
+fn a_watcher_sees_every_board_once_the_race_is_over() {
+    let (mut state, now, first) = racing(None);
+    race_over(&mut state, now, &first);
+    let boards = final_boards(&state);
+    assert_eq!(boards.len(), 2);
+    let mut bob = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let mv = bob.parse_move(&first).expect("a move");
+    bob.apply(mv).expect("legal");
+    assert_eq!(boards[1], (1, bob.view()));
+    let frame = render(200, 30, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(frame.contains("Deal: Three Blind Mice seed 1"), "{frame}");
+    assert!(frame.contains("patience replay 7"), "{frame}");
+    assert!(frame.contains('♥') || frame.contains('♦'), "{frame}");
+    insta::assert_snapshot!("results_wide_with_boards", frame);
+    // Narrow: Tab turns from the result to each board and back.
+    let narrow = |watched: usize| {
+        let ui = Ui {
+            watched,
+            ..Ui::default()
+        };
+        render(80, 24, |frame| draw_online(frame, &state, &ui, now))
+    };
+    assert!(narrow(0).contains("The race is over"));
+    assert!(
+        narrow(1).contains("ada · 0/52 in suit order"),
+        "{}",
+        narrow(1)
+    );
+    assert!(narrow(2).contains("bob · "), "{}", narrow(2));
+    assert!(narrow(3).contains("The race is over"));
+}
+
+/// A resize mid-game: the next frame fills the new size with the key bar
+/// at its bottom, and a click lands on the card drawn at the new size.
+#[test]
+fn after_a_resize_the_frame_fits_and_clicks_follow_the_new_layout() {
+    let resizes = Resizes::default();
+    let mut screen = Resizable {
+        inner: Scripted::new(80, 24, false),
+        resizes: resizes.clone(),
+    };
+    let game = GameKind::Indian;
+    let seed = 1;
+    let view = AnyGame::deal(game, seed).view();
+    let top_of_third = Spot {
+        zone: Zone::Pile(2),
+        depth: 0,
+    };
+    let (column, row) = screen_position(&view, top_of_third, 120, 40);
+    let mut script = vec![Ok(Event::Resize(120, 40))].into_iter();
+    let mut click = Some(mouse_down(MouseButton::Left, column, row));
+    let events = std::iter::from_fn(move || match script.next() {
+        Some(Ok(Event::Resize(width, height))) => {
+            resizes.set(Some((width, height)));
+            Some(Ok(Event::Resize(width, height)))
+        }
+        Some(other) => Some(other),
+        None => click.take(),
+    });
+    practice_loop(&mut screen, events, game, seed, None).expect("the loop runs");
+    let frame = screen.inner.frame();
+    assert_eq!(frame.lines().count(), 40, "{frame}");
+    assert!(
+        frame.lines().all(|line| line.chars().count() == 122),
+        "{frame}"
+    );
+    assert!(last_line(&frame).contains("? help"), "{frame}");
+    let card = card_label(*view.zones[2].face_up.last().expect("a face-up card"));
+    assert!(
+        frame.contains(&format!("{card} picked")),
+        "the click picked {card}:\n{frame}"
+    );
+}
+
+/// The replay's real loop, driven by a script where `None` is a wait that
+/// passed with no key: keys step back and forth, space plays, each passing
+/// wait plays a move, and it pauses at the end with the standing shown.
+#[test]
+fn the_replay_loop_steps_plays_by_the_clock_and_leaves() {
+    let (record, _) = crate::replay::tests::record();
+    let replay = crate::replay::Replay::new(record);
+    let last = replay.tracks[0].steps.len();
+    let ctrl_z = Event::Key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL));
+    let mut script: std::collections::VecDeque<Option<Event>> = [
+        Some(Event::Key(key(KeyCode::Right))),
+        Some(Event::Key(key(KeyCode::Right))),
+        Some(Event::Key(key(KeyCode::Left))),
+        Some(ctrl_z),
+        Some(Event::Key(key(KeyCode::Char(' ')))),
+    ]
+    .into_iter()
+    .chain(std::iter::repeat_n(None, last + 2))
+    .chain([Some(Event::Key(key(KeyCode::Char('q'))))])
+    .collect();
+    let mut screen = Scripted::new(80, 24, false);
+    let events = |_wait: Duration| {
+        script
+            .pop_front()
+            .ok_or_else(|| std::io::Error::other("the script ran out before q"))
+    };
+    let cursor = replay::run_on(
+        &mut screen,
+        events,
+        &replay,
+        crate::replay::Cursor::new(0, 2.0),
+    )
+    .expect("the loop runs");
+    assert_eq!(cursor.step, last);
+    assert!(!cursor.playing, "it pauses at the end");
+    assert_eq!(screen.suspended, 1);
+    let frame = screen.frame();
+    assert!(frame.contains(&format!("move {last} / {last}")), "{frame}");
+}
+
+/// A screen that hands every drawn frame to the test, so that it can wait
+/// for what the loop shows before it presses the next key.
+struct Tapped {
+    inner: Scripted<TestBackend>,
+    frames: tokio::sync::mpsc::Sender<String>,
+}
+
+impl Screen for Tapped {
+    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+        self.inner.draw_frame(render)?;
+        // A frame the test has not read yet is as good as this one.
+        let _ = self.frames.try_send(self.inner.frame());
+        Ok(())
+    }
+
+    fn area(&self) -> Rect {
+        self.inner.area()
+    }
+
+    fn suspend(&mut self) -> std::io::Result<()> {
+        self.inner.suspend()
+    }
+
+    fn clear(&mut self) -> std::io::Result<()> {
+        self.inner.clear()
+    }
+}
+
+/// The daily's real loop against the fake server: a move by pick-and-drop
+/// keys is sent and its answer drawn, `:resign` ends the attempt and the
+/// result is shown, then `q` leaves at once.
+#[tokio::test]
+async fn the_daily_loop_plays_a_move_resigns_and_leaves() {
+    use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::protocol::ClientMessage;
+
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let mut legal = Vec::new();
+    deal.legal_moves(&mut legal);
+    let first = legal[0];
+    let first_text = deal.format_move(first);
+    let (url, received) = crate::fake_server::start({
+        let first_text = first_text.clone();
+        let deal = deal.clone();
+        move |message| match message {
+            ClientMessage::Move { text, .. } if *text == first_text => {
+                let mut position = deal.clone();
+                let outcome = position.apply(first).expect("a legal move");
+                vec![ServerMessage::MoveAccepted {
+                    seq: 1,
+                    text: text.clone(),
+                    effects: outcome.effects.to_vec(),
+                    board: position.view(),
+                    progress: Progress {
+                        moves: 1,
+                        ..Progress::default()
+                    },
+                }]
+            }
+            ClientMessage::Resign => vec![ServerMessage::DailyFinished {
+                result: crate::daily::tests::result(PlayerStatus::Resigned),
+            }],
+            _ => Vec::new(),
+        }
+    })
+    .await;
+    let mut connection = crate::net::Connection::open(&url, "ada")
+        .await
+        .expect("the fake server answers");
+    let mut state = crate::daily::DailyState::default();
+    state.apply(
+        ServerMessage::DailyStarted {
+            attempt: crate::daily::tests::attempt(false, 0),
+        },
+        Instant::now(),
+    );
+    let (from, depth, to) = match first {
+        AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+            (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+        }
+        AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+            (Zone::Cell(cell), 0, Zone::Pile(to))
+        }
+        other => panic!("not a Three Blind Mice move: {other:?}"),
+    };
+    let (frames_sender, mut frames) = tokio::sync::mpsc::channel(8);
+    let (keys, events) = tokio::sync::mpsc::channel(64);
+    let mut screen = Tapped {
+        inner: Scripted::new(80, 24, false),
+        frames: frames_sender,
+    };
+    let driver = tokio::spawn(async move {
+        let press = |code: KeyCode| Event::Key(key(code));
+        let mut wait_for = async |wanted: &str| -> String {
+            while let Some(frame) = frames.recv().await {
+                if frame.contains(wanted) {
+                    return frame;
+                }
+            }
+            panic!("the loop ended before showing {wanted:?}");
+        };
+        wait_for("daily deal").await;
+        let mut presses = keys_for(from, depth);
+        presses.push(KeyCode::Enter);
+        presses.extend(keys_for(to, 0));
+        presses.push(KeyCode::Enter);
+        for code in presses {
+            keys.send(press(code)).await.expect("the loop reads keys");
+        }
+        let played = wait_for("you played").await;
+        keys.send(press(KeyCode::Char(':'))).await.expect("keys");
+        for letter in "resign".chars() {
+            keys.send(press(KeyCode::Char(letter))).await.expect("keys");
+        }
+        keys.send(press(KeyCode::Enter)).await.expect("keys");
+        let over = wait_for("patience replay").await;
+        keys.send(press(KeyCode::Char('q'))).await.expect("keys");
+        (played, over)
+    });
+    // A guard, not a synchronisation: a loop that stops answering fails
+    // the test instead of hanging it.
+    let (state, outcome) = tokio::time::timeout(
+        Duration::from_secs(60),
+        daily::run_on(&mut screen, events, &mut connection, state, Vec::new()),
+    )
+    .await
+    .expect("the loop answers within a minute")
+    .expect("the loop runs");
+    outcome.expect("the connection held");
+    let (played, over) = driver.await.expect("the driver finishes");
+    assert!(played.contains(&first_text), "{played}");
+    assert!(over.contains("resigned"), "{over}");
+    assert_eq!(
+        state.result.as_ref().map(|result| result.status),
+        Some(PlayerStatus::Resigned)
+    );
+    let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+    assert!(
+        sent.iter().any(
+            |message| matches!(message, ClientMessage::Move { text, .. } if *text == first_text)
+        ),
+        "{sent:?}"
+    );
+    assert!(sent.contains(&ClientMessage::Resign), "{sent:?}");
+}
+
+#[test]
+fn help_pages_of_the_other_games() {
+    let page = |game: GameKind, context: Context| {
+        render(80, 24, |frame| {
+            let area = frame.area();
+            overlay(frame, area, help_lines(game, context));
+        })
+    };
+    insta::assert_snapshot!(
+        "help_indian_race",
+        page(GameKind::Indian, Context::Race { undo: false })
+    );
+    insta::assert_snapshot!(
+        "help_virginia_reel_practice",
+        page(GameKind::VirginiaReel, Context::Practice)
+    );
+    insta::assert_snapshot!(
+        "help_watching",
+        page(GameKind::Midshipman, Context::Watch { boards: true })
+    );
 }
