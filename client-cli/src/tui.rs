@@ -22,7 +22,7 @@ use patience_shared::card::Card;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
 use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
-use patience_shared::solver::any::hint_any;
+use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
 use ratatui::Frame;
 use ratatui::crossterm::event::{
@@ -712,6 +712,8 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
     let mut terminal = TerminalGuard::new();
     let mut position = AnyGame::deal(game, seed);
     let mut history: Vec<(AnyMove, Outcome)> = Vec::new();
+    // Keeps the line of the last hint, so hints in a row follow one line.
+    let mut hinter = Hinter::new();
     let mut ui = Ui {
         message: note.map(|note| (note, false)),
         ..Ui::default()
@@ -757,7 +759,7 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
                 None => ui.say("nothing to take back", true),
             },
             Action::Hint => {
-                let text = match hint_any(&position, Budget::positions(PRACTICE_BUDGET)) {
+                let text = match hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) {
                     Ok(Hint::Play(mv)) => format!("hint: {}", position.format_move(mv)),
                     Ok(Hint::AlreadyWon) => "the game is won".into(),
                     Ok(Hint::NoWinningLine) => "no winning line from here: take moves back".into(),

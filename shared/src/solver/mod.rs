@@ -9,7 +9,10 @@
 //! Layout:
 //! - this module: the iterative depth-first search with its transposition
 //!   table, budgets, verdicts, hints and the search for winnable seeds;
-//! - one module per game with its [`SolverGame`] implementation.
+//! - one module per game with its [`SolverGame`] implementation;
+//! - [`hinter`]: hints that follow one winning line while the position
+//!   stays on it;
+//! - [`any`]: the one dispatch from a game named at run time to its search.
 //!
 //! The solver is pure like the rest of `shared`: it reads no clock. A caller
 //! that wants a time limit passes a `should_stop` callback (see [`Budget`]);
@@ -21,6 +24,7 @@
 
 pub mod any;
 pub mod forty_thieves;
+pub mod hinter;
 pub mod plain;
 pub mod three_blind_mice;
 pub mod virginia_reel;
