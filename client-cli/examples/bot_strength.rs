@@ -122,9 +122,9 @@ fn main() -> anyhow::Result<()> {
         let lost: Vec<String> = results
             .iter()
             .filter(|(_, alone, _)| !alone.won)
-            .map(|(seed, _, _)| seed.to_string())
+            .map(|(seed, alone, _)| format!("{seed} ({} moves)", alone.moves))
             .collect();
-        println!("  lost: {}", lost.join(" "));
+        println!("  lost: {}", lost.join(", "));
     }
     Ok(())
 }

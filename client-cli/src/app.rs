@@ -12,6 +12,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
+use crate::bot::BotLevel;
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
@@ -52,15 +53,17 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
         Command::Bot {
             join,
             pace,
+            level,
             server,
             name,
         } => runtime().and_then(|runtime| {
             runtime
-                .block_on(crate::bot::run(
+                .block_on(crate::bot::run_at_level(
                     &server,
                     &name,
                     &join,
                     pace_of(pace),
+                    level,
                     |line| println!("{line}"),
                 ))
                 .context("the bot stopped")
@@ -69,6 +72,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             game,
             bot,
             pace,
+            bot_level,
             online,
         } => {
             let entry = if bot {
@@ -81,7 +85,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             } else {
                 Entry::Quick(game)
             };
-            online_command(entry, online, bot.then(|| pace_of(pace)))
+            online_command(entry, online, bot.then(|| (pace_of(pace), bot_level)))
         }
         Command::Create {
             game,
@@ -277,7 +281,11 @@ fn practice(
     crate::tui::practice(game, seed, note)
 }
 
-fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> anyhow::Result<()> {
+fn online_command(
+    entry: Entry,
+    online: Online,
+    bot: Option<(Duration, BotLevel)>,
+) -> anyhow::Result<()> {
     let store = Store::from_environment();
     let name = resolve_name(online.name, &store);
     let plain = use_plain(online.plain);
@@ -293,7 +301,7 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
                     anyhow::Error::new(other).context(format!("connecting to {}", online.server))
                 }
             })?;
-        if let Some(pace) = bot_pace {
+        if let Some((pace, level)) = bot {
             // The room's code comes with `room_joined`; the bot joins with it.
             while session.state.room.is_none() {
                 let (_, more) = session.recv().await?;
@@ -305,7 +313,8 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
             if let Some(room) = &session.state.room {
                 let (server, code) = (online.server.clone(), room.code.clone());
                 tokio::spawn(async move {
-                    if let Err(error) = crate::bot::run(&server, "bot", &code, pace, |_| {}).await {
+                    let bot = crate::bot::run_at_level(&server, "bot", &code, pace, level, |_| {});
+                    if let Err(error) = bot.await {
                         eprintln!("the bot stopped: {error}");
                     }
                 });

@@ -9,7 +9,9 @@
 //! is one of those, the hint is that line's next move, and no search runs.
 //! Only a position off the line (the player chose another move) is solved
 //! anew. Following its hints from a position it has a line for therefore
-//! wins in exactly that line's length.
+//! wins in exactly that line's length. The line it keeps is the search's
+//! line with its detours cut ([`crate::solver::shorten_line`]), so a
+//! player is not walked through a depth-first search's wanderings.
 //!
 //! [`Searchable`] is what the hinter needs of a position: a search with the
 //! game's own pruned solver. `solver::any` implements it for every game and
@@ -17,7 +19,9 @@
 //! game's search through one dispatch.
 
 use crate::rules::Rules;
-use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict};
+use crate::solver::{
+    Budget, Hint, ReplayFailure, Solution, Verdict, shorten_line, verify_line,
+};
 
 /// A position that can be searched for a winning line with its game's own
 /// solver (the pruned search, not the plain reference one).
@@ -118,6 +122,14 @@ impl<R: Searchable> Hinter<R> {
         self.searches += 1;
         Ok(match position.search(budget)?.verdict {
             Verdict::Winnable(line) => {
+                // A shorter line through the same positions ends in the
+                // same win; it is checked like every line the solver gives.
+                let shorter = shorten_line(position, &line);
+                let line = if verify_line(position, &shorter).is_ok() {
+                    shorter
+                } else {
+                    line
+                };
                 self.adopt(position, &line);
                 match self.line.first() {
                     Some(&mv) => Hint::Play(mv),

@@ -197,6 +197,68 @@ pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFa
     }
 }
 
+/// The shortest line from `start` to the end of `line` that passes only
+/// through positions of `line` (exactly equal states), one legal move from
+/// each to the next.
+///
+/// A depth-first search's line wanders: it plays whatever its move order
+/// tried first, so in Indian a line of 1,500 moves moves cards back and
+/// forth that a person would leave alone. Many of those detours come back
+/// to a position of the line, or to one a single move away from an earlier
+/// one (a card moved away and later back, with other moves between that
+/// were legal before it left). This finds every move from a position of the
+/// line that lands on a later one and keeps the fewest moves. It only
+/// shortens: the result ends where `line` ends (a won position if `line`
+/// wins) and is never longer. A line that does not replay is returned as it
+/// is.
+pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
+    let mut positions = Vec::with_capacity(line.len() + 1);
+    positions.push(start.clone());
+    let mut state = start.clone();
+    for &mv in line {
+        if state.apply(mv).is_err() {
+            return line.to_vec();
+        }
+        positions.push(state.clone());
+    }
+    // The last index of each position: a line that comes back to a
+    // position may skip everything between.
+    let index: FxHashMap<&R, usize> = positions
+        .iter()
+        .enumerate()
+        .map(|(at, position)| (position, at))
+        .collect();
+    let end = line.len();
+    // `best[at]`: the fewest moves from position `at` to the end, and the
+    // first of them with the index it reaches.
+    let mut best: Vec<(usize, Option<(R::Move, usize)>)> = vec![(usize::MAX, None); end + 1];
+    best[end] = (0, None);
+    let mut moves = Vec::new();
+    for at in (0..end).rev() {
+        best[at] = (best[at + 1].0.saturating_add(1), Some((line[at], at + 1)));
+        positions[at].legal_moves(&mut moves);
+        for &mv in &moves {
+            let mut after = positions[at].clone();
+            if after.apply(mv).is_err() {
+                continue;
+            }
+            if let Some(&reached) = index.get(&after)
+                && reached > at
+                && best[reached].0.saturating_add(1) < best[at].0
+            {
+                best[at] = (best[reached].0 + 1, Some((mv, reached)));
+            }
+        }
+    }
+    let mut shortened = Vec::with_capacity(best[0].0);
+    let mut at = 0;
+    while let Some((mv, next)) = best[at].1 {
+        shortened.push(mv);
+        at = next;
+    }
+    shortened
+}
+
 /// One level of the explicit search stack.
 struct Frame<M> {
     /// The move that led to this frame's position, with what it did, so it can
@@ -693,6 +755,44 @@ mod tests {
             ]
         );
         assert_eq!(luby(u64::MAX - 1), 1 << 63);
+    }
+
+    /// Shortened lines still win, are never longer, and cut the detours of
+    /// Indian's depth-first lines; Three Blind Mice's moves are final, so
+    /// its lines have none to cut. A line that does not replay is kept.
+    #[test]
+    fn shortened_lines_win_and_cut_detours() {
+        use crate::games::forty_thieves::{FortyThieves, Variant};
+        use crate::solver::forty_thieves::FtSearch;
+        let mut cut = 0;
+        for seed in 1..=5 {
+            let start = FortyThieves::deal(Variant::Indian, seed);
+            let Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                ..
+            }) = solve(&FtSearch::new(start.clone()), Budget::positions(100_000))
+            else {
+                continue;
+            };
+            let shorter = shorten_line(&start, &line);
+            verify_line(&start, &shorter).expect("the shortened line wins");
+            assert!(shorter.len() <= line.len(), "seed {seed}");
+            if 2 * shorter.len() < line.len() {
+                cut += 1;
+            }
+            assert_eq!(shorten_line(&start, &shorter), shorter, "seed {seed}: shortest already");
+        }
+        assert!(cut >= 2, "only {cut} Indian lines lost half their moves");
+        let found = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let start = tbm(found.seed);
+        assert_eq!(shorten_line(&start, &found.line), found.line);
+        // The first move twice: its card has left the place it names.
+        let refused = [found.line[0], found.line[0]];
+        let mut state = start.clone();
+        assert!(refused.iter().any(|&mv| state.apply(mv).is_err()));
+        assert_eq!(shorten_line(&start, &refused), refused);
     }
 
     #[test]
