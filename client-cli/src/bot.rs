@@ -17,15 +17,15 @@
 //! known deal (the strength measurement), and [`run`] puts it in a room.
 //! The solver runs on a blocking thread, never on a runtime worker.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use patience_shared::any::AnyGame;
+use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Rules, View, Zone};
-use patience_shared::solver::hinter::Hinter;
-use patience_shared::solver::{Budget, Hint};
+use patience_shared::solver::hinter::{Hinter, Searchable};
+use patience_shared::solver::{Budget, Hint, Verdict, shorten_line};
 use tokio::time::Instant;
 
 use crate::config::Store;
@@ -57,6 +57,11 @@ pub struct PlanLimits {
     /// Whether a guess the search could not settle is worth another guess
     /// (with a small budget, the next guess usually fares the same).
     pub retry_unknown: bool,
+    /// How many winning lines (of different guesses) a plan gathers before
+    /// it plays the first move most of them share: a move that wins
+    /// whatever the hidden cards are beats one that wins only if the
+    /// guess is right. 1 plays the first line found.
+    pub votes: u64,
 }
 
 impl BotLevel {
@@ -74,16 +79,19 @@ impl BotLevel {
                 budget: budget(2_000, 2_000, 1_000),
                 guesses: 1,
                 retry_unknown: false,
+                votes: 1,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
                 guesses: 4,
                 retry_unknown: false,
+                votes: 1,
             },
             BotLevel::Strong => PlanLimits {
                 budget: budget(100_000, 100_000, 50_000),
                 guesses: 12,
                 retry_unknown: true,
+                votes: 5,
             },
         }
     }
@@ -102,6 +110,8 @@ pub struct Bot {
     variation: u64,
     /// Every board seen, so a move made without a line never goes back.
     seen: HashSet<View>,
+    /// Searches run by plans (the hinter counts its own).
+    searches: u64,
 }
 
 impl Bot {
@@ -113,6 +123,7 @@ impl Bot {
             hinter: Hinter::new(),
             variation,
             seen: HashSet::new(),
+            searches: 0,
         }
     }
 
@@ -122,29 +133,48 @@ impl Bot {
         self.seen.insert(board.clone());
         let limits = self.level.limits(board.game);
         let budget = Budget::positions(limits.budget);
-        if let Some(believed) = self.believed.take().filter(|believed| believed.view() == *board)
+        if let Some(believed) = self
+            .believed
+            .take()
+            .filter(|believed| believed.view() == *board)
             && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
         {
             return self.play(believed, mv);
         }
+        // With nothing hidden every guess is the position: one line will do.
+        let votes = if board.zones.iter().any(|zone| zone.hidden > 0) {
+            limits.votes.max(1)
+        } else {
+            1
+        };
         let mut first_guess = None;
+        let mut winners: Vec<(AnyGame, Vec<AnyMove>)> = Vec::new();
         for _ in 0..limits.guesses {
+            if winners.len() as u64 >= votes {
+                break;
+            }
             self.variation = self.variation.wrapping_add(1);
             let position = guess(board, self.variation).ok()?;
-            match self.hinter.hint(&position, budget) {
-                Ok(Hint::Play(mv)) => return self.play(position, mv),
-                Ok(Hint::AlreadyWon) => return None,
-                Ok(Hint::NoWinningLine) => {}
-                Ok(Hint::Unknown) | Err(_) if limits.retry_unknown => {}
+            first_guess.get_or_insert_with(|| position.clone());
+            self.searches += 1;
+            match position.search(budget).map(|solution| solution.verdict) {
+                Ok(Verdict::Winnable(line)) if line.is_empty() => return None,
+                Ok(Verdict::Winnable(line)) => winners.push((position, line)),
+                Ok(Verdict::Unwinnable) => {}
+                Ok(Verdict::Unknown) | Err(_) if limits.retry_unknown => {}
                 // A search that ran out of budget on one guess will on the
                 // others too; only proofs of unwinnable guesses are worth
                 // another guess.
-                Ok(Hint::Unknown) | Err(_) => {
-                    first_guess.get_or_insert(position);
-                    break;
-                }
+                Ok(Verdict::Unknown) | Err(_) => break,
             }
-            first_guess.get_or_insert(position);
+        }
+        if let Some((position, line)) = most_shared_first_move(winners) {
+            // The hinter keeps the line, its detours cut, for the moves
+            // to come while the guess holds.
+            let line = shorten_line(&position, &line);
+            self.hinter.adopt(&position, &line);
+            let &first = line.first()?;
+            return self.play(position, first);
         }
         let position = first_guess?;
         let text = good_move(&position, &self.seen)?;
@@ -153,7 +183,7 @@ impl Bot {
 
     /// How many searches the bot's plans have run.
     pub fn searches(&self) -> u64 {
-        self.hinter.searches()
+        self.searches + self.hinter.searches()
     }
 
     /// The server refused the last move: the guess was wrong about the
@@ -163,12 +193,29 @@ impl Bot {
     }
 
     /// Plays `mv` on the believed position and returns its text.
-    fn play(&mut self, mut believed: AnyGame, mv: patience_shared::any::AnyMove) -> Option<String> {
+    fn play(&mut self, mut believed: AnyGame, mv: AnyMove) -> Option<String> {
         let text = believed.format_move(mv);
         believed.apply(mv).ok()?;
         self.believed = Some(believed);
         Some(text)
     }
+}
+
+/// The winning line, of those found on different guesses, whose first move
+/// the most of them share (the earliest found of those on a tie).
+fn most_shared_first_move(
+    winners: Vec<(AnyGame, Vec<AnyMove>)>,
+) -> Option<(AnyGame, Vec<AnyMove>)> {
+    let mut votes: HashMap<AnyMove, usize> = HashMap::new();
+    for (_, line) in &winners {
+        if let Some(&first) = line.first() {
+            *votes.entry(first).or_default() += 1;
+        }
+    }
+    let most = votes.values().copied().max()?;
+    winners
+        .into_iter()
+        .find(|(_, line)| line.first().and_then(|first| votes.get(first)) == Some(&most))
 }
 
 /// How a bot fared alone on a deal.
@@ -379,7 +426,9 @@ mod tests {
                 );
                 let Some(text) = text else { break };
                 for position in [&mut first, &mut second] {
-                    let mv = position.parse_move(&text).expect("the bot's notation reads");
+                    let mv = position
+                        .parse_move(&text)
+                        .expect("the bot's notation reads");
                     position.apply(mv).expect("a legal move");
                 }
                 moves += 1;
@@ -407,8 +456,12 @@ mod tests {
             let mut bot = Bot::new(BotLevel::Normal, 1);
             let mut moves = 0;
             while !position.is_won() {
-                let text = bot.next_move(&position.view()).expect("the bot finds a move");
-                let mv = position.parse_move(&text).expect("the bot's notation reads");
+                let text = bot
+                    .next_move(&position.view())
+                    .expect("the bot finds a move");
+                let mv = position
+                    .parse_move(&text)
+                    .expect("the bot's notation reads");
                 position.apply(mv).expect("the bot's move is legal");
                 moves += 1;
                 assert!(moves <= rest, "{game}: {moves} moves and no win");
@@ -423,7 +476,13 @@ mod tests {
         let deal = proved(GameKind::ThreeBlindMice);
         let start = AnyGame::deal(GameKind::ThreeBlindMice, deal.seed);
         let stopped = play_alone(&start, BotLevel::Normal, 1, 1);
-        assert_eq!(stopped, Alone { won: false, moves: 1 });
+        assert_eq!(
+            stopped,
+            Alone {
+                won: false,
+                moves: 1
+            }
+        );
         let alone = play_alone(&start, BotLevel::Strong, 1, 500);
         if alone.won {
             assert!(alone.moves >= 1 && alone.moves < 500);

@@ -15,12 +15,10 @@ use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
 use crate::solver::forty_thieves::FtSearch;
+use crate::solver::hinter::Searchable;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::virginia_reel::ReelSearch;
-use crate::solver::hinter::Searchable;
-use crate::solver::{
-    Budget, Hint, ReplayFailure, Solution, Verdict, first_winnable, solve,
-};
+use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, first_winnable, solve};
 
 impl Searchable for ThreeBlindMice {
     fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {

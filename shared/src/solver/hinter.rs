@@ -19,9 +19,7 @@
 //! game's search through one dispatch.
 
 use crate::rules::Rules;
-use crate::solver::{
-    Budget, Hint, ReplayFailure, Solution, Verdict, shorten_line, verify_line,
-};
+use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, shorten_line, verify_line};
 
 /// A position that can be searched for a winning line with its game's own
 /// solver (the pruned search, not the plain reference one).
@@ -89,7 +87,11 @@ impl<R: Rules> Hinter<R> {
         [next, self.last]
             .into_iter()
             .find(|&index| self.positions.get(index) == Some(position))
-            .or_else(|| self.positions.iter().position(|on_line| on_line == position))
+            .or_else(|| {
+                self.positions
+                    .iter()
+                    .position(|on_line| on_line == position)
+            })
     }
 
     /// The moves of the line still to play from `position`, if it is on the
@@ -111,7 +113,11 @@ impl<R: Searchable> Hinter<R> {
     /// a new search within `budget`, which becomes the line. A search that
     /// proves no win or runs out of budget keeps the old line, so a player
     /// who takes moves back to it is on it again.
-    pub fn hint(&mut self, position: &R, budget: Budget<'_>) -> Result<Hint<R::Move>, ReplayFailure> {
+    pub fn hint(
+        &mut self,
+        position: &R,
+        budget: Budget<'_>,
+    ) -> Result<Hint<R::Move>, ReplayFailure> {
         if position.is_won() {
             return Ok(Hint::AlreadyWon);
         }
@@ -197,7 +203,10 @@ mod tests {
         let mut seed = 0;
         while proved < DEALS_PER_GAME {
             seed += 1;
-            assert!(seed <= 2_000, "{game}: only {proved} deals proved by seed 2000");
+            assert!(
+                seed <= 2_000,
+                "{game}: only {proved} deals proved by seed 2000"
+            );
             if follow_hints(game, seed, first_search).is_some() {
                 proved += 1;
             }
@@ -230,7 +239,15 @@ mod tests {
         let budget = Budget::positions(FIRST_SEARCH);
         let start = (1..)
             .map(|seed| AnyGame::deal(GameKind::Indian, seed))
-            .find(|start| matches!(start.search(budget), Ok(Solution { verdict: Verdict::Winnable(_), .. })))
+            .find(|start| {
+                matches!(
+                    start.search(budget),
+                    Ok(Solution {
+                        verdict: Verdict::Winnable(_),
+                        ..
+                    })
+                )
+            })
             .expect("an Indian deal is proved");
         let mut hinter = Hinter::new();
         let Ok(Hint::Play(first)) = hinter.hint(&start, budget) else {
@@ -261,7 +278,15 @@ mod tests {
         let budget = Budget::positions(FIRST_SEARCH);
         let (start, losing) = (1..2_000)
             .map(|seed| AnyGame::deal(GameKind::ThreeBlindMice, seed))
-            .filter(|start| matches!(start.search(budget), Ok(Solution { verdict: Verdict::Winnable(_), .. })))
+            .filter(|start| {
+                matches!(
+                    start.search(budget),
+                    Ok(Solution {
+                        verdict: Verdict::Winnable(_),
+                        ..
+                    })
+                )
+            })
             .find_map(|start| {
                 let mut moves = Vec::new();
                 start.legal_moves(&mut moves);
@@ -270,7 +295,13 @@ mod tests {
                     .find(|&mv| {
                         let mut after = start.clone();
                         after.apply(mv).is_ok()
-                            && matches!(after.search(budget), Ok(Solution { verdict: Verdict::Unwinnable, .. }))
+                            && matches!(
+                                after.search(budget),
+                                Ok(Solution {
+                                    verdict: Verdict::Unwinnable,
+                                    ..
+                                })
+                            )
                     })
                     .map(|mv| (start, mv))
             })

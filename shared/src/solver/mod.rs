@@ -780,7 +780,11 @@ mod tests {
             if 2 * shorter.len() < line.len() {
                 cut += 1;
             }
-            assert_eq!(shorten_line(&start, &shorter), shorter, "seed {seed}: shortest already");
+            assert_eq!(
+                shorten_line(&start, &shorter),
+                shorter,
+                "seed {seed}: shortest already"
+            );
         }
         assert!(cut >= 2, "only {cut} Indian lines lost half their moves");
         let found = first_winnable(1.., tbm, Budget::positions(100_000))
