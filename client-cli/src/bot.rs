@@ -351,7 +351,7 @@ pub async fn run_at_level(
                 })
                 .await
                 // A solver that panicked chose nothing: resign.
-                .map_or_else(|_| (Bot::new(level, variation), None), |answer| answer);
+                .unwrap_or_else(|_| (Bot::new(level, variation), None));
                 bot = Some(thought);
                 match chosen {
                     Some(text) => {

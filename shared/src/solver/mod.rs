@@ -229,13 +229,20 @@ pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
         .map(|(at, position)| (position, at))
         .collect();
     let end = line.len();
-    // `best[at]`: the fewest moves from position `at` to the end, and the
-    // first of them with the index it reaches.
-    let mut best: Vec<(usize, Option<(R::Move, usize)>)> = vec![(usize::MAX, None); end + 1];
-    best[end] = (0, None);
+    let mut best: Vec<Shortest<R::Move>> = vec![
+        Shortest {
+            moves_to_end: usize::MAX,
+            first: None,
+        };
+        end + 1
+    ];
+    best[end].moves_to_end = 0;
     let mut moves = Vec::new();
     for at in (0..end).rev() {
-        best[at] = (best[at + 1].0.saturating_add(1), Some((line[at], at + 1)));
+        best[at] = Shortest {
+            moves_to_end: best[at + 1].moves_to_end.saturating_add(1),
+            first: Some((line[at], at + 1)),
+        };
         positions[at].legal_moves(&mut moves);
         for &mv in &moves {
             let mut after = positions[at].clone();
@@ -244,19 +251,32 @@ pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
             }
             if let Some(&reached) = index.get(&after)
                 && reached > at
-                && best[reached].0.saturating_add(1) < best[at].0
+                && best[reached].moves_to_end.saturating_add(1) < best[at].moves_to_end
             {
-                best[at] = (best[reached].0 + 1, Some((mv, reached)));
+                best[at] = Shortest {
+                    moves_to_end: best[reached].moves_to_end + 1,
+                    first: Some((mv, reached)),
+                };
             }
         }
     }
-    let mut shortened = Vec::with_capacity(best[0].0);
+    let mut shortened = Vec::with_capacity(best[0].moves_to_end);
     let mut at = 0;
-    while let Some((mv, next)) = best[at].1 {
+    while let Some((mv, next)) = best[at].first {
         shortened.push(mv);
         at = next;
     }
     shortened
+}
+
+/// The fewest moves from one position of a line to its end, as
+/// [`shorten_line`] finds them.
+#[derive(Clone, Copy)]
+struct Shortest<M> {
+    moves_to_end: usize,
+    /// The first of those moves and the index of the position it reaches;
+    /// `None` at the end.
+    first: Option<(M, usize)>,
 }
 
 /// One level of the explicit search stack.
