@@ -12,6 +12,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
+use crate::bot::BotLevel;
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
@@ -52,6 +53,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
         Command::Bot {
             join,
             pace,
+            level,
             server,
             name,
         } => runtime().and_then(|runtime| {
@@ -61,6 +63,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     &name,
                     &join,
                     pace_of(pace),
+                    level,
                     Store::none(),
                     |line| println!("{line}"),
                 ))
@@ -70,6 +73,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             game,
             bot,
             pace,
+            bot_level,
             online,
         } => {
             let entry = if bot {
@@ -82,7 +86,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             } else {
                 Entry::Quick(game)
             };
-            online_command(entry, online, bot.then(|| pace_of(pace)))
+            online_command(entry, online, bot.then(|| (pace_of(pace), bot_level)))
         }
         Command::Create {
             game,
@@ -370,7 +374,11 @@ fn ask_on_terminal(question: &str) -> Option<bool> {
     Some(!answer.trim().to_ascii_lowercase().starts_with('n'))
 }
 
-fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> anyhow::Result<()> {
+fn online_command(
+    entry: Entry,
+    online: Online,
+    bot: Option<(Duration, BotLevel)>,
+) -> anyhow::Result<()> {
     let store = Store::from_environment();
     let name = resolve_name(online.name, &store);
     let plain = use_plain(online.plain);
@@ -414,10 +422,16 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
             // it takes its own seat back.
             if let Some(bot) = saved_bot {
                 let pace = Duration::from_millis(bot.pace_ms.unwrap_or(0));
-                spawn_bot(online.server.clone(), bot.code, pace, store.clone());
+                spawn_bot(
+                    online.server.clone(),
+                    bot.code,
+                    pace,
+                    BotLevel::default(),
+                    store.clone(),
+                );
                 notes.push("the bot is back too".into());
             }
-        } else if let Some(pace) = bot_pace {
+        } else if let Some((pace, level)) = bot {
             // The room's code comes with `room_joined`; the bot joins with it.
             while session.state.room.is_none() {
                 let (_, more) = session.recv().await?;
@@ -431,6 +445,7 @@ fn online_command(entry: Entry, online: Online, bot_pace: Option<Duration>) -> a
                     online.server.clone(),
                     room.code.clone(),
                     pace,
+                    level,
                     store.clone(),
                 );
             }
@@ -462,9 +477,10 @@ fn forget_orphaned_bot(store: &Store, code: Option<&str>) {
 
 /// Starts `play --bot`'s bot in room `code`, keeping its seat in `store`
 /// so that it comes back with a restarted client.
-fn spawn_bot(server: String, code: String, pace: Duration, store: Store) {
+fn spawn_bot(server: String, code: String, pace: Duration, level: BotLevel, store: Store) {
     tokio::spawn(async move {
-        if let Err(error) = crate::bot::run(&server, "bot", &code, pace, store, |_| {}).await {
+        let bot = crate::bot::run(&server, "bot", &code, pace, level, store, |_| {});
+        if let Err(error) = bot.await {
             eprintln!("the bot stopped: {error}");
         }
     });

@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use patience_shared::game::GameKind;
 use patience_shared::solver::DEFAULT_BUDGET;
 
+use crate::bot::BotLevel;
 use crate::net::DEFAULT_SERVER;
 
 /// Options of every online command.
@@ -42,6 +43,9 @@ pub enum Command {
         /// The bot's seconds per move.
         #[arg(long, default_value_t = 2.0, requires = "bot")]
         pace: f64,
+        /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
+        #[arg(long, value_enum, default_value_t, requires = "bot")]
+        bot_level: BotLevel,
         /// Server, name, plain.
         #[command(flatten)]
         online: Online,
@@ -101,6 +105,9 @@ pub enum Command {
         /// Seconds per move.
         #[arg(long, default_value_t = 2.0)]
         pace: f64,
+        /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
+        #[arg(long, value_enum, default_value_t)]
+        level: BotLevel,
         /// The race server's WebSocket URL.
         #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
         server: String,

@@ -13,7 +13,8 @@ use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Outcome, Rules};
-use patience_shared::solver::any::{first_winnable_deal, hint_any};
+use patience_shared::solver::any::first_winnable_deal;
+use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
 use tokio::sync::mpsc;
 
@@ -66,6 +67,8 @@ pub fn practice(
 ) -> std::io::Result<bool> {
     let mut position = AnyGame::deal(game, seed);
     let mut history: Vec<(AnyMove, Outcome)> = Vec::new();
+    // Keeps the line of the last hint, so hints in a row follow one line.
+    let mut hinter = Hinter::new();
     writeln!(output, "{} · practice · seed {seed}", game.title())?;
     if let Some(note) = note {
         writeln!(output, "({note})")?;
@@ -89,7 +92,7 @@ pub fn practice(
                 None => writeln!(output, "nothing to take back")?,
             },
             "h" | "hint" => {
-                let text = match hint_any(&position, Budget::positions(PRACTICE_BUDGET)) {
+                let text = match hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) {
                     Ok(Hint::Play(mv)) => format!("hint: {}", position.format_move(mv)),
                     Ok(Hint::AlreadyWon) => "hint: the game is won".into(),
                     Ok(Hint::NoWinningLine) => {

@@ -6,8 +6,9 @@
 //! [`guess`] fills every hidden place with the cards not yet seen, in an
 //! order drawn from a number, and builds a real position of the rules
 //! engine. The client uses it to list legal moves, to find a card's natural
-//! place and to read the notation; the bots plan a solver line on it and
-//! plan again whenever a turned card proves the guess wrong.
+//! place and to read the notation; the bots plan a solver line on it (with
+//! the game's own search, through `patience_shared::solver::any`) and plan
+//! again whenever a turned card proves the guess wrong.
 //!
 //! Moves are described by what they do to the view ([`MoveShape`]): which
 //! card leaves which zone and where it lands, found by playing the move on a
@@ -28,9 +29,6 @@ use patience_shared::games::forty_thieves::FortyThieves;
 use patience_shared::games::three_blind_mice::ThreeBlindMice;
 use patience_shared::games::virginia_reel::VirginiaReel;
 use patience_shared::rules::{Effect, Outcome, Rules, View, Zone, ZoneView};
-use patience_shared::solver::plain::Plain;
-use patience_shared::solver::three_blind_mice::TbmSearch;
-use patience_shared::solver::{Budget, ReplayFailure, Verdict, solve};
 
 /// A view that no position of its game can have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -355,38 +353,10 @@ pub fn move_between(
         .min_by_key(|shape| shape.text.len())
 }
 
-/// The solver's verdict on `position` within `budget`, its line as moves
-/// of [`AnyMove`]. Run it off any async runtime.
-pub fn solve_line(
-    position: &AnyGame,
-    budget: Budget<'_>,
-) -> Result<Verdict<AnyMove>, ReplayFailure> {
-    fn wrap<M>(verdict: Verdict<M>, into: fn(M) -> AnyMove) -> Verdict<AnyMove> {
-        match verdict {
-            Verdict::Winnable(line) => Verdict::Winnable(line.into_iter().map(into).collect()),
-            Verdict::Unwinnable => Verdict::Unwinnable,
-            Verdict::Unknown => Verdict::Unknown,
-        }
-    }
-    Ok(match position {
-        AnyGame::ThreeBlindMice(state) => wrap(
-            solve(&TbmSearch::new(state.clone()), budget)?.verdict,
-            AnyMove::ThreeBlindMice,
-        ),
-        AnyGame::FortyThieves(state) => wrap(
-            solve(&Plain(state.clone()), budget)?.verdict,
-            AnyMove::FortyThieves,
-        ),
-        AnyGame::VirginiaReel(state) => wrap(
-            solve(&Plain(state.clone()), budget)?.verdict,
-            AnyMove::VirginiaReel,
-        ),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use patience_shared::games::three_blind_mice::TbmMove;
+    use patience_shared::solver::Budget;
     use patience_shared::solver::any::solve_deal;
 
     use super::*;

@@ -28,7 +28,7 @@ use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::card::Card;
 use patience_shared::game::GameKind;
 use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
-use patience_shared::solver::any::hint_any;
+use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
 use ratatui::Frame;
 use ratatui::crossterm::event::{
@@ -1330,6 +1330,8 @@ pub fn practice_loop(
     let mut events = events.into_iter();
     let mut position = AnyGame::deal(game, seed);
     let mut history: Vec<(AnyMove, Outcome)> = Vec::new();
+    // Keeps the line of the last hint, so hints in a row follow one line.
+    let mut hinter = Hinter::new();
     let mut ui = Ui {
         message: note.map(|note| (note, false)),
         ..Ui::default()
@@ -1384,7 +1386,7 @@ pub fn practice_loop(
                 }
                 None => ui.say("nothing to take back", true),
             },
-            Action::Hint => match hint_any(&position, Budget::positions(PRACTICE_BUDGET)) {
+            Action::Hint => match hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) {
                 Ok(Hint::Play(mv)) => ui.show_hint(&position, mv),
                 Ok(Hint::AlreadyWon) => ui.say("the game is won", false),
                 Ok(Hint::NoWinningLine) => {

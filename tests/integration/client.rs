@@ -77,7 +77,17 @@ async fn two_clients_and_a_bot_race_against_a_real_server() {
     let bot = tokio::spawn({
         let (url, code) = (url.clone(), code.clone());
         async move {
-            patience_cli::bot::run(&url, "bot", &code, Duration::ZERO, Store::none(), |_| {}).await
+            let level = patience_cli::bot::BotLevel::default();
+            patience_cli::bot::run(
+                &url,
+                "bot",
+                &code,
+                Duration::ZERO,
+                level,
+                Store::none(),
+                |_| {},
+            )
+            .await
         }
     });
     let racing =

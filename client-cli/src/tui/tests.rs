@@ -2,6 +2,7 @@
 //! each game's board at 80×24, the lobby, a race with its panel, watch
 //! mode, the results, and the help.
 
+use patience_shared::solver::any::hint_any;
 use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;

@@ -1,5 +1,10 @@
 //! The solver for a game named at run time: what the commands, the server's
-//! deal pool and the client's hints call.
+//! deal pool, the client's hints and the bots call.
+//!
+//! This is the one place that maps a game to its own search ([`TbmSearch`],
+//! [`FtSearch`], [`ReelSearch`]): [`Searchable`] is implemented here for
+//! each game's state and for [`AnyGame`], and everything else goes through
+//! it.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,11 +15,50 @@ use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
 use crate::solver::forty_thieves::FtSearch;
+use crate::solver::hinter::Searchable;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::virginia_reel::ReelSearch;
-use crate::solver::{
-    Budget, Hint, ReplayFailure, SolverGame, Verdict, first_winnable, hint, solve,
-};
+use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, first_winnable, solve};
+
+impl Searchable for ThreeBlindMice {
+    fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {
+        solve(&TbmSearch::new(self.clone()), budget)
+    }
+}
+
+impl Searchable for FortyThieves {
+    fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {
+        solve(&FtSearch::new(self.clone()), budget)
+    }
+}
+
+impl Searchable for VirginiaReel {
+    fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {
+        solve(&ReelSearch::new(self.clone()), budget)
+    }
+}
+
+impl Searchable for AnyGame {
+    fn search(&self, budget: Budget<'_>) -> Result<Solution<AnyMove>, ReplayFailure> {
+        fn wrap<M>(solution: Solution<M>, into: fn(M) -> AnyMove) -> Solution<AnyMove> {
+            Solution {
+                verdict: match solution.verdict {
+                    Verdict::Winnable(line) => {
+                        Verdict::Winnable(line.into_iter().map(into).collect())
+                    }
+                    Verdict::Unwinnable => Verdict::Unwinnable,
+                    Verdict::Unknown => Verdict::Unknown,
+                },
+                positions: solution.positions,
+            }
+        }
+        Ok(match self {
+            AnyGame::ThreeBlindMice(state) => wrap(state.search(budget)?, AnyMove::ThreeBlindMice),
+            AnyGame::FortyThieves(state) => wrap(state.search(budget)?, AnyMove::FortyThieves),
+            AnyGame::VirginiaReel(state) => wrap(state.search(budget)?, AnyMove::VirginiaReel),
+        })
+    }
+}
 
 /// A verdict without its line, for reports and statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -56,15 +100,16 @@ pub fn line_notation<R: Rules>(start: &R, line: &[R::Move]) -> Vec<String> {
         .collect()
 }
 
-fn report_for<G: SolverGame>(
+/// Solves the deal of `game` for `seed`.
+pub fn solve_deal(
     game: GameKind,
     seed: u64,
-    start: &G,
     budget: Budget<'_>,
 ) -> Result<DealReport, ReplayFailure> {
-    let solution = solve(start, budget)?;
+    let start = AnyGame::deal(game, seed);
+    let solution = start.search(budget)?;
     let (verdict, line) = match solution.verdict {
-        Verdict::Winnable(line) => (VerdictKind::Winnable, line_notation(start, &line)),
+        Verdict::Winnable(line) => (VerdictKind::Winnable, line_notation(&start, &line)),
         Verdict::Unwinnable => (VerdictKind::Unwinnable, Vec::new()),
         Verdict::Unknown => (VerdictKind::Unknown, Vec::new()),
     };
@@ -77,63 +122,16 @@ fn report_for<G: SolverGame>(
     })
 }
 
-/// Solves the deal of `game` for `seed`.
-pub fn solve_deal(
-    game: GameKind,
-    seed: u64,
-    budget: Budget<'_>,
-) -> Result<DealReport, ReplayFailure> {
-    match game {
-        GameKind::ThreeBlindMice => report_for(
-            game,
-            seed,
-            &TbmSearch::new(ThreeBlindMice::deal(seed)),
-            budget,
-        ),
-        GameKind::Indian => report_for(
-            game,
-            seed,
-            &FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
-            budget,
-        ),
-        GameKind::Midshipman => report_for(
-            game,
-            seed,
-            &FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
-            budget,
-        ),
-        GameKind::VirginiaReel => report_for(
-            game,
-            seed,
-            &ReelSearch::new(VirginiaReel::deal(seed)),
-            budget,
-        ),
-    }
-}
-
-/// A hint for a position of any game.
+/// A hint for a position of any game, from a search of its own (a
+/// [`crate::solver::hinter::Hinter`] keeps its line between hints).
 pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>, ReplayFailure> {
-    fn wrap<M>(hint: Hint<M>, into: fn(M) -> AnyMove) -> Hint<AnyMove> {
-        match hint {
-            Hint::Play(mv) => Hint::Play(into(mv)),
-            Hint::AlreadyWon => Hint::AlreadyWon,
-            Hint::NoWinningLine => Hint::NoWinningLine,
-            Hint::Unknown => Hint::Unknown,
-        }
+    if position.is_won() {
+        return Ok(Hint::AlreadyWon);
     }
-    Ok(match position {
-        AnyGame::ThreeBlindMice(state) => wrap(
-            hint(&TbmSearch::new(state.clone()), budget)?,
-            AnyMove::ThreeBlindMice,
-        ),
-        AnyGame::FortyThieves(state) => wrap(
-            hint(&FtSearch::new(state.clone()), budget)?,
-            AnyMove::FortyThieves,
-        ),
-        AnyGame::VirginiaReel(state) => wrap(
-            hint(&ReelSearch::new(state.clone()), budget)?,
-            AnyMove::VirginiaReel,
-        ),
+    Ok(match position.search(budget)?.verdict {
+        Verdict::Winnable(line) => line.first().map_or(Hint::AlreadyWon, |&mv| Hint::Play(mv)),
+        Verdict::Unwinnable => Hint::NoWinningLine,
+        Verdict::Unknown => Hint::Unknown,
     })
 }
 

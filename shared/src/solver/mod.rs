@@ -9,7 +9,10 @@
 //! Layout:
 //! - this module: the iterative depth-first search with its transposition
 //!   table, budgets, verdicts, hints and the search for winnable seeds;
-//! - one module per game with its [`SolverGame`] implementation.
+//! - one module per game with its [`SolverGame`] implementation;
+//! - [`hinter`]: hints that follow one winning line while the position
+//!   stays on it;
+//! - [`any`]: the one dispatch from a game named at run time to its search.
 //!
 //! The solver is pure like the rest of `shared`: it reads no clock. A caller
 //! that wants a time limit passes a `should_stop` callback (see [`Budget`]);
@@ -21,6 +24,7 @@
 
 pub mod any;
 pub mod forty_thieves;
+pub mod hinter;
 pub mod plain;
 pub mod three_blind_mice;
 pub mod virginia_reel;
@@ -191,6 +195,88 @@ pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFa
             reason: "the line ends in a position that is not won".into(),
         })
     }
+}
+
+/// The shortest line from `start` to the end of `line` that passes only
+/// through positions of `line` (exactly equal states), one legal move from
+/// each to the next.
+///
+/// A depth-first search's line wanders: it plays whatever its move order
+/// tried first, so in Indian a line of 1,500 moves moves cards back and
+/// forth that a person would leave alone. Many of those detours come back
+/// to a position of the line, or to one a single move away from an earlier
+/// one (a card moved away and later back, with other moves between that
+/// were legal before it left). This finds every move from a position of the
+/// line that lands on a later one and keeps the fewest moves. It only
+/// shortens: the result ends where `line` ends (a won position if `line`
+/// wins) and is never longer. A line that does not replay is returned as it
+/// is.
+pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
+    let mut positions = Vec::with_capacity(line.len() + 1);
+    positions.push(start.clone());
+    let mut state = start.clone();
+    for &mv in line {
+        if state.apply(mv).is_err() {
+            return line.to_vec();
+        }
+        positions.push(state.clone());
+    }
+    // The last index of each position: a line that comes back to a
+    // position may skip everything between.
+    let index: FxHashMap<&R, usize> = positions
+        .iter()
+        .enumerate()
+        .map(|(at, position)| (position, at))
+        .collect();
+    let end = line.len();
+    let mut best: Vec<Shortest<R::Move>> = vec![
+        Shortest {
+            moves_to_end: usize::MAX,
+            first: None,
+        };
+        end + 1
+    ];
+    best[end].moves_to_end = 0;
+    let mut moves = Vec::new();
+    for at in (0..end).rev() {
+        best[at] = Shortest {
+            moves_to_end: best[at + 1].moves_to_end.saturating_add(1),
+            first: Some((line[at], at + 1)),
+        };
+        positions[at].legal_moves(&mut moves);
+        for &mv in &moves {
+            let mut after = positions[at].clone();
+            if after.apply(mv).is_err() {
+                continue;
+            }
+            if let Some(&reached) = index.get(&after)
+                && reached > at
+                && best[reached].moves_to_end.saturating_add(1) < best[at].moves_to_end
+            {
+                best[at] = Shortest {
+                    moves_to_end: best[reached].moves_to_end + 1,
+                    first: Some((mv, reached)),
+                };
+            }
+        }
+    }
+    let mut shortened = Vec::with_capacity(best[0].moves_to_end);
+    let mut at = 0;
+    while let Some((mv, next)) = best[at].first {
+        shortened.push(mv);
+        at = next;
+    }
+    shortened
+}
+
+/// The fewest moves from one position of a line to its end, as
+/// [`shorten_line`] finds them.
+#[derive(Clone, Copy)]
+struct Shortest<M> {
+    moves_to_end: usize,
+    /// The first of those moves and the index of the position it reaches;
+    /// `None` at the end.
+    first: Option<(M, usize)>,
 }
 
 /// One level of the explicit search stack.
@@ -689,6 +775,48 @@ mod tests {
             ]
         );
         assert_eq!(luby(u64::MAX - 1), 1 << 63);
+    }
+
+    /// Shortened lines still win, are never longer, and cut the detours of
+    /// Indian's depth-first lines; Three Blind Mice's moves are final, so
+    /// its lines have none to cut. A line that does not replay is kept.
+    #[test]
+    fn shortened_lines_win_and_cut_detours() {
+        use crate::games::forty_thieves::{FortyThieves, Variant};
+        use crate::solver::forty_thieves::FtSearch;
+        let mut cut = 0;
+        for seed in 1..=5 {
+            let start = FortyThieves::deal(Variant::Indian, seed);
+            let Ok(Solution {
+                verdict: Verdict::Winnable(line),
+                ..
+            }) = solve(&FtSearch::new(start.clone()), Budget::positions(100_000))
+            else {
+                continue;
+            };
+            let shorter = shorten_line(&start, &line);
+            verify_line(&start, &shorter).expect("the shortened line wins");
+            assert!(shorter.len() <= line.len(), "seed {seed}");
+            if 2 * shorter.len() < line.len() {
+                cut += 1;
+            }
+            assert_eq!(
+                shorten_line(&start, &shorter),
+                shorter,
+                "seed {seed}: shortest already"
+            );
+        }
+        assert!(cut >= 2, "only {cut} Indian lines lost half their moves");
+        let found = first_winnable(1.., tbm, Budget::positions(100_000))
+            .expect("replay")
+            .expect("some seed is winnable");
+        let start = tbm(found.seed);
+        assert_eq!(shorten_line(&start, &found.line), found.line);
+        // The first move twice: its card has left the place it names.
+        let refused = [found.line[0], found.line[0]];
+        let mut state = start.clone();
+        assert!(refused.iter().any(|&mv| state.apply(mv).is_err()));
+        assert_eq!(shorten_line(&start, &refused), refused);
     }
 
     #[test]
