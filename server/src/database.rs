@@ -220,12 +220,7 @@ impl Database {
         &self,
         work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        if !self.is_up() {
-            return Err(StoreError::Closed);
-        }
-        let (job, answer) = job(work);
-        self.jobs.send(job).await.map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+        self.queue(work).await.await
     }
 
     /// [`Database::call`] in two steps, for a caller whose calls must run

@@ -97,6 +97,26 @@ fn race_started(seq: u64) -> ServerMessage {
     }
 }
 
+/// The fake server's answer to a join: seat 0 with the token `first`, the
+/// start of the race, then `after` and a dropped connection (no close frame,
+/// as a lost network drops it).
+fn seated_then_dropped(after: impl IntoIterator<Item = ServerMessage>) -> Reply {
+    let mut messages = vec![
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: room(Phase::Racing),
+            seat: Some(0),
+            resume_token: Some("first".into()),
+        },
+        race_started(2),
+    ];
+    messages.extend(after);
+    Reply {
+        messages,
+        then_drop: true,
+    }
+}
+
 /// A fake server of one race in room K7PQ3M: a join gets seat 1 and the
 /// start of the race, then `after_start` (a kick, say) and a dropped
 /// connection; a resume with any token gets the seat back 50 s into the
@@ -105,22 +125,7 @@ fn race_started(seq: u64) -> ServerMessage {
 async fn dropping_server(after_start: Vec<ServerMessage>) -> (String, mpsc::Receiver<String>) {
     let (resumes, resumed) = mpsc::channel(8);
     let (url, _) = fake_server::start_scripted(move |message| match message {
-        ClientMessage::JoinRoom { .. } => {
-            let mut messages = vec![
-                ServerMessage::RoomJoined {
-                    seq: 1,
-                    room: room(Phase::Racing),
-                    seat: Some(0),
-                    resume_token: Some("first".into()),
-                },
-                race_started(2),
-            ];
-            messages.extend(after_start.clone());
-            Reply {
-                messages,
-                then_drop: true,
-            }
-        }
+        ClientMessage::JoinRoom { .. } => seated_then_dropped(after_start.clone()),
         ClientMessage::Resume { token, .. } => {
             let _ = resumes.try_send(token.clone());
             Reply {
@@ -268,18 +273,7 @@ async fn leaving_while_the_session_reconnects_ends_at_once_and_forgets_the_seat(
     // A server that seats us, drops the connection and never answers a
     // resume: the session is left waiting between attempts.
     let (url, _) = fake_server::start_scripted(|message| match message {
-        ClientMessage::JoinRoom { .. } => Reply {
-            messages: vec![
-                ServerMessage::RoomJoined {
-                    seq: 1,
-                    room: room(Phase::Racing),
-                    seat: Some(0),
-                    resume_token: Some("first".into()),
-                },
-                race_started(2),
-            ],
-            then_drop: true,
-        },
+        ClientMessage::JoinRoom { .. } => seated_then_dropped([]),
         _ => Reply::default(),
     })
     .await;
@@ -326,18 +320,7 @@ async fn plain_mode_says_it_reconnects_and_follows_the_race_to_its_end() {
         },
     };
     let (url, _) = fake_server::start_scripted(move |message| match message {
-        ClientMessage::JoinRoom { .. } => Reply {
-            messages: vec![
-                ServerMessage::RoomJoined {
-                    seq: 1,
-                    room: room(Phase::Racing),
-                    seat: Some(0),
-                    resume_token: Some("first".into()),
-                },
-                race_started(2),
-            ],
-            then_drop: true,
-        },
+        ClientMessage::JoinRoom { .. } => seated_then_dropped([]),
         ClientMessage::Resume { .. } => Reply {
             messages: vec![
                 ServerMessage::Resumed {
@@ -392,21 +375,7 @@ async fn a_session_cancelled_at_every_turn_loses_no_message_across_a_reconnectio
         board: None,
     };
     let (url, _) = fake_server::start_scripted(move |message| match message {
-        ClientMessage::JoinRoom { .. } => Reply {
-            messages: [
-                ServerMessage::RoomJoined {
-                    seq: 1,
-                    room: room(Phase::Racing),
-                    seat: Some(0),
-                    resume_token: Some("first".into()),
-                },
-                race_started(2),
-            ]
-            .into_iter()
-            .chain((3..13).map(progress))
-            .collect(),
-            then_drop: true,
-        },
+        ClientMessage::JoinRoom { .. } => seated_then_dropped((3..13).map(progress)),
         ClientMessage::Resume { .. } => Reply {
             messages: [ServerMessage::Resumed {
                 seq: 12,

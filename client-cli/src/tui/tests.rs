@@ -655,21 +655,42 @@ fn keys_to(ui: &mut Ui, view: &View, zone: Zone, depth: usize) {
     assert_eq!(ui.marks(view).cursor, Some(Spot { zone, depth }));
 }
 
+/// The solver's winning line of Three Blind Mice deal `seed`.
+fn tbm_line(seed: u64) -> Vec<String> {
+    use patience_shared::solver::any::solve_deal;
+
+    let line = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
+        .expect("the solver's line replays")
+        .solution;
+    assert!(!line.is_empty(), "seed {seed} is not solved");
+    line
+}
+
+/// Where a Three Blind Mice move picks its card up (the zone and the
+/// card's depth from the top) and where it drops it.
+fn tbm_shape(mv: AnyMove) -> (Zone, usize, Zone) {
+    use patience_shared::games::three_blind_mice::TbmMove;
+
+    match mv {
+        AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
+            (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
+        }
+        AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+            (Zone::Cell(cell), 0, Zone::Pile(to))
+        }
+        other => panic!("not a Three Blind Mice move: {other:?}"),
+    }
+}
+
 /// Issue 12: whole games of Three Blind Mice won by keys only, every move
 /// by pick-and-drop and by two clicks, and the moves that send a run home
 /// also by space and by a right click.
 #[test]
 fn a_whole_game_of_three_blind_mice_is_won_by_keys_and_clicks() {
-    use patience_shared::games::three_blind_mice::TbmMove;
     use patience_shared::rules::Effect;
-    use patience_shared::solver::Budget;
-    use patience_shared::solver::any::solve_deal;
 
     for seed in [128_917_432, 11, 18, 20, 23] {
-        let line = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
-            .expect("the solver's line replays")
-            .solution;
-        assert!(!line.is_empty(), "seed {seed} is not solved");
+        let line = tbm_line(seed);
         let mut position = AnyGame::deal(GameKind::ThreeBlindMice, seed);
         let mut ui = Ui::default();
         let mut runs_home = 0;
@@ -678,15 +699,7 @@ fn a_whole_game_of_three_blind_mice_is_won_by_keys_and_clicks() {
             let mv = position
                 .parse_move(text)
                 .expect("the solver's notation reads");
-            let (from, depth, to) = match mv {
-                AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
-                    (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
-                }
-                AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
-                    (Zone::Cell(cell), 0, Zone::Pile(to))
-                }
-                other => panic!("not a Three Blind Mice move: {other:?}"),
-            };
+            let (from, depth, to) = tbm_shape(mv);
             let played = Action::Move(text.clone());
             // Pick and drop with keys.
             keys_to(&mut ui, &view, from, depth);
@@ -918,13 +931,7 @@ fn scripted_game(
     width: u16,
     height: u16,
 ) -> Vec<std::io::Result<Event>> {
-    use patience_shared::games::three_blind_mice::TbmMove;
-    use patience_shared::solver::any::solve_deal;
-
-    let line = solve_deal(GameKind::ThreeBlindMice, seed, Budget::positions(200_000))
-        .expect("the solver's line replays")
-        .solution;
-    assert!(!line.is_empty(), "seed {seed} is not solved");
+    let line = tbm_line(seed);
     let mut position = AnyGame::deal(GameKind::ThreeBlindMice, seed);
     let mut events = Vec::new();
     let mut runs = 0;
@@ -933,15 +940,7 @@ fn scripted_game(
         let mv = position
             .parse_move(text)
             .expect("the solver's notation reads");
-        let (from, depth, to) = match mv {
-            AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => {
-                (Zone::Pile(from), usize::from(count) - 1, Zone::Pile(to))
-            }
-            AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
-                (Zone::Cell(cell), 0, Zone::Pile(to))
-            }
-            other => panic!("not a Three Blind Mice move: {other:?}"),
-        };
+        let (from, depth, to) = tbm_shape(mv);
         let outcome = position.apply(mv).expect("the solver's move is legal");
         let sends_home = outcome
             .effects
