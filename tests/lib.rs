@@ -548,6 +548,80 @@ pub async fn lazy_spectator(server: &Server, code: String, player: &mut Client) 
     lazy
 }
 
+/// `player` plays `first_move` and takes it back, each answered.
+pub async fn play_and_take_back(player: &mut Client, first_move: &str) {
+    player.play(first_move).await;
+    assert!(matches!(
+        player.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+    player.send(&ClientMessage::Undo).await;
+    assert!(matches!(
+        player.move_answer().await,
+        ServerMessage::MoveAccepted { .. }
+    ));
+}
+
+/// How often the server has counted a spectator falling behind.
+fn spectators_coalesced(server: &Server) -> u64 {
+    server
+        .metrics()
+        .spectators_coalesced
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A stalled spectator is kept and catches up with one snapshot: `lazy`
+/// (from [`lazy_spectator`], in `player`'s race, which allows undo) reads
+/// nothing while `player` plays `first_move` and takes it back, until the
+/// server has counted a spectator falling behind. (Not until any frame was
+/// refused: a rival who does not read either can be the one refused, and
+/// then the spectator never needed catching up.) Then `lazy` reads again:
+/// after the frames already sent, one snapshot of the latest state, and
+/// from there it follows live.
+pub async fn a_lazy_spectator_catches_up(
+    server: &Server,
+    player: &mut Client,
+    lazy: Client,
+    first_move: &str,
+) {
+    let mut rounds = 0;
+    while spectators_coalesced(server) == 0 {
+        rounds += 1;
+        assert!(rounds < 20_000, "the spectator never fell behind");
+        play_and_take_back(player, first_move).await;
+    }
+    // The player plays on while the spectator reads, so that there is a
+    // next event to bring the snapshot.
+    let catching_up = tokio::spawn(async move {
+        let mut lazy = lazy;
+        let snapshot = lazy
+            .recv_until(|message| matches!(message, ServerMessage::Snapshot { race: Some(_), .. }))
+            .await;
+        (lazy, snapshot)
+    });
+    let mut more = 0;
+    while !catching_up.is_finished() {
+        more += 1;
+        assert!(more < 20_000, "the spectator never caught up");
+        play_and_take_back(player, first_move).await;
+    }
+    let (mut lazy, snapshot) = catching_up.await.expect("the spectator task joins");
+    let ServerMessage::Snapshot {
+        race: Some(race),
+        room,
+        ..
+    } = snapshot
+    else {
+        unreachable!("recv_until returned another message")
+    };
+    assert_eq!(room.spectators, 1, "the spectator was kept");
+    assert!(race.boards[0].progress.moves >= 2 * rounds);
+    player.play(first_move).await;
+    player.move_answer().await;
+    lazy.recv_until(|message| matches!(message, ServerMessage::Progress { .. }))
+        .await;
+}
+
 /// Two players in a two-seat room, the race started: (owner, guest, code,
 /// owner's token, guest's token).
 pub async fn two_player_race(

@@ -37,6 +37,8 @@ pub struct Metrics {
     pub send_queue_drops: AtomicU64,
     /// Times a socket took no writes for the write timeout.
     pub write_stalls: AtomicU64,
+    /// Times a spectator fell behind: it skips events until one snapshot.
+    pub spectators_coalesced: AtomicU64,
     /// Connections closed for sending too fast.
     pub rate_limited: AtomicU64,
     /// Registrations refused by the per-address limit.
@@ -165,6 +167,12 @@ impl Metrics {
             "counter",
             "Times a socket took no writes for the write timeout.",
             load_u(&self.write_stalls).to_string(),
+        );
+        metric(
+            "patience_spectators_coalesced_total",
+            "counter",
+            "Times a spectator fell behind and skipped events until one snapshot.",
+            load_u(&self.spectators_coalesced).to_string(),
         );
         metric(
             "patience_rate_limited_total",

@@ -451,6 +451,7 @@ impl Actor {
             match output {
                 Output::Send { conn, frame } => self.send(conn, frame),
                 Output::CatchUp { conn, frame } => self.catch_up(conn, frame),
+                Output::FellBehind { .. } => bump(&self.context.metrics.spectators_coalesced),
                 Output::Replay {
                     conn,
                     missed,

@@ -4,7 +4,8 @@
 use patience_shared::protocol::{self, ClientMessage, ErrorCode, RoomOptions, ServerMessage};
 use patience_shared::rules::MoveError;
 use patience_tests::{
-    Client, Closed, ServerProcess, first_deal, lazy_spectator, start_server, two_player_race,
+    Client, Closed, ServerProcess, a_lazy_spectator_catches_up, first_deal, lazy_spectator,
+    start_server, two_player_race,
 };
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
@@ -595,7 +596,6 @@ fn slow_server(config: &mut patience_server::Config) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
-    use std::sync::atomic::Ordering;
     let server = start_server(slow_server).await;
     let (_, line) = first_deal();
     // Open boards make each progress frame carry a board (about a
@@ -607,60 +607,8 @@ async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
         open_boards: true,
     };
     let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
-    let mut lazy = lazy_spectator(&server, code, &mut ada).await;
-    // The spectator reads no more. Ada plays on, never slowed, until the
-    // server has had to skip events for it.
-    let mut rounds = 0;
-    while server.metrics().send_queue_drops.load(Ordering::Relaxed) == 0 {
-        rounds += 1;
-        assert!(rounds < 5_000, "the spectator's outbox never filled");
-        ada.play(&line[0]).await;
-        assert!(matches!(
-            ada.move_answer().await,
-            ServerMessage::MoveAccepted { .. }
-        ));
-        ada.send(&ClientMessage::Undo).await;
-        assert!(matches!(
-            ada.move_answer().await,
-            ServerMessage::MoveAccepted { .. }
-        ));
-    }
-    // Now it reads again: after the stale events it was sent, one snapshot
-    // brings it to the latest state. Ada keeps playing meanwhile.
-    let catching_up = tokio::spawn(async move {
-        let snapshot = lazy
-            .recv_until(|message| matches!(message, ServerMessage::Snapshot { race: Some(_), .. }))
-            .await;
-        (lazy, snapshot)
-    });
-    while !catching_up.is_finished() {
-        ada.play(&line[0]).await;
-        assert!(matches!(
-            ada.move_answer().await,
-            ServerMessage::MoveAccepted { .. }
-        ));
-        ada.send(&ClientMessage::Undo).await;
-        assert!(matches!(
-            ada.move_answer().await,
-            ServerMessage::MoveAccepted { .. }
-        ));
-    }
-    let (mut lazy, snapshot) = catching_up.await.expect("the spectator task joins");
-    let ServerMessage::Snapshot {
-        race: Some(race),
-        room,
-        ..
-    } = snapshot
-    else {
-        unreachable!()
-    };
-    assert_eq!(room.spectators, 1, "the spectator was kept");
-    assert!(race.boards[0].progress.moves >= 2 * rounds);
-    // From there it follows live again.
-    ada.play(&line[0]).await;
-    ada.move_answer().await;
-    lazy.recv_until(|message| matches!(message, ServerMessage::Progress { .. }))
-        .await;
+    let lazy = lazy_spectator(&server, code, &mut ada).await;
+    a_lazy_spectator_catches_up(&server, &mut ada, lazy, &line[0]).await;
     server.shutdown().await;
 }
 

@@ -13,7 +13,10 @@ use std::sync::atomic::Ordering;
 
 use patience_server::{Config, Server};
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
-use patience_tests::{Client, first_deal, lazy_spectator, start_server};
+use patience_tests::{
+    Client, a_lazy_spectator_catches_up, first_deal, lazy_spectator, play_and_take_back,
+    start_server,
+};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 /// Small kernel and WebSocket buffers, so that a client that stops reading
@@ -53,25 +56,12 @@ fn undo_room() -> RoomOptions {
 async fn flood_until(ada: &mut Client, first_move: &str, enough: impl Fn(&ServerMessage) -> bool) {
     let already = ada.received().len();
     for _ in 0..20_000 {
-        flood_once(ada, first_move).await;
+        play_and_take_back(ada, first_move).await;
         if ada.received().iter().skip(already).any(&enough) {
             return;
         }
     }
     panic!("the server never reacted to the stalled client");
-}
-
-async fn flood_once(ada: &mut Client, first_move: &str) {
-    ada.play(first_move).await;
-    assert!(matches!(
-        ada.move_answer().await,
-        ServerMessage::MoveAccepted { .. }
-    ));
-    ada.send(&ClientMessage::Undo).await;
-    assert!(matches!(
-        ada.move_answer().await,
-        ServerMessage::MoveAccepted { .. }
-    ));
 }
 
 async fn a_stalled_player_learns_it_was_too_slow_and_resumes(server: &Server) {
@@ -133,43 +123,8 @@ async fn a_stalled_spectator_is_kept_and_catches_up_with_a_snapshot(server: &Ser
     let (code, _) = ada.create_room(2, undo_room()).await;
     bob.join_room(&code).await;
     ada.race_started().await;
-    let mut lazy = lazy_spectator(server, code, &mut ada).await;
-    // The spectator reads no more; Ada floods until the server has had to
-    // skip events for it.
-    let mut rounds = 0;
-    while server.metrics().send_queue_drops.load(Ordering::Relaxed) == 0 {
-        rounds += 1;
-        assert!(rounds < 20_000, "the spectator was never skipped");
-        flood_once(&mut ada, &line[0]).await;
-    }
-    // It reads again: the frames it was sent, then one snapshot of the
-    // latest state. Ada plays on meanwhile, so that there is a next event
-    // to bring the snapshot.
-    let catching_up = tokio::spawn(async move {
-        let snapshot = lazy
-            .recv_until(|message| matches!(message, ServerMessage::Snapshot { race: Some(_), .. }))
-            .await;
-        (lazy, snapshot)
-    });
-    while !catching_up.is_finished() {
-        flood_once(&mut ada, &line[0]).await;
-    }
-    let (mut lazy, snapshot) = catching_up.await.expect("the spectator task joins");
-    let ServerMessage::Snapshot {
-        race: Some(race),
-        room,
-        ..
-    } = snapshot
-    else {
-        unreachable!("recv_until returned another message")
-    };
-    assert_eq!(room.spectators, 1, "the spectator was kept");
-    assert!(race.boards[0].progress.moves >= 2 * rounds);
-    // From there it follows live again.
-    ada.play(&line[0]).await;
-    ada.move_answer().await;
-    lazy.recv_until(|message| matches!(message, ServerMessage::Progress { .. }))
-        .await;
+    let lazy = lazy_spectator(server, code, &mut ada).await;
+    a_lazy_spectator_catches_up(server, &mut ada, lazy, &line[0]).await;
 }
 
 /// How many times the server saw a socket take no writes for its timeout.

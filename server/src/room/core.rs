@@ -233,6 +233,12 @@ pub enum Output {
         /// The room as that player may see it now.
         snapshot: Bytes,
     },
+    /// A spectator fell behind: it skips events from now until its
+    /// catch-up snapshot (counted in the metrics).
+    FellBehind {
+        /// The spectator.
+        conn: ConnId,
+    },
     /// Close the connection, telling it why.
     Kick {
         /// The connection.
@@ -1209,8 +1215,8 @@ impl RoomCore {
                 message: "you fell behind; resume to catch up".to_string(),
             });
             self.drop_seat_connection(index);
-        } else if self.spectators.contains(&conn) {
-            self.behind.insert(conn);
+        } else if self.spectators.contains(&conn) && self.behind.insert(conn) {
+            self.out(Output::FellBehind { conn });
         }
     }
 

@@ -322,6 +322,7 @@ impl Harness {
                     self.peers.remove(&conn);
                 }
                 Output::Kick { .. }
+                | Output::FellBehind { .. }
                 | Output::TokenIssued(_)
                 | Output::TokenRevoked(_)
                 | Output::Summary { .. } => {}

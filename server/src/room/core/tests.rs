@@ -533,7 +533,11 @@ fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
     room.input(Input::Spectate { conn: 7 }).expect("watches");
     room.drain(None);
     room.input(Input::Overflow { conn: 7 }).expect("answered");
-    room.drain(None);
+    // Falling behind is told once (for the metrics), however many frames
+    // it misses.
+    assert_eq!(room.drain(None), vec![Output::FellBehind { conn: 7 }]);
+    room.input(Input::Overflow { conn: 7 }).expect("answered");
+    assert_eq!(room.drain(None), vec![]);
     let outputs = room.play(1, &line[0]);
     // Behind: no event, a catch-up snapshot instead (for the shell to send
     // when the outbox has room).
