@@ -84,6 +84,8 @@ pub struct Config {
     pub finished_room_linger_ms: u64,
     /// Room events kept for players that resume; older ones give a snapshot.
     pub event_log_capacity: usize,
+    /// The most bytes a room's kept events may take (older ones go first).
+    pub event_log_bytes: usize,
     /// Proved deals kept ready per game.
     pub deal_pool_size: usize,
     /// The games the server deals.
@@ -183,6 +185,10 @@ impl Default for Config {
             grace_period_ms: 60_000,
             finished_room_linger_ms: 60_000,
             event_log_capacity: 512,
+            // About 50 moves of a two-deck game with their boards, a few
+            // hundred of count-only progress: a resume after a short drop
+            // gets its missed events, a longer one a snapshot.
+            event_log_bytes: 64 * 1024,
             deal_pool_size: 3,
             deal_games: GameKind::ALL.to_vec(),
             deal_seed_start: None,
@@ -565,6 +571,10 @@ impl Config {
         anyhow::ensure!(
             self.event_log_capacity > 0,
             "event_log_capacity must be at least 1"
+        );
+        anyhow::ensure!(
+            self.event_log_bytes > 0,
+            "event_log_bytes must be at least 1"
         );
         if let Some(secret) = &self.daily_secret {
             anyhow::ensure!(

@@ -10,8 +10,10 @@
 //! connection only.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -27,7 +29,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tracing::Instrument as _;
 
 use crate::cluster::Owner;
@@ -128,37 +130,51 @@ async fn run(
     let mut session = Session::new(Arc::clone(shared), handle.clone(), peer);
     let idle = millis(shared.config.idle_timeout_ms);
     let hello_deadline = tokio::time::Instant::now() + millis(shared.config.handshake_timeout_ms);
+    // The quiet timer is lazy: a frame only notes when it was heard, and
+    // the timer, when it fires, moves itself to the real deadline if
+    // something was heard since. A timer made or reset on every frame
+    // costs a trip through the runtime's timer wheel each time.
+    let mut heard_at = tokio::time::Instant::now();
+    let mut quiet = std::pin::pin!(tokio::time::sleep_until(hello_deadline));
+    let mut closed = std::pin::pin!(handle.closing().cancelled());
+    let mut stopped = std::pin::pin!(shared.shutdown.cancelled());
     loop {
-        let wait = if session.greeted {
-            tokio::time::Instant::now() + idle
-        } else {
-            hello_deadline
-        };
+        // A kick is seen here even while frames keep coming; the futures
+        // below the stream are polled only when it has nothing to read.
+        if handle.is_closing() {
+            break;
+        }
         let daily_deadline = session.daily_deadline();
         let next = tokio::select! {
             biased;
-            _ = handle.closing().cancelled() => break,
-            _ = shared.shutdown.cancelled() => break,
-            _ = tokio::time::sleep_until(daily_deadline.unwrap_or(wait)), if daily_deadline.is_some() => {
+            next = stream.next() => next,
+            () = quiet.as_mut() => {
+                let deadline = if session.greeted { heard_at + idle } else { hello_deadline };
+                if tokio::time::Instant::now() < deadline {
+                    quiet.as_mut().reset(deadline);
+                    continue;
+                }
+                if session.greeted {
+                    handle.kick(ErrorCode::IdleTimeout, "no message or pong for too long");
+                } else {
+                    handle.kick(ErrorCode::HelloRequired, "no hello in time");
+                }
+                break;
+            }
+            _ = closed.as_mut() => break,
+            _ = stopped.as_mut() => break,
+            _ = tokio::time::sleep_until(daily_deadline.unwrap_or(hello_deadline)), if daily_deadline.is_some() => {
                 // The deadline is on the wall clock; the timer only wakes us.
                 if session.daily_time_is_up() {
                     session.finish_daily(PlayerStatus::OutOfTime).await;
                 }
                 continue;
             }
-            next = tokio::time::timeout_at(wait, stream.next()) => next,
         };
+        heard_at = tokio::time::Instant::now();
         let message = match next {
-            Err(_) if session.greeted => {
-                handle.kick(ErrorCode::IdleTimeout, "no message or pong for too long");
-                break;
-            }
-            Err(_) => {
-                handle.kick(ErrorCode::HelloRequired, "no hello in time");
-                break;
-            }
-            Ok(None) => break,
-            Ok(Some(Err(WsError::Capacity(error)))) => {
+            None => break,
+            Some(Err(WsError::Capacity(error))) => {
                 bump(&shared.metrics.malformed_messages);
                 handle.kick(
                     ErrorCode::MalformedMessage,
@@ -166,11 +182,11 @@ async fn run(
                 );
                 break;
             }
-            Ok(Some(Err(error))) => {
+            Some(Err(error)) => {
                 tracing::debug!(%error, "read failed");
                 break;
             }
-            Ok(Some(Ok(message))) => message,
+            Some(Ok(message)) => message,
         };
         if is_charged(&message) && !session.allow_message() {
             break;
@@ -304,13 +320,25 @@ async fn write_loop(
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let closing = handle.closing().clone();
+    // Made once and kept registered: a cancellation future made afresh on
+    // every frame costs two registrations with its token and two locks.
+    let closed = std::pin::pin!(closing.cancelled());
+    let stopped = std::pin::pin!(shutdown.cancelled());
+    let mut stop = Stop { closed, stopped };
     let mut batch: Vec<Message> = Vec::with_capacity(MAX_BATCH);
     let result: Result<(), WsError> = async {
         loop {
+            // A kick is seen here even while frames keep coming; the
+            // futures below are polled only when there is nothing to write.
+            if outbox.is_closing() {
+                break;
+            }
             let bytes = tokio::select! {
                 biased;
-                _ = closing.cancelled() => break,
-                _ = shutdown.cancelled() => break,
+                _ = ticker.tick() => {
+                    batch.push(Message::Ping(Bytes::new()));
+                    0
+                }
                 frame = outbox.recv() => {
                     let Some(frame) = frame else { break };
                     let mut bytes = frame.len();
@@ -322,10 +350,8 @@ async fn write_loop(
                     }
                     bytes
                 }
-                _ = ticker.tick() => {
-                    batch.push(Message::Ping(Bytes::new()));
-                    0
-                }
+                _ = stop.closed.as_mut() => break,
+                _ = stop.stopped.as_mut() => break,
             };
             let write = async {
                 for message in batch.drain(..) {
@@ -333,7 +359,7 @@ async fn write_loop(
                 }
                 sink.flush().await
             };
-            let watched = watch_write(write, &outbox, &shared, timings.write_timeout, &closing);
+            let watched = watch_write(write, &outbox, &shared, timings.write_timeout, &mut stop);
             match watched.await {
                 Written::Done(written) => written?,
                 Written::Stop => break,
@@ -408,6 +434,13 @@ async fn write_loop(
 /// its close frame.
 const SHORT_FAREWELL: Duration = Duration::from_millis(500);
 
+/// The writer's reasons to stop: its connection closing, the server
+/// stopping.
+struct Stop<'pin, 'token> {
+    closed: Pin<&'pin mut WaitForCancellationFuture<'token>>,
+    stopped: Pin<&'pin mut WaitForCancellationFuture<'token>>,
+}
+
 /// Drives one write to the socket; if it has not completed after
 /// `write_timeout`, marks the outbox stalled and keeps waiting.
 async fn watch_write(
@@ -415,17 +448,21 @@ async fn watch_write(
     outbox: &OutboxReceiver,
     shared: &Shared,
     write_timeout: Duration,
-    closing: &CancellationToken,
+    stop: &mut Stop<'_, '_>,
 ) -> Written {
     let mut write = std::pin::pin!(write);
+    // Most writes go straight into the socket's buffer: they need no timer.
+    if let Poll::Ready(written) = futures::poll!(write.as_mut()) {
+        return Written::Done(written);
+    }
     let stalled_at = tokio::time::sleep(write_timeout);
     let mut stalled_at = std::pin::pin!(stalled_at);
     let mut stalled = false;
     loop {
         tokio::select! {
             biased;
-            _ = closing.cancelled() => return Written::Stop,
-            _ = shared.shutdown.cancelled() => return Written::Stop,
+            _ = stop.closed.as_mut() => return Written::Stop,
+            _ = stop.stopped.as_mut() => return Written::Stop,
             written = &mut write => return Written::Done(written),
             () = &mut stalled_at, if !stalled => {
                 stalled = true;

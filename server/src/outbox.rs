@@ -41,6 +41,10 @@ struct OutboxState {
     queued_bytes: AtomicUsize,
     /// The socket has taken nothing for the write timeout.
     stalled: AtomicBool,
+    /// The connection is to close: the same as the handle's cancelled
+    /// token, but read with one atomic load on every send (the token's
+    /// state sits behind a mutex).
+    closing: AtomicBool,
 }
 
 /// The writer's end of an outbox.
@@ -71,6 +75,7 @@ pub fn outbox(id: u64, max_frames: usize, max_bytes: usize) -> (ConnectionHandle
         max_bytes,
         queued_bytes: AtomicUsize::new(0),
         stalled: AtomicBool::new(false),
+        closing: AtomicBool::new(false),
     });
     let handle = ConnectionHandle {
         id,
@@ -88,6 +93,12 @@ impl ConnectionHandle {
         &self.closing
     }
 
+    /// Whether the connection is to close (kicked, or closed quietly): one
+    /// atomic load, for loops that check it on every frame.
+    pub fn is_closing(&self) -> bool {
+        self.state.closing.load(Ordering::Acquire)
+    }
+
     /// Why the connection was kicked, once (the writer says it last).
     pub fn take_reason(&self) -> Option<(ErrorCode, String)> {
         self.reason.lock().ok().and_then(|mut reason| reason.take())
@@ -97,7 +108,8 @@ impl ConnectionHandle {
     /// [`SendFailure::Full`] when the frame would pass either bound, or
     /// while the socket is stalled.
     pub fn send(&self, frame: Bytes) -> Result<(), SendFailure> {
-        if self.outbox.is_closed() || self.closing.is_cancelled() {
+        // A closed channel is refused by `try_send` below.
+        if self.state.closing.load(Ordering::Acquire) {
             return Err(SendFailure::Closed);
         }
         if self.state.stalled.load(Ordering::Acquire) {
@@ -148,12 +160,13 @@ impl ConnectionHandle {
         if let Ok(mut reason) = self.reason.lock() {
             reason.get_or_insert((code, message.into()));
         }
-        self.closing.cancel();
+        self.close_quietly();
     }
 
     /// Closes the connection without a reason (the socket is gone, or the
     /// client said goodbye).
     pub fn close_quietly(&self) {
+        self.state.closing.store(true, Ordering::Release);
         self.closing.cancel();
     }
 }
@@ -162,6 +175,11 @@ impl OutboxReceiver {
     /// The next frame, once one is queued; `None` once every handle is gone.
     pub async fn recv(&mut self) -> Option<Bytes> {
         self.frames.recv().await
+    }
+
+    /// Whether the connection is to close (kicked, or closed quietly).
+    pub fn is_closing(&self) -> bool {
+        self.state.closing.load(Ordering::Acquire)
     }
 
     /// The next frame if one is queued now.

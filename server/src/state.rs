@@ -75,6 +75,7 @@ impl Shared {
                 linger_ms: config.finished_room_linger_ms,
                 default_time_limit_ms: config.default_time_limit_ms,
                 event_log_capacity: config.event_log_capacity,
+                event_log_bytes: config.event_log_bytes,
             },
         }
     }

@@ -94,6 +94,10 @@ pub struct Settings {
     pub default_time_limit_ms: u64,
     /// Events kept for players who resume.
     pub event_log_capacity: usize,
+    /// The most bytes those events may take: a room's memory is bounded
+    /// in bytes, however large its frames (a `move_accepted` carries its
+    /// player's board).
+    pub event_log_bytes: usize,
 }
 
 /// What a room is, fixed when it opens.
@@ -369,6 +373,8 @@ pub struct RoomCore {
     /// refuses this room's writes once another server has claimed the race.
     epoch: u64,
     log: VecDeque<LoggedEvent>,
+    /// The bytes of the frames in `log`.
+    log_bytes: usize,
     countdown_until: Option<Millis>,
     seed: Option<u64>,
     waiting_for_deal: bool,
@@ -426,6 +432,7 @@ impl RoomCore {
             seq: 0,
             epoch: 0,
             log: VecDeque::new(),
+            log_bytes: 0,
             countdown_until: None,
             seed: None,
             waiting_for_deal: false,
@@ -544,7 +551,8 @@ impl RoomCore {
                 phase: self.phase,
                 players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
             });
-            self.emit(Audience::Everyone, |seq, room| ServerMessage::RoomUpdate {
+            let room = self.info();
+            self.emit(Audience::Everyone, |seq| ServerMessage::RoomUpdate {
                 seq,
                 room,
             });
@@ -825,19 +833,24 @@ impl RoomCore {
     }
 
     /// Numbers, encodes once, logs and delivers an event.
-    fn emit(&mut self, audience: Audience, build: impl FnOnce(u64, RoomInfo) -> ServerMessage) {
+    fn emit(&mut self, audience: Audience, build: impl FnOnce(u64) -> ServerMessage) {
         if self.seq >= self.seq_at_last_write + SEQ_CHECKPOINT {
             self.keep_race();
         }
         self.seq += 1;
-        let frame = Bytes::from(protocol::encode(&build(self.seq, self.info())));
+        let frame = Bytes::from(protocol::encode(&build(self.seq)));
         self.log.push_back(LoggedEvent {
             seq: self.seq,
             audience,
             frame: frame.clone(),
         });
-        while self.log.len() > self.settings.event_log_capacity {
-            self.log.pop_front();
+        self.log_bytes += frame.len();
+        while self.log.len() > self.settings.event_log_capacity
+            || (self.log_bytes > self.settings.event_log_bytes && self.log.len() > 1)
+        {
+            if let Some(oldest) = self.log.pop_front() {
+                self.log_bytes -= oldest.frame.len();
+            }
         }
         let players: Vec<ConnId> = self
             .seats
@@ -1266,7 +1279,7 @@ impl RoomCore {
         let countdown = self.settings.countdown_ms;
         self.countdown_until = Some(self.now.saturating_add(countdown));
         self.changed = true;
-        self.emit(Audience::Everyone, |seq, _| ServerMessage::Countdown {
+        self.emit(Audience::Everyone, |seq| ServerMessage::Countdown {
             seq,
             starts_in_ms: countdown,
         });
@@ -1301,7 +1314,7 @@ impl RoomCore {
         tracing::info!(players = self.seats.len(), "race started");
         self.keep_race();
         let time_limit_ms = self.time_limit_ms;
-        self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceStarted {
+        self.emit(Audience::Everyone, |seq| ServerMessage::RaceStarted {
             seq,
             commitment,
             board,
@@ -1437,7 +1450,7 @@ impl RoomCore {
             .options
             .open_boards
             .then(|| (text.clone(), board.clone()));
-        self.emit(Audience::Seat(seat_number), |seq, _| {
+        self.emit(Audience::Seat(seat_number), |seq| {
             ServerMessage::MoveAccepted {
                 seq,
                 text,
@@ -1447,7 +1460,7 @@ impl RoomCore {
             }
         });
         let (text, board) = shown.unzip();
-        self.emit(Audience::AllBut(seat_number), |seq, _| {
+        self.emit(Audience::AllBut(seat_number), |seq| {
             ServerMessage::Progress {
                 seq,
                 seat: seat_number,
@@ -1459,7 +1472,7 @@ impl RoomCore {
         if won {
             self.finish(index, PlayerStatus::Won);
         } else if stuck {
-            self.emit(Audience::Seat(seat_number), |seq, _| ServerMessage::Stuck {
+            self.emit(Audience::Seat(seat_number), |seq| ServerMessage::Stuck {
                 seq,
             });
             if !self.params.options.undo_allowed {
@@ -1482,7 +1495,7 @@ impl RoomCore {
             .any(|seat| seat.status == PlayerStatus::Racing)
         {
             self.keep_race();
-            self.emit(Audience::Everyone, |seq, _| ServerMessage::Finished {
+            self.emit(Audience::Everyone, |seq| ServerMessage::Finished {
                 seq,
                 seat: seat_number,
                 status,
@@ -1572,13 +1585,13 @@ impl RoomCore {
         if let Some(race) = self.race.as_mut() {
             race.result = Some(result.clone());
         }
-        self.emit(Audience::Everyone, |seq, _| ServerMessage::Finished {
+        self.emit(Audience::Everyone, |seq| ServerMessage::Finished {
             seq,
             seat,
             status,
             elapsed_ms,
         });
-        self.emit(Audience::Everyone, |seq, _| ServerMessage::RaceEnded {
+        self.emit(Audience::Everyone, |seq| ServerMessage::RaceEnded {
             seq,
             result,
         });

@@ -20,6 +20,7 @@ fn settings() -> Settings {
         linger_ms: LINGER,
         default_time_limit_ms: LIMIT,
         event_log_capacity: 64,
+        event_log_bytes: 1 << 20,
     }
 }
 
@@ -501,6 +502,44 @@ fn a_resume_gets_the_missed_events_or_a_snapshot_when_they_are_not_kept() {
         .map(|board| (board.seat, board.board.is_some()))
         .collect();
     assert_eq!(boards, [(0, true), (1, false)]);
+}
+
+#[test]
+fn the_event_log_is_bounded_in_bytes_as_well_as_in_events() {
+    let (seed, line) = proved();
+    let undo = RoomOptions {
+        undo_allowed: true,
+        ..RoomOptions::default()
+    };
+    let (mut room, ada_token, _) = Room::racing(undo, seed);
+    room.core.settings.event_log_bytes = 2_000;
+    room.input(Input::Disconnected { conn: 1 })
+        .expect("answered");
+    room.drain(None);
+    let seen = room.core.seq;
+    // Each move is logged twice (Bob's `move_accepted` with his board, and
+    // his `progress`): far fewer than 64 events, far more than 2,000 bytes.
+    for _ in 0..10 {
+        room.play(2, &line[0]);
+        room.input(Input::Undo { conn: 2 }).expect("answered");
+        room.drain(None);
+    }
+    let kept: usize = room.core.log.iter().map(|event| event.frame.len()).sum();
+    assert_eq!(kept, room.core.log_bytes, "the count follows the log");
+    assert!(kept <= 2_000, "{kept} bytes kept");
+    assert!(room.core.log.len() > 1 && room.core.log.len() < 40);
+    // What the log let go of comes back as a snapshot.
+    room.input(Input::Resume {
+        conn: 5,
+        token: token_hash(&ada_token),
+        last_seq: seen,
+    })
+    .expect("resumes");
+    let told = Room::to(&room.drain(None), 5);
+    assert!(
+        matches!(told.get(1), Some(ServerMessage::Snapshot { .. })),
+        "{told:?}"
+    );
 }
 
 #[test]
