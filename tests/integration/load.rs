@@ -179,12 +179,24 @@ fn racing_rooms_report_moves_rivals_spectators_and_the_stalled_clients() {
     check_common(&line, "race");
     check_moves(&line);
     assert_eq!(line["settings"]["rooms"], 2, "{line}");
-    assert!(line["move_to_opponent_us"]["samples"].as_u64() > Some(0), "{line}");
-    assert!(line["move_to_spectator_us"]["samples"].as_u64() > Some(0), "{line}");
+    assert!(
+        line["move_to_opponent_us"]["samples"].as_u64() > Some(0),
+        "{line}"
+    );
+    assert!(
+        line["move_to_spectator_us"]["samples"].as_u64() > Some(0),
+        "{line}"
+    );
     let stalls = line["stalls"].as_array().expect("stalls");
-    let who: Vec<&str> = stalls.iter().filter_map(|stall| stall["who"].as_str()).collect();
+    let who: Vec<&str> = stalls
+        .iter()
+        .filter_map(|stall| stall["who"].as_str())
+        .collect();
     assert_eq!(who.len(), 2, "{line}");
-    assert!(who.contains(&"racer") && who.contains(&"spectator"), "{line}");
+    assert!(
+        who.contains(&"racer") && who.contains(&"spectator"),
+        "{line}"
+    );
 }
 
 #[test]

@@ -65,9 +65,9 @@ pub async fn run(
             .await
             .with_context(|| format!("connecting echo socket {index}"))?;
         // Open loop: the sockets' first frames spread over one interval.
-        let phase = settings.move_interval.map(|interval| {
-            interval.mul_f64(index as f64 / settings.connections.max(1) as f64)
-        });
+        let phase = settings
+            .move_interval
+            .map(|interval| interval.mul_f64(index as f64 / settings.connections.max(1) as f64));
         tasks.push(tokio::spawn(echo(
             socket,
             frame.clone(),

@@ -36,7 +36,7 @@ pub struct Settings {
 /// How one socket's opening went.
 enum Opened {
     /// Welcomed: it idles.
-    Accepted(Socket),
+    Accepted(Box<Socket>),
     /// Told `server_full`.
     Refused,
     /// Anything else, with why.
@@ -66,7 +66,7 @@ pub async fn run(
             Opened::Accepted(socket) => {
                 accepted += 1;
                 idlers.push(tokio::spawn(idle(
-                    socket,
+                    *socket,
                     stop_rx.clone(),
                     Arc::clone(&stats),
                 )));
@@ -140,7 +140,7 @@ async fn open(connector: &Connector, index: usize) -> Opened {
         return Opened::Failed(format!("{error:#}"));
     }
     match next_message(&mut socket).await {
-        Ok(ServerMessage::Welcome { .. }) => Opened::Accepted(socket),
+        Ok(ServerMessage::Welcome { .. }) => Opened::Accepted(Box::new(socket)),
         Ok(ServerMessage::Error {
             code: ErrorCode::ServerFull,
             ..

@@ -54,7 +54,11 @@ impl Latencies {
     }
 
     fn sorted(&self) -> Vec<u64> {
-        let mut values = self.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut values = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         values.sort_unstable();
         values
     }
@@ -235,7 +239,13 @@ pub struct Outcome {
 /// The run as one JSON object: `scenario` and `settings` as given, then
 /// what [`Stats`] holds over the window, the server's CPU and memory, the
 /// load averages, and the scenario's own fields.
-pub fn report(scenario: &str, settings: Value, stats: &Stats, probe: &Probe, outcome: &Outcome) -> Value {
+pub fn report(
+    scenario: &str,
+    settings: Value,
+    stats: &Stats,
+    probe: &Probe,
+    outcome: &Outcome,
+) -> Value {
     let seconds = outcome.window.seconds();
     let accepted = load(&stats.moves_accepted);
     let deliveries = load(&stats.deliveries);
@@ -359,7 +369,8 @@ mod tests {
                     100 2000000 3000 18446744073709551615";
         assert_eq!(cpu_ticks(stat), Some(1290));
         assert_eq!(cpu_ticks("4242 (short) S 1"), None);
-        let status = "Name:\tpatience-server\nVmPeak:\t  99999 kB\nVmRSS:\t   18432 kB\nThreads:\t8\n";
+        let status =
+            "Name:\tpatience-server\nVmPeak:\t  99999 kB\nVmRSS:\t   18432 kB\nThreads:\t8\n";
         assert_eq!(rss_bytes(status), Some(18432 * 1024));
         assert_eq!(rss_bytes("Name:\tkthreadd\n"), None);
         assert_eq!(

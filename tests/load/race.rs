@@ -423,7 +423,8 @@ async fn race(
     // Open loop: one racer's turn every interval / players, in turn; closed
     // loop: no ticks, each answer brings the next move.
     let closed_loop = settings.move_interval.is_none();
-    let tick = settings.move_interval.unwrap_or(Duration::from_millis(1)) / u32::from(settings.players);
+    let tick =
+        settings.move_interval.unwrap_or(Duration::from_millis(1)) / u32::from(settings.players);
     let mut ticker = tokio::time::interval(tick.max(Duration::from_micros(100)));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut next_mover = 0usize;
