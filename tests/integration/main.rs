@@ -11,6 +11,7 @@ mod deploy;
 mod durability;
 mod hostile;
 mod inspect;
+mod load;
 mod postgres;
 mod race;
 mod resume;
