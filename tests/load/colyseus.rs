@@ -326,7 +326,14 @@ fn decode_counters(reader: &mut Reader<'_>) -> Result<Counters, FrameError> {
     for (index, field) in fields.into_iter().enumerate() {
         values[index] = field.ok_or(FrameError::MissingField(NAMES[index]))?;
     }
-    let [moves, cards_home, runs_home, cards_uncovered, stock_turned, elapsed_ms] = values;
+    let [
+        moves,
+        cards_home,
+        runs_home,
+        cards_uncovered,
+        stock_turned,
+        elapsed_ms,
+    ] = values;
     Ok(Counters {
         moves,
         cards_home,
@@ -412,7 +419,10 @@ impl<'a> Reader<'a> {
 
     /// Schema's `stringCheck`: is the next value a non-empty string?
     fn schema_str_follows(&self) -> bool {
-        matches!(self.bytes.get(self.at), Some(0xa1..=0xbf | 0xd9 | 0xda | 0xdb))
+        matches!(
+            self.bytes.get(self.at),
+            Some(0xa1..=0xbf | 0xd9 | 0xda | 0xdb)
+        )
     }
 
     /// A string as schema writes it: MessagePack's `str` type bytes with
@@ -596,7 +606,9 @@ fn parse_reservation(body: &[u8]) -> anyhow::Result<SeatReservation> {
         anyhow::bail!(
             "matchmaking refused: {} (code {})",
             error.as_str().unwrap_or("no reason given"),
-            answer.get("code").map_or("none".to_owned(), ToString::to_string)
+            answer
+                .get("code")
+                .map_or("none".to_owned(), ToString::to_string)
         );
     }
     // The ids go into the WebSocket's path and query; Colyseus makes them
@@ -618,7 +630,10 @@ fn parse_reservation(body: &[u8]) -> anyhow::Result<SeatReservation> {
     Ok(SeatReservation {
         session_id: id(answer.get("sessionId"), "sessionId")?,
         room_id: id(room.and_then(|room| room.get("roomId")), "room.roomId")?,
-        process_id: id(room.and_then(|room| room.get("processId")), "room.processId")?,
+        process_id: id(
+            room.and_then(|room| room.get("processId")),
+            "room.processId",
+        )?,
     })
 }
 
@@ -680,9 +695,7 @@ fn dechunk(mut rest: &[u8]) -> anyhow::Result<Vec<u8>> {
         if size == 0 {
             return Ok(body);
         }
-        let chunk = rest
-            .get(..size)
-            .context("chunk shorter than its size")?;
+        let chunk = rest.get(..size).context("chunk shorter than its size")?;
         body.extend_from_slice(chunk);
         rest = rest
             .get(size..)
@@ -716,7 +729,10 @@ async fn matchmake(
         .await
         .with_context(|| format!("connect to {} for matchmaking", endpoint.host_port))?;
     stream.set_nodelay(true)?;
-    stream.write_all(request.as_bytes()).await.context("send matchmaking request")?;
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .context("send matchmaking request")?;
     let mut response = Vec::new();
     (&mut stream)
         .take(MAX_HTTP_RESPONSE)
@@ -749,7 +765,10 @@ async fn take_seat(endpoint: &Endpoint, seat: SeatReservation) -> anyhow::Result
     match next_frame(&mut stream).await? {
         Some(Frame::Joined { .. }) => {}
         Some(Frame::Error { code, message }) => {
-            anyhow::bail!("joining room {} refused: {message} (code {code})", seat.room_id)
+            anyhow::bail!(
+                "joining room {} refused: {message} (code {code})",
+                seat.room_id
+            )
         }
         Some(other) => anyhow::bail!("expected JOIN_ROOM, got {other:?}"),
         None => anyhow::bail!("room {} closed the socket before the join", seat.room_id),
@@ -859,6 +878,8 @@ impl Conn {
 }
 
 #[cfg(test)]
+// `colyseus_smoke` is no cargo feature: smoke.sh sets it for this crate only.
+#[allow(unexpected_cfgs)]
 mod tests {
     use super::*;
 
@@ -885,7 +906,10 @@ mod tests {
     };
 
     fn bytes(hex: &str) -> Vec<u8> {
-        let digits: Vec<u8> = hex.bytes().filter(|byte| !byte.is_ascii_whitespace()).collect();
+        let digits: Vec<u8> = hex
+            .bytes()
+            .filter(|byte| !byte.is_ascii_whitespace())
+            .collect();
         digits
             .chunks(2)
             .map(|pair| {
@@ -946,7 +970,10 @@ mod tests {
             let frame = bytes(golden);
             for cut in 0..frame.len() {
                 let decoded = decode_frame(&frame[..cut]);
-                assert!(decoded.is_err(), "{golden} cut to {cut} bytes gave {decoded:?}");
+                assert!(
+                    decoded.is_err(),
+                    "{golden} cut to {cut} bytes gave {decoded:?}"
+                );
             }
         }
     }
@@ -957,7 +984,10 @@ mod tests {
             ("", FrameError::Empty),
             ("0e00", FrameError::UnknownCode(14)),
             // ROOM_DATA of type "hello" (no payload).
-            ("0da568656c6c6f", FrameError::UnknownMessage("hello".to_owned())),
+            (
+                "0da568656c6c6f",
+                FrameError::UnknownMessage("hello".to_owned()),
+            ),
             // ROOM_DATA with the numeric type 5.
             ("0d05", FrameError::UnknownMessage("5".to_owned())),
             // An ack whose payload is an array, not a map.
@@ -967,15 +997,24 @@ mod tests {
             // An ack {n: -1}.
             ("0da361636b81a16eff", FrameError::BadValue("n")),
             // An ack {n: 1.5} (float64).
-            ("0da361636b81a16ecb3ff8000000000000", FrameError::BadValue("n")),
+            (
+                "0da361636b81a16ecb3ff8000000000000",
+                FrameError::BadValue("n"),
+            ),
             // A progress whose seat is 300.
-            ("0da870726f677265737381a473656174cd012c", FrameError::BadValue("seat")),
+            (
+                "0da870726f677265737381a473656174cd012c",
+                FrameError::BadValue("seat"),
+            ),
             // A leave with a byte after it.
             ("0c00", FrameError::TrailingBytes),
             // A join whose token is not utf-8.
             ("0a01ff00", FrameError::InvalidUtf8),
             // An ack {x: [[[[[[[[[[]]]]]]]]]]} nests deeper than the room ever does.
-            ("0da361636b81a178919191919191919191919190", FrameError::TooDeep),
+            (
+                "0da361636b81a178919191919191919191919190",
+                FrameError::TooDeep,
+            ),
         ];
         for (hex, expected) in cases {
             check(hex, Err(expected));
@@ -1089,7 +1128,10 @@ mod tests {
             panic!("a refusal parsed as a reservation");
         };
         let error = error.to_string();
-        assert!(error.contains("not found") && error.contains("4212"), "{error}");
+        assert!(
+            error.contains("not found") && error.contains("4212"),
+            "{error}"
+        );
         for bad in [
             &br#"{"room":{"processId":"p","roomId":"r"}}"#[..],
             br#"{"room":{"processId":"p","roomId":"r/../x"},"sessionId":"s"}"#,
@@ -1116,142 +1158,145 @@ mod tests {
             ("127.0.0.1:http", None),
         ];
         for (base, expected) in cases {
-            let parsed = Endpoint::parse(base).ok().map(|endpoint| endpoint.host_port);
+            let parsed = Endpoint::parse(base)
+                .ok()
+                .map(|endpoint| endpoint.host_port);
             assert_eq!(parsed.as_deref(), expected, "{base:?}");
         }
     }
-}
 
-/// End to end against the real Node server: built only with
-/// `--cfg colyseus_smoke` (see `load/colyseus/smoke.sh`), because it needs
-/// Node 20 and `npm ci` in `load/colyseus/`, which the default test run must
-/// not.
-#[cfg(all(test, colyseus_smoke))]
-#[allow(unexpected_cfgs)]
-mod smoke {
-    use std::io::BufRead as _;
-    use std::path::Path;
-    use std::process::{Child, Command, Stdio};
-    use std::time::Duration;
+    /// End to end against the real Node server: built only with
+    /// `--cfg colyseus_smoke` (see `load/colyseus/smoke.sh`), because it needs
+    /// Node 20 and `npm ci` in `load/colyseus/`, which the default test run must
+    /// not.
+    #[cfg(colyseus_smoke)]
+    mod smoke {
+        use std::io::BufRead as _;
+        use std::path::Path;
+        use std::process::{Child, Command, Stdio};
+        use std::time::Duration;
 
-    use super::*;
+        use super::super::*;
 
-    /// The Node server, killed when the test ends however it ends.
-    struct NodeServer(Child);
+        /// The Node server, killed when the test ends however it ends.
+        struct NodeServer(Child);
 
-    impl Drop for NodeServer {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
+        impl Drop for NodeServer {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
         }
-    }
 
-    /// Starts `server.mjs` on a free port; returns it and its `HOST:PORT`.
-    fn start_node_server() -> (NodeServer, String) {
-        let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("load/colyseus");
-        assert!(
-            directory.join("node_modules/@colyseus/core").is_dir(),
-            "run `npm ci` in {} first",
-            directory.display()
-        );
-        let mut child = Command::new("node")
-            .args(["server.mjs", "--port", "0"])
-            .current_dir(&directory)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|error| panic!("start node: {error}"));
-        let stdout = child.stdout.take();
-        let server = NodeServer(child);
-        let mut line = String::new();
-        if let Some(stdout) = stdout {
-            // Blocks until the server prints its line or exits (EOF).
-            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        }
-        let Some(address) = line.trim().strip_prefix("listening ") else {
-            panic!("the node server printed {line:?} instead of `listening HOST:PORT`");
-        };
-        (server, address.to_owned())
-    }
-
-    /// Reads the next frame, failing the test on anything else.
-    async fn frame(conn: &mut Conn, who: &str) -> Frame {
-        match conn.next_frame().await {
-            Ok(Some(frame)) => frame,
-            Ok(None) => panic!("{who}: socket closed"),
-            Err(error) => panic!("{who}: {error:#}"),
-        }
-    }
-
-    #[test]
-    fn two_players_and_a_spectator_see_acks_and_progress() {
-        let (_server, base) = start_node_server();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap_or_else(|error| panic!("runtime: {error}"));
-        let scenario = async {
-            let shape = RoomShape {
-                players: 2,
-                spectators: 1,
-            };
-            let (room_id, mut first) = create_room(&base, shape, Role::Player).await?;
-            let mut second = join_room(&base, &room_id, Role::Player).await?;
-            // Both seats are taken: the room refuses a third player at the
-            // join (an ERROR frame), though it still has a spectator place.
-            let Err(refused) = join_room(&base, &room_id, Role::Player).await else {
-                panic!("a third player took a seat in a two-seat room");
-            };
+        /// Starts `server.mjs` on a free port; returns it and its `HOST:PORT`.
+        fn start_node_server() -> (NodeServer, String) {
+            let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("load/colyseus");
             assert!(
-                format!("{refused:#}").contains("every seat is taken"),
-                "{refused:#}"
+                directory.join("node_modules/@colyseus/core").is_dir(),
+                "run `npm ci` in {} first",
+                directory.display()
             );
-            let mut watcher = join_room(&base, &room_id, Role::Spectator).await?;
-            // Now the room is full: matchmaking itself refuses.
-            let Err(full) = join_room(&base, &room_id, Role::Spectator).await else {
-                panic!("a fourth client joined a room of three");
+            let mut child = Command::new("node")
+                .args(["server.mjs", "--port", "0"])
+                .current_dir(&directory)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap_or_else(|error| panic!("start node: {error}"));
+            let stdout = child.stdout.take();
+            let server = NodeServer(child);
+            let mut line = String::new();
+            if let Some(stdout) = stdout {
+                // Blocks until the server prints its line or exits (EOF).
+                let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            }
+            let Some(address) = line.trim().strip_prefix("listening ") else {
+                panic!("the node server printed {line:?} instead of `listening HOST:PORT`");
             };
-            assert!(format!("{full:#}").contains("matchmaking refused"), "{full:#}");
+            (server, address.to_owned())
+        }
 
-            let mut seq = 0;
-            for (seat, n) in [(0_u8, 1_u64), (1, 1), (0, 2), (0, 3), (1, 2)] {
-                let (mover, rival) = if seat == 0 {
-                    (&mut first, &mut second)
-                } else {
-                    (&mut second, &mut first)
+        /// Reads the next frame, failing the test on anything else.
+        async fn frame(conn: &mut Conn, who: &str) -> Frame {
+            match conn.next_frame().await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => panic!("{who}: socket closed"),
+                Err(error) => panic!("{who}: {error:#}"),
+            }
+        }
+
+        #[test]
+        fn two_players_and_a_spectator_see_acks_and_progress() {
+            let (_server, base) = start_node_server();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|error| panic!("runtime: {error}"));
+            let scenario = async {
+                let shape = RoomShape {
+                    players: 2,
+                    spectators: 1,
                 };
-                mover.send_move(n, "t1 f").await?;
-                seq += 1;
-                match frame(mover, "mover").await {
-                    Frame::Ack {
-                        n: acked,
-                        seq: acked_seq,
-                        progress,
-                    } => assert_eq!((acked, acked_seq, progress.moves), (n, seq, n)),
-                    other => panic!("mover of {seat}/{n} got {other:?}"),
-                }
-                for (who, conn) in [("rival", rival), ("spectator", &mut watcher)] {
-                    match frame(conn, who).await {
-                        Frame::Progress {
-                            seq: seen_seq,
-                            seat: seen_seat,
+                let (room_id, mut first) = create_room(&base, shape, Role::Player).await?;
+                let mut second = join_room(&base, &room_id, Role::Player).await?;
+                // Both seats are taken: the room refuses a third player at the
+                // join (an ERROR frame), though it still has a spectator place.
+                let Err(refused) = join_room(&base, &room_id, Role::Player).await else {
+                    panic!("a third player took a seat in a two-seat room");
+                };
+                assert!(
+                    format!("{refused:#}").contains("every seat is taken"),
+                    "{refused:#}"
+                );
+                let mut watcher = join_room(&base, &room_id, Role::Spectator).await?;
+                // Now the room is full: matchmaking itself refuses.
+                let Err(full) = join_room(&base, &room_id, Role::Spectator).await else {
+                    panic!("a fourth client joined a room of three");
+                };
+                assert!(
+                    format!("{full:#}").contains("matchmaking refused"),
+                    "{full:#}"
+                );
+
+                let mut seq = 0;
+                for (seat, n) in [(0_u8, 1_u64), (1, 1), (0, 2), (0, 3), (1, 2)] {
+                    let (mover, rival) = if seat == 0 {
+                        (&mut first, &mut second)
+                    } else {
+                        (&mut second, &mut first)
+                    };
+                    mover.send_move(n, "t1 f").await?;
+                    seq += 1;
+                    match frame(mover, "mover").await {
+                        Frame::Ack {
+                            n: acked,
+                            seq: acked_seq,
                             progress,
-                        } => assert_eq!((seen_seq, seen_seat, progress.moves), (seq, seat, n)),
-                        other => panic!("{who} of {seat}/{n} got {other:?}"),
+                        } => assert_eq!((acked, acked_seq, progress.moves), (n, seq, n)),
+                        other => panic!("mover of {seat}/{n} got {other:?}"),
+                    }
+                    for (who, conn) in [("rival", rival), ("spectator", &mut watcher)] {
+                        match frame(conn, who).await {
+                            Frame::Progress {
+                                seq: seen_seq,
+                                seat: seen_seat,
+                                progress,
+                            } => assert_eq!((seen_seq, seen_seat, progress.moves), (seq, seat, n)),
+                            other => panic!("{who} of {seat}/{n} got {other:?}"),
+                        }
                     }
                 }
+                first.leave().await?;
+                eprintln!("colyseus smoke: room {room_id}: 5 moves, 5 acks, 10 progress frames");
+                anyhow::Ok(())
+            };
+            let outcome = runtime
+                .block_on(async { tokio::time::timeout(Duration::from_secs(20), scenario).await });
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => panic!("{error:#}"),
+                Err(_) => panic!("the smoke scenario took over 20 s"),
             }
-            first.leave().await?;
-            eprintln!("colyseus smoke: room {room_id}: 5 moves, 5 acks, 10 progress frames");
-            anyhow::Ok(())
-        };
-        let outcome = runtime.block_on(async {
-            tokio::time::timeout(Duration::from_secs(20), scenario).await
-        });
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => panic!("{error:#}"),
-            Err(_) => panic!("the smoke scenario took over 20 s"),
         }
     }
 }
