@@ -31,6 +31,15 @@
 //! the byte reader under it; matchmaking over a hand-written HTTP/1.1
 //! request; the connection ([`create_room`], [`join_room`], [`Conn`]).
 //!
+//! For the generator: per room, [`create_room`] (the first player, seat 0)
+//! then [`join_room`] for the other players (seats in join order) and the
+//! spectators; [`Conn::into_parts`] for a writer and a reader task; on the
+//! writer [`send_move`] with `n` = 1, 2, ... per player; on the reader
+//! [`next_frame`] (or [`decode_frame`] on each binary message of its own read
+//! loop). A mover's [`Frame::Ack`] echoes `n`; everyone else gets one
+//! [`Frame::Progress`] whose `seat` and `progress.moves` name that move, so
+//! move→ack and move→opponent are measured as for patience-server.
+//!
 //! Payloads are read field by field rather than through serde: this package
 //! has no direct serde dependency, and the generator decodes one `progress`
 //! per delivery, which should stay cheap next to the server it measures.
@@ -778,7 +787,6 @@ async fn take_seat(endpoint: &Endpoint, seat: SeatReservation) -> anyhow::Result
         .context("confirm the join")?;
     Ok(Conn {
         room_id: seat.room_id,
-        session_id: seat.session_id,
         sink,
         stream,
     })
@@ -819,7 +827,9 @@ pub async fn send_move(sink: &mut Sink, n: u64, text: &str) -> anyhow::Result<()
 }
 
 /// The next frame from the server, or `None` once the socket is closed.
-/// Pings are answered by tungstenite as the stream is read.
+/// Pings are answered by tungstenite as the stream is read: the transport
+/// pings every socket every 3 s and drops one that missed two, so a
+/// connection must keep being read (a stalled reader is gone within ~9 s).
 pub async fn next_frame(stream: &mut Stream) -> anyhow::Result<Option<Frame>> {
     loop {
         match stream.next().await {
@@ -843,8 +853,6 @@ pub async fn next_frame(stream: &mut Stream) -> anyhow::Result<Option<Frame>> {
 pub struct Conn {
     /// The room's id.
     pub room_id: String,
-    /// This client's id in the room.
-    pub session_id: String,
     sink: Sink,
     stream: Stream,
 }
