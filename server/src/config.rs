@@ -86,8 +86,12 @@ pub struct Config {
     pub event_log_capacity: usize,
     /// The most bytes a room's kept events may take (older ones go first).
     pub event_log_bytes: usize,
-    /// Proved deals kept ready per game.
+    /// Proved deals kept ready per game, at least.
     pub deal_pool_size: usize,
+    /// Proved deals kept ready per game at most, however many the last
+    /// minute took: the pool is sized by demand between `deal_pool_size`
+    /// and this (a pool size above it wins).
+    pub deal_pool_max: usize,
     /// The games the server deals.
     pub deal_games: Vec<GameKind>,
     /// Fixes the seed stream: seeds tried are this one and up, per game.
@@ -190,6 +194,7 @@ impl Default for Config {
             // gets its missed events, a longer one a snapshot.
             event_log_bytes: 64 * 1024,
             deal_pool_size: 3,
+            deal_pool_max: 500,
             deal_games: GameKind::ALL.to_vec(),
             deal_seed_start: None,
             solver_budget_positions: 1_000_000,
@@ -378,9 +383,13 @@ pub struct Cli {
     /// How long a dropped player keeps its seat, in milliseconds.
     #[arg(long, env = "PATIENCE_GRACE_PERIOD_MS")]
     pub grace_period_ms: Option<u64>,
-    /// Proved deals kept ready per game.
+    /// Proved deals kept ready per game, at least.
     #[arg(long, env = "PATIENCE_DEAL_POOL_SIZE")]
     pub deal_pool_size: Option<usize>,
+    /// Proved deals kept ready per game at most, when the last minute's
+    /// demand asks for more than the pool size.
+    #[arg(long, env = "PATIENCE_DEAL_POOL_MAX")]
+    pub deal_pool_max: Option<usize>,
     /// The games dealt, comma-separated (e.g. tbm,indian).
     #[arg(long, env = "PATIENCE_GAMES", value_delimiter = ',')]
     pub games: Option<Vec<GameKind>>,
@@ -482,6 +491,7 @@ impl Cli {
         );
         set(&mut config.grace_period_ms, self.grace_period_ms);
         set(&mut config.deal_pool_size, self.deal_pool_size);
+        set(&mut config.deal_pool_max, self.deal_pool_max);
         set(&mut config.deal_games, self.games);
         if self.deal_seed_start.is_some() {
             config.deal_seed_start = self.deal_seed_start;
@@ -568,6 +578,7 @@ impl Config {
         );
         anyhow::ensure!(!self.deal_games.is_empty(), "deal_games names no game");
         anyhow::ensure!(self.deal_pool_size > 0, "deal_pool_size must be at least 1");
+
         anyhow::ensure!(
             self.event_log_capacity > 0,
             "event_log_capacity must be at least 1"

@@ -1,8 +1,12 @@
-//! A few proved-winnable deals per game, ready before anyone asks.
+//! Proved-winnable deals per game, ready before anyone asks.
 //!
 //! One dedicated thread (never a runtime worker: a proof may take seconds)
 //! tops the pools up to their target size, one seed at a time, the emptiest
-//! game first. Taking a deal wakes it. A race takes its deal when it is due,
+//! game first. The target is sized by demand: as many deals as the game's
+//! races took in the last minute ([`TakeMeter`]), at least the configured
+//! pool size and at most its maximum ([`Sizing`]). So a burst of races (a
+//! tournament's start, a load test) finds the next one's deals ready, and a
+//! quiet server goes back to its few within a minute. Taking a deal wakes it. A race takes its deal when it is due,
 //! so starting a race waits on the solver only if deals are taken faster
 //! than they are proved. A room waiting in [`DealPool::take`] counts as
 //! demand, so a pool with a target of zero proves one deal per waiting race.
@@ -30,6 +34,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use patience_shared::game::GameKind;
 use patience_shared::solver::Budget;
 
+use crate::clock::Clock;
 use crate::database::Database;
 use patience_shared::solver::any::first_winnable_deal;
 use rand::Rng as _;
@@ -52,6 +57,77 @@ pub struct Supply {
     pub kept: Vec<(GameKind, u64)>,
 }
 
+/// How many deals a pool keeps ready per game: the last minute's demand,
+/// between these two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizing {
+    /// At least this many (the configured pool size).
+    pub floor: usize,
+    /// At most this many (below `floor`, `floor` wins).
+    pub most: usize,
+}
+
+impl Sizing {
+    /// Keeps exactly `size` ready, whatever the demand.
+    pub fn fixed(size: usize) -> Sizing {
+        Sizing {
+            floor: size,
+            most: size,
+        }
+    }
+
+    /// The target for a game whose races took `taken` deals in the last minute.
+    fn target(self, taken: usize) -> usize {
+        taken.clamp(self.floor, self.most.max(self.floor))
+    }
+}
+
+/// The span of one bucket of a [`TakeMeter`], in milliseconds.
+const BUCKET_MS: u64 = 10_000;
+
+/// The buckets of a [`TakeMeter`]: a minute in all.
+const BUCKETS: usize = 6;
+
+/// Deals taken in the last minute, counted in six buckets of ten seconds
+/// (so the count forgets a burst at most ten seconds late). Pure: the time
+/// is an argument.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TakeMeter {
+    counts: [usize; BUCKETS],
+    /// The bucket `counts` ends with: `now_ms / BUCKET_MS` when last rolled.
+    current: u64,
+}
+
+impl TakeMeter {
+    /// One deal taken at `now_ms`.
+    fn record(&mut self, now_ms: u64) {
+        self.roll(now_ms);
+        self.counts[bucket_slot(self.current)] += 1;
+    }
+
+    /// Deals taken in the minute before `now_ms`.
+    fn last_minute(&mut self, now_ms: u64) -> usize {
+        self.roll(now_ms);
+        self.counts.iter().sum()
+    }
+
+    /// Empties the buckets that have gone by since the last call.
+    fn roll(&mut self, now_ms: u64) {
+        let bucket = now_ms / BUCKET_MS;
+        // A clock that went back counts into the bucket it was at.
+        let passed = bucket.saturating_sub(self.current);
+        for step in 1..=passed.min(BUCKETS as u64) {
+            self.counts[bucket_slot(self.current + step)] = 0;
+        }
+        self.current = self.current.max(bucket);
+    }
+}
+
+fn bucket_slot(bucket: u64) -> usize {
+    // The remainder is below BUCKETS, so it fits.
+    usize::try_from(bucket % BUCKETS as u64).unwrap_or(0)
+}
+
 #[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
@@ -62,7 +138,9 @@ struct Inner {
     /// Wakes rooms waiting for a deal.
     deal_ready: Notify,
     stop: AtomicBool,
-    target: usize,
+    sizing: Sizing,
+    /// Times the takes, for the demand.
+    clock: Clock,
     budget_positions: u64,
 }
 
@@ -75,17 +153,20 @@ struct State {
     last_tried: HashMap<GameKind, u64>,
     /// Rooms waiting in `take`, per game: deals wanted beyond the target.
     waiting: HashMap<GameKind, usize>,
+    /// Deals taken lately, per game: the demand the target follows.
+    taken: HashMap<GameKind, TakeMeter>,
     fixed_seeds: bool,
 }
 
 impl DealPool {
-    /// A pool for `games`, `target` deals each, and its proving thread.
-    /// With a `supply`, it starts with the deals kept there (of the games
-    /// it deals) and keeps each one it proves; a fixed stream of seeds goes
-    /// on past the last one kept.
+    /// A pool for `games`, sized by `sizing` as the takes on `clock` say,
+    /// and its proving thread. With a `supply`, it starts with the deals
+    /// kept there (of the games it deals) and keeps each one it proves; a
+    /// fixed stream of seeds goes on past the last one kept.
     pub fn start(
         games: &[GameKind],
-        target: usize,
+        sizing: Sizing,
+        clock: Clock,
         seed_start: Option<u64>,
         budget_positions: u64,
         supply: Option<Supply>,
@@ -115,12 +196,14 @@ impl DealPool {
                     next_seed,
                     last_tried: HashMap::new(),
                     waiting: HashMap::new(),
+                    taken: HashMap::new(),
                     fixed_seeds: seed_start.is_some(),
                 }),
                 wake_prover: Condvar::new(),
                 deal_ready: Notify::new(),
                 stop: AtomicBool::new(false),
-                target,
+                sizing,
+                clock,
                 budget_positions,
             }),
         };
@@ -141,7 +224,14 @@ impl DealPool {
 
     /// A proved seed of `game` if one is ready.
     pub fn try_take(&self, game: GameKind) -> Option<u64> {
-        let seed = self.inner.lock().ready.get_mut(&game)?.pop_front();
+        let seed = {
+            let mut state = self.inner.lock();
+            let seed = state.ready.get_mut(&game)?.pop_front();
+            if seed.is_some() {
+                self.inner.taken(&mut state, game);
+            }
+            seed
+        };
         if seed.is_some() {
             self.inner.wake_prover.notify_one();
         }
@@ -169,12 +259,28 @@ impl DealPool {
                 let seed = state.ready.get_mut(&game).and_then(VecDeque::pop_front);
                 if seed.is_some() {
                     demand.fulfilled(&mut state);
+                    self.inner.taken(&mut state, game);
                 }
                 seed
             };
             if let Some(seed) = seed {
                 self.inner.wake_prover.notify_one();
                 return Some(seed);
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits until at least `count` deals of `game` are ready (or the pool
+    /// stops, or does not deal it).
+    pub async fn ready_at_least(&self, game: GameKind, count: usize) {
+        loop {
+            let notified = self.inner.deal_ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let ready = self.inner.lock().ready.get(&game).map(VecDeque::len);
+            if ready.is_none_or(|ready| ready >= count) || self.inner.stop.load(Ordering::Relaxed) {
+                return;
             }
             notified.await;
         }
@@ -276,6 +382,22 @@ fn yield_to_the_rooms() {
 }
 
 impl Inner {
+    /// A deal of `game` was taken: it counts as demand.
+    fn taken(&self, state: &mut State, game: GameKind) {
+        let now = self.clock.now_ms();
+        state.taken.entry(game).or_default().record(now);
+    }
+
+    /// How many deals of `game` to keep ready now.
+    fn target(&self, state: &mut State, game: GameKind) -> usize {
+        let now = self.clock.now_ms();
+        let taken = state
+            .taken
+            .get_mut(&game)
+            .map_or(0, |meter| meter.last_minute(now));
+        self.sizing.target(taken) + state.waiting.get(&game).copied().unwrap_or(0)
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding this lock leaves plain queues behind, still usable.
         self.state
@@ -291,21 +413,18 @@ impl Inner {
     /// rooms waiting for one), and among equals the one tried longest ago,
     /// so that a game whose deals are hard to prove never starves the
     /// others of more than one seed's work.
-    fn neediest(&self, state: &State) -> Option<GameKind> {
-        state
-            .ready
-            .iter()
-            .filter(|(game, ready)| {
-                ready.len() < self.target + state.waiting.get(*game).copied().unwrap_or(0)
+    fn neediest(&self, state: &mut State) -> Option<GameKind> {
+        let games: Vec<GameKind> = state.ready.keys().copied().collect();
+        games
+            .into_iter()
+            .filter_map(|game| {
+                let target = self.target(state, game);
+                let ready = state.ready.get(&game)?.len();
+                let tried = state.last_tried.get(&game).copied().unwrap_or(0);
+                (ready < target).then_some((ready, tried, game))
             })
-            .min_by_key(|(game, ready)| {
-                (
-                    ready.len(),
-                    state.last_tried.get(*game).copied().unwrap_or(0),
-                    **game,
-                )
-            })
-            .map(|(game, _)| *game)
+            .min()
+            .map(|(_, _, game)| game)
     }
 
     /// Tries one seed at a time, for the neediest game, until stopped.
@@ -319,7 +438,7 @@ impl Inner {
                     if self.stopping() {
                         return;
                     }
-                    if let Some(game) = self.neediest(&state) {
+                    if let Some(game) = self.neediest(&mut state) {
                         break game;
                     }
                     state = self
@@ -370,10 +489,83 @@ impl Inner {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_meter_counts_the_takes_of_the_last_minute_in_ten_second_buckets() {
+        // (takes at these times, asked at, expected)
+        let cases: &[(&[u64], u64, usize)] = &[
+            (&[], 0, 0),
+            (&[0, 1, 9_999], 9_999, 3),
+            (&[0, 1, 9_999], 59_999, 3),
+            // The bucket of 0..10 s is forgotten once 60 s is reached.
+            (&[0, 1, 9_999], 60_000, 0),
+            (&[0, 10_000, 20_000], 69_999, 2),
+            (&[5_000, 55_000], 65_000, 1),
+            // Long idle forgets everything.
+            (&[0, 30_000], 1_000_000, 0),
+            // A clock that goes back counts into the latest bucket.
+            (&[30_000, 20_000], 30_000, 2),
+        ];
+        for &(takes, asked, expected) in cases {
+            let mut meter = TakeMeter::default();
+            for &at in takes {
+                meter.record(at);
+            }
+            assert_eq!(meter.last_minute(asked), expected, "{takes:?} at {asked}");
+        }
+    }
+
+    #[test]
+    fn the_target_follows_the_demand_between_the_floor_and_the_most() {
+        let sizing = Sizing { floor: 3, most: 50 };
+        let targets: Vec<usize> = [0, 2, 3, 20, 50, 500]
+            .into_iter()
+            .map(|taken| sizing.target(taken))
+            .collect();
+        assert_eq!(targets, [3, 3, 3, 20, 50, 50]);
+        // A floor above the most wins.
+        assert_eq!(Sizing { floor: 10, most: 4 }.target(100), 10);
+        assert_eq!(Sizing::fixed(2).target(100), 2);
+    }
+
+    #[tokio::test]
+    async fn a_pool_keeps_ready_what_the_last_minute_took() {
+        let tbm = GameKind::ThreeBlindMice;
+        let clock = Clock::virtual_at(1_000_000);
+        let sizing = Sizing { floor: 1, most: 4 };
+        let pool = DealPool::start(&[tbm], sizing, clock.clone(), Some(100), 200_000, None)
+            .expect("thread starts");
+        for _ in 0..3 {
+            assert!(pool.take(tbm).await.is_some());
+        }
+        // A guard, not a synchronisation: a pool that does not grow would
+        // wait for ever.
+        let grown = |count| {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(60),
+                pool.ready_at_least(tbm, count),
+            )
+        };
+        // Three taken this minute: three are proved ready for the next.
+        grown(3).await.expect("the pool grows to the demand");
+        for _ in 0..3 {
+            assert!(pool.try_take(tbm).is_some(), "ready without waiting");
+        }
+        // Six in the minute: the most, four, are kept ready.
+        grown(4).await.expect("the pool grows to its most");
+        pool.stop();
+    }
+
     #[tokio::test]
     async fn a_fixed_stream_gives_the_first_proved_seeds_in_order() {
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 2, Some(100), 200_000, None)
-            .expect("thread starts");
+        let pool = DealPool::start(
+            &[GameKind::ThreeBlindMice],
+            Sizing::fixed(2),
+            Clock::virtual_at(0),
+            Some(100),
+            200_000,
+            None,
+        )
+        .expect("thread starts");
         let first = pool.take(GameKind::ThreeBlindMice).await;
         let second = pool.take(GameKind::ThreeBlindMice).await;
         let expected =
@@ -404,8 +596,15 @@ mod tests {
     async fn the_prover_runs_at_the_lowest_priority_and_the_rest_of_the_server_does_not() {
         let this_thread = || rustix::process::getpriority_process(Some(rustix::thread::gettid()));
         let before = this_thread().ok();
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 1, Some(100), 200_000, None)
-            .expect("thread starts");
+        let pool = DealPool::start(
+            &[GameKind::ThreeBlindMice],
+            Sizing::fixed(1),
+            Clock::virtual_at(0),
+            Some(100),
+            200_000,
+            None,
+        )
+        .expect("thread starts");
         // Once a deal is proved, the thread has long since set its priority.
         assert!(pool.take(GameKind::ThreeBlindMice).await.is_some());
         assert_eq!(niceness_of_thread("deal-prover"), Some(PROVER_NICENESS));
@@ -428,8 +627,15 @@ mod tests {
                 kept,
             })
         };
-        let first = DealPool::start(&[tbm], 2, Some(100), 200_000, supply(Vec::new()))
-            .expect("thread starts");
+        let first = DealPool::start(
+            &[tbm],
+            Sizing::fixed(2),
+            Clock::virtual_at(0),
+            Some(100),
+            200_000,
+            supply(Vec::new()),
+        )
+        .expect("thread starts");
         let dealt = [first.take(tbm).await, first.take(tbm).await];
         first.stop();
         let kept = database
@@ -449,8 +655,15 @@ mod tests {
         );
         // A pool that keeps none ready and so proves only when asked deals
         // the kept ones at once, oldest first.
-        let second = DealPool::start(&[tbm], 0, Some(100), 200_000, supply(kept.clone()))
-            .expect("thread starts");
+        let second = DealPool::start(
+            &[tbm],
+            Sizing::fixed(0),
+            Clock::virtual_at(0),
+            Some(100),
+            200_000,
+            supply(kept.clone()),
+        )
+        .expect("thread starts");
         for (_, seed) in &kept {
             assert_eq!(second.try_take(tbm), Some(*seed));
         }
@@ -466,8 +679,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_pool_that_keeps_none_ready_proves_one_for_each_taker() {
-        let pool = DealPool::start(&[GameKind::ThreeBlindMice], 0, Some(100), 200_000, None)
-            .expect("thread starts");
+        let pool = DealPool::start(
+            &[GameKind::ThreeBlindMice],
+            Sizing::fixed(0),
+            Clock::virtual_at(0),
+            Some(100),
+            200_000,
+            None,
+        )
+        .expect("thread starts");
         assert_eq!(pool.try_take(GameKind::ThreeBlindMice), None);
         let first = pool.take(GameKind::ThreeBlindMice).await;
         assert!(first.is_some(), "a waiting taker gets a deal proved");

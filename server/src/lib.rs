@@ -191,7 +191,11 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
     };
     let pool = DealPool::start(
         &config.deal_games,
-        config.deal_pool_size,
+        deal_pool::Sizing {
+            floor: config.deal_pool_size,
+            most: config.deal_pool_max,
+        },
+        config.clock.clone(),
         config.deal_seed_start,
         config.solver_budget_positions,
         Some(supply),

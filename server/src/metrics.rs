@@ -39,6 +39,8 @@ pub struct Metrics {
     pub write_stalls: AtomicU64,
     /// Times a spectator fell behind: it skips events until one snapshot.
     pub spectators_coalesced: AtomicU64,
+    /// Races that found no proved deal ready and waited for the solver.
+    pub deal_waits: AtomicU64,
     /// Connections closed for sending too fast.
     pub rate_limited: AtomicU64,
     /// Registrations refused by the per-address limit.
@@ -173,6 +175,12 @@ impl Metrics {
             "counter",
             "Times a spectator fell behind and skipped events until one snapshot.",
             load_u(&self.spectators_coalesced).to_string(),
+        );
+        metric(
+            "patience_deal_waits_total",
+            "counter",
+            "Races that found no proved deal ready and waited for the solver.",
+            load_u(&self.deal_waits).to_string(),
         );
         metric(
             "patience_rate_limited_total",

@@ -578,6 +578,7 @@ impl Actor {
             return self.feed(now, Input::DealReady { seed });
         }
         tracing::warn!("no proved deal ready: the race waits for the solver");
+        bump(&self.context.metrics.deal_waits);
         let pool = self.context.pool.clone();
         let inbox = self.inbox.clone();
         let game = self.game;
