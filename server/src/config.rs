@@ -33,7 +33,9 @@ pub struct Config {
     pub max_rooms: usize,
     /// The largest client message and frame, in bytes.
     pub max_message_bytes: usize,
-    /// Each connection's read buffer, in bytes.
+    /// Each connection's read buffer, in bytes: allocated per socket, so
+    /// it is most of an idle socket's memory. Clients send small messages
+    /// (a move is a few dozen bytes); a larger one takes several reads.
     pub read_buffer_bytes: usize,
     /// Each connection's write buffer: the most it holds before it must
     /// write, in bytes.
@@ -168,7 +170,9 @@ impl Default for Config {
             max_connections: 10_000,
             max_rooms: 5_000,
             max_message_bytes: 4096,
-            read_buffer_bytes: 8192,
+            // Measured at 10,000 idle sockets: 21.4 KB of RSS each with
+            // 8 KiB, 14.3 KB with 1 KiB (docs/BENCHMARKS.md).
+            read_buffer_bytes: 1024,
             write_buffer_bytes: 8192,
             socket_send_buffer_bytes: Some(16 * 1024),
             outbox_capacity: 64,
