@@ -301,6 +301,8 @@ mod tests {
         assert_eq!(sent.sent_at(0, 1), None, "seat 0 sent nothing");
         assert_eq!(sent.sent_at(7, 1), None, "no such seat");
         let later = second + Duration::from_millis(3);
+        // Two rivals and a spectator.
+        reported(&stats, &sent, 1, 2, later, true, true);
         reported(&stats, &sent, 1, 2, later, true, true);
         reported(&stats, &sent, 1, 2, later, true, false);
         // Not measured, or a move this room never sent: no sample.
@@ -318,7 +320,7 @@ mod tests {
                 .load(std::sync::atomic::Ordering::Relaxed),
             1
         );
-        assert_eq!(stats.opponent.count(), 1);
+        assert_eq!(stats.opponent.count(), 2);
         assert_eq!(stats.spectator.count(), 1);
         assert_eq!(stats.ack.count(), 1);
     }
