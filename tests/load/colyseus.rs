@@ -826,6 +826,14 @@ pub async fn send_move(sink: &mut Sink, n: u64, text: &str) -> anyhow::Result<()
         .context("send move")
 }
 
+/// Leaves the room, consented (as the Colyseus client leaves): the server
+/// closes the socket with code 4000.
+pub async fn send_leave(sink: &mut Sink) -> anyhow::Result<()> {
+    sink.send(Message::Binary(encode_leave().into()))
+        .await
+        .context("send leave")
+}
+
 /// The next frame from the server, or `None` once the socket is closed.
 /// Pings are answered by tungstenite as the stream is read: the transport
 /// pings every socket every 3 s and drops one that missed two, so a
@@ -858,28 +866,8 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Sends a player's move; see [`send_move`].
-    pub async fn send_move(&mut self, n: u64, text: &str) -> anyhow::Result<()> {
-        send_move(&mut self.sink, n, text).await
-    }
-
-    /// The next frame; see [`next_frame`].
-    pub async fn next_frame(&mut self) -> anyhow::Result<Option<Frame>> {
-        next_frame(&mut self.stream).await
-    }
-
-    /// Leaves the room (consented) and waits for the server to close.
-    pub async fn leave(mut self) -> anyhow::Result<()> {
-        self.sink
-            .send(Message::Binary(encode_leave().into()))
-            .await
-            .context("send leave")?;
-        while self.next_frame().await?.is_some() {}
-        Ok(())
-    }
-
     /// The two halves, for a generator that writes from one task and reads
-    /// from another (with [`send_move`] and [`next_frame`]).
+    /// from another (with [`send_move`], [`send_leave`] and [`next_frame`]).
     pub fn into_parts(self) -> (Sink, Stream) {
         (self.sink, self.stream)
     }
@@ -1187,6 +1175,27 @@ mod tests {
         use std::time::Duration;
 
         use super::super::*;
+
+        /// The smoke test drives whole connections; the generator splits
+        /// them ([`Conn::into_parts`]) and uses the free functions these call.
+        impl Conn {
+            /// Sends a player's move; see [`send_move`].
+            async fn send_move(&mut self, n: u64, text: &str) -> anyhow::Result<()> {
+                send_move(&mut self.sink, n, text).await
+            }
+
+            /// The next frame; see [`next_frame`].
+            async fn next_frame(&mut self) -> anyhow::Result<Option<Frame>> {
+                next_frame(&mut self.stream).await
+            }
+
+            /// Leaves the room (consented) and waits for the server to close.
+            async fn leave(mut self) -> anyhow::Result<()> {
+                send_leave(&mut self.sink).await?;
+                while self.next_frame().await?.is_some() {}
+                Ok(())
+            }
+        }
 
         /// The Node server, killed when the test ends however it ends.
         struct NodeServer(Child);

@@ -32,16 +32,24 @@ pub struct Settings {
     pub frame_bytes: Option<usize>,
 }
 
-/// An encoded `move` of a real position: the first legal move of a Three
-/// Blind Mice deal, in the protocol's encoding.
-fn move_frame() -> Vec<u8> {
+/// The text of a real move: the first legal move of a Three Blind Mice
+/// deal. The Colyseus scenario sends it too, where no rules read it.
+pub fn move_text() -> String {
     let position = patience_shared::any::AnyGame::deal(GameKind::ThreeBlindMice, 1);
     let mut moves = Vec::new();
     position.legal_moves(&mut moves);
-    let text = moves
+    moves
         .first()
-        .map_or_else(|| "1-2".to_string(), |&mv| position.format_move(mv));
-    protocol::encode(&ClientMessage::Move { text, seat: None })
+        .map_or_else(|| "1-2".to_string(), |&mv| position.format_move(mv))
+}
+
+/// An encoded `move` of a real position ([`move_text`]), in the protocol's
+/// encoding.
+fn move_frame() -> Vec<u8> {
+    protocol::encode(&ClientMessage::Move {
+        text: move_text(),
+        seat: None,
+    })
 }
 
 /// Connects every socket, echoes until the window ends.

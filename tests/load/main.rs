@@ -10,7 +10,13 @@
 //!   pings, for the server's memory per socket;
 //! - `echo` ([`echo_client`]): the race's racer count of sockets sending a
 //!   move-sized frame to `patience-echo` (a bare tokio-tungstenite echo
-//!   server) and timing the echo, as the baseline.
+//!   server) and timing the echo, as the baseline;
+//! - `colyseus` ([`colyseus_race`]): the race's rooms, racers and
+//!   spectators against the Colyseus 0.16 room of `load/colyseus/`, which
+//!   does the same fan-out without rules, for a side-by-side comparison.
+//!
+//! The two race scenarios share their pacing, move timings and read loop
+//! ([`fanout`]); [`colyseus`] is the Colyseus client.
 //!
 //! A new target plugs in as a [`Scenario`] variant and a module with a
 //! `run` that fills [`measure::Stats`] and returns a [`measure::Outcome`];
@@ -18,7 +24,10 @@
 //!
 //! Layout: the command line; choosing the scenario; the report.
 
+mod colyseus;
+mod colyseus_race;
 mod echo_client;
+mod fanout;
 mod idle;
 mod measure;
 mod net;
@@ -27,6 +36,7 @@ mod race;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
@@ -43,19 +53,21 @@ enum Scenario {
     Idle,
     /// Move-sized frames echoed (patience-echo).
     Echo,
+    /// Racing rooms with spectators (the Colyseus room of load/colyseus/).
+    Colyseus,
 }
 
 /// The command line; every setting is also in the JSON line's `settings`.
 #[derive(Debug, Parser, Serialize)]
 #[command(
     name = "patience-load",
-    about = "Load a running patience-server (or patience-echo) and report one JSON line"
+    about = "Load a running patience-server (or patience-echo, or the Colyseus room) and report one JSON line"
 )]
 struct Cli {
     /// What to run.
     #[arg(long, value_enum, default_value_t = Scenario::Race)]
     scenario: Scenario,
-    /// The server, e.g. ws://127.0.0.1:7878
+    /// The server, e.g. ws://127.0.0.1:7878 (colyseus: ws://127.0.0.1:2567)
     #[arg(long, default_value = "ws://127.0.0.1:7878")]
     url: String,
     /// The server's process id: its CPU time and memory are read from
@@ -84,10 +96,10 @@ struct Cli {
     #[arg(long, default_value_t = 10)]
     warmup_s: u64,
     /// Racers that stop reading after the warm-up (one per room, in the
-    /// first rooms).
+    /// first rooms). Race only.
     #[arg(long, default_value_t = 0)]
     stall_players: usize,
-    /// Spectators that stop reading after the warm-up.
+    /// Spectators that stop reading after the warm-up. Race only.
     #[arg(long, default_value_t = 0)]
     stall_spectators: usize,
     /// Seconds a stalled client reads nothing before it reads again;
@@ -99,11 +111,13 @@ struct Cli {
     #[arg(long)]
     stall_recv_buffer: Option<u32>,
     /// Open the rooms with `open_boards`: each `progress` then carries the
-    /// mover's board (about a kilobyte instead of a hundred bytes).
+    /// mover's board (about a kilobyte instead of a hundred bytes). Race
+    /// only.
     #[arg(long)]
     open_boards: bool,
     /// Racers take a move back rather than win, so that races never end
-    /// and rooms never re-form (for closed-loop rates).
+    /// and rooms never re-form (for closed-loop rates). Colyseus races
+    /// never end anyway.
     #[arg(long)]
     endless: bool,
     /// Idle sockets to open (idle).
@@ -131,6 +145,8 @@ impl Cli {
             Scenario::Race => self.rooms * (usize::from(self.players) + self.spectators + 1),
             Scenario::Idle => self.sockets,
             Scenario::Echo => self.rooms * usize::from(self.players),
+            // And one matchmaking connection at a time per room.
+            Scenario::Colyseus => self.rooms * (usize::from(self.players) + self.spectators + 1),
         }
     }
 
@@ -188,6 +204,25 @@ async fn main() -> anyhow::Result<()> {
                 frame_bytes: cli.echo_bytes,
             };
             echo_client::run(settings, connector, window, probe, Arc::clone(&stats)).await?
+        }
+        Scenario::Colyseus => {
+            anyhow::ensure!(
+                cli.stall_players == 0 && cli.stall_spectators == 0,
+                "--scenario colyseus has no stalls: its transport drops a socket that misses two pings"
+            );
+            anyhow::ensure!(
+                !cli.open_boards,
+                "--scenario colyseus has no boards to open"
+            );
+            let settings = colyseus_race::Settings {
+                base: cli.url.clone(),
+                rooms: cli.rooms,
+                players: cli.players,
+                spectators: u16::try_from(cli.spectators)
+                    .context("--spectators: at most 64 for colyseus")?,
+                move_interval: cli.move_interval(),
+            };
+            colyseus_race::run(settings, window, probe, Arc::clone(&stats)).await?
         }
     };
     outcome.extra.insert(

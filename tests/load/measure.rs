@@ -7,9 +7,15 @@
 //! [`Outcome`] with whatever it alone knows; [`report`] turns that into the
 //! JSON line (stdout) and the human summary (stderr).
 //!
+//! With a server pid the probe also reads each of the server's threads
+//! (`/proc/PID/task/*/comm` and `stat`), so the report can split its CPU by
+//! thread name and leave out the deal prover, whose work (proving deals in
+//! the background) is per race, not per move.
+//!
 //! Layout: the window; latency lists and counters; reading `/proc`; the
 //! report.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -51,6 +57,12 @@ impl Latencies {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(micros);
+    }
+
+    /// How many there are.
+    #[cfg(test)]
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
     fn sorted(&self) -> Vec<u64> {
@@ -150,7 +162,7 @@ pub struct Probe {
 
 /// The process and the machine at one instant; `None` where `/proc` could
 /// not be read (no `--server-pid`, or the process has gone).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Sample {
     /// User plus system time, in clock ticks.
     pub cpu_ticks: Option<u64>,
@@ -158,7 +170,70 @@ pub struct Sample {
     pub rss_bytes: Option<u64>,
     /// The 1, 5 and 15 minute load averages.
     pub load_average: Option<[f64; 3]>,
+    /// The process's threads then.
+    pub threads: Option<Threads>,
 }
+
+/// A process's threads, by thread id.
+pub type Threads = BTreeMap<u32, ThreadSample>;
+
+/// One thread at one instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadSample {
+    /// Its name (`comm`: at most 15 bytes, as the kernel keeps it).
+    pub name: String,
+    /// When it started, in clock ticks after boot: with the thread id, what
+    /// tells a thread from a later one that reuses its id.
+    pub started: u64,
+    /// User plus system time, in clock ticks.
+    pub cpu_ticks: u64,
+}
+
+/// A process's CPU between two samples, per thread name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ThreadCpu {
+    /// Clock ticks per thread name, over the threads seen at the end.
+    pub ticks_by_name: BTreeMap<String, u64>,
+    /// Threads at the end that were not there at the start: all their CPU
+    /// time is counted, since all of it was spent after the start.
+    pub appeared: usize,
+    /// Threads at the start that had gone by the end: their time in
+    /// between cannot be read any more (the kernel folds it into the
+    /// process's total when a thread exits), so the names' sum falls short
+    /// of the process's CPU by that much.
+    pub vanished: usize,
+}
+
+/// What each thread name spent between `start` and `end`. A thread is the
+/// same at both ends if its id and start time are; a thread whose id was
+/// reused in between counts as one that vanished and one that appeared.
+pub fn thread_cpu(start: &Threads, end: &Threads) -> ThreadCpu {
+    let mut cpu = ThreadCpu::default();
+    for (tid, thread) in end {
+        let before = start
+            .get(tid)
+            .filter(|before| before.started == thread.started);
+        let spent = match before {
+            Some(before) => thread.cpu_ticks.saturating_sub(before.cpu_ticks),
+            None => {
+                cpu.appeared += 1;
+                thread.cpu_ticks
+            }
+        };
+        *cpu.ticks_by_name.entry(thread.name.clone()).or_default() += spent;
+    }
+    cpu.vanished = start
+        .iter()
+        .filter(|(tid, thread)| {
+            end.get(tid)
+                .is_none_or(|after| after.started != thread.started)
+        })
+        .count();
+    cpu
+}
+
+/// The thread name of the server's deal prover (`server/src/deal_pool.rs`).
+pub const DEAL_PROVER_THREAD: &str = "deal-prover";
 
 impl Probe {
     /// A probe of `pid` (if any) and the machine.
@@ -180,6 +255,7 @@ impl Probe {
             load_average: read("/proc/loadavg".to_string())
                 .as_deref()
                 .and_then(load_average),
+            threads: self.pid.and_then(read_threads),
         }
     }
 
@@ -192,15 +268,57 @@ impl Probe {
     }
 }
 
-/// `utime + stime` from `/proc/PID/stat`: fields 14 and 15, counted after
-/// the command name, which is in parentheses and may hold spaces.
-fn cpu_ticks(stat: &str) -> Option<u64> {
+/// Field `number` (counting from 1, as `proc(5)` does) of a
+/// `/proc/PID/stat` line, from field 3 on: they are counted after the
+/// command name, which is in parentheses and may hold spaces.
+fn stat_field(stat: &str, number: usize) -> Option<u64> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     // Field 3 (the state) is the first after the name.
-    let mut fields = after_name.split_whitespace().skip(14 - 3);
-    let user: u64 = fields.next()?.parse().ok()?;
-    let system: u64 = fields.next()?.parse().ok()?;
-    Some(user + system)
+    after_name
+        .split_whitespace()
+        .nth(number.checked_sub(3)?)?
+        .parse()
+        .ok()
+}
+
+/// `utime + stime` from `/proc/PID/stat` (or a thread's
+/// `/proc/PID/task/TID/stat`): fields 14 and 15.
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    Some(stat_field(stat, 14)? + stat_field(stat, 15)?)
+}
+
+/// A thread from its `comm` and `stat` files (`starttime` is field 22).
+fn thread_sample(comm: &str, stat: &str) -> Option<ThreadSample> {
+    Some(ThreadSample {
+        name: comm.trim_end_matches('\n').to_string(),
+        started: stat_field(stat, 22)?,
+        cpu_ticks: cpu_ticks(stat)?,
+    })
+}
+
+/// Every thread of `pid` that can be read now. A thread that exits while
+/// the directory is walked is left out (it is one that vanished).
+fn read_threads(pid: u32) -> Option<Threads> {
+    let directory = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut threads = Threads::new();
+    for entry in directory.flatten() {
+        let Some(tid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        let comm = std::fs::read_to_string(path.join("comm"));
+        let stat = std::fs::read_to_string(path.join("stat"));
+        if let (Ok(comm), Ok(stat)) = (comm, stat)
+            && let Some(thread) = thread_sample(&comm, &stat)
+        {
+            threads.insert(tid, thread);
+        }
+    }
+    Some(threads)
 }
 
 /// `VmRSS` from `/proc/PID/status`, in bytes.
@@ -251,13 +369,35 @@ pub fn report(
     let deliveries = load(&stats.deliveries);
     let per = |value: f64, count: u64| (count > 0).then(|| value / count as f64);
     let server = probe.pid.map(|pid| {
+        let micros = |ticks: u64| ticks as f64 * 1e6 / probe.ticks_per_second.max(1) as f64;
         let cpu_micros = outcome
             .start
             .cpu_ticks
             .zip(outcome.end.cpu_ticks)
-            .map(|(start, end)| {
-                end.saturating_sub(start) as f64 * 1e6 / probe.ticks_per_second.max(1) as f64
-            });
+            .map(|(start, end)| micros(end.saturating_sub(start)));
+        let threads = outcome
+            .start
+            .threads
+            .as_ref()
+            .zip(outcome.end.threads.as_ref())
+            .map(|(start, end)| thread_cpu(start, end));
+        let by_thread = threads.as_ref().map(|threads| {
+            threads
+                .ticks_by_name
+                .iter()
+                .map(|(name, &ticks)| (name.clone(), json!(micros(ticks) / 1e6)))
+                .collect::<Map<String, Value>>()
+        });
+        // The process's total (which keeps the time of threads that exited)
+        // less what the deal prover's thread spent.
+        let without_deal_prover = cpu_micros.zip(threads.as_ref()).map(|(cpu, threads)| {
+            let prover = threads
+                .ticks_by_name
+                .get(DEAL_PROVER_THREAD)
+                .copied()
+                .unwrap_or(0);
+            (cpu - micros(prover)).max(0.0)
+        });
         json!({
             "pid": pid,
             "clock_ticks_per_s": probe.ticks_per_second,
@@ -265,6 +405,13 @@ pub fn report(
             "cpu_share_of_a_core": cpu_micros.map(|cpu| cpu / 1e6 / seconds),
             "cpu_us_per_accepted_move": cpu_micros.and_then(|cpu| per(cpu, accepted)),
             "cpu_us_per_delivery": cpu_micros.and_then(|cpu| per(cpu, deliveries)),
+            "cpu_us_per_accepted_move_without_deal_prover":
+                without_deal_prover.and_then(|cpu| per(cpu, accepted)),
+            "cpu_s_by_thread": by_thread,
+            "threads_start": outcome.start.threads.as_ref().map(BTreeMap::len),
+            "threads_end": outcome.end.threads.as_ref().map(BTreeMap::len),
+            "threads_appeared": threads.as_ref().map(|threads| threads.appeared),
+            "threads_vanished": threads.as_ref().map(|threads| threads.vanished),
             "rss_bytes_start": outcome.start.rss_bytes,
             "rss_bytes_end": outcome.end.rss_bytes,
         })
@@ -369,6 +516,16 @@ mod tests {
                     100 2000000 3000 18446744073709551615";
         assert_eq!(cpu_ticks(stat), Some(1290));
         assert_eq!(cpu_ticks("4242 (short) S 1"), None);
+        // A thread's stat has the same fields; its start time is field 22.
+        assert_eq!(
+            thread_sample("tokio-rt-worker\n", stat),
+            Some(ThreadSample {
+                name: "tokio-rt-worker".to_string(),
+                started: 100,
+                cpu_ticks: 1290,
+            })
+        );
+        assert_eq!(thread_sample("short\n", "4242 (short) S 1"), None);
         let status =
             "Name:\tpatience-server\nVmPeak:\t  99999 kB\nVmRSS:\t   18432 kB\nThreads:\t8\n";
         assert_eq!(rss_bytes(status), Some(18432 * 1024));
@@ -378,6 +535,60 @@ mod tests {
             Some([2.46, 2.39, 2.61])
         );
         assert_eq!(load_average(""), None);
+    }
+
+    /// Threads as `(tid, name, started, cpu_ticks)`.
+    fn threads(list: &[(u32, &str, u64, u64)]) -> Threads {
+        list.iter()
+            .map(|&(tid, name, started, cpu_ticks)| {
+                (
+                    tid,
+                    ThreadSample {
+                        name: name.to_string(),
+                        started,
+                        cpu_ticks,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn thread_cpu_is_grouped_by_name_and_counts_threads_that_came_and_went() {
+        let start = threads(&[
+            (1, "patience-server", 5, 40),
+            (2, "tokio-rt-worker", 6, 100),
+            (3, "tokio-rt-worker", 6, 200),
+            (4, "deal-prover", 7, 1_000),
+            // Gone by the end.
+            (5, "tokio-runtime-w", 9, 30),
+            // Its id is reused by a later thread.
+            (6, "tokio-runtime-w", 9, 50),
+        ]);
+        let end = threads(&[
+            (1, "patience-server", 5, 41),
+            (2, "tokio-rt-worker", 6, 150),
+            (3, "tokio-rt-worker", 6, 260),
+            (4, "deal-prover", 7, 1_500),
+            (6, "tokio-runtime-w", 300, 4),
+            (7, "database", 310, 12),
+        ]);
+        let cpu = thread_cpu(&start, &end);
+        let expected: BTreeMap<String, u64> = [
+            ("patience-server", 1),
+            ("tokio-rt-worker", 50 + 60),
+            ("deal-prover", 500),
+            ("tokio-runtime-w", 4),
+            ("database", 12),
+        ]
+        .into_iter()
+        .map(|(name, ticks)| (name.to_string(), ticks))
+        .collect();
+        assert_eq!(cpu.ticks_by_name, expected);
+        assert_eq!((cpu.appeared, cpu.vanished), (2, 2));
+        let same = thread_cpu(&start, &start);
+        assert_eq!((same.appeared, same.vanished), (0, 0));
+        assert!(same.ticks_by_name.values().all(|&ticks| ticks == 0));
     }
 
     #[test]
@@ -400,11 +611,19 @@ mod tests {
                 cpu_ticks: Some(1_000),
                 rss_bytes: Some(1 << 20),
                 load_average: Some([1.0, 1.0, 1.0]),
+                threads: Some(threads(&[
+                    (1, "tokio-rt-worker", 1, 500),
+                    (2, "deal-prover", 1, 400),
+                ])),
             },
             end: Sample {
                 cpu_ticks: Some(1_006),
                 rss_bytes: Some(2 << 20),
                 load_average: Some([1.5, 1.0, 1.0]),
+                threads: Some(threads(&[
+                    (1, "tokio-rt-worker", 1, 504),
+                    (2, "deal-prover", 1, 402),
+                ])),
             },
             extra: Map::from_iter([("rooms_seen".to_string(), json!(3))]),
             notes: Vec::new(),
@@ -414,6 +633,17 @@ mod tests {
         assert_eq!(server["cpu_s"], json!(0.06));
         assert_eq!(server["cpu_us_per_accepted_move"], json!(150.0));
         assert_eq!(server["cpu_us_per_delivery"], json!(30.0));
+        // 6 ticks in all, 2 of them the deal prover's: 40 ms over 400 moves.
+        assert_eq!(
+            server["cpu_us_per_accepted_move_without_deal_prover"],
+            json!(100.0)
+        );
+        assert_eq!(
+            server["cpu_s_by_thread"],
+            json!({"tokio-rt-worker": 0.04, "deal-prover": 0.02})
+        );
+        assert_eq!(server["threads_end"], json!(2));
+        assert_eq!(server["threads_vanished"], json!(0));
         assert_eq!(server["rss_bytes_end"], json!(2 << 20));
         assert_eq!(line["moves_accepted_per_s"], json!(200.0));
         assert_eq!(line["move_to_ack_us"]["p99_9"], json!(250));

@@ -15,8 +15,10 @@
 //!
 //! Layout: the settings; one task per room that owns its connections'
 //! write halves, plays the moves and keeps the books; one reader task per
-//! connection that timestamps each frame as it arrives and can be told to
-//! stop reading; what the stalled clients went through.
+//! connection ([`crate::fanout::read_loop`]) that timestamps each frame as
+//! it arrives and can be told to stop reading; what the stalled clients
+//! went through. The pacing, the move timings and the read loop are
+//! [`crate::fanout`]'s, shared with the Colyseus scenario.
 //!
 //! Each racer picks its move from its own board as the server sent it
 //! (`race_started`, then each `move_accepted`): the client's guess of the
@@ -27,13 +29,11 @@
 //! than win), and once the race has ended the room's connections close and
 //! a new room starts.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt as _, StreamExt as _};
 use patience_cli::position::guess;
 use patience_shared::game::GameKind;
@@ -45,10 +45,10 @@ use patience_tests::seq_of;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 
+use crate::fanout::{self, Pacing, Received, SentMoves, Sink};
 use crate::measure::{Outcome, Probe, Stats, Window};
-use crate::net::{Connector, Socket};
+use crate::net::Connector;
 
 /// How the rooms race.
 #[derive(Debug)]
@@ -116,28 +116,15 @@ pub async fn run(
         window,
     });
     let books = Arc::new(RaceBooks::default());
-    let mut tasks = Vec::new();
-    for room in 0..rooms {
+    fanout::run_rooms(rooms, &stats, |room| {
         let stall_player = room < stall_players;
         let stall_spectator = room < stall_spectators && has_spectators;
         let plan = Arc::clone(&plan);
         let stats = Arc::clone(&stats);
         let books = Arc::clone(&books);
-        tasks.push(tokio::spawn(async move {
-            if let Err(error) =
-                run_room(room, &plan, &stats, &books, stall_player, stall_spectator).await
-            {
-                Stats::bump(&stats.errors);
-                eprintln!("room {room}: {error:#}");
-            }
-        }));
-        // Connecting hundreds of sockets at once only measures the accept
-        // queue; a short stagger spreads the rooms' moves too.
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    for task in tasks {
-        let _ = task.await;
-    }
+        async move { run_room(room, &plan, &stats, &books, stall_player, stall_spectator).await }
+    })
+    .await;
     let (start, end) = sampling.await.context("sampling the server")?;
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     let stalls = std::mem::take(&mut *books.stalls.lock().unwrap_or_else(PoisonError::into_inner));
@@ -164,22 +151,12 @@ pub async fn run(
     })
 }
 
-type Sink = SplitSink<Socket, Message>;
-type Stream = SplitStream<Socket>;
-
 /// What a reader saw, with when.
-#[derive(Debug)]
-struct Event {
-    conn: usize,
-    at: Instant,
-    what: Received,
-}
+type Event = fanout::Event<Box<ServerMessage>>;
 
-#[derive(Debug)]
-enum Received {
-    Message(Box<ServerMessage>),
-    /// The close frame, or `None` when the socket ended without one.
-    Closed(Option<CloseFrame>),
+/// The read loop's decoder: frames that are no server message are skipped.
+fn decode(bytes: &[u8]) -> Option<Box<ServerMessage>> {
+    protocol::decode_server(bytes).ok().map(Box::new)
 }
 
 /// One connection of a room, as its room task sees it.
@@ -233,53 +210,6 @@ where
         .context("send")
 }
 
-/// Reads frames and hands them to the room with the time they arrived,
-/// counting each as a delivery within the window; while `stall` is true it
-/// reads nothing.
-async fn read_loop(
-    conn: usize,
-    mut stream: Stream,
-    events: mpsc::Sender<Event>,
-    mut stall: watch::Receiver<bool>,
-    stats: Arc<Stats>,
-    window: Window,
-) {
-    loop {
-        if *stall.borrow() {
-            if stall.changed().await.is_err() {
-                return;
-            }
-            continue;
-        }
-        let next = tokio::select! {
-            next = stream.next() => next,
-            changed = stall.changed() => {
-                if changed.is_err() { return; }
-                continue;
-            }
-        };
-        let at = Instant::now();
-        let what = match next {
-            Some(Ok(Message::Binary(bytes))) => {
-                if window.contains(at) {
-                    Stats::bump(&stats.deliveries);
-                }
-                match protocol::decode_server(&bytes) {
-                    Ok(message) => Received::Message(Box::new(message)),
-                    Err(_) => continue,
-                }
-            }
-            Some(Ok(Message::Close(frame))) => Received::Closed(frame),
-            Some(Ok(_)) => continue,
-            None | Some(Err(_)) => Received::Closed(None),
-        };
-        let last = matches!(what, Received::Closed(_));
-        if events.send(Event { conn, at, what }).await.is_err() || last {
-            return;
-        }
-    }
-}
-
 /// Runs races in one room until the measurement ends.
 async fn run_room(
     room: usize,
@@ -304,10 +234,6 @@ async fn run_room(
     }
     Ok(())
 }
-
-/// Per seat: (the racer's move count after a move, when it was sent), the
-/// last few, to match rivals' `progress` to the move.
-type SentMoves = Vec<VecDeque<(u32, Instant)>>;
 
 /// Opens a room, fills it, races until the race ends or the measurement
 /// does. A stall, once played out, is not played again.
@@ -410,25 +336,20 @@ async fn race(
     for (index, stream) in streams.into_iter().enumerate() {
         let (stall_tx, stall_rx) = watch::channel(false);
         conns[index].stall = Some(stall_tx);
-        tokio::spawn(read_loop(
+        tokio::spawn(fanout::read_loop(
             index,
             stream,
             events_in.clone(),
-            stall_rx,
+            Some(stall_rx),
             Arc::clone(stats),
             plan.window,
+            decode,
         ));
     }
 
-    // Open loop: one racer's turn every interval / players, in turn; closed
-    // loop: no ticks, each answer brings the next move.
-    let closed_loop = settings.move_interval.is_none();
-    let tick =
-        settings.move_interval.unwrap_or(Duration::from_millis(1)) / u32::from(settings.players);
-    let mut ticker = tokio::time::interval(tick.max(Duration::from_micros(100)));
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut next_mover = 0usize;
-    let mut sent: SentMoves = vec![VecDeque::new(); usize::from(settings.players)];
+    let mut pacing = Pacing::new(settings.move_interval, settings.players);
+    let closed_loop = pacing.closed_loop();
+    let mut sent = SentMoves::new(settings.players);
     let mut variation = room as u64;
     let stall_at = tokio::time::Instant::from_std(plan.window.from);
     let stall_timer = tokio::time::sleep_until(stall_at);
@@ -466,9 +387,7 @@ async fn race(
                     }
                 }
             }
-            _ = ticker.tick(), if !closed_loop => {
-                let mover = next_mover;
-                next_mover = (next_mover + 1) % usize::from(settings.players);
+            mover = pacing.next_turn() => {
                 let conn = &mut conns[mover];
                 if conn.pending.is_some() && conn.racing && !conn.stalled() && !conn.closed {
                     if plan.window.contains(Instant::now()) {
@@ -560,18 +479,13 @@ async fn play_next(
         Some(text) => ClientMessage::Move { text, seat: None },
         None => ClientMessage::Undo,
     };
-    let now = Instant::now();
-    conn.pending = Some(now);
-    if let Some(seat) = conn.seat {
-        let queue = &mut sent[usize::from(seat)];
-        queue.push_back((conn.moves + 1, now));
-        if queue.len() > 64 {
-            queue.pop_front();
-        }
-    }
-    if plan.window.contains(now) {
-        Stats::bump(&stats.moves_sent);
-    }
+    conn.pending = Some(fanout::move_sent(
+        stats,
+        plan.window,
+        sent,
+        conn.seat,
+        u64::from(conn.moves) + 1,
+    ));
     if let Some(sink) = conn.sink.as_mut()
         && send(sink, &request).await.is_err()
     {
@@ -701,11 +615,8 @@ async fn handle(
             board, progress, ..
         } => {
             let conn = &mut conns[index];
-            if let Some(sent_at) = conn.pending.take()
-                && measuring
-            {
-                stats.ack.record(event.at - sent_at);
-                Stats::bump(&stats.moves_accepted);
+            if let Some(sent_at) = conn.pending.take() {
+                fanout::answered(stats, sent_at, event.at, measuring);
             }
             conn.moves = progress.moves;
             conn.view = Some(board);
@@ -717,18 +628,15 @@ async fn handle(
             }
         }
         ServerMessage::Progress { seat, progress, .. } => {
-            let sent_at = sent
-                .get(usize::from(seat))
-                .and_then(|queue| queue.iter().find(|(moves, _)| *moves == progress.moves))
-                .map(|(_, at)| *at);
-            if let (Some(sent_at), true) = (sent_at, measuring) {
-                let latencies = if conns[index].is_player {
-                    &stats.opponent
-                } else {
-                    &stats.spectator
-                };
-                latencies.record(event.at - sent_at);
-            }
+            fanout::reported(
+                stats,
+                sent,
+                seat,
+                u64::from(progress.moves),
+                event.at,
+                measuring,
+                conns[index].is_player,
+            );
         }
         ServerMessage::Finished { seat, status, .. } => {
             if let Some(conn) = conns.iter_mut().find(|conn| conn.seat == Some(seat))
@@ -811,13 +719,14 @@ async fn resume(
     conn.pending = None;
     let (stall_tx, stall_rx) = watch::channel(false);
     conn.stall = Some(stall_tx);
-    tokio::spawn(read_loop(
+    tokio::spawn(fanout::read_loop(
         index,
         stream,
         events.clone(),
-        stall_rx,
+        Some(stall_rx),
         Arc::clone(stats),
         plan.window,
+        decode,
     ));
     Ok(())
 }

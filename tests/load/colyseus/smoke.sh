@@ -6,8 +6,6 @@
 # acks and progress frames) and runs the colyseus tests. The cfg is passed to
 # this one crate only (`cargo rustc`), so nothing else is rebuilt and the
 # default `cargo test` never needs Node.
-#
-# Needs tests/load/main.rs to declare `mod colyseus;`.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
