@@ -3,7 +3,7 @@
 //! One dedicated thread (never a runtime worker: a proof may take seconds)
 //! tops the pools up to their target size, one seed at a time, the emptiest
 //! game first. The target is sized by demand: as many deals as the game's
-//! races took in the last minute ([`TakeMeter`]), at least the configured
+//! races took in the last minute (counted by a `TakeMeter`), at least the configured
 //! pool size and at most its maximum ([`Sizing`]). So a burst of races (a
 //! tournament's start, a load test) finds the next one's deals ready, and a
 //! quiet server goes back to its few within a minute. Taking a deal wakes it. A race takes its deal when it is due,
