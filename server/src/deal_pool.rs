@@ -3,13 +3,14 @@
 //! One dedicated thread (never a runtime worker: a proof may take seconds)
 //! tops the pools up to their target size, one seed at a time, the emptiest
 //! game first. The target is sized by demand: as many deals as the game's
-//! races took in the last minute (counted by a `TakeMeter`), at least the configured
-//! pool size and at most its maximum ([`Sizing`]). So a burst of races (a
-//! tournament's start, a load test) finds the next one's deals ready, and a
-//! quiet server goes back to its few within a minute. Taking a deal wakes it. A race takes its deal when it is due,
-//! so starting a race waits on the solver only if deals are taken faster
-//! than they are proved. A room waiting in [`DealPool::take`] counts as
-//! demand, so a pool with a target of zero proves one deal per waiting race.
+//! races took in the last minute (counted by a `TakeMeter`), at least the
+//! configured pool size and at most its maximum ([`Sizing`]). So a burst
+//! of races (a tournament's start, a load test) finds the next one's deals
+//! ready, and a quiet server goes back to its few within a minute. Taking
+//! a deal wakes the thread. A race takes its deal when it is due, so
+//! starting a race waits on the solver only if deals are taken faster than
+//! they are proved. A room waiting in [`DealPool::take`] counts as demand,
+//! so a pool with a target of zero proves one deal per waiting race.
 //!
 //! The thread runs at the lowest priority (niceness 19 on Linux): proving
 //! is background work, and on a busy machine every slice of a core it takes
