@@ -126,6 +126,20 @@ pub fn test_config() -> Config {
     }
 }
 
+/// The address a server process prints as the first line of its stdout
+/// (`… ws://ADDRESS`): patience-server's and patience-echo's.
+pub fn read_printed_address(stdout: &mut impl std::io::BufRead) -> SocketAddr {
+    let mut line = String::new();
+    stdout
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    line.trim()
+        .rsplit("ws://")
+        .next()
+        .and_then(|address| address.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+}
+
 /// Starts a server on 127.0.0.1:0 with `test_config` changed by `tweak`.
 pub async fn start_server(tweak: impl FnOnce(&mut Config)) -> Server {
     let mut config = test_config();
@@ -816,16 +830,7 @@ impl ServerProcess {
             .expect("patience-server starts");
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut stdout = std::io::BufReader::new(stdout);
-        let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .expect("the server prints its address");
-        let address = line
-            .trim()
-            .rsplit("ws://")
-            .next()
-            .and_then(|address| address.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let address = read_printed_address(&mut stdout);
         let admin = admin.then(|| {
             let mut line = String::new();
             stdout

@@ -5,11 +5,10 @@
 //! never a time: the figures are for docs/BENCHMARKS.md, measured on a
 //! quiet machine.
 
-use std::io::BufRead as _;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 
-use patience_tests::{SEED_START, SOLVER_BUDGET, binary, stderr};
+use patience_tests::{SEED_START, SOLVER_BUDGET, binary, read_printed_address, stderr};
 use serde_json::Value;
 
 /// A server process on a port of the system's choosing, killed when
@@ -80,16 +79,7 @@ impl Target {
             .spawn()
             .expect("the server starts");
         let stdout = child.stdout.take().expect("stdout is piped");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the server prints its address");
-        let address = line
-            .trim()
-            .rsplit("ws://")
-            .next()
-            .and_then(|address| address.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let address = read_printed_address(&mut std::io::BufReader::new(stdout));
         Target {
             child,
             address,

@@ -24,6 +24,14 @@ fn settings() -> Settings {
     }
 }
 
+/// A room's default options, with take-backs allowed.
+fn undo_allowed() -> RoomOptions {
+    RoomOptions {
+        undo_allowed: true,
+        ..RoomOptions::default()
+    }
+}
+
 /// A Three Blind Mice seed the solver proves, and its winning line.
 fn proved() -> (u64, Vec<String>) {
     let deal = first_winnable_deal(GameKind::ThreeBlindMice, 1.., Budget::positions(200_000))
@@ -470,10 +478,7 @@ fn a_resume_gets_the_missed_events_or_a_snapshot_when_they_are_not_kept() {
     );
 
     // Too far back (more than the log keeps): one snapshot with her board only.
-    let undo = RoomOptions {
-        undo_allowed: true,
-        ..RoomOptions::default()
-    };
+    let undo = undo_allowed();
     let (mut room, ada_token, _) = Room::racing(undo, seed);
     room.input(Input::Disconnected { conn: 1 })
         .expect("answered");
@@ -507,10 +512,7 @@ fn a_resume_gets_the_missed_events_or_a_snapshot_when_they_are_not_kept() {
 #[test]
 fn the_event_log_is_bounded_in_bytes_as_well_as_in_events() {
     let (seed, line) = proved();
-    let undo = RoomOptions {
-        undo_allowed: true,
-        ..RoomOptions::default()
-    };
+    let undo = undo_allowed();
     let (mut room, ada_token, _) = Room::racing(undo, seed);
     room.core.settings.event_log_bytes = 2_000;
     room.input(Input::Disconnected { conn: 1 })
@@ -777,10 +779,7 @@ fn a_move_on_another_seats_board_is_refused() {
 #[test]
 fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
     let (seed, line) = proved();
-    let undo = RoomOptions {
-        undo_allowed: true,
-        ..RoomOptions::default()
-    };
+    let undo = undo_allowed();
     let (mut room, ada_token, bob_token) = Room::racing(undo, seed);
     room.now += 4_000;
     room.play(1, &line[0]);
