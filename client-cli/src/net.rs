@@ -236,5 +236,10 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::LeaderboardPage { .. } => "leaderboard_page",
         ServerMessage::ReplayData { .. } => "replay_data",
         ServerMessage::AttemptReplay { .. } => "attempt_replay",
+        ServerMessage::LeaderboardUpdate { .. } => "leaderboard_update",
+        ServerMessage::DaysPage { .. } => "days_page",
+        ServerMessage::PlayerRecord { .. } => "player_record",
+        ServerMessage::StandingsPage { .. } => "standings_page",
+        ServerMessage::BoardsReplay { .. } => "boards_replay",
     }
 }

@@ -466,14 +466,19 @@ impl RaceState {
             // The session follows redirects before a room is entered
             // (crate::session); one here changes nothing.
             ServerMessage::Redirect { .. } => {}
-            // Account, daily, leaderboard and replay answers belong to other
+            // Account, daily, tournament and replay answers belong to other
             // commands; a room's race never asks for them.
             ServerMessage::Registered { .. }
             | ServerMessage::Authenticated { .. }
             | ServerMessage::DailyStarted { .. }
             | ServerMessage::DailyFinished { .. }
             | ServerMessage::LeaderboardPage { .. }
+            | ServerMessage::LeaderboardUpdate { .. }
+            | ServerMessage::DaysPage { .. }
+            | ServerMessage::PlayerRecord { .. }
+            | ServerMessage::StandingsPage { .. }
             | ServerMessage::ReplayData { .. }
+            | ServerMessage::BoardsReplay { .. }
             | ServerMessage::AttemptReplay { .. } => {}
         }
         notes

@@ -45,6 +45,8 @@ use crate::state::Shared;
 use crate::store::Player;
 
 mod accounts;
+mod follow;
+mod tournament;
 
 /// The WebSocket settings for game traffic: small frames, a small read
 /// buffer, a bounded write buffer.
@@ -773,6 +775,21 @@ impl Session {
                 self.leaderboard(game, date, limit).await
             }
             ClientMessage::Replay { race_id } => self.replay(race_id).await,
+            ClientMessage::Follow { game, date, limit } => self.follow(game, date, limit).await,
+            ClientMessage::Unfollow { game } => self.unfollow(game),
+            ClientMessage::DailyDays {
+                game,
+                before,
+                limit,
+            } => self.daily_days(game, before, limit).await,
+            ClientMessage::PlayerStats { name } => self.player_stats(name).await,
+            ClientMessage::Standings {
+                game,
+                period,
+                key,
+                limit,
+            } => self.standings(game, period, key, limit).await,
+            ClientMessage::ReplayBoards { race_id } => self.replay_boards(race_id).await,
         }
     }
 

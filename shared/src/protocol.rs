@@ -26,6 +26,13 @@ use crate::card::Card;
 use crate::game::GameKind;
 use crate::rules::{Effect, MoveError, View, Zone};
 
+mod tournament;
+
+pub use tournament::{
+    BoardsReplay, DaySummary, DaysPage, GameRecord, LeaderboardUpdate, Period, PlayerRecord,
+    SeatReplay, StandingRow, StandingsPage, points_for,
+};
+
 /// The protocol version this code speaks. A client sends it in
 /// [`ClientMessage::Hello`]; the server refuses any other.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -132,6 +139,64 @@ pub enum ClientMessage {
     Replay {
         /// The race's id, from [`RaceResult::race_id`], a
         /// [`DailyResult`] or a [`LeaderboardRow`].
+        race_id: u64,
+    },
+    /// Follows a day's leaderboard of `game` live: answered with a
+    /// [`ServerMessage::LeaderboardPage`], then a
+    /// [`ServerMessage::LeaderboardUpdate`] each time an attempt of that day
+    /// begins or finishes, until [`ClientMessage::Unfollow`] of the game or
+    /// the end of the connection. A connection follows one day per game.
+    Follow {
+        /// The game.
+        game: GameKind,
+        /// The UTC date, `YYYY-MM-DD`; `None` for today.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        date: Option<String>,
+        /// Rows wanted in the first page, as in [`ClientMessage::Leaderboard`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// Stops following `game`'s day: no answer.
+    Unfollow {
+        /// The game.
+        game: GameKind,
+    },
+    /// Closed days of `game`, newest first: [`ServerMessage::DaysPage`].
+    DailyDays {
+        /// The game.
+        game: GameKind,
+        /// Only days before this UTC date, `YYYY-MM-DD`; `None` for all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<String>,
+        /// Days wanted (the server caps it); `None` for its default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// A player's records at every game: [`ServerMessage::PlayerRecord`].
+    PlayerStats {
+        /// The player's name; `None` for the authenticated player.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// A week's or a month's standings of `game`:
+    /// [`ServerMessage::StandingsPage`].
+    Standings {
+        /// The game.
+        game: GameKind,
+        /// Week or month.
+        period: Period,
+        /// Which one, `2026-W49` or `2026-12`; `None` for the current one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// Rows wanted from the top (the server caps it); `None` for its default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// A finished race's boards after every move:
+    /// [`ServerMessage::BoardsReplay`]. Answered for the same races, and to
+    /// the same players, as [`ClientMessage::Replay`].
+    ReplayBoards {
+        /// The race's id.
         race_id: u64,
     },
 }
@@ -372,6 +437,31 @@ pub enum ServerMessage {
     AttemptReplay {
         /// The attempt.
         attempt: OwnAttempt,
+    },
+    /// A change to a day followed with [`ClientMessage::Follow`].
+    LeaderboardUpdate {
+        /// The change.
+        update: LeaderboardUpdate,
+    },
+    /// The answer to [`ClientMessage::DailyDays`].
+    DaysPage {
+        /// The days.
+        page: DaysPage,
+    },
+    /// The answer to [`ClientMessage::PlayerStats`].
+    PlayerRecord {
+        /// The player's records.
+        record: PlayerRecord,
+    },
+    /// The answer to [`ClientMessage::Standings`].
+    StandingsPage {
+        /// The standings.
+        page: StandingsPage,
+    },
+    /// The answer to [`ClientMessage::ReplayBoards`].
+    BoardsReplay {
+        /// The race's boards.
+        replay: BoardsReplay,
     },
 }
 
@@ -1086,7 +1176,16 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
 /// The client messages with a `game` field: a game name that is not one of
 /// [`GameKind`]'s is `game_unavailable`, not a malformed message, so that a
 /// client asking for a game this protocol lacks is told so.
-const GAME_MESSAGES: [&str; 4] = ["create_room", "quick_race", "daily_play", "leaderboard"];
+const GAME_MESSAGES: [&str; 8] = [
+    "create_room",
+    "quick_race",
+    "daily_play",
+    "leaderboard",
+    "follow",
+    "unfollow",
+    "daily_days",
+    "standings",
+];
 
 /// Decodes in two steps, so that what is wrong is told from the `type` tag
 /// and never from a library's error text: first the frame must be a map

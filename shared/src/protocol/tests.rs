@@ -174,6 +174,42 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             },
         ),
         ("replay", ClientMessage::Replay { race_id: 731 }),
+        (
+            "follow",
+            ClientMessage::Follow {
+                game: GameKind::ThreeBlindMice,
+                date: None,
+                limit: Some(10),
+            },
+        ),
+        (
+            "unfollow",
+            ClientMessage::Unfollow {
+                game: GameKind::ThreeBlindMice,
+            },
+        ),
+        (
+            "daily_days",
+            ClientMessage::DailyDays {
+                game: GameKind::ThreeBlindMice,
+                before: Some("2026-12-01".to_string()),
+                limit: Some(7),
+            },
+        ),
+        ("player_stats", ClientMessage::PlayerStats { name: None }),
+        (
+            "standings",
+            ClientMessage::Standings {
+                game: GameKind::ThreeBlindMice,
+                period: Period::Week,
+                key: Some("2026-W49".to_string()),
+                limit: Some(10),
+            },
+        ),
+        (
+            "replay_boards",
+            ClientMessage::ReplayBoards { race_id: 731 },
+        ),
     ]
 }
 
@@ -495,6 +531,107 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                             }],
                         },
                     ],
+                },
+            },
+        ),
+        (
+            "leaderboard_update",
+            ServerMessage::LeaderboardUpdate {
+                update: LeaderboardUpdate {
+                    game: GameKind::ThreeBlindMice,
+                    date: "2026-12-01".to_string(),
+                    row: Some(leaderboard_row()),
+                    finishers: 42,
+                    unranked: 3,
+                    playing: 7,
+                },
+            },
+        ),
+        (
+            "days_page",
+            ServerMessage::DaysPage {
+                page: DaysPage {
+                    game: GameKind::ThreeBlindMice,
+                    days: vec![DaySummary {
+                        date: "2026-11-30".to_string(),
+                        finishers: 40,
+                        winners: 31,
+                        podium: vec![leaderboard_row()],
+                        reveal: Reveal {
+                            game: GameKind::ThreeBlindMice,
+                            seed: 18_446_744_073,
+                            salt: "9f86d081884c7d659a2feaa0c55ad015".to_string(),
+                        },
+                    }],
+                    more: true,
+                },
+            },
+        ),
+        (
+            "player_record",
+            ServerMessage::PlayerRecord {
+                record: PlayerRecord {
+                    name: "ada".to_string(),
+                    through: Some("2026-11-30".to_string()),
+                    games: vec![GameRecord {
+                        game: GameKind::ThreeBlindMice,
+                        days_played: 12,
+                        wins: 9,
+                        best_rank: Some(1),
+                        median_rank: Some(4),
+                        best_time_ms: Some(151_300),
+                        median_time_ms: Some(204_800),
+                        play_streak: 5,
+                        best_play_streak: 8,
+                        win_streak: 2,
+                        best_win_streak: 4,
+                        last_played: Some("2026-11-30".to_string()),
+                    }],
+                },
+            },
+        ),
+        (
+            "standings_page",
+            ServerMessage::StandingsPage {
+                page: StandingsPage {
+                    game: GameKind::ThreeBlindMice,
+                    period: Period::Week,
+                    key: "2026-W49".to_string(),
+                    first_date: "2026-11-30".to_string(),
+                    last_date: "2026-12-06".to_string(),
+                    live: true,
+                    players: 57,
+                    rows: vec![StandingRow {
+                        rank: 1,
+                        name: "ada".to_string(),
+                        points: 43,
+                        days: 2,
+                        wins: 2,
+                        win_time_ms: 335_320,
+                    }],
+                    own: None,
+                },
+            },
+        ),
+        (
+            "boards_replay",
+            ServerMessage::BoardsReplay {
+                replay: BoardsReplay {
+                    race_id: 731,
+                    daily: None,
+                    reveal: Reveal {
+                        game: GameKind::ThreeBlindMice,
+                        seed: 18_446_744_073,
+                        salt: "9f86d081884c7d659a2feaa0c55ad015".to_string(),
+                    },
+                    seats: vec![SeatReplay {
+                        seat: 0,
+                        name: "ada".to_string(),
+                        rank: 1,
+                        status: PlayerStatus::Resigned,
+                        moves: vec!["7h>4".to_string()],
+                        boards: vec![small_view(), small_view()],
+                    }],
                 },
             },
         ),
