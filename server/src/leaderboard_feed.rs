@@ -17,12 +17,17 @@
 //! tasks, or one made on another node) is answered with the whole page.
 //! So a client that applies changes as insertions never applies one twice
 //! or in the wrong order.
+//!
+//! In a cluster, the [`cluster`](crate::cluster)'s relay takes every change
+//! made here to the other nodes through Redis, and publishes theirs here
+//! ([`LeaderboardFeed::publish_from_elsewhere`]): a follower at any node
+//! sees every node's changes.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{self, LeaderboardUpdate, ServerMessage};
+use patience_shared::protocol::{self, DecodeError, LeaderboardUpdate, ServerMessage};
 use tokio::sync::broadcast;
 
 /// How many changes the channel holds for a slow follower.
@@ -36,9 +41,20 @@ pub fn events(finishers: u32, unranked: u32, playing: u32) -> u64 {
     finished + finished + u64::from(playing)
 }
 
+/// Where a change was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// On this node: a cluster relays it to the others.
+    Here,
+    /// On another node of the cluster, which relayed it here.
+    Elsewhere,
+}
+
 /// One published change.
 #[derive(Debug)]
 pub struct Change {
+    /// Where it was made.
+    pub origin: Origin,
     /// The game.
     pub game: GameKind,
     /// The day, `YYYY-MM-DD`.
@@ -72,10 +88,29 @@ impl LeaderboardFeed {
     /// Tells every follower of the update's day. Never waits; with no
     /// follower it does nothing.
     pub fn publish(&self, update: LeaderboardUpdate) {
+        self.send(Origin::Here, update);
+    }
+
+    /// Tells this node's followers of a change another node made, given as
+    /// the `leaderboard_update` frame that node sent its own followers.
+    pub fn publish_from_elsewhere(&self, frame: &[u8]) -> Result<(), DecodeError> {
+        match protocol::decode_server(frame)? {
+            ServerMessage::LeaderboardUpdate { update } => {
+                self.send(Origin::Elsewhere, update);
+                Ok(())
+            }
+            _ => Err(DecodeError::Malformed(
+                "not a leaderboard_update".to_string(),
+            )),
+        }
+    }
+
+    fn send(&self, origin: Origin, update: LeaderboardUpdate) {
         if self.sender.receiver_count() == 0 {
             return;
         }
         let change = Change {
+            origin,
             game: update.game,
             events: events(update.finishers, update.unranked, update.playing),
             date: update.date.clone(),
@@ -85,6 +120,11 @@ impl LeaderboardFeed {
         };
         // An error means every follower left meanwhile.
         let _ = self.sender.send(Arc::new(change));
+    }
+
+    /// Every change as it is published, for the cluster's relay.
+    pub fn changes(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.sender.subscribe()
     }
 
     /// A new follower, which sees the changes published from now on.
@@ -236,6 +276,7 @@ mod tests {
             .map(|&(game, date, counts)| {
                 let update = update(game, date, counts);
                 let change = Change {
+                    origin: Origin::Here,
                     game,
                     date: date.to_string(),
                     events: events(update.finishers, update.unranked, update.playing),
