@@ -220,7 +220,7 @@ async fn run(
 
 /// The next change of a day the connection follows; never, if it follows
 /// none.
-async fn next_change(following: &mut Option<Following>) -> Next {
+async fn next_change(following: &mut Option<Box<Following>>) -> Next {
     match following {
         Some(following) => following.next().await,
         None => std::future::pending().await,
@@ -547,12 +547,9 @@ struct Session {
     room: Option<RoomHandle>,
     /// The daily attempt this connection plays, if any.
     daily: Option<daily::Play>,
-    /// The days this connection follows live, once it follows one.
-    following: Option<Following>,
-    /// The rows each followed game's pages were asked with.
-    follow_limits: Vec<(GameKind, Option<u32>)>,
-    /// A change could not be queued: the next one sends whole pages.
-    resend_pages_when_drained: bool,
+    /// The days this connection follows live, once it follows one (boxed:
+    /// most connections never do).
+    following: Option<Box<Following>>,
     messages: TokenBucket,
     moves: TokenBucket,
 }
@@ -572,8 +569,6 @@ impl Session {
             room: None,
             daily: None,
             following: None,
-            follow_limits: Vec::new(),
-            resend_pages_when_drained: false,
             messages,
             moves,
         }

@@ -132,6 +132,7 @@ impl LeaderboardFeed {
         Following {
             receiver: self.sender.subscribe(),
             days: Vec::new(),
+            missed: false,
         }
     }
 }
@@ -141,6 +142,8 @@ impl LeaderboardFeed {
 struct FollowedDay {
     game: GameKind,
     date: String,
+    /// The rows its pages are sent with, as the client asked.
+    limit: Option<u32>,
     events: u64,
 }
 
@@ -149,6 +152,9 @@ struct FollowedDay {
 pub struct Following {
     receiver: broadcast::Receiver<Arc<Change>>,
     days: Vec<FollowedDay>,
+    /// A change could not be queued for the client: it is to be sent
+    /// every page again, once its queue has room.
+    missed: bool,
 }
 
 /// What a follower does next.
@@ -164,10 +170,39 @@ pub enum Next {
 
 impl Following {
     /// Follows `game`'s `date` (instead of any other day of the game), whose
-    /// client is to be sent a page with `events` changes.
-    pub fn follow(&mut self, game: GameKind, date: String, events: u64) {
+    /// pages have `limit` rows; its client is yet to be sent one.
+    pub fn follow(&mut self, game: GameKind, date: String, limit: Option<u32>) {
         self.days.retain(|day| day.game != game);
-        self.days.push(FollowedDay { game, date, events });
+        self.days.push(FollowedDay {
+            game,
+            date,
+            limit,
+            events: 0,
+        });
+    }
+
+    /// The rows `game`'s pages are sent with.
+    pub fn limit(&self, game: GameKind) -> Option<u32> {
+        self.days
+            .iter()
+            .find(|day| day.game == game)
+            .and_then(|day| day.limit)
+    }
+
+    /// A change could not be queued for the client: until it is sent every
+    /// page again, changes are not passed on.
+    pub fn missed_one(&mut self) {
+        self.missed = true;
+    }
+
+    /// Whether the client missed a change and is to be sent every page.
+    pub fn has_missed(&self) -> bool {
+        self.missed
+    }
+
+    /// The client is being sent every page again.
+    pub fn caught_up(&mut self) {
+        self.missed = false;
     }
 
     /// The client has been sent a page of `game`'s `date` with `events`
@@ -270,7 +305,8 @@ mod tests {
     fn taken(changes: &[Made<'_>]) -> Vec<&'static str> {
         let feed = LeaderboardFeed::new();
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 2);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 2);
         changes
             .iter()
             .map(|&(game, date, counts)| {
@@ -340,7 +376,7 @@ mod tests {
     async fn a_follower_that_falls_behind_is_told_to_send_every_page() {
         let feed = LeaderboardFeed::new();
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 0);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
         for playing in 1..=u32::try_from(CAPACITY + 1).unwrap_or(u32::MAX) {
             feed.publish(update(
                 GameKind::ThreeBlindMice,
@@ -356,7 +392,8 @@ mod tests {
         let feed = LeaderboardFeed::new();
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 1)));
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 1);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 1);
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 2)));
         assert!(matches!(following.next().await, Next::Send(frame) if !frame.is_empty()));
     }
