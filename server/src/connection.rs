@@ -148,6 +148,7 @@ async fn run(
             break;
         }
         let daily_deadline = session.daily_deadline();
+        let next_close = session.next_close();
         let next = tokio::select! {
             biased;
             next = stream.next() => next,
@@ -168,6 +169,12 @@ async fn run(
             _ = stopped.as_mut() => break,
             next = next_change(&mut session.following) => {
                 session.on_feed(next).await;
+                continue;
+            }
+            () = shared.clock.sleep_until(next_close.map_or(0, |(_, at)| at)), if next_close.is_some() => {
+                if let Some((game, _)) = next_close {
+                    session.send_final_page(game).await;
+                }
                 continue;
             }
             _ = tokio::time::sleep_until(daily_deadline.unwrap_or(hello_deadline)), if daily_deadline.is_some() => {

@@ -145,6 +145,8 @@ struct FollowedDay {
     /// The rows its pages are sent with, as the client asked.
     limit: Option<u32>,
     events: u64,
+    /// Whether its client has been sent a page of it closed.
+    closed: bool,
 }
 
 /// What a connection follows: at most one day per game.
@@ -178,6 +180,7 @@ impl Following {
             date,
             limit,
             events: 0,
+            closed: false,
         });
     }
 
@@ -206,11 +209,31 @@ impl Following {
     }
 
     /// The client has been sent a page of `game`'s `date` with `events`
-    /// changes.
-    pub fn sent_page(&mut self, game: GameKind, date: &str, events: u64) {
+    /// changes, of the day closed or not.
+    pub fn sent_page(&mut self, game: GameKind, date: &str, events: u64, closed: bool) {
         if let Some(day) = self.day_mut(game, date) {
             day.events = day.events.max(events);
+            day.closed |= closed;
         }
+    }
+
+    /// The followed day of `game`, which has closed: its client is to be
+    /// sent the final page once (should that fail, it is not tried again).
+    pub fn closed_day(&mut self, game: GameKind) -> Option<String> {
+        let day = self.days.iter_mut().find(|day| day.game == game)?;
+        day.closed = true;
+        Some(day.date.clone())
+    }
+
+    /// The first of the followed days still open to their clients, and when
+    /// it closes (by `close_time`, in the server clock's milliseconds): its
+    /// client is then sent the final page, with the deal revealed.
+    pub fn next_close(&self, close_time: impl Fn(&str) -> Option<u64>) -> Option<(GameKind, u64)> {
+        self.days
+            .iter()
+            .filter(|day| !day.closed)
+            .filter_map(|day| Some((day.game, close_time(&day.date)?)))
+            .min_by_key(|&(_, at)| at)
     }
 
     /// Stops following `game`.
@@ -306,7 +329,7 @@ mod tests {
         let feed = LeaderboardFeed::new();
         let mut following = feed.subscribe();
         following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
-        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 2);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 2, false);
         changes
             .iter()
             .map(|&(game, date, counts)| {
@@ -372,6 +395,39 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_next_close_is_the_first_of_the_days_not_yet_sent_closed() {
+        let feed = LeaderboardFeed::new();
+        let mut following = feed.subscribe();
+        // Closes at the day's number.
+        let close_time = |date: &str| date.parse::<u64>().ok();
+        assert_eq!(following.next_close(close_time), None);
+        following.follow(GameKind::ThreeBlindMice, "20".to_string(), None);
+        following.follow(GameKind::Indian, "10".to_string(), None);
+        following.follow(GameKind::VirginiaReel, "not a date".to_string(), None);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::Indian, 10))
+        );
+        following.sent_page(GameKind::Indian, "10", 0, true);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 20))
+        );
+        following.sent_page(GameKind::ThreeBlindMice, "20", 0, false);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 20)),
+            "a page of the day still open"
+        );
+        following.follow(GameKind::ThreeBlindMice, "30".to_string(), None);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 30)),
+            "another day of the game replaces it"
+        );
+    }
+
     #[tokio::test]
     async fn a_follower_that_falls_behind_is_told_to_send_every_page() {
         let feed = LeaderboardFeed::new();
@@ -393,7 +449,7 @@ mod tests {
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 1)));
         let mut following = feed.subscribe();
         following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
-        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 1);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 1, false);
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 2)));
         assert!(matches!(following.next().await, Next::Send(frame) if !frame.is_empty()));
     }

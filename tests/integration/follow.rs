@@ -131,6 +131,22 @@ async fn a_follower_sees_each_attempt_begin_and_finish_and_nothing_of_the_deal()
         })
         .await;
     assert_eq!(watcher.next_error().await, ErrorCode::InvalidRequest);
+
+    // Once the day closes, its followers are sent the final page, with the
+    // deal revealed.
+    clock.set(NEXT_DAY + 2 * HOUR);
+    for client in [&mut watcher, &mut late] {
+        let last = client
+            .recv_until(|message| {
+                matches!(message, ServerMessage::LeaderboardPage { page } if page.day_over)
+            })
+            .await;
+        let ServerMessage::LeaderboardPage { page } = last else {
+            unreachable!("recv_until returned another message");
+        };
+        assert_eq!(page.reveal.map(|reveal| reveal.seed), Some(seed));
+        assert_eq!(page.date, DAY);
+    }
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use patience_shared::replay;
 
 use super::Session;
 use super::accounts::ReplayAnswer;
+use crate::daily;
 use crate::leaderboard_feed::{Next, events};
 use crate::metrics::bump;
 use crate::outbox::SendFailure;
@@ -52,7 +53,7 @@ impl Session {
         };
         if let Some(following) = &mut self.following {
             let sent = events(page.finishers, page.unranked, page.playing);
-            following.sent_page(game, &page.date, sent);
+            following.sent_page(game, &page.date, sent, page.day_over);
         }
         self.reply(&ServerMessage::LeaderboardPage { page });
     }
@@ -79,6 +80,26 @@ impl Session {
             }
             Next::Page(game, date) => self.send_page(game, date).await,
             Next::AllPages => self.send_every_page().await,
+        }
+    }
+
+    /// When the next followed day closes, on the server's clock, and for
+    /// which game: its client is then sent the final page.
+    pub(super) fn next_close(&self) -> Option<(GameKind, u64)> {
+        let time_limit_ms = self.shared.daily.time_limit_ms();
+        self.following
+            .as_ref()?
+            .next_close(|date| daily::close_time(date, time_limit_ms))
+    }
+
+    /// Sends the final page of `game`'s followed day, if it is closed.
+    pub(super) async fn send_final_page(&mut self, game: GameKind) {
+        let day = self
+            .following
+            .as_mut()
+            .and_then(|following| following.closed_day(game));
+        if let Some(date) = day {
+            self.send_page(game, date).await;
         }
     }
 
