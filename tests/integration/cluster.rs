@@ -625,17 +625,8 @@ async fn a_players_one_daily_attempt_is_the_same_at_every_node_and_granted_once(
 
 /// Follows today's Three Blind Mice at a node: the page's counts.
 async fn follow_today(client: &mut Client) -> (u32, u32, u32) {
-    client
-        .send(&ClientMessage::Follow {
-            game: GameKind::ThreeBlindMice,
-            date: None,
-            limit: None,
-        })
-        .await;
-    match client.recv().await {
-        ServerMessage::LeaderboardPage { page } => (page.finishers, page.unranked, page.playing),
-        other => panic!("expected leaderboard_page, got {other:?}"),
-    }
+    let page = crate::follow::follow(client).await;
+    (page.finishers, page.unranked, page.playing)
 }
 
 /// The counts of the next `leaderboard_update`.

@@ -16,7 +16,8 @@ use patience_tests::{
 
 use crate::daily::{daily_server_with, finished, play_paced, player};
 
-async fn follow(client: &mut Client) -> LeaderboardPage {
+/// Follows today's Three Blind Mice: the first page.
+pub(crate) async fn follow(client: &mut Client) -> LeaderboardPage {
     client
         .send(&ClientMessage::Follow {
             game: GameKind::ThreeBlindMice,
