@@ -11,6 +11,11 @@
 //! `daily_started` and the final time in `daily_finished`; between the two
 //! the client only counts on from the server's figure.
 //!
+//! The terminal UI also follows the day's standings on the attempt's own
+//! connection ([`DailyState::follow_request`]): the page and its updates
+//! may come between any two answers to moves, and the state folds them into
+//! [`DailyState::standings`] wherever they fall.
+//!
 //! A dropped connection ends the client; the attempt stays open on the
 //! server with its clock running, and `patience daily GAME` again takes it
 //! back where it stopped (`resumed`). When today's deal is played already,
@@ -30,6 +35,7 @@ use tokio::sync::mpsc;
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
+use crate::live::LiveBoard;
 use crate::net::{Connection, NetError, message_name};
 use crate::position::{guess, move_shapes};
 use crate::race::{played_text, status_text, tenths_text};
@@ -198,6 +204,13 @@ pub struct DailyState {
     pub closed: Option<String>,
     /// It closed it because another connection took the attempt.
     pub replaced: bool,
+    /// The day's standings, followed on the attempt's connection once
+    /// [`DailyState::follow_request`] was sent and its page came.
+    pub standings: Option<LiveBoard>,
+    /// `follow` was sent: its page (or a refusal) is due.
+    pub following: bool,
+    /// Why the standings are not shown: the server refused to follow.
+    pub standings_refused: Option<String>,
 }
 
 impl DailyState {
@@ -254,6 +267,20 @@ impl DailyState {
             Some((started, limit)) => now.saturating_duration_since(started).min(limit),
             None => Duration::ZERO,
         }
+    }
+
+    /// The request that follows the attempt's day on its connection, once:
+    /// `None` before the attempt opens or once sent. The server then sends
+    /// the day's page, and an update each time an attempt of the day begins
+    /// or finishes, interleaved with the answers to moves.
+    pub fn follow_request(&mut self) -> Option<ClientMessage> {
+        let attempt = self.attempt.as_ref().filter(|_| !self.following)?;
+        self.following = true;
+        Some(ClientMessage::Follow {
+            game: attempt.game,
+            date: Some(attempt.date.clone()),
+            limit: Some(STANDINGS_ROWS),
+        })
     }
 
     /// Applies a server message received at `now`; returns lines for people.
@@ -327,7 +354,42 @@ impl DailyState {
             }
             ServerMessage::DailyFinished { result } => {
                 notes.extend(result_lines(&result));
+                if let Some(standings) = &mut self.standings {
+                    standings.set_own_race(result.race_id);
+                }
                 self.result = Some(result);
+            }
+            ServerMessage::LeaderboardPage { page }
+                if self.following
+                    && self.standings.is_none()
+                    && self.attempt.as_ref().is_some_and(|attempt| {
+                        attempt.game == page.game && attempt.date == page.date
+                    }) =>
+            {
+                let mut standings = LiveBoard::new(page, STANDINGS_ROWS as usize);
+                if let Some(result) = &self.result {
+                    standings.set_own_race(result.race_id);
+                }
+                self.standings = Some(standings);
+            }
+            // Standings are shown, not said: the panel changes, and the
+            // message line keeps the player's own news.
+            ServerMessage::LeaderboardUpdate { update } => {
+                if let Some(standings) = &mut self.standings {
+                    standings.apply(&update);
+                }
+            }
+            // The only request that is not a move is `follow`: a refusal
+            // before its page is its answer (a server without live
+            // standings), and the attempt goes on without them.
+            ServerMessage::Error { code, message }
+                if self.following
+                    && self.standings.is_none()
+                    && self.standings_refused.is_none()
+                    && !code.is_fatal() =>
+            {
+                notes.push(format!("no live standings: {message}"));
+                self.standings_refused = Some(message);
             }
             ServerMessage::Error { code, message } => {
                 notes.push(format!("error: {message}"));
@@ -346,6 +408,9 @@ impl DailyState {
         notes
     }
 }
+
+/// Rows of the day's standings followed beside the attempt.
+pub const STANDINGS_ROWS: u32 = 20;
 
 /// Where the day stands when an attempt opens, in words.
 fn standing_text(attempt: &DailyAttempt) -> String {
