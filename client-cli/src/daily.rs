@@ -359,18 +359,26 @@ impl DailyState {
                 }
                 self.result = Some(result);
             }
+            // The followed day's page: the first, or the whole page again
+            // after updates were missed.
             ServerMessage::LeaderboardPage { page }
                 if self.following
-                    && self.standings.is_none()
                     && self.attempt.as_ref().is_some_and(|attempt| {
                         attempt.game == page.game && attempt.date == page.date
                     }) =>
             {
-                let mut standings = LiveBoard::new(page, STANDINGS_ROWS as usize);
-                if let Some(result) = &self.result {
-                    standings.set_own_race(result.race_id);
+                match &mut self.standings {
+                    Some(standings) => {
+                        standings.replace(page);
+                    }
+                    None => {
+                        let mut standings = LiveBoard::new(page, STANDINGS_ROWS as usize);
+                        if let Some(result) = &self.result {
+                            standings.set_own_race(result.race_id);
+                        }
+                        self.standings = Some(standings);
+                    }
                 }
-                self.standings = Some(standings);
             }
             // Standings are shown, not said: the panel changes, and the
             // message line keeps the player's own news.
@@ -829,6 +837,113 @@ pub(crate) mod tests {
         );
         assert!(!state.can_move());
         assert!(state.replaced);
+    }
+
+    #[test]
+    fn the_days_standings_are_taken_wherever_they_come() {
+        use crate::live::tests::{page, update};
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        assert_eq!(
+            state.follow_request(),
+            None,
+            "no attempt, nothing to follow"
+        );
+        state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            },
+            start,
+        );
+        // A page nobody asked for is not the standings.
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11"]),
+            },
+            start,
+        );
+        assert!(state.standings.is_none());
+        assert!(state.follow_request().is_some());
+        // An update before the page has nothing to change.
+        let notes = state.apply(
+            ServerMessage::LeaderboardUpdate {
+                update: update(None, 1, 2),
+            },
+            start,
+        );
+        assert!(notes.is_empty() && state.standings.is_none());
+        let mut other_day = page(&["1 zed won 1.0 99"]);
+        other_day.date = "2026-11-30".into();
+        state.apply(ServerMessage::LeaderboardPage { page: other_day }, start);
+        assert!(state.standings.is_none(), "another day's page");
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11"]),
+            },
+            start,
+        );
+        let notes = state.apply(
+            ServerMessage::LeaderboardUpdate {
+                update: update(Some("1 bob won 90.0 12"), 2, 1),
+            },
+            start,
+        );
+        assert!(notes.is_empty(), "shown, not said: {notes:?}");
+        let mut finished = result(PlayerStatus::Won);
+        finished.race_id = 13;
+        state.apply(ServerMessage::DailyFinished { result: finished }, start);
+        // Updates missed: the whole page again, the own race kept.
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&[
+                    "1 bob won 90.0 12",
+                    "2 eve won 95.0 13",
+                    "3 ada won 98.4 11",
+                ]),
+            },
+            start,
+        );
+        let standings = state.standings.as_ref().expect("followed");
+        let names: Vec<&str> = standings
+            .page
+            .rows
+            .iter()
+            .map(|row| row.name.as_str())
+            .collect();
+        assert_eq!(names, ["bob", "eve", "ada"]);
+        assert_eq!(standings.page.own.as_ref().map(|own| own.rank), Some(2));
+        assert!(state.standings_refused.is_none());
+    }
+
+    #[test]
+    fn a_server_that_will_not_follow_leaves_the_attempt_be() {
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            },
+            start,
+        );
+        state.follow_request();
+        let notes = state.apply(
+            ServerMessage::Error {
+                code: ErrorCode::InvalidRequest,
+                message: "unknown message".into(),
+            },
+            start,
+        );
+        assert_eq!(notes, ["no live standings: unknown message"]);
+        assert!(state.can_move() && state.closed.is_none());
+        // A later error is the attempt's, as before.
+        let notes = state.apply(
+            ServerMessage::Error {
+                code: ErrorCode::InvalidRequest,
+                message: "slow down".into(),
+            },
+            start,
+        );
+        assert_eq!(notes, ["error: slow down"]);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! The rows it keeps are always the top of the ranking without a gap (rank
 //! 1, 2, 3, …), so a row ranked past the last one kept is not shown until
 //! the rows above it are (it never is: the page is the top). An update for
-//! another game or day is ignored.
+//! another game or day is ignored. A follower that missed updates gets the
+//! whole page again ([`LiveBoard::replace`]), and updates go on from it.
 //!
 //! [`follow`] opens the connection and the page; [`plain`] prints one line
 //! per change (or JSON lines) until the connection ends; the terminal UI is
@@ -67,6 +68,24 @@ impl LiveBoard {
         };
         board.page.rows.truncate(board.capacity);
         board
+    }
+
+    /// Takes a whole page again, as the server sends one to a follower that
+    /// missed updates; `false` (and nothing changed) when it is another
+    /// game's or day's. The own race is kept.
+    pub fn replace(&mut self, page: LeaderboardPage) -> bool {
+        if page.game != self.page.game || page.date != self.page.date {
+            return false;
+        }
+        let own_race = page.own.as_ref().map(|row| row.race_id).or(self.own_race);
+        self.page = page;
+        self.page.rows.truncate(self.capacity);
+        self.latest = None;
+        self.own_race = None;
+        if let Some(race_id) = own_race {
+            self.set_own_race(race_id);
+        }
+        true
     }
 
     /// Says which race is the player's own (the daily attempt's, once its
@@ -264,10 +283,26 @@ pub async fn plain(
         writeln!(writer, "\nfollowing live (Ctrl-C stops):")?;
     }
     loop {
-        let message = connection.recv().await?;
-        let ServerMessage::LeaderboardUpdate { update } = message else {
+        let update = match connection.recv().await? {
+            ServerMessage::LeaderboardUpdate { update } => update,
+            // Updates were missed: the whole page again, drawn again.
+            ServerMessage::LeaderboardPage { page } => {
+                let json = json_line(&ServerMessage::LeaderboardPage { page: page.clone() });
+                if board.replace(page) {
+                    match output {
+                        Output::Text => writeln!(
+                            writer,
+                            "caught up with the whole page:\n{}",
+                            crate::leaderboard::page_text(&board.page)
+                        ),
+                        Output::JsonLines => writeln!(writer, "{json}"),
+                    }?;
+                    writer.flush()?;
+                }
+                continue;
+            }
             // Nothing else was asked; anything else is not this command's.
-            continue;
+            _ => continue,
         };
         let Some(change) = board.apply(&update) else {
             continue;
@@ -488,6 +523,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_whole_page_again_replaces_the_rows_and_keeps_the_own_race() {
+        let mut board = LiveBoard::new(page(&THREE), 2);
+        board.set_own_race(14);
+        board.apply(&update(Some("1 dan won 90.0 14"), 4, 1));
+        assert_eq!(board.latest, Some(14));
+        let mut again = page(&[
+            "1 eve won 80.0 15",
+            "2 dan won 90.0 14",
+            "3 ada won 100.0 11",
+        ]);
+        again.playing = 0;
+        assert!(board.replace(again));
+        assert_eq!(rows_text(&board), ["1 eve 15", "2 dan 14"]);
+        assert_eq!(board.page.own.as_ref().map(|own| own.rank), Some(2));
+        assert_eq!((board.latest, board.page.playing), (None, 0));
+        let mut other_day = page(&[]);
+        other_day.date = "2026-11-30".into();
+        assert!(!board.replace(other_day));
+        assert_eq!(rows_text(&board), ["1 eve 15", "2 dan 14"]);
+    }
+
+    #[test]
     fn changes_read_as_one_line() {
         let mut board = LiveBoard::new(page(&THREE), 10);
         board.set_own_race(14);
@@ -524,6 +581,9 @@ pub(crate) mod tests {
                     ServerMessage::LeaderboardUpdate {
                         update: update(Some("1 dan won 90.0 14"), 4, 2),
                     },
+                    ServerMessage::LeaderboardPage {
+                        page: page(&["1 dan won 90.0 14", "2 eve won 95.0 15"]),
+                    },
                 ],
                 then_drop: true,
             },
@@ -548,18 +608,31 @@ pub(crate) mod tests {
             match output {
                 Output::Text => {
                     assert!(written.contains("following live"), "{written}");
-                    let tail = &lines[lines.len() - 2..];
+                    let changes: Vec<&str> = written
+                        .split("following live (Ctrl-C stops):\n")
+                        .nth(1)
+                        .unwrap_or_default()
+                        .lines()
+                        .take(4)
+                        .collect();
                     assert_eq!(
-                        tail,
+                        changes,
                         [
                             "3 finished, 3 playing",
-                            "rank 1: dan won in 1:30.0, 41 moves, 52 home (race 14) · 4 finished, 2 playing"
+                            "rank 1: dan won in 1:30.0, 41 moves, 52 home (race 14) · 4 finished, 2 playing",
+                            "caught up with the whole page:",
+                            "Three Blind Mice · daily deal of 2026-12-01 · 2 finished, 2 playing",
                         ],
                         "{written}"
                     );
+                    assert!(written.contains("   2  eve"), "{written}");
                 }
                 Output::JsonLines => {
-                    assert_eq!(lines.len(), 3, "the page and two updates: {written}");
+                    assert_eq!(
+                        lines.len(),
+                        4,
+                        "the page, two updates, the page again: {written}"
+                    );
                     let messages: Vec<ServerMessage> = lines
                         .iter()
                         .map(|line| serde_json::from_str(line).expect("a JSON message"))

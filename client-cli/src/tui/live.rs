@@ -253,6 +253,11 @@ pub async fn run_on(
                         view.message = Some(change_text(&board, &change));
                     }
                 }
+                Ok(ServerMessage::LeaderboardPage { page }) => {
+                    if board.replace(page) {
+                        view.message = Some("caught up: the whole page again".into());
+                    }
+                }
                 Ok(ServerMessage::ShuttingDown { message }) => {
                     view.message = Some(format!("the server is stopping: {message}"));
                 }
