@@ -160,6 +160,10 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
 /// Columns of the day's standings, beside the panel on a wide terminal.
 pub const STANDINGS_WIDTH: u16 = 28;
 
+/// Columns the board keeps beyond its least when the standings take a
+/// column of their own: below 108 in all, they go under the panel.
+const ROOMY_BOARD: u16 = 14;
+
 /// The fewest lines the standings take under the panel's on a narrower one
 /// (a title, the counts and a row); fewer left, and they are not drawn.
 const STANDINGS_MIN_LINES: usize = 3;
@@ -246,7 +250,7 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
 /// column too when there are standings and the board keeps a roomy width
 /// beside both.
 fn daily_columns(body: Rect, standings: bool) -> [Rect; 2] {
-    let panel = if standings && body.width >= MIN_WIDTH + 14 + PANEL_WIDTH + STANDINGS_WIDTH {
+    let panel = if standings && body.width >= MIN_WIDTH + ROOMY_BOARD + PANEL_WIDTH + STANDINGS_WIDTH {
         PANEL_WIDTH + STANDINGS_WIDTH
     } else {
         PANEL_WIDTH
