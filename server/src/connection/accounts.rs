@@ -25,7 +25,7 @@ fn clock(ms: u64) -> String {
 impl Session {
     /// Answers a failed database call: the client hears `internal`, the
     /// log and `/metrics` hear the cause.
-    fn storage_failed(&self, error: &dyn std::fmt::Display) {
+    pub(super) fn storage_failed(&self, error: &dyn std::fmt::Display) {
         tracing::error!(%error, "storage failed");
         bump(&self.shared.metrics.storage_errors);
         self.error(ErrorCode::Internal, self.storage_down_or("try again"));
