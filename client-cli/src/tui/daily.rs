@@ -250,11 +250,12 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
 /// column too when there are standings and the board keeps a roomy width
 /// beside both.
 fn daily_columns(body: Rect, standings: bool) -> [Rect; 2] {
-    let panel = if standings && body.width >= MIN_WIDTH + ROOMY_BOARD + PANEL_WIDTH + STANDINGS_WIDTH {
-        PANEL_WIDTH + STANDINGS_WIDTH
-    } else {
-        PANEL_WIDTH
-    };
+    let panel =
+        if standings && body.width >= MIN_WIDTH + ROOMY_BOARD + PANEL_WIDTH + STANDINGS_WIDTH {
+            PANEL_WIDTH + STANDINGS_WIDTH
+        } else {
+            PANEL_WIDTH
+        };
     Layout::horizontal([Constraint::Min(MIN_WIDTH), Constraint::Length(panel)]).areas(body)
 }
 
