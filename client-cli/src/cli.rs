@@ -175,11 +175,12 @@ pub enum Command {
         #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
         server: String,
     },
-    /// Show a player's daily records per game: days played and won, best and
-    /// median rank and winning time, and streaks of days played and won.
+    /// Show a player's daily records per game (default: yours).
     ///
-    /// The records count closed days only (an open day counts once it
-    /// closes); they run through the date shown.
+    /// Per game: days played and won, best and median rank, best and median
+    /// winning time, and the current and best streaks of days played and of
+    /// days won. The records count closed days only (an open day counts
+    /// once it closes); they run through the date shown.
     Stats {
         /// The player (default: the account stored for the server).
         name: Option<String>,
