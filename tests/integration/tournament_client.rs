@@ -1,7 +1,8 @@
 //! The `patience` binary's tournament commands against a real server:
 //! `leaderboard --follow` (as lines and as JSON lines) sees another
 //! player's attempt begin and finish as it happens; `leaderboard --days`,
-//! `stats` and `standings` print what the server stored of a closed day.
+//! `stats` and `standings` print what the server stored of a closed day;
+//! and the daily attempt's state follows its day on its own connection.
 //!
 //! The other player plays through the protocol client of `patience_tests`,
 //! so that the test decides when each change happens; the followers are
@@ -340,4 +341,124 @@ async fn days_stats_and_standings_print_what_the_server_stored() {
     let page: StandingsPage = serde_json::from_str(&month).expect("the standings as JSON");
     assert_eq!((page.key.as_str(), page.players), ("2026-12", 2));
     assert_eq!(page.own.map(|own| own.points), Some(18));
+}
+
+/// The daily attempt's state follows its day on the attempt's own
+/// connection, as the terminal UI does: the real server's page and updates
+/// come between the answers to moves, and the state takes each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daily_attempt_follows_its_days_standings_on_its_own_connection() {
+    use patience_cli::config::Store;
+    use patience_cli::daily::{self, Opened};
+    use patience_shared::game::GameKind;
+
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let server_clock = clock.clone();
+    let server = start_server(move |config| {
+        config.clock = server_clock;
+        config.daily_secret = Some(daily_secret_hex());
+    })
+    .await;
+    let url = format!("ws://{}/", server.address());
+    let (_, token) = Client::hello(&server, "bob").await.register("bob").await;
+    clock.set(DAY_MORNING);
+
+    // Ada's first daily play registers her (unranked: her account is of
+    // the day) and opens the attempt.
+    let store = Store::in_directory(config_dir("follower"));
+    let opened = daily::open(
+        &url,
+        &store,
+        GameKind::ThreeBlindMice,
+        Some("ada".into()),
+        |_| {},
+    )
+    .await
+    .expect("the attempt opens");
+    let Opened::Attempt(attempt) = opened else {
+        panic!("a new attempt was expected");
+    };
+    let daily::Attempt {
+        mut connection,
+        mut state,
+        ..
+    } = *attempt;
+    let follow = state.follow_request().expect("the day is followed");
+    connection.send(&follow).await.expect("sent");
+    // Reads the attempt's connection into the state until `done` holds.
+    async fn read_until(
+        connection: &mut patience_cli::net::Connection,
+        state: &mut daily::DailyState,
+        done: impl Fn(&daily::DailyState) -> bool,
+    ) {
+        while !done(state) {
+            let message = tokio::time::timeout(PATIENCE, connection.recv())
+                .await
+                .expect("the server answers")
+                .expect("the connection holds");
+            state.apply(message, std::time::Instant::now());
+        }
+    }
+    read_until(&mut connection, &mut state, |state| {
+        state.standings.is_some()
+    })
+    .await;
+    let standings = state.standings.as_ref().expect("followed");
+    assert_eq!(standings.page.date, DAY);
+    assert!(standings.page.rows.is_empty());
+
+    // Bob plays and resigns meanwhile; Ada's state sees it.
+    let mut bob = Client::hello(&server, "bob").await;
+    bob.authenticate(&token).await;
+    bob.daily_play().await;
+    bob.send(&ClientMessage::Resign).await;
+    read_until(&mut connection, &mut state, |state| {
+        state
+            .standings
+            .as_ref()
+            .is_some_and(|standings| !standings.page.rows.is_empty())
+    })
+    .await;
+    // Ada plays a move and resigns: the answers and the updates interleave.
+    let first = daily::legal_texts(state.board())
+        .into_iter()
+        .next()
+        .expect("a legal move");
+    connection
+        .send(&ClientMessage::Move {
+            text: first,
+            seat: None,
+        })
+        .await
+        .expect("sent");
+    connection.send(&ClientMessage::Resign).await.expect("sent");
+    read_until(&mut connection, &mut state, |state| {
+        state.result.is_some()
+            && state
+                .standings
+                .as_ref()
+                .is_some_and(|standings| standings.page.unranked == 1)
+    })
+    .await;
+    let standings = state.standings.as_ref().expect("followed");
+    let rows: Vec<(u32, &str, PlayerStatus)> = standings
+        .page
+        .rows
+        .iter()
+        .map(|row| (row.rank, row.name.as_str(), row.status))
+        .collect();
+    assert_eq!(rows, [(1, "bob", PlayerStatus::Resigned)]);
+    assert_eq!(
+        (
+            standings.page.finishers,
+            standings.page.unranked,
+            standings.page.playing
+        ),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        state.attempt.as_ref().map(|attempt| attempt.moves.len()),
+        Some(1)
+    );
+    connection.close().await;
 }
