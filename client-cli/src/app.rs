@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{RoomOptions, valid_player_name};
+use patience_shared::protocol::{Period, RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
 use crate::bot::BotLevel;
@@ -19,7 +19,7 @@ use crate::daily::{self, Opened};
 use crate::net::{Connection, NetError};
 use crate::replay::{Cursor, Replay};
 use crate::session::{Entry, Session};
-use crate::{leaderboard, plain};
+use crate::{leaderboard, live, plain, tournament};
 
 /// Whether to use the line mode: asked for, or no terminal to draw on.
 fn use_plain(asked: bool) -> bool {
@@ -123,22 +123,51 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             date,
             limit,
             json,
+            follow,
+            plain,
+            days,
+            before,
             server,
-        } => runtime()?.block_on(async {
-            let store = Store::from_environment();
-            let (page, warnings) = leaderboard::fetch(&server, &store, game, date, limit)
-                .await
-                .with_context(|| format!("asking {server} for the leaderboard"))?;
-            for warning in warnings {
-                eprintln!("{warning}");
-            }
-            if json {
-                println!("{}", leaderboard::page_json(&page));
+        } => {
+            if days {
+                days_command(game, before, limit, json, &server)
+            } else if follow {
+                follow_command(game, date, limit, json, plain, &server)
             } else {
-                println!("{}", leaderboard::page_text(&page));
+                leaderboard_command(game, date, limit, json, &server)
             }
+        }
+        Command::Stats { name, json, server } => runtime()?.block_on(async {
+            let store = Store::from_environment();
+            let (record, warnings) = tournament::fetch_record(&server, &store, name)
+                .await
+                .with_context(|| format!("asking {server} for the records"))?;
+            print_answer(&warnings, json, &record, tournament::record_text);
             Ok(())
         }),
+        Command::Standings {
+            game,
+            week,
+            month,
+            limit,
+            json,
+            server,
+        } => {
+            let (period, key) = match (week, month) {
+                (_, Some(key)) => (Period::Month, key),
+                (Some(key), None) => (Period::Week, key),
+                (None, None) => (Period::Week, None),
+            };
+            runtime()?.block_on(async {
+                let store = Store::from_environment();
+                let (page, warnings) =
+                    tournament::fetch_standings(&server, &store, game, period, key, limit)
+                        .await
+                        .with_context(|| format!("asking {server} for the standings"))?;
+                print_answer(&warnings, json, &page, tournament::standings_text);
+                Ok(())
+            })
+        }
         Command::Replay {
             race_id,
             server,
@@ -148,6 +177,94 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
         } => replay_command(race_id, &server, plain, speed, seat),
         _ => anyhow::bail!("not a client command"),
     }
+}
+
+/// Prints an answer's warnings to standard error, then the answer as JSON
+/// or as `text` draws it.
+fn print_answer<T: serde::Serialize>(
+    warnings: &[String],
+    json: bool,
+    answer: &T,
+    text: impl FnOnce(&T) -> String,
+) {
+    for warning in warnings {
+        eprintln!("{warning}");
+    }
+    if json {
+        println!("{}", tournament::json(answer));
+    } else {
+        println!("{}", text(answer));
+    }
+}
+
+/// `patience leaderboard GAME`: one day's page.
+fn leaderboard_command(
+    game: GameKind,
+    date: Option<String>,
+    limit: Option<u32>,
+    json: bool,
+    server: &str,
+) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let store = Store::from_environment();
+        let (page, warnings) = leaderboard::fetch(server, &store, game, date, limit)
+            .await
+            .with_context(|| format!("asking {server} for the leaderboard"))?;
+        print_answer(&warnings, json, &page, leaderboard::page_text);
+        Ok(())
+    })
+}
+
+/// `patience leaderboard GAME --days`: the past days.
+fn days_command(
+    game: GameKind,
+    before: Option<String>,
+    limit: Option<u32>,
+    json: bool,
+    server: &str,
+) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let store = Store::from_environment();
+        let (page, warnings) = tournament::fetch_days(server, &store, game, before, limit)
+            .await
+            .with_context(|| format!("asking {server} for the past days"))?;
+        print_answer(&warnings, json, &page, tournament::days_text);
+        Ok(())
+    })
+}
+
+/// `patience leaderboard GAME --follow`: the day's page, live, on the
+/// screen, as lines (`--plain`) or as JSON lines (`--json`).
+fn follow_command(
+    game: GameKind,
+    date: Option<String>,
+    limit: Option<u32>,
+    json: bool,
+    plain: bool,
+    server: &str,
+) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let store = Store::from_environment();
+        let (connection, board, warnings) =
+            live::follow(server, &store, game, date, limit)
+                .await
+                .with_context(|| format!("asking {server} to follow the leaderboard"))?;
+        for warning in warnings {
+            eprintln!("{warning}");
+        }
+        if json || use_plain(plain) {
+            let output = if json {
+                live::Output::JsonLines
+            } else {
+                live::Output::Text
+            };
+            live::plain(connection, board, output, std::io::stdout())
+                .await
+                .context("following the leaderboard")
+        } else {
+            crate::tui::live::run(connection, board).await
+        }
+    })
 }
 
 /// `patience register NAME`: a new account, its token saved in the config

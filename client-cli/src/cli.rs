@@ -139,17 +139,80 @@ pub enum Command {
         #[command(flatten)]
         online: Online,
     },
-    /// Show a day's leaderboard of GAME's daily deal.
+    /// Show a day's leaderboard of GAME's daily deal, follow it live, or list past days.
+    ///
+    /// With --follow the page stays on screen and changes as attempts begin
+    /// and finish (a new row takes its rank and pushes the rows below it
+    /// down); --plain (or no terminal) prints the page, then one line per
+    /// change, and --json one JSON message per line. With --days it lists
+    /// the closed days, newest first: how many finished and won, the podium
+    /// and the revealed seed.
     Leaderboard {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,
         /// The UTC date, YYYY-MM-DD (default: today, on the server's clock).
-        #[arg(long, value_parser = parse_date)]
+        #[arg(long, value_parser = parse_date, conflicts_with = "days")]
         date: Option<String>,
-        /// Rows from the top (the server allows at most 100).
+        /// Rows from the top (the server allows at most 100); with --days, days.
         #[arg(long)]
         limit: Option<u32>,
-        /// Print the page as JSON.
+        /// Print the page as JSON (with --follow, one JSON message per line).
+        #[arg(long)]
+        json: bool,
+        /// Stay and show each change live, until q (or Ctrl-C).
+        #[arg(long, conflicts_with = "days")]
+        follow: bool,
+        /// With --follow: print one line per change instead of the screen.
+        #[arg(long, requires = "follow")]
+        plain: bool,
+        /// List the past (closed) days with their podium and seed.
+        #[arg(long)]
+        days: bool,
+        /// With --days: only days before this UTC date, YYYY-MM-DD.
+        #[arg(long, value_parser = parse_date, requires = "days")]
+        before: Option<String>,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Show a player's daily records per game (default: yours).
+    ///
+    /// Per game: days played and won, best and median rank, best and median
+    /// winning time, and the current and best streaks of days played and of
+    /// days won. The records count closed days only (an open day counts
+    /// once it closes); they run through the date shown.
+    Stats {
+        /// The player (default: the account stored for the server).
+        name: Option<String>,
+        /// Print the records as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Show a week's or a month's standings of GAME's daily deal (default: this week).
+    ///
+    /// Each day's attempt earns points by its place on that day's ranking:
+    /// 25 18 15 12 10 8 6 4 2 1 for places 1 to 10, 1 for a win placed
+    /// lower, nothing otherwise (an unranked attempt earns nothing). They are
+    /// summed over the ISO week (Monday to Sunday, UTC) or the calendar
+    /// month. Ties go to more wins, then less time over the winning days,
+    /// then the account registered first. While a day of the period is
+    /// open its points follow that day's live ranking.
+    Standings {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// An ISO week, YYYY-Www (2026-W49); alone, the current one.
+        #[arg(long, value_name = "KEY", value_parser = crate::tournament::parse_week, conflicts_with = "month")]
+        week: Option<Option<String>>,
+        /// A month, YYYY-MM (2026-12); alone, the current one.
+        #[arg(long, value_name = "KEY", value_parser = crate::tournament::parse_month)]
+        month: Option<Option<String>>,
+        /// Rows from the top (the server caps it).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Print the standings as JSON.
         #[arg(long)]
         json: bool,
         /// The race server's WebSocket URL.
@@ -309,6 +372,108 @@ mod tests {
             })
         ));
         assert!(parse(&["patience", "leaderboard", "tbm", "--date", "yesterday"]).is_err());
+        assert!(matches!(
+            parse(&["patience", "leaderboard", "tbm", "--follow", "--plain"]),
+            Ok(Command::Leaderboard {
+                follow: true,
+                plain: true,
+                days: false,
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&[
+                "patience",
+                "leaderboard",
+                "tbm",
+                "--days",
+                "--before",
+                "2026-11-30",
+                "--limit",
+                "7"
+            ]),
+            Ok(Command::Leaderboard {
+                days: true,
+                before: Some(ref before),
+                limit: Some(7),
+                ..
+            }) if before == "2026-11-30"
+        ));
+        for wrong in [
+            &["patience", "leaderboard", "tbm", "--plain"][..],
+            &["patience", "leaderboard", "tbm", "--days", "--follow"],
+            &[
+                "patience",
+                "leaderboard",
+                "tbm",
+                "--days",
+                "--date",
+                "2026-11-30",
+            ],
+            &["patience", "leaderboard", "tbm", "--before", "2026-11-30"],
+            &["patience", "standings", "tbm", "--week", "--month"],
+            &["patience", "standings", "tbm", "--week", "49"],
+            &["patience", "standings", "tbm", "--month", "2026-W49"],
+        ] {
+            assert!(parse(wrong).is_err(), "{wrong:?}");
+        }
+        assert!(matches!(
+            parse(&["patience", "stats"]),
+            Ok(Command::Stats {
+                name: None,
+                json: false,
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(&["patience", "stats", "ada", "--json"]),
+            Ok(Command::Stats { name: Some(ref name), json: true, .. }) if name == "ada"
+        ));
+        for (args, week, month) in [
+            (&["patience", "standings", "tbm"][..], None, None),
+            (
+                &["patience", "standings", "tbm", "--week"],
+                Some(None),
+                None,
+            ),
+            (
+                &["patience", "standings", "tbm", "--week", "2026-W49"],
+                Some(Some("2026-W49")),
+                None,
+            ),
+            (
+                &["patience", "standings", "tbm", "--month"],
+                None,
+                Some(None),
+            ),
+            (
+                &[
+                    "patience",
+                    "standings",
+                    "tbm",
+                    "--month",
+                    "2026-12",
+                    "--json",
+                ],
+                None,
+                Some(Some("2026-12")),
+            ),
+        ] {
+            let Ok(Command::Standings {
+                week: parsed_week,
+                month: parsed_month,
+                ..
+            }) = parse(args)
+            else {
+                panic!("{args:?} parses");
+            };
+            assert_eq!(parsed_week.as_ref().map(Option::as_deref), week, "{args:?}");
+            assert_eq!(
+                parsed_month.as_ref().map(Option::as_deref),
+                month,
+                "{args:?}"
+            );
+        }
         assert!(matches!(
             parse(&["patience", "replay", "731", "--seat", "2", "--speed", "8"]),
             Ok(Command::Replay {

@@ -11,6 +11,11 @@
 //! `daily_started` and the final time in `daily_finished`; between the two
 //! the client only counts on from the server's figure.
 //!
+//! The terminal UI also follows the day's standings on the attempt's own
+//! connection ([`DailyState::follow_request`]): the page and its updates
+//! may come between any two answers to moves, and the state folds them into
+//! [`DailyState::standings`] wherever they fall.
+//!
 //! A dropped connection ends the client; the attempt stays open on the
 //! server with its clock running, and `patience daily GAME` again takes it
 //! back where it stopped (`resumed`). When today's deal is played already,
@@ -30,6 +35,7 @@ use tokio::sync::mpsc;
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
+use crate::live::LiveBoard;
 use crate::net::{Connection, NetError, message_name};
 use crate::position::{guess, move_shapes};
 use crate::race::{played_text, status_text, tenths_text};
@@ -198,6 +204,13 @@ pub struct DailyState {
     pub closed: Option<String>,
     /// It closed it because another connection took the attempt.
     pub replaced: bool,
+    /// The day's standings, followed on the attempt's connection once
+    /// [`DailyState::follow_request`] was sent and its page came.
+    pub standings: Option<LiveBoard>,
+    /// `follow` was sent: its page (or a refusal) is due.
+    pub following: bool,
+    /// Why the standings are not shown: the server refused to follow.
+    pub standings_refused: Option<String>,
 }
 
 impl DailyState {
@@ -254,6 +267,20 @@ impl DailyState {
             Some((started, limit)) => now.saturating_duration_since(started).min(limit),
             None => Duration::ZERO,
         }
+    }
+
+    /// The request that follows the attempt's day on its connection, once:
+    /// `None` before the attempt opens or once sent. The server then sends
+    /// the day's page, and an update each time an attempt of the day begins
+    /// or finishes, interleaved with the answers to moves.
+    pub fn follow_request(&mut self) -> Option<ClientMessage> {
+        let attempt = self.attempt.as_ref().filter(|_| !self.following)?;
+        self.following = true;
+        Some(ClientMessage::Follow {
+            game: attempt.game,
+            date: Some(attempt.date.clone()),
+            limit: Some(STANDINGS_ROWS),
+        })
     }
 
     /// Applies a server message received at `now`; returns lines for people.
@@ -327,7 +354,50 @@ impl DailyState {
             }
             ServerMessage::DailyFinished { result } => {
                 notes.extend(result_lines(&result));
+                if let Some(standings) = &mut self.standings {
+                    standings.set_own_race(result.race_id);
+                }
                 self.result = Some(result);
+            }
+            // The followed day's page: the first, or the whole page again
+            // after updates were missed.
+            ServerMessage::LeaderboardPage { page }
+                if self.following
+                    && self.attempt.as_ref().is_some_and(|attempt| {
+                        attempt.game == page.game && attempt.date == page.date
+                    }) =>
+            {
+                match &mut self.standings {
+                    Some(standings) => {
+                        standings.replace(page);
+                    }
+                    None => {
+                        let mut standings = LiveBoard::new(page, STANDINGS_ROWS as usize);
+                        if let Some(result) = &self.result {
+                            standings.set_own_race(result.race_id);
+                        }
+                        self.standings = Some(standings);
+                    }
+                }
+            }
+            // Standings are shown, not said: the panel changes, and the
+            // message line keeps the player's own news.
+            ServerMessage::LeaderboardUpdate { update } => {
+                if let Some(standings) = &mut self.standings {
+                    standings.apply(&update);
+                }
+            }
+            // The only request that is not a move is `follow`: a refusal
+            // before its page is its answer (a server without live
+            // standings), and the attempt goes on without them.
+            ServerMessage::Error { code, message }
+                if self.following
+                    && self.standings.is_none()
+                    && self.standings_refused.is_none()
+                    && !code.is_fatal() =>
+            {
+                notes.push(format!("no live standings: {message}"));
+                self.standings_refused = Some(message);
             }
             ServerMessage::Error { code, message } => {
                 notes.push(format!("error: {message}"));
@@ -346,6 +416,9 @@ impl DailyState {
         notes
     }
 }
+
+/// Rows of the day's standings followed beside the attempt.
+pub const STANDINGS_ROWS: u32 = 20;
 
 /// Where the day stands when an attempt opens, in words.
 fn standing_text(attempt: &DailyAttempt) -> String {
@@ -764,6 +837,113 @@ pub(crate) mod tests {
         );
         assert!(!state.can_move());
         assert!(state.replaced);
+    }
+
+    #[test]
+    fn the_days_standings_are_taken_wherever_they_come() {
+        use crate::live::tests::{page, update};
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        assert_eq!(
+            state.follow_request(),
+            None,
+            "no attempt, nothing to follow"
+        );
+        state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            },
+            start,
+        );
+        // A page nobody asked for is not the standings.
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11"]),
+            },
+            start,
+        );
+        assert!(state.standings.is_none());
+        assert!(state.follow_request().is_some());
+        // An update before the page has nothing to change.
+        let notes = state.apply(
+            ServerMessage::LeaderboardUpdate {
+                update: update(None, 1, 2),
+            },
+            start,
+        );
+        assert!(notes.is_empty() && state.standings.is_none());
+        let mut other_day = page(&["1 zed won 1.0 99"]);
+        other_day.date = "2026-11-30".into();
+        state.apply(ServerMessage::LeaderboardPage { page: other_day }, start);
+        assert!(state.standings.is_none(), "another day's page");
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11"]),
+            },
+            start,
+        );
+        let notes = state.apply(
+            ServerMessage::LeaderboardUpdate {
+                update: update(Some("1 bob won 90.0 12"), 2, 1),
+            },
+            start,
+        );
+        assert!(notes.is_empty(), "shown, not said: {notes:?}");
+        let mut finished = result(PlayerStatus::Won);
+        finished.race_id = 13;
+        state.apply(ServerMessage::DailyFinished { result: finished }, start);
+        // Updates missed: the whole page again, the own race kept.
+        state.apply(
+            ServerMessage::LeaderboardPage {
+                page: page(&[
+                    "1 bob won 90.0 12",
+                    "2 eve won 95.0 13",
+                    "3 ada won 98.4 11",
+                ]),
+            },
+            start,
+        );
+        let standings = state.standings.as_ref().expect("followed");
+        let names: Vec<&str> = standings
+            .page
+            .rows
+            .iter()
+            .map(|row| row.name.as_str())
+            .collect();
+        assert_eq!(names, ["bob", "eve", "ada"]);
+        assert_eq!(standings.page.own.as_ref().map(|own| own.rank), Some(2));
+        assert!(state.standings_refused.is_none());
+    }
+
+    #[test]
+    fn a_server_that_will_not_follow_leaves_the_attempt_be() {
+        let start = Instant::now();
+        let mut state = DailyState::default();
+        state.apply(
+            ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            },
+            start,
+        );
+        state.follow_request();
+        let notes = state.apply(
+            ServerMessage::Error {
+                code: ErrorCode::InvalidRequest,
+                message: "unknown message".into(),
+            },
+            start,
+        );
+        assert_eq!(notes, ["no live standings: unknown message"]);
+        assert!(state.can_move() && state.closed.is_none());
+        // A later error is the attempt's, as before.
+        let notes = state.apply(
+            ServerMessage::Error {
+                code: ErrorCode::InvalidRequest,
+                message: "slow down".into(),
+            },
+            start,
+        );
+        assert_eq!(notes, ["error: slow down"]);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use patience_shared::protocol::{ClientMessage, LeaderboardPage, LeaderboardRow, 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
 use crate::daily::{unranked_short_text, unranked_text};
-use crate::net::message_name;
+use crate::net::{Connection, message_name};
 use crate::race::{status_text, tenths_text};
 
 /// Signs in if an account is stored for `server`, then asks for the page.
@@ -25,19 +25,8 @@ pub async fn fetch(
     date: Option<String>,
     limit: Option<u32>,
 ) -> Result<(LeaderboardPage, Vec<String>), AccountError> {
-    let mut warnings = Vec::new();
-    let mut connection = match account::connect(server, store, Anonymous::Allowed).await {
-        Ok((connection, _, _)) => connection,
-        Err(error @ AccountError::UnknownToken { .. }) => {
-            warnings.push(format!(
-                "warning: {error}; showing the leaderboard anonymously"
-            ));
-            // The failed authentication leaves the connection usable, but
-            // a fresh one keeps this simple.
-            crate::net::Connection::open(server, "player").await?
-        }
-        Err(error) => return Err(error),
-    };
+    let (mut connection, warnings) =
+        connect_signed_in_if_stored(server, store, "showing the leaderboard").await?;
     connection
         .send(&ClientMessage::Leaderboard { game, date, limit })
         .await?;
@@ -50,10 +39,35 @@ pub async fn fetch(
     }
 }
 
-/// The column titles.
-const HEADER: &str = "rank  name                  status            time  moves  home   race";
+/// A connection to `server`, signed in as the account stored for it if
+/// any (so that answers carry the player's own row). A stored token the
+/// server no longer knows is a warning, for standard error, and the
+/// connection is anonymous: `doing` says what goes on, e.g. "showing the
+/// leaderboard".
+pub async fn connect_signed_in_if_stored(
+    server: &str,
+    store: &Store,
+    doing: &str,
+) -> Result<(Connection, Vec<String>), AccountError> {
+    match account::connect(server, store, Anonymous::Allowed).await {
+        Ok((connection, _, _)) => Ok((connection, Vec::new())),
+        Err(error @ AccountError::UnknownToken { .. }) => {
+            let warning = format!("warning: {error}; {doing} anonymously");
+            // The failed authentication leaves the connection usable, but
+            // a fresh one keeps this simple.
+            let connection = Connection::open(server, "player").await?;
+            Ok((connection, vec![warning]))
+        }
+        Err(error) => Err(error),
+    }
+}
 
-fn row_text(row: &LeaderboardRow, you: bool) -> String {
+/// The column titles.
+pub(crate) const HEADER: &str =
+    "rank  name                  status            time  moves  home   race";
+
+/// One row of the table; `you` marks the player's own.
+pub(crate) fn row_text(row: &LeaderboardRow, you: bool) -> String {
     // An unranked row has no rank of its own: a dash, and why after it.
     let rank = match row.unranked {
         None => row.rank.to_string(),

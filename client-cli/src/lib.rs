@@ -18,6 +18,10 @@
 //! - [`account`]: `register`, and signing in with the stored token.
 //! - [`daily`]: `daily`, the player's attempt at the day's deal.
 //! - [`leaderboard`]: `leaderboard`, a day's ranking as a table or JSON.
+//! - [`live`]: a day's leaderboard followed live (`leaderboard --follow`,
+//!   and beside the daily attempt).
+//! - [`tournament`]: past days, a player's records and the weekly and
+//!   monthly standings (`leaderboard --days`, `stats`, `standings`).
 //! - [`replay`]: `replay`, a finished race played back from its logs.
 //! - [`position`]: legal moves, natural moves and solver lines computed
 //!   from what a player may see.
@@ -32,6 +36,7 @@ pub mod daily;
 mod fake_server;
 pub mod inspect;
 pub mod leaderboard;
+pub mod live;
 pub mod net;
 pub mod plain;
 pub mod position;
@@ -40,4 +45,5 @@ pub mod replay;
 pub mod session;
 pub mod solve;
 pub mod text;
+pub mod tournament;
 pub mod tui;

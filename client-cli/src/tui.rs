@@ -3,7 +3,8 @@
 //!
 //! Layout of this module: [`board`] draws one board; [`screens`] the lobby,
 //! the race panel, the results and the per-game help; [`daily`] the daily
-//! attempt's screen and loop; [`replay`] the replay's; [`mod@online`] the
+//! attempt's screen and loop; [`live`] the leaderboard followed live (and
+//! the standings beside the daily); [`replay`] the replay's; [`mod@online`] the
 //! online loop; this file holds the cursor and the keys ([`Ui`]), the frame
 //! every screen shares (a title, the body, the message lines and the
 //! [`key_bar`] of the [`Context`]'s keys, always at the bottom), the
@@ -17,6 +18,7 @@
 
 pub mod board;
 pub mod daily;
+pub mod live;
 pub mod online;
 pub mod replay;
 pub mod screens;
@@ -565,6 +567,8 @@ pub enum Context {
     Daily,
     /// The daily attempt, over.
     DailyOver,
+    /// A day's leaderboard, followed live.
+    Leaderboard,
 }
 
 /// The key bar: every key that works here, the most used first; what does
@@ -599,6 +603,7 @@ pub fn key_bar(context: Context, width: u16) -> Line<'static> {
         }
         Context::Lobby { owner: true } => vec![("s", "start now")],
         Context::Results => vec![("tab", "boards")],
+        Context::Leaderboard => vec![("↑↓", "scroll")],
         Context::Lobby { owner: false } | Context::RaceOut => vec![],
         Context::Watch { boards: true } => vec![("tab", "next board")],
         Context::Watch { boards: false } | Context::DailyOver => vec![],

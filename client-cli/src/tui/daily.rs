@@ -1,6 +1,8 @@
 //! The daily attempt in the terminal UI: the board as in a race, and beside
 //! it a panel with the server's clock, the moves, the cards home and, once
-//! the attempt is over, its result (status, time, rank, race id).
+//! the attempt is over, its result (status, time, rank, race id); the day's
+//! standings, followed live on the attempt's connection, under the panel's
+//! lines or, on a wide terminal, in a column of their own.
 //!
 //! [`draw_daily`] is a pure function of the [`DailyState`], the [`Ui`] and
 //! an instant, snapshot-tested like the other screens; [`run`] is the event
@@ -22,6 +24,7 @@ use patience_shared::game::GameKind;
 use ratatui::layout::Rect;
 
 use super::board::board_lines;
+use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::{
     Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
@@ -154,6 +157,58 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
     lines
 }
 
+/// Columns of the day's standings, beside the panel on a wide terminal.
+pub const STANDINGS_WIDTH: u16 = 28;
+
+/// Columns the board keeps beyond its least when the standings take a
+/// column of their own: below 108 in all, they go under the panel.
+const ROOMY_BOARD: u16 = 14;
+
+/// The fewest lines the standings take under the panel's on a narrower one
+/// (a title, the counts and a row); fewer left, and they are not drawn.
+const STANDINGS_MIN_LINES: usize = 3;
+
+/// Draws the panel, and the day's standings when they are followed: in a
+/// column of their own when the terminal is wide enough, else under the
+/// panel's lines in the room left.
+fn draw_panel_and_standings(frame: &mut Frame, state: &DailyState, now: Instant, right: Rect) {
+    let panel = daily_panel_lines(state, now, right.width);
+    let bordered = Block::default().borders(Borders::LEFT);
+    let Some(standings) = &state.standings else {
+        frame.render_widget(Paragraph::new(panel).block(bordered), right);
+        return;
+    };
+    if right.width >= PANEL_WIDTH + STANDINGS_WIDTH {
+        let [panel_area, standings_area] = Layout::horizontal([
+            Constraint::Min(PANEL_WIDTH),
+            Constraint::Length(STANDINGS_WIDTH),
+        ])
+        .areas(right);
+        frame.render_widget(Paragraph::new(panel).block(bordered.clone()), panel_area);
+        frame.render_widget(
+            Paragraph::new(standings_lines(
+                standings,
+                standings_area.width.saturating_sub(1),
+                usize::from(standings_area.height),
+            ))
+            .block(bordered),
+            standings_area,
+        );
+        return;
+    }
+    let left = usize::from(right.height).saturating_sub(panel.len() + 1);
+    let mut lines = panel;
+    if left >= STANDINGS_MIN_LINES {
+        lines.push(Line::from(""));
+        lines.extend(standings_lines(
+            standings,
+            right.width.saturating_sub(1),
+            left,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).block(bordered), right);
+}
+
 /// Draws the daily: title, board and panel, message and key bar.
 pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) {
     let area = frame.area();
@@ -174,18 +229,14 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
         Context::Daily
     };
     let body = framed_screen(frame, heading, ui, DAILY_QUIT, context);
-    let [left, right] = daily_columns(body);
+    let [left, right] = daily_columns(body, state.standings.is_some());
     if let Some(board) = state.board() {
         frame.render_widget(
             Paragraph::new(board_lines(board, ui.marks(board), left.width, left.height)),
             left,
         );
     }
-    frame.render_widget(
-        Paragraph::new(daily_panel_lines(state, now, right.width))
-            .block(Block::default().borders(Borders::LEFT)),
-        right,
-    );
+    draw_panel_and_standings(frame, state, now, right);
     if ui.help {
         let game = state
             .attempt
@@ -195,14 +246,22 @@ pub fn draw_daily(frame: &mut Frame, state: &DailyState, ui: &Ui, now: Instant) 
     }
 }
 
-/// The board and the panel side by side.
-fn daily_columns(body: Rect) -> [Rect; 2] {
-    Layout::horizontal([Constraint::Min(MIN_WIDTH), Constraint::Length(PANEL_WIDTH)]).areas(body)
+/// The board and the panel side by side; the panel takes the standings'
+/// column too when there are standings and the board keeps a roomy width
+/// beside both.
+fn daily_columns(body: Rect, standings: bool) -> [Rect; 2] {
+    let panel =
+        if standings && body.width >= MIN_WIDTH + ROOMY_BOARD + PANEL_WIDTH + STANDINGS_WIDTH {
+            PANEL_WIDTH + STANDINGS_WIDTH
+        } else {
+            PANEL_WIDTH
+        };
+    Layout::horizontal([Constraint::Min(MIN_WIDTH), Constraint::Length(panel)]).areas(body)
 }
 
 /// Where the daily draws the board in a terminal of `area`.
-fn daily_board_area(area: Rect, ui: &Ui) -> Rect {
-    daily_columns(body_area(area, ui, DAILY_QUIT))[0]
+fn daily_board_area(area: Rect, ui: &Ui, state: &DailyState) -> Rect {
+    daily_columns(body_area(area, ui, DAILY_QUIT), state.standings.is_some())[0]
 }
 
 /// Plays the attempt in the terminal UI until it ends and the player
@@ -238,6 +297,12 @@ pub async fn run_on(
         message: notes.last().map(|note| (note.clone(), false)),
         ..Ui::default()
     };
+    // The day's standings come on this connection, between the answers.
+    if let Some(follow) = state.follow_request()
+        && let Err(error) = connection.send(&follow).await
+    {
+        return Ok((state, Err(DailyError::Net(error))));
+    }
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let outcome: Result<(), DailyError> = loop {
         screen
@@ -265,7 +330,7 @@ pub async fn run_on(
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), false),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match ui.mouse(&mouse, view, daily_board_area(screen.area(), &ui)) {
+                        match ui.mouse(&mouse, view, daily_board_area(screen.area(), &ui, &state)) {
                             Some(action) => action,
                             None => continue,
                         }

@@ -1879,3 +1879,314 @@ fn help_pages_of_the_other_games() {
         page(GameKind::Midshipman, Context::Watch { boards: true })
     );
 }
+
+/// The daily attempt of [`daily_state`] with the day's standings followed:
+/// three rows, then a fourth that came in as the attempt ran.
+fn daily_state_with_standings() -> (crate::daily::DailyState, Instant) {
+    use crate::live::tests::{page, update};
+    let (mut state, now) = daily_state();
+    assert!(state.follow_request().is_some(), "the day is followed once");
+    assert!(state.follow_request().is_none(), "only once");
+    state.apply(
+        ServerMessage::LeaderboardPage {
+            page: page(&[
+                "1 ada won 98.4 11",
+                "2 bob won 131.25 12",
+                "3 carol resigned 30.0 13",
+            ]),
+        },
+        now,
+    );
+    state.apply(
+        ServerMessage::LeaderboardUpdate {
+            update: update(Some("2 dan won 120.0 14"), 42, 3),
+        },
+        now,
+    );
+    (state, now)
+}
+
+#[test]
+fn daily_attempt_with_the_days_standings_under_the_panel() {
+    let (state, now) = daily_state_with_standings();
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_daily(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn daily_finished_with_the_own_row_marked_in_a_column_of_its_own() {
+    let (mut state, now) = daily_state_with_standings();
+    let mut result = crate::daily::tests::result(PlayerStatus::Won);
+    result.rank = 2;
+    result.race_id = 15;
+    state.apply(ServerMessage::DailyFinished { result }, now);
+    state.apply(
+        ServerMessage::LeaderboardUpdate {
+            update: crate::live::tests::update(Some("2 ada2 won 110.0 15"), 43, 2),
+        },
+        now,
+    );
+    let standings = state.standings.as_ref().expect("followed");
+    assert_eq!(standings.page.own.as_ref().map(|own| own.rank), Some(2));
+    insta::assert_snapshot!(render(120, 24, |frame| daily::draw_daily(
+        frame,
+        &state,
+        &Ui::default(),
+        now
+    )));
+}
+
+#[test]
+fn the_live_leaderboard_marks_the_latest_row_and_keeps_the_own_row_in_sight() {
+    use crate::live::tests::{page, row, update};
+    let rows: Vec<String> = (1..=20)
+        .map(|rank| format!("{rank} p{rank} won {}.0 {}", 60 + rank, 100 + rank))
+        .collect();
+    let texts: Vec<&str> = rows.iter().map(String::as_str).collect();
+    let mut first = page(&texts);
+    first.own = Some(row("21 dan resigned 30.0 700"));
+    let mut board = crate::live::LiveBoard::new(first, 100);
+    let change = board
+        .apply(&update(Some("3 eve won 62.5 300"), 21, 4))
+        .expect("the followed day");
+    let view = live::LiveView {
+        message: Some(crate::live::change_text(&board, &change)),
+        ..live::LiveView::default()
+    };
+    let frame = render(80, 24, |frame| live::draw_live(frame, &board, &view));
+    assert!(
+        frame.contains("  22  dan"),
+        "the own row moved down: {frame}"
+    );
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn live_and_daily_standings_frames_of_any_size_draw_without_panicking() {
+    let (state, now) = daily_state_with_standings();
+    let board = state.standings.clone().expect("followed");
+    for (width, height) in [(1, 1), (10, 4), (40, 10), (80, 24), (93, 30), (200, 60)] {
+        render(width, height, |frame| {
+            daily::draw_daily(frame, &state, &Ui::default(), now)
+        });
+        render(width, height, |frame| {
+            live::draw_live(frame, &board, &live::LiveView::default())
+        });
+    }
+}
+
+/// The daily's real loop with the day followed: the `follow` goes out at
+/// once on the attempt's connection, and updates come before and after the
+/// answer to a move and after the result; the panel shows each.
+#[tokio::test]
+async fn the_daily_loop_follows_the_standings_that_arrive_between_the_answers() {
+    use crate::live::tests::{page, update};
+    use patience_shared::protocol::ClientMessage;
+
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 1);
+    let mut legal = Vec::new();
+    deal.legal_moves(&mut legal);
+    let first = legal[0];
+    let first_text = deal.format_move(first);
+    let mut finished = crate::daily::tests::result(PlayerStatus::Resigned);
+    finished.race_id = 15;
+    finished.rank = 4;
+    let (url, received) = crate::fake_server::start({
+        let first_text = first_text.clone();
+        let deal = deal.clone();
+        let finished = finished.clone();
+        move |message| match message {
+            ClientMessage::Follow { .. } => vec![ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11", "2 bob won 131.25 12"]),
+            }],
+            ClientMessage::Move { text, .. } if *text == first_text => {
+                let mut position = deal.clone();
+                let outcome = position.apply(first).expect("a legal move");
+                vec![
+                    ServerMessage::LeaderboardUpdate {
+                        update: update(Some("1 zoe won 61.0 16"), 3, 2),
+                    },
+                    ServerMessage::MoveAccepted {
+                        seq: 1,
+                        text: text.clone(),
+                        effects: outcome.effects.to_vec(),
+                        board: position.view(),
+                        progress: Progress {
+                            moves: 1,
+                            ..Progress::default()
+                        },
+                    },
+                    ServerMessage::LeaderboardUpdate {
+                        update: update(None, 3, 3),
+                    },
+                ]
+            }
+            ClientMessage::Resign => vec![
+                ServerMessage::DailyFinished {
+                    result: finished.clone(),
+                },
+                ServerMessage::LeaderboardUpdate {
+                    update: update(Some("4 ada resigned 70.0 15"), 4, 2),
+                },
+            ],
+            _ => Vec::new(),
+        }
+    })
+    .await;
+    let mut connection = crate::net::Connection::open(&url, "ada")
+        .await
+        .expect("the fake server answers");
+    let mut state = crate::daily::DailyState::default();
+    state.apply(
+        ServerMessage::DailyStarted {
+            attempt: crate::daily::tests::attempt(false, 0),
+        },
+        Instant::now(),
+    );
+    let (frames_sender, mut frames) = tokio::sync::mpsc::channel(8);
+    let (keys, events) = tokio::sync::mpsc::channel(64);
+    let mut screen = Tapped {
+        inner: Scripted::new(80, 24, false),
+        frames: frames_sender,
+    };
+    let typed = first_text.clone();
+    let driver = tokio::spawn(async move {
+        let press = |code: KeyCode| Event::Key(key(code));
+        let mut wait_for = async |wanted: &[&str]| -> String {
+            while let Some(frame) = frames.recv().await {
+                if wanted.iter().all(|part| frame.contains(part)) {
+                    return frame;
+                }
+            }
+            panic!("the loop ended before showing {wanted:?}");
+        };
+        let opened = wait_for(&["today's standings", "2 bob"]).await;
+        keys.send(press(KeyCode::Char(':'))).await.expect("keys");
+        for letter in typed.chars() {
+            keys.send(press(KeyCode::Char(letter))).await.expect("keys");
+        }
+        keys.send(press(KeyCode::Enter)).await.expect("keys");
+        let played = wait_for(&["you played", "1 zoe", "3 finished, 3 playing"]).await;
+        keys.send(press(KeyCode::Char(':'))).await.expect("keys");
+        for letter in "resign".chars() {
+            keys.send(press(KeyCode::Char(letter))).await.expect("keys");
+        }
+        keys.send(press(KeyCode::Enter)).await.expect("keys");
+        let over = wait_for(&["patience replay", "▸  4 ada"]).await;
+        keys.send(press(KeyCode::Char('q'))).await.expect("keys");
+        (opened, played, over)
+    });
+    // A guard, not a synchronisation: a loop that stops answering fails
+    // the test instead of hanging it.
+    let (state, outcome) = tokio::time::timeout(
+        Duration::from_secs(60),
+        daily::run_on(&mut screen, events, &mut connection, state, Vec::new()),
+    )
+    .await
+    .expect("the loop answers within a minute")
+    .expect("the loop runs");
+    outcome.expect("the connection held");
+    let (opened, played, over) = driver.await.expect("the driver finishes");
+    assert!(opened.contains("2 finished, 2 playing"), "{opened}");
+    assert!(played.contains(&first_text), "{played}");
+    assert!(over.contains("resigned"), "{over}");
+    let standings = state.standings.expect("the day was followed");
+    let names: Vec<(u32, &str)> = standings
+        .page
+        .rows
+        .iter()
+        .map(|row| (row.rank, row.name.as_str()))
+        .collect();
+    assert_eq!(names, [(1, "zoe"), (2, "ada"), (3, "bob"), (4, "ada")]);
+    assert_eq!(standings.page.own.as_ref().map(|own| own.race_id), Some(15));
+    let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+    assert_eq!(
+        sent[1],
+        ClientMessage::Follow {
+            game: GameKind::ThreeBlindMice,
+            date: Some("2026-12-01".into()),
+            limit: Some(crate::daily::STANDINGS_ROWS),
+        },
+        "the follow goes out first: {sent:?}"
+    );
+}
+
+/// The live leaderboard's real loop: the page from `follow`, updates drawn
+/// as they come, arrows scroll, `q` leaves.
+#[tokio::test]
+async fn the_live_leaderboard_loop_draws_each_update_and_leaves_on_q() {
+    use crate::live::tests::{page, update};
+    use patience_shared::protocol::ClientMessage;
+
+    let (url, _) = crate::fake_server::start(|message| match message {
+        ClientMessage::Follow { .. } => vec![
+            ServerMessage::LeaderboardPage {
+                page: page(&["1 ada won 98.4 11", "2 bob won 131.25 12"]),
+            },
+            ServerMessage::LeaderboardUpdate {
+                update: update(Some("2 carl won 100.0 13"), 3, 1),
+            },
+            ServerMessage::LeaderboardUpdate {
+                update: update(None, 3, 4),
+            },
+        ],
+        _ => Vec::new(),
+    })
+    .await;
+    let (mut connection, board, _) = crate::live::follow(
+        &url,
+        &crate::config::Store::none(),
+        GameKind::ThreeBlindMice,
+        None,
+        None,
+    )
+    .await
+    .expect("the page");
+    let (frames_sender, mut frames) = tokio::sync::mpsc::channel(8);
+    let (keys, events) = tokio::sync::mpsc::channel(64);
+    let mut screen = Tapped {
+        inner: Scripted::new(80, 24, false),
+        frames: frames_sender,
+    };
+    let driver = tokio::spawn(async move {
+        let press = |code: KeyCode| Event::Key(key(code));
+        let mut wait_for = async |wanted: &str| -> String {
+            while let Some(frame) = frames.recv().await {
+                if frame.contains(wanted) {
+                    return frame;
+                }
+            }
+            panic!("the loop ended before showing {wanted:?}");
+        };
+        let live = wait_for("3 finished, 4 playing").await;
+        keys.send(press(KeyCode::Down)).await.expect("keys");
+        keys.send(press(KeyCode::Char('?'))).await.expect("keys");
+        let help = wait_for("any key closes it").await;
+        keys.send(press(KeyCode::Char('x'))).await.expect("keys");
+        keys.send(press(KeyCode::Char('q'))).await.expect("keys");
+        (live, help)
+    });
+    let (board, outcome) = tokio::time::timeout(
+        Duration::from_secs(60),
+        live::run_on(&mut screen, events, &mut connection, board),
+    )
+    .await
+    .expect("the loop answers within a minute")
+    .expect("the loop runs");
+    outcome.expect("the connection held");
+    let (live, help) = driver.await.expect("the driver finishes");
+    assert!(live.contains("   2  carl"), "{live}");
+    assert!(live.contains("   3  bob"), "{live}");
+    assert!(help.contains("rows below it move down"), "{help}");
+    let names: Vec<&str> = board
+        .page
+        .rows
+        .iter()
+        .map(|row| row.name.as_str())
+        .collect();
+    assert_eq!(names, ["ada", "carl", "bob"]);
+}
