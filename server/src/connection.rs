@@ -36,6 +36,7 @@ use crate::cluster::Owner;
 use crate::config::millis;
 use crate::daily;
 use crate::failover;
+use crate::leaderboard_feed::{Following, Next};
 use crate::metrics::{bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
 use crate::room;
@@ -223,6 +224,10 @@ async fn run(
             }
             _ = closed.as_mut() => break,
             _ = stopped.as_mut() => break,
+            next = next_change(&mut session.following) => {
+                session.on_feed(next).await;
+                continue;
+            }
             _ = tokio::time::sleep_until(daily_deadline.unwrap_or(hello_deadline)), if daily_deadline.is_some() => {
                 // The deadline is on the wall clock; the timer only wakes us.
                 if session.daily_time_is_up() {
@@ -269,6 +274,15 @@ async fn run(
     handle.close_quietly();
     let farewell = millis(shared.config.farewell_timeout_ms);
     await_goodbye(writer, stream, &shared.shutdown, farewell).await;
+}
+
+/// The next change of a day the connection follows; never, if it follows
+/// none.
+async fn next_change(following: &mut Option<Following>) -> Next {
+    match following {
+        Some(following) => following.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Waits for the writer to say goodbye, then ends the socket's sending
@@ -591,6 +605,12 @@ struct Session {
     room: Option<RoomHandle>,
     /// The daily attempt this connection plays, if any.
     daily: Option<daily::Play>,
+    /// The days this connection follows live, once it follows one.
+    following: Option<Following>,
+    /// The rows each followed game's pages were asked with.
+    follow_limits: Vec<(GameKind, Option<u32>)>,
+    /// A change could not be queued: the next one sends whole pages.
+    resend_pages_when_drained: bool,
     messages: TokenBucket,
     moves: TokenBucket,
 }
@@ -609,6 +629,9 @@ impl Session {
             player: None,
             room: None,
             daily: None,
+            following: None,
+            follow_limits: Vec::new(),
+            resend_pages_when_drained: false,
             messages,
             moves,
         }

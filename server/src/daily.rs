@@ -35,8 +35,8 @@ use hmac::{KeyInit as _, Mac as _};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, DailyAttempt, DailyResult, MAX_WINNING_TIMES, MoveLog, OwnAttempt, PlayerStatus,
-    Progress, RaceRecord, RaceResult, Reveal, Standing, Unranked,
+    self, DailyAttempt, DailyResult, LeaderboardUpdate, MAX_WINNING_TIMES, MoveLog, OwnAttempt,
+    PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing, Unranked,
 };
 use patience_shared::rules::{Effect, Rules as _, View};
 use patience_shared::solver::Budget;
@@ -46,8 +46,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::database::Database;
+use crate::leaderboard_feed::LeaderboardFeed;
 use crate::secrets::new_secret;
-use crate::store::{AttemptKey, DailyDeal, Eligibility, NewRace, Player, StoreError};
+use crate::store::{AttemptKey, DailyDeal, Eligibility, Leaderboard, NewRace, Player, StoreError};
 
 /// Milliseconds in a day.
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
@@ -203,6 +204,7 @@ pub struct Daily {
     pace: PaceRule,
     deals: DashMap<(GameKind, String), Arc<OnceCell<DailyDeal>>>,
     stopping: Arc<AtomicBool>,
+    feed: LeaderboardFeed,
 }
 
 impl Daily {
@@ -224,6 +226,7 @@ impl Daily {
             },
             deals: DashMap::new(),
             stopping: Arc::new(AtomicBool::new(false)),
+            feed: LeaderboardFeed::new(),
         }
     }
 
@@ -243,6 +246,11 @@ impl Daily {
         if let Some(date) = date {
             self.deals.retain(|(_, day), _| day.as_str() >= date);
         }
+    }
+
+    /// Where every change to a day's leaderboard is published.
+    pub fn feed(&self) -> &LeaderboardFeed {
+        &self.feed
     }
 
     /// Each attempt's time limit.
@@ -324,17 +332,23 @@ impl Daily {
         };
         let lookup = key.clone();
         let limit = u32::try_from(MAX_WINNING_TIMES).unwrap_or(u32::MAX);
-        let (stored, standing) = self
+        let (stored, standing, begun) = self
             .database
             .call(move |store| {
                 let stored = store.attempt(&lookup)?;
-                if stored.is_none() {
+                let begun = if stored.is_none() {
                     store.begin_attempt(&lookup, now_ms)?;
-                }
+                    Some(store.leaderboard(lookup.game, &lookup.date, 0, None)?)
+                } else {
+                    None
+                };
                 let standing = store.winning_times(lookup.game, &lookup.date, limit)?;
-                Ok((stored, standing))
+                Ok((stored, standing, begun))
             })
             .await?;
+        if let Some(board) = begun {
+            self.publish(&key, board);
+        }
         let (started_at_ms, moves, resumed) = match stored {
             None => (now_ms, (Vec::new(), Vec::new()), false),
             Some(attempt) => match attempt.finish {
@@ -423,13 +437,15 @@ impl Daily {
             play.started_at_ms,
             &play.move_times_ms,
         );
-        let (race_id, rank) = self
+        let (race_id, rank, board) = self
             .database
             .call(move |store| {
                 let race_id = store.finish_attempt(&key, status, progress, &race, eligibility)?;
-                Ok((race_id, store.rank(&key)?))
+                let board = store.leaderboard(key.game, &key.date, 0, Some(key.player))?;
+                Ok((race_id, store.rank(&key)?, board))
             })
             .await?;
+        self.publish(&play.key, board);
         Ok(DailyResult {
             game: play.key.game,
             date: play.key.date.clone(),
@@ -440,6 +456,19 @@ impl Daily {
             race_id,
             unranked: eligibility.unranked(),
         })
+    }
+
+    /// Tells the day's followers of a change the store has committed: its
+    /// counts after it, and the finished attempt's row if it ranks.
+    fn publish(&self, key: &AttemptKey, board: Leaderboard) {
+        self.feed.publish(LeaderboardUpdate {
+            game: key.game,
+            date: key.date.clone(),
+            row: board.own.filter(|row| row.unranked.is_none()),
+            finishers: board.finishers,
+            unranked: board.unranked,
+            playing: board.playing,
+        });
     }
 
     /// Closes every open attempt whose time is up, as `out_of_time`; returns

@@ -34,6 +34,7 @@ pub mod daily;
 pub mod database;
 pub mod deal_pool;
 pub mod failover;
+pub mod leaderboard_feed;
 pub mod listener;
 pub mod metrics;
 pub mod open_files;
@@ -459,7 +460,14 @@ mod tests {
     #[test]
     fn the_room_core_and_the_leaves_use_no_server_state() {
         let graph = module_graph();
-        for leaf in ["clock", "secrets", "outbox", "metrics", "room_handle"] {
+        for leaf in [
+            "clock",
+            "secrets",
+            "outbox",
+            "metrics",
+            "room_handle",
+            "leaderboard_feed",
+        ] {
             for forbidden in ["crate", "state", "connection", "room", "registry", "daily"] {
                 assert!(
                     !graph[leaf].contains(forbidden),

@@ -14,5 +14,6 @@ pub mod deck;
 pub mod game;
 pub mod games;
 pub mod protocol;
+pub mod replay;
 pub mod rules;
 pub mod solver;

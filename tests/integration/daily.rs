@@ -22,7 +22,7 @@ async fn daily_server(data: &std::path::Path) -> Server {
 }
 
 /// A daily server on `clock`, with the settings `tweak` changes.
-async fn daily_server_with(
+pub(crate) async fn daily_server_with(
     data: &std::path::Path,
     clock: &Clock,
     tweak: impl FnOnce(&mut patience_server::Config),
@@ -39,7 +39,7 @@ async fn daily_server_with(
 }
 
 /// Plays `moves` a second apart on the virtual clock: a person's pace.
-async fn play_paced(client: &mut Client, clock: &Clock, moves: &[String]) {
+pub(crate) async fn play_paced(client: &mut Client, clock: &Clock, moves: &[String]) {
     for text in moves {
         clock.advance(1_000);
         client.play_all(std::slice::from_ref(text)).await;
@@ -80,7 +80,7 @@ fn assert_no_secret(name: &str, frames: &[Vec<u8>], seed: u64, salt: &str) {
 }
 
 /// A connected, registered player: the client and its token.
-async fn player(server: &Server, name: &str) -> (Client, String) {
+pub(crate) async fn player(server: &Server, name: &str) -> (Client, String) {
     let mut client = Client::hello(server, name).await;
     let (_, token) = client.register(name).await;
     (client, token)
@@ -109,7 +109,7 @@ async fn replay(client: &mut Client, race_id: u64) -> Result<protocol::RaceRecor
     }
 }
 
-async fn finished(client: &mut Client) -> protocol::DailyResult {
+pub(crate) async fn finished(client: &mut Client) -> protocol::DailyResult {
     match client
         .recv_until(|message| matches!(message, ServerMessage::DailyFinished { .. }))
         .await

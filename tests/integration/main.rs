@@ -9,6 +9,7 @@ mod daily;
 mod daily_client;
 mod deploy;
 mod durability;
+mod follow;
 mod hostile;
 mod inspect;
 mod load;

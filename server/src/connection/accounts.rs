@@ -5,7 +5,8 @@
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ErrorCode, LeaderboardPage, PlayerStatus, Reveal, ServerMessage, Unranked,
+    self, ErrorCode, LeaderboardPage, OwnAttempt, PlayerStatus, RaceRecord, Reveal, ServerMessage,
+    Unranked,
 };
 
 use super::Session;
@@ -25,7 +26,7 @@ fn clock(ms: u64) -> String {
 impl Session {
     /// Answers a failed database call: the client hears `internal`, the
     /// log and `/metrics` hear the cause.
-    fn storage_failed(&self, error: &dyn std::fmt::Display) {
+    pub(super) fn storage_failed(&self, error: &dyn std::fmt::Display) {
         tracing::error!(%error, "storage failed");
         bump(&self.shared.metrics.storage_errors);
         self.error(ErrorCode::Internal, self.storage_down_or("try again"));
@@ -294,29 +295,57 @@ impl Session {
         date: Option<String>,
         limit: Option<u32>,
     ) {
+        let Some(date) = self.requested_day(date) else {
+            return;
+        };
+        if let Some(page) = self.leaderboard_page(game, date, limit).await {
+            self.reply(&ServerMessage::LeaderboardPage { page });
+        }
+    }
+
+    /// The day a request names, `None` for today; a date that is not one,
+    /// or has not begun, is refused here (and `None` returned).
+    pub(super) fn requested_day(&self, date: Option<String>) -> Option<String> {
         let now = self.shared.clock.now_ms();
         let date = match date {
             Some(text) => match daily::parse_date(&text) {
                 Some(date) => date,
                 None => {
-                    return self.error(
+                    self.error(
                         ErrorCode::InvalidRequest,
                         format!("{text:?} is not a date written YYYY-MM-DD"),
                     );
+                    return None;
                 }
             },
             None => match daily::date_of(now) {
                 Some(date) => date,
-                None => return self.storage_failed(&"the server's clock is out of range"),
+                None => {
+                    self.storage_failed(&"the server's clock is out of range");
+                    return None;
+                }
             },
         };
         // Dates in `YYYY-MM-DD` order as text does.
         if daily::date_of(now).is_some_and(|today| date > today) {
-            return self.error(
+            self.error(
                 ErrorCode::InvalidRequest,
                 format!("{date} has not begun (UTC)"),
             );
+            return None;
         }
+        Some(date)
+    }
+
+    /// A day's page of `game`, or `None` (the client told why) if the store
+    /// failed.
+    pub(super) async fn leaderboard_page(
+        &mut self,
+        game: GameKind,
+        date: String,
+        limit: Option<u32>,
+    ) -> Option<LeaderboardPage> {
+        let now = self.shared.clock.now_ms();
         let limit = limit
             .unwrap_or(DEFAULT_LEADERBOARD_ROWS)
             .min(self.shared.config.leaderboard_max_rows);
@@ -337,24 +366,25 @@ impl Session {
             })
             .await;
         match answer {
-            Ok((board, deal)) => self.reply(&ServerMessage::LeaderboardPage {
-                page: LeaderboardPage {
+            Ok((board, deal)) => Some(LeaderboardPage {
+                game,
+                date,
+                day_over,
+                finishers: board.finishers,
+                unranked: board.unranked,
+                playing: board.playing,
+                rows: board.rows,
+                own: board.own,
+                reveal: deal.map(|deal| Reveal {
                     game,
-                    date,
-                    day_over,
-                    finishers: board.finishers,
-                    unranked: board.unranked,
-                    playing: board.playing,
-                    rows: board.rows,
-                    own: board.own,
-                    reveal: deal.map(|deal| Reveal {
-                        game,
-                        seed: deal.seed,
-                        salt: deal.salt,
-                    }),
-                },
+                    seed: deal.seed,
+                    salt: deal.salt,
+                }),
             }),
-            Err(error) => self.storage_failed(&error),
+            Err(error) => {
+                self.storage_failed(&error);
+                None
+            }
         }
     }
 
@@ -363,6 +393,18 @@ impl Session {
     /// own player gets only what they saw
     /// ([`OwnAttempt`](patience_shared::protocol::OwnAttempt)).
     pub(super) async fn replay(&mut self, race_id: u64) {
+        match self.replay_answer(race_id).await {
+            Some(ReplayAnswer::Race(race)) => self.reply(&ServerMessage::ReplayData { race }),
+            Some(ReplayAnswer::Own(attempt)) => {
+                self.reply(&ServerMessage::AttemptReplay { attempt });
+            }
+            None => {}
+        }
+    }
+
+    /// What the asker may have of a stored race, or `None` with the
+    /// refusal sent.
+    pub(super) async fn replay_answer(&mut self, race_id: u64) -> Option<ReplayAnswer> {
         let player = self.player.as_ref().map(|player| player.id);
         let time_limit_ms = self.shared.daily.time_limit_ms();
         let now = self.shared.clock.now_ms();
@@ -386,24 +428,44 @@ impl Session {
             })
             .await;
         match answer {
-            Ok(Some((race, false, _))) => self.reply(&ServerMessage::ReplayData { race }),
+            Ok(Some((race, false, _))) => Some(ReplayAnswer::Race(race)),
             Ok(Some((race, true, Some(key)))) if Some(key.player) == player => {
                 match daily::own_attempt(&race, &key) {
-                    Ok(attempt) => self.reply(&ServerMessage::AttemptReplay { attempt }),
-                    Err(error) => self.storage_failed(&error),
+                    Ok(attempt) => Some(ReplayAnswer::Own(attempt)),
+                    Err(error) => {
+                        self.storage_failed(&error);
+                        None
+                    }
                 }
             }
-            Ok(Some((_, true, _))) => self.error(
-                ErrorCode::ReplayNotYet,
-                "that is another player's daily attempt, and its day is not over: it can be watched once the day is closed for everyone",
-            ),
-            Ok(None) => self.error(
-                ErrorCode::RaceNotFound,
-                format!("no finished race has the id {race_id}"),
-            ),
-            Err(error) => self.storage_failed(&error),
+            Ok(Some((_, true, _))) => {
+                self.error(
+                    ErrorCode::ReplayNotYet,
+                    "that is another player's daily attempt, and its day is not over: it can be watched once the day is closed for everyone",
+                );
+                None
+            }
+            Ok(None) => {
+                self.error(
+                    ErrorCode::RaceNotFound,
+                    format!("no finished race has the id {race_id}"),
+                );
+                None
+            }
+            Err(error) => {
+                self.storage_failed(&error);
+                None
+            }
         }
     }
+}
+
+/// What a replay request may be answered with.
+pub(super) enum ReplayAnswer {
+    /// The whole race: a room's, or a daily attempt of a closed day.
+    Race(RaceRecord),
+    /// The asker's own attempt at an open day, as the player saw it.
+    Own(OwnAttempt),
 }
 
 fn unranked_word(unranked: Unranked) -> &'static str {
