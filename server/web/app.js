@@ -427,11 +427,11 @@ function replayPlayer(replay) {
   const boardArea = h('div', { id: 'replay-board' });
   const stepText = h('span', { class: 'replay-step', id: 'replay-step' });
   const slider = h('input', { type: 'range', min: 0, value: 0, 'aria-label': 'Move' });
-  const first = h('button', { type: 'button', 'data-action': 'first', 'aria-label': 'First' }, '⏮');
+  const first = h('button', { type: 'button', 'data-action': 'first', 'aria-label': 'First' }, '|◀');
   const previous = h('button', { type: 'button', 'data-action': 'previous', 'aria-label': 'Previous move' }, '◀');
   const play = h('button', { type: 'button', class: 'primary', 'data-action': 'play' }, 'Play');
   const next = h('button', { type: 'button', 'data-action': 'next', 'aria-label': 'Next move' }, '▶');
-  const last = h('button', { type: 'button', 'data-action': 'last', 'aria-label': 'Last' }, '⏭');
+  const last = h('button', { type: 'button', 'data-action': 'last', 'aria-label': 'Last' }, '▶|');
   const element = h('section', { class: 'panel', id: 'replay' },
     h('h2', {}, 'Replay'), seatTabs,
     h('div', { class: 'replay-controls' }, first, previous, play, next, last, slider), stepText, boardArea);
