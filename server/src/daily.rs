@@ -107,6 +107,12 @@ pub fn day_closed(date: &str, now_ms: u64, time_limit_ms: u64) -> bool {
     start_of(date).is_some_and(|start| now_ms >= start + DAY_MS + time_limit_ms)
 }
 
+/// The newest date whose results are final at `now_ms` (every date on or
+/// before it is closed, see [`day_closed`]); `None` before the first.
+pub fn last_closed_date(now_ms: u64, time_limit_ms: u64) -> Option<String> {
+    date_of(now_ms.checked_sub(DAY_MS.checked_add(time_limit_ms)?)?)
+}
+
 /// The first seed of the day's stream for `game` on `date`.
 pub fn stream_start(secret: &[u8; 32], game: GameKind, date: &str) -> u64 {
     let Ok(mut mac) = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret) else {
@@ -743,12 +749,33 @@ impl Daily {
                 _ = shutdown.cancelled() => break,
                 _ = ticker.tick() => {}
             }
-            match self.sweep(clock.now_ms()).await {
+            let now = clock.now_ms();
+            match self.sweep(now).await {
                 Ok(0) => {}
                 Ok(closed) => tracing::info!(closed, "closed daily attempts whose time was up"),
                 Err(error) => tracing::error!(%error, "sweeping daily attempts failed"),
             }
+            // After the sweep: a day is tallied with its last attempts closed.
+            match self.tally(now).await {
+                Ok(0) => {}
+                Ok(days) => tracing::info!(days, "tallied closed days of the tournament"),
+                Err(error) => tracing::error!(%error, "tallying closed days failed"),
+            }
         }
+    }
+
+    /// Tallies every day closed at `now_ms` and not tallied yet
+    /// ([`Store::tally_closed_days`](crate::store::Store::tally_closed_days));
+    /// returns how many it tallied. Run after [`Daily::sweep`] with the same
+    /// `now_ms`, so that no attempt of a closed day is still open.
+    pub async fn tally(&self, now_ms: u64) -> Result<u32, DailyError> {
+        let Some(through) = last_closed_date(now_ms, self.time_limit_ms) else {
+            return Ok(0);
+        };
+        Ok(self
+            .database
+            .call(move |store| store.tally_closed_days(&through))
+            .await?)
     }
 
     /// Finds today's and tomorrow's deals of `games` ahead of the players,
@@ -885,6 +912,84 @@ mod tests {
         );
         assert_eq!(stored.1.and_then(|attempt| attempt.finish), None);
         assert_eq!(daily.sweep(11_200).await.expect("sweeps"), 0);
+    }
+
+    #[test]
+    fn the_last_closed_date_is_the_newest_day_closed() {
+        let midnight = 1_796_083_200_000; // 2026-12-01T00:00:00Z
+        let limit = 60 * 60 * 1000;
+        for now in [
+            midnight + limit - 1,
+            midnight + limit,
+            midnight + DAY_MS + limit - 1,
+        ] {
+            let through = last_closed_date(now, limit).expect("a date");
+            assert!(day_closed(&through, now, limit), "{now}");
+            let next = through
+                .parse::<jiff::civil::Date>()
+                .ok()
+                .and_then(|date| date.tomorrow().ok())
+                .expect("a date")
+                .to_string();
+            assert!(!day_closed(&next, now, limit), "{now}");
+        }
+        assert_eq!(
+            last_closed_date(midnight + limit, limit).as_deref(),
+            Some("2026-11-30")
+        );
+        assert_eq!(last_closed_date(limit, limit), None);
+    }
+
+    #[tokio::test]
+    async fn a_closed_day_is_tallied_once_after_the_sweep_closes_its_last_attempts() {
+        let database = Database::open(None, 16).expect("opens");
+        let limit = 60 * 60 * 1000;
+        let daily = Daily::new(database.clone(), [3; 32], 100_000, limit);
+        let midnight = 1_796_083_200_000; // 2026-12-01T00:00:00Z
+        let date = "2026-12-01".to_string();
+        let game = GameKind::ThreeBlindMice;
+        daily.deal(game, &date).await.expect("a deal");
+        let key = AttemptKey {
+            player: 1,
+            game,
+            date: date.clone(),
+        };
+        let begun = key.clone();
+        database
+            .call(move |store| {
+                store.register("ann", &[1; 32], 0)?;
+                // Begun in the day's last minute: open past midnight.
+                store.begin_attempt(&begun, midnight + DAY_MS - 60_000)?;
+                Ok(())
+            })
+            .await
+            .expect("stored");
+
+        // The day is over but attempts begun in it may still run: nothing
+        // is tallied.
+        let open = midnight + DAY_MS + limit - 1;
+        assert_eq!(daily.tally(open).await.expect("tallies"), 0);
+        // Closed: the sweep ends the attempt, then the day is tallied, once.
+        let closed = midnight + DAY_MS + limit;
+        assert_eq!(daily.sweep(closed).await.expect("sweeps"), 1);
+        assert_eq!(daily.tally(closed).await.expect("tallies"), 1);
+        assert_eq!(daily.tally(closed + DAY_MS).await.expect("tallies"), 0);
+        let record = database
+            .call(|store| store.player_record(crate::store::PlayerLookup::Id(1)))
+            .await
+            .expect("reads")
+            .expect("ann");
+        assert_eq!(record.through.as_deref(), Some("2026-12-01"));
+        let games: Vec<(GameKind, u32, Option<u32>)> = record
+            .games
+            .iter()
+            .map(|record| (record.game, record.days_played, record.best_rank))
+            .collect();
+        assert_eq!(
+            games,
+            [(game, 1, Some(1))],
+            "out of time, ranked first of one"
+        );
     }
 
     /// Whether moves at `gaps` (each the time since the one before, the

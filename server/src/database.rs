@@ -662,6 +662,39 @@ mod tests {
         fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError> {
             self.inner.proved_deals(owner)
         }
+        fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
+            self.inner.tally_day(game, date)
+        }
+        fn untallied_days(
+            &mut self,
+            closed_through: &str,
+        ) -> Result<Vec<(GameKind, String)>, StoreError> {
+            self.inner.untallied_days(closed_through)
+        }
+        fn daily_days(
+            &mut self,
+            game: GameKind,
+            before: Option<&str>,
+            limit: u32,
+        ) -> Result<crate::store::DaysFound, StoreError> {
+            self.inner.daily_days(game, before, limit)
+        }
+        fn player_record(
+            &mut self,
+            player: crate::store::PlayerLookup<'_>,
+        ) -> Result<Option<patience_shared::protocol::PlayerRecord>, StoreError> {
+            self.inner.player_record(player)
+        }
+        fn standings(
+            &mut self,
+            game: GameKind,
+            span: &crate::store::PeriodSpan,
+            today: &str,
+            limit: u32,
+            player: Option<PlayerId>,
+        ) -> Result<crate::store::Standings, StoreError> {
+            self.inner.standings(game, span, today, limit, player)
+        }
     }
 
     /// A database thread's state, run by hand so that a test decides

@@ -24,14 +24,18 @@
 mod columns;
 pub mod postgres;
 pub mod sqlite;
+pub mod tally;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    LeaderboardRow, PlayerStatus, Progress, RaceRecord, RaceResult, RoomOptions, Unranked,
+    DaySummary, LeaderboardRow, PlayerRecord, PlayerStatus, Progress, RaceRecord, RaceResult,
+    RoomOptions, StandingRow, Unranked,
 };
+
+pub use tally::PeriodSpan;
 
 /// A registered player's id.
 pub type PlayerId = u64;
@@ -255,6 +259,35 @@ pub struct ExpiredAttempt {
     pub move_times_ms: Vec<Option<u64>>,
 }
 
+/// Which player's records are asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayerLookup<'a> {
+    /// By id.
+    Id(PlayerId),
+    /// By name, whatever its case (names are unique whatever their case).
+    Name(&'a str),
+}
+
+/// A page of a game's past days, newest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaysFound {
+    /// The tallied days that had at least one finished attempt.
+    pub days: Vec<DaySummary>,
+    /// Whether older ones are left.
+    pub more: bool,
+}
+
+/// A period's standings of one game, as the store sums them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Standings {
+    /// Players with at least one ranked attempt in the period.
+    pub players: u32,
+    /// The top rows, best first.
+    pub rows: Vec<StandingRow>,
+    /// The asking player's row, if it has one.
+    pub own: Option<StandingRow>,
+}
+
 /// Everything the server keeps. Calls run one at a time on the database
 /// thread, inside transactions that [`Store::begin`] and [`Store::commit`]
 /// bracket; each job of a transaction (one or more calls) runs between
@@ -346,6 +379,55 @@ pub trait Store: Send {
         limit: u32,
         player: Option<PlayerId>,
     ) -> Result<Leaderboard, StoreError>;
+
+    /// Tallies the closed day `date` of `game` once (see [`tally`]): final
+    /// ranks, the day's summary, points into the week's and the month's
+    /// totals, and each player's record. Returns whether it tallied now
+    /// (`false`: it was tallied before, and nothing changed). The caller
+    /// says the day is closed; the store does not read a clock.
+    fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError>;
+    /// The days with a deal, on or before `closed_through`, not yet
+    /// tallied: by game, oldest first.
+    fn untallied_days(
+        &mut self,
+        closed_through: &str,
+    ) -> Result<Vec<(GameKind, String)>, StoreError>;
+    /// Tallies every day on or before `closed_through` (the last closed
+    /// day) not yet tallied, each game's oldest first, each day in a write
+    /// of its own; returns how many it tallied.
+    fn tally_closed_days(&mut self, closed_through: &str) -> Result<u32, StoreError> {
+        let mut tallied = 0;
+        for (game, date) in self.untallied_days(closed_through)? {
+            tallied += u32::from(self.tally_day(game, &date)?);
+        }
+        Ok(tallied)
+    }
+    /// A game's tallied days that had a finished attempt, newest first,
+    /// before `before` if given: at most `limit`, each with its podium (the
+    /// first three of its final ranking) and its deal.
+    fn daily_days(
+        &mut self,
+        game: GameKind,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<DaysFound, StoreError>;
+    /// A player's records over tallied days, one per game played; `None`
+    /// if no player is found.
+    fn player_record(
+        &mut self,
+        player: PlayerLookup<'_>,
+    ) -> Result<Option<PlayerRecord>, StoreError>;
+    /// A period's standings of `game`: the tallied totals, plus the live
+    /// points of each of its days up to `today` not yet tallied (from their
+    /// rankings as they stand); `limit` rows from the top and `player`'s.
+    fn standings(
+        &mut self,
+        game: GameKind,
+        span: &PeriodSpan,
+        today: &str,
+        limit: u32,
+        player: Option<PlayerId>,
+    ) -> Result<Standings, StoreError>;
 
     /// Stores a finished race; returns its id.
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError>;

@@ -48,15 +48,18 @@ use std::time::Duration;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    LeaderboardRow, MoveLog, PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
+    DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress, RaceRecord,
+    RaceResult, Reveal, Standing, StandingRow,
 };
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
 use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
+use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
 use super::{
-    Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
-    LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
+    Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
+    Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
+    Standings, Store, StoreError, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
@@ -184,6 +187,53 @@ CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
 -- the race's new owner (a fencing token).
 ALTER TABLE live_races ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
 "#,
+    r#"
+-- The daily tournament, tallied once per closed day (see `store::tally`):
+-- each ranked attempt's final rank; one row per tallied day (the marker
+-- that makes a second tally do nothing, and the day's counts); points
+-- summed per game, period (week, month), period key and player, indexed in
+-- standings order; and each player's record counters per game.
+ALTER TABLE daily_attempts ADD COLUMN final_rank BIGINT;
+CREATE INDEX daily_final ON daily_attempts (game, date, final_rank)
+    WHERE final_rank IS NOT NULL;
+CREATE TABLE daily_tallies (
+    game      TEXT NOT NULL,
+    date      TEXT NOT NULL,
+    finished  BIGINT NOT NULL,
+    finishers BIGINT NOT NULL,
+    winners   BIGINT NOT NULL,
+    PRIMARY KEY (game, date)
+);
+CREATE TABLE period_totals (
+    game        TEXT NOT NULL,
+    period_kind TEXT NOT NULL,
+    period_key  TEXT NOT NULL,
+    player_id   BIGINT NOT NULL REFERENCES players (id),
+    points      BIGINT NOT NULL,
+    days        BIGINT NOT NULL,
+    wins        BIGINT NOT NULL,
+    win_time_ms BIGINT NOT NULL,
+    PRIMARY KEY (game, period_kind, period_key, player_id)
+);
+CREATE INDEX period_standings ON period_totals
+    (game, period_kind, period_key, points DESC, wins DESC, win_time_ms, player_id);
+CREATE TABLE player_records (
+    player_id        BIGINT NOT NULL REFERENCES players (id),
+    game             TEXT NOT NULL,
+    days_played      BIGINT NOT NULL,
+    wins             BIGINT NOT NULL,
+    ranked_days      BIGINT NOT NULL,
+    best_rank        BIGINT,
+    best_time_ms     BIGINT,
+    play_streak      BIGINT NOT NULL,
+    best_play_streak BIGINT NOT NULL,
+    last_played      TEXT,
+    win_streak       BIGINT NOT NULL,
+    best_win_streak  BIGINT NOT NULL,
+    last_won         TEXT,
+    PRIMARY KEY (player_id, game)
+);
+"#,
 ];
 
 /// The advisory lock the migration holds, so that servers starting together
@@ -256,6 +306,48 @@ const RANKED: &str = "a.race_id IS NOT NULL AND NOT a.new_account AND NOT a.revi
 /// then who finished first, then who registered first. The row-value
 /// comparison in [`Store::rank`] must say the same.
 const RANKING: &str = "a.won DESC, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id";
+
+/// The record counters of `player_records r`, in the order
+/// [`record_counters`] reads them.
+const RECORD_COLUMNS: &str = "r.days_played, r.wins, r.ranked_days, r.best_rank, r.best_time_ms,
+    r.play_streak, r.best_play_streak, r.last_played, r.win_streak, r.best_win_streak, r.last_won";
+
+/// The columns of `period_totals t JOIN players p`, in the order a
+/// [`Totals`] is read.
+const TOTALS_COLUMNS: &str = "t.player_id, p.name, t.points, t.days, t.wins, t.win_time_ms";
+
+/// The standings order of `period_totals t`, as SQLite's: more points, more
+/// wins, less winning time, then the lower id (registered first). The
+/// row-value comparison of the own row's rank must say the same.
+const STANDING: &str = "t.points DESC, t.wins DESC, t.win_time_ms, t.player_id";
+
+/// The rows of a day's podium.
+const PODIUM: u32 = 3;
+
+fn record_counters(row: &Row) -> Result<RecordCounters, StoreError> {
+    let optional_count = |index: usize| -> Result<Option<u32>, StoreError> {
+        row.try_get::<_, Option<i64>>(index)?
+            .map(|value| {
+                u32::try_from(value).map_err(|_| {
+                    StoreError::Corrupt(format!("{value} is out of range in column {}", index + 1))
+                })
+            })
+            .transpose()
+    };
+    Ok(RecordCounters {
+        days_played: count(row, 0)?,
+        wins: count(row, 1)?,
+        ranked_days: count(row, 2)?,
+        best_rank: optional_count(3)?,
+        best_time_ms: row.try_get::<_, Option<i64>>(4)?.map(i64::cast_unsigned),
+        play_streak: count(row, 5)?,
+        best_play_streak: count(row, 6)?,
+        last_played: row.try_get(7)?,
+        win_streak: count(row, 8)?,
+        best_win_streak: count(row, 9)?,
+        last_won: row.try_get(10)?,
+    })
+}
 
 fn leaderboard_row(row: &Row, rank: u32) -> Result<LeaderboardRow, StoreError> {
     Ok(LeaderboardRow {
@@ -480,6 +572,134 @@ impl PostgresStore {
                 Err(error)
             }
         }
+    }
+
+    /// Writes what the tally of `date` found: ranks, totals, records and
+    /// counts, each table in one statement over arrays (one round trip
+    /// each, however many played).
+    fn write_tally(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        tally: &DayTally,
+    ) -> Result<(), StoreError> {
+        let (players, ranks): (Vec<i64>, Vec<i64>) = tally
+            .ranks
+            .iter()
+            .map(|(player, rank)| (int(*player), i64::from(*rank)))
+            .unzip();
+        self.execute(
+            "UPDATE daily_attempts a SET final_rank = v.final_rank
+             FROM UNNEST($3::BIGINT[], $4::BIGINT[]) AS v (player_id, final_rank)
+             WHERE a.player_id = v.player_id AND a.game = $1 AND a.date = $2",
+            &[&game.slug(), &date, &players, &ranks],
+        )?;
+        let additions = &tally.additions;
+        let players: Vec<i64> = additions.iter().map(|added| int(added.player)).collect();
+        let points: Vec<i64> = additions
+            .iter()
+            .map(|added| i64::from(added.points))
+            .collect();
+        let wins: Vec<i64> = additions.iter().map(|added| i64::from(added.won)).collect();
+        let times: Vec<i64> = additions
+            .iter()
+            .map(|added| int(added.win_time_ms))
+            .collect();
+        let [(week_kind, week), (month_kind, month)] = tally.periods();
+        self.execute(
+            "INSERT INTO period_totals
+                 (game, period_kind, period_key, player_id, points, days, wins, win_time_ms)
+             SELECT $1, k.kind, k.key, v.player_id, v.points, 1, v.wins, v.win_time_ms
+             FROM UNNEST($6::BIGINT[], $7::BIGINT[], $8::BIGINT[], $9::BIGINT[])
+                      AS v (player_id, points, wins, win_time_ms)
+             CROSS JOIN (VALUES ($2::TEXT, $3::TEXT), ($4::TEXT, $5::TEXT)) AS k (kind, key)
+             ON CONFLICT (game, period_kind, period_key, player_id) DO UPDATE SET
+                 points = period_totals.points + EXCLUDED.points,
+                 days = period_totals.days + 1,
+                 wins = period_totals.wins + EXCLUDED.wins,
+                 win_time_ms = period_totals.win_time_ms + EXCLUDED.win_time_ms",
+            &[
+                &game.slug(),
+                &week_kind,
+                &week,
+                &month_kind,
+                &month,
+                &players,
+                &points,
+                &wins,
+                &times,
+            ],
+        )?;
+        let records = &tally.records;
+        let column = |read: fn(&RecordCounters) -> i64| -> Vec<i64> {
+            records.iter().map(|(_, counters)| read(counters)).collect()
+        };
+        let players: Vec<i64> = records.iter().map(|(player, _)| int(*player)).collect();
+        let best_ranks: Vec<Option<i64>> = records
+            .iter()
+            .map(|(_, counters)| counters.best_rank.map(i64::from))
+            .collect();
+        let best_times: Vec<Option<i64>> = records
+            .iter()
+            .map(|(_, counters)| counters.best_time_ms.map(int))
+            .collect();
+        let last_played: Vec<Option<String>> = records
+            .iter()
+            .map(|(_, counters)| counters.last_played.clone())
+            .collect();
+        let last_won: Vec<Option<String>> = records
+            .iter()
+            .map(|(_, counters)| counters.last_won.clone())
+            .collect();
+        self.execute(
+            "INSERT INTO player_records
+                 (player_id, game, days_played, wins, ranked_days, best_rank, best_time_ms,
+                  play_streak, best_play_streak, last_played, win_streak, best_win_streak,
+                  last_won)
+             SELECT v.player_id, $1, v.days_played, v.wins, v.ranked_days, v.best_rank,
+                    v.best_time_ms, v.play_streak, v.best_play_streak, v.last_played,
+                    v.win_streak, v.best_win_streak, v.last_won
+             FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::BIGINT[], $5::BIGINT[], $6::BIGINT[],
+                         $7::BIGINT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::BIGINT[],
+                         $12::BIGINT[], $13::TEXT[])
+                  AS v (player_id, days_played, wins, ranked_days, best_rank, best_time_ms,
+                        play_streak, best_play_streak, last_played, win_streak,
+                        best_win_streak, last_won)
+             ON CONFLICT (player_id, game) DO UPDATE SET
+                 days_played = EXCLUDED.days_played, wins = EXCLUDED.wins,
+                 ranked_days = EXCLUDED.ranked_days, best_rank = EXCLUDED.best_rank,
+                 best_time_ms = EXCLUDED.best_time_ms, play_streak = EXCLUDED.play_streak,
+                 best_play_streak = EXCLUDED.best_play_streak,
+                 last_played = EXCLUDED.last_played, win_streak = EXCLUDED.win_streak,
+                 best_win_streak = EXCLUDED.best_win_streak, last_won = EXCLUDED.last_won",
+            &[
+                &game.slug(),
+                &players,
+                &column(|counters| i64::from(counters.days_played)),
+                &column(|counters| i64::from(counters.wins)),
+                &column(|counters| i64::from(counters.ranked_days)),
+                &best_ranks,
+                &best_times,
+                &column(|counters| i64::from(counters.play_streak)),
+                &column(|counters| i64::from(counters.best_play_streak)),
+                &last_played,
+                &column(|counters| i64::from(counters.win_streak)),
+                &column(|counters| i64::from(counters.best_win_streak)),
+                &last_won,
+            ],
+        )?;
+        self.execute(
+            "UPDATE daily_tallies SET finished = $3, finishers = $4, winners = $5
+             WHERE game = $1 AND date = $2",
+            &[
+                &game.slug(),
+                &date,
+                &i64::from(tally.finished),
+                &i64::from(tally.finishers),
+                &i64::from(tally.winners),
+            ],
+        )?;
+        Ok(())
     }
 
     fn insert_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
@@ -978,6 +1198,321 @@ impl Store for PostgresStore {
             rows,
             own,
         })
+    }
+
+    fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
+        self.atomically(|store| {
+            // A second server tallying the same day waits here on the
+            // first one's row, then finds it and does nothing.
+            let marked = store.execute(
+                "INSERT INTO daily_tallies (game, date, finished, finishers, winners)
+                 VALUES ($1, $2, 0, 0, 0) ON CONFLICT DO NOTHING",
+                &[&game.slug(), &date],
+            )?;
+            if marked == 0 {
+                return Ok(false);
+            }
+            let newest = store.query_one(
+                "SELECT MAX(date) FROM daily_tallies WHERE game = $1 AND date <> $2",
+                &[&game.slug(), &date],
+            )?;
+            let newest_before: Option<String> = newest.try_get(0)?;
+            let rows = store.query(
+                &format!(
+                    "SELECT a.player_id, a.won, a.elapsed_ms, NOT a.new_account AND NOT a.review
+                     FROM daily_attempts a
+                     WHERE a.game = $1 AND a.date = $2 AND a.race_id IS NOT NULL
+                     ORDER BY {RANKING}"
+                ),
+                &[&game.slug(), &date],
+            )?;
+            let attempts = rows
+                .iter()
+                .map(|row| {
+                    Ok(DayAttempt {
+                        player: uint(row, 0)?,
+                        won: row.try_get(1)?,
+                        elapsed_ms: uint(row, 2)?,
+                        ranked: row.try_get(3)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let rows = store.query(
+                &format!(
+                    "SELECT {RECORD_COLUMNS}, r.player_id FROM player_records r
+                     JOIN daily_attempts a ON a.player_id = r.player_id AND a.game = r.game
+                     WHERE a.game = $1 AND a.date = $2 AND a.race_id IS NOT NULL"
+                ),
+                &[&game.slug(), &date],
+            )?;
+            let before = rows
+                .iter()
+                .map(|row| Ok((uint(row, 11)?, record_counters(row)?)))
+                .collect::<Result<HashMap<_, _>, StoreError>>()?;
+            let tally = tally::tally_day(date, newest_before.as_deref(), &attempts, &before);
+            store.write_tally(game, date, &tally)?;
+            Ok(true)
+        })
+    }
+
+    fn untallied_days(
+        &mut self,
+        closed_through: &str,
+    ) -> Result<Vec<(GameKind, String)>, StoreError> {
+        let rows = self.query(
+            "SELECT d.game, d.date FROM daily_deals d
+             WHERE d.date <= $1 AND NOT EXISTS (
+                 SELECT 1 FROM daily_tallies t WHERE t.game = d.game AND t.date = d.date)
+             ORDER BY d.game, d.date",
+            &[&closed_through],
+        )?;
+        rows.iter()
+            .map(|row| Ok((parse_game(&text(row, 0)?)?, text(row, 1)?)))
+            .collect()
+    }
+
+    fn daily_days(
+        &mut self,
+        game: GameKind,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<DaysFound, StoreError> {
+        let rows = self.query(
+            "SELECT t.date, t.finishers, t.winners, d.seed, d.salt
+             FROM daily_tallies t JOIN daily_deals d ON d.game = t.game AND d.date = t.date
+             WHERE t.game = $1 AND t.finished > 0 AND ($2::TEXT IS NULL OR t.date < $2::TEXT)
+             ORDER BY t.date DESC LIMIT $3",
+            &[&game.slug(), &before, &(i64::from(limit) + 1)],
+        )?;
+        let mut days = rows
+            .iter()
+            .map(|row| {
+                Ok(DaySummary {
+                    date: text(row, 0)?,
+                    finishers: count(row, 1)?,
+                    winners: count(row, 2)?,
+                    podium: Vec::new(),
+                    reveal: Reveal {
+                        game,
+                        seed: uint(row, 3)?,
+                        salt: text(row, 4)?,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let more = days.len() > limit as usize;
+        days.truncate(limit as usize);
+        for day in &mut days {
+            let rows = self.query(
+                &format!(
+                    "SELECT {ROW_COLUMNS}, a.final_rank FROM daily_attempts a
+                     JOIN players p ON p.id = a.player_id
+                     WHERE a.game = $1 AND a.date = $2 AND a.final_rank IS NOT NULL
+                     ORDER BY a.final_rank LIMIT {PODIUM}"
+                ),
+                &[&game.slug(), &day.date],
+            )?;
+            day.podium = rows
+                .iter()
+                .map(|row| {
+                    let row = leaderboard_row(row, count(row, 8)?)?;
+                    Ok(LeaderboardRow {
+                        unranked: None,
+                        ..row
+                    })
+                })
+                .collect::<Result<_, StoreError>>()?;
+        }
+        Ok(DaysFound { days, more })
+    }
+
+    fn player_record(
+        &mut self,
+        player: PlayerLookup<'_>,
+    ) -> Result<Option<PlayerRecord>, StoreError> {
+        let found = match player {
+            PlayerLookup::Id(id) => {
+                self.query_opt("SELECT id, name FROM players WHERE id = $1", &[&int(id)])?
+            }
+            // The unique index's folding: ASCII, whatever the locale.
+            PlayerLookup::Name(name) => self.query_opt(
+                r#"SELECT id, name FROM players
+                   WHERE lower(name COLLATE "C") = lower($1::TEXT COLLATE "C")"#,
+                &[&name],
+            )?,
+        };
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let (id, name) = (uint(&found, 0)?, text(&found, 1)?);
+        let through: Option<String> = self
+            .query_one("SELECT MAX(date) FROM daily_tallies", &[])?
+            .try_get(0)?;
+        let rows = self.query(
+            &format!(
+                "SELECT {RECORD_COLUMNS}, r.game,
+                        (SELECT MAX(t.date) FROM daily_tallies t WHERE t.game = r.game)
+                 FROM player_records r WHERE r.player_id = $1"
+            ),
+            &[&int(id)],
+        )?;
+        let mut games = Vec::with_capacity(rows.len());
+        for row in rows {
+            let counters = record_counters(&row)?;
+            let game = parse_game(&text(&row, 11)?)?;
+            let game_through: Option<String> = row.try_get(12)?;
+            let median_rank = self
+                .query_opt(
+                    "SELECT final_rank FROM daily_attempts
+                     WHERE player_id = $1 AND game = $2 AND final_rank IS NOT NULL
+                     ORDER BY final_rank LIMIT 1 OFFSET $3",
+                    &[
+                        &int(id),
+                        &game.slug(),
+                        &i64::from(tally::lower_median_offset(counters.ranked_days)),
+                    ],
+                )?
+                .map(|row| count(&row, 0))
+                .transpose()?;
+            let median_time_ms = self
+                .query_opt(
+                    "SELECT a.elapsed_ms FROM daily_attempts a
+                     JOIN daily_tallies t ON t.game = a.game AND t.date = a.date
+                     WHERE a.player_id = $1 AND a.game = $2 AND a.race_id IS NOT NULL AND a.won
+                     ORDER BY a.elapsed_ms LIMIT 1 OFFSET $3",
+                    &[
+                        &int(id),
+                        &game.slug(),
+                        &i64::from(tally::lower_median_offset(counters.wins)),
+                    ],
+                )?
+                .map(|row| uint(&row, 0))
+                .transpose()?;
+            games.push(tally::game_record(
+                game,
+                counters,
+                game_through.as_deref(),
+                median_rank,
+                median_time_ms,
+            ));
+        }
+        tally::sort_games(&mut games);
+        Ok(Some(PlayerRecord {
+            name,
+            through,
+            games,
+        }))
+    }
+
+    fn standings(
+        &mut self,
+        game: GameKind,
+        span: &PeriodSpan,
+        today: &str,
+        limit: u32,
+        player: Option<PlayerId>,
+    ) -> Result<Standings, StoreError> {
+        let period = tally::period_name(span.period);
+        let tallied: std::collections::HashSet<String> = self
+            .query(
+                "SELECT date FROM daily_tallies WHERE game = $1 AND date BETWEEN $2 AND $3",
+                &[&game.slug(), &span.first_date, &span.last_date],
+            )?
+            .iter()
+            .map(|row| text(row, 0))
+            .collect::<Result<_, _>>()?;
+        let mut live = Vec::new();
+        for date in span.dates_through(today) {
+            if tallied.contains(&date) {
+                continue;
+            }
+            let rows = self.query(
+                &format!(
+                    "SELECT a.player_id, p.name, a.won, a.elapsed_ms
+                     FROM daily_attempts a JOIN players p ON p.id = a.player_id
+                     WHERE a.game = $1 AND a.date = $2 AND {RANKED}
+                     ORDER BY {RANKING}"
+                ),
+                &[&game.slug(), &date],
+            )?;
+            let ranked = rows
+                .iter()
+                .map(|row| Ok((uint(row, 0)?, text(row, 1)?, row.try_get(2)?, uint(row, 3)?)))
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            live.extend(tally::live_additions(&ranked));
+        }
+        let totals = |row: &Row| -> Result<Totals, StoreError> {
+            Ok(Totals {
+                player: uint(row, 0)?,
+                name: text(row, 1)?,
+                points: count(row, 2)?,
+                days: count(row, 3)?,
+                wins: count(row, 4)?,
+                win_time_ms: uint(row, 5)?,
+            })
+        };
+        if !live.is_empty() {
+            // Live points can lift anyone: every line of the period is read
+            // and ranked again.
+            let tallied = self
+                .query(
+                    &format!(
+                        "SELECT {TOTALS_COLUMNS} FROM period_totals t
+                         JOIN players p ON p.id = t.player_id
+                         WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3"
+                    ),
+                    &[&game.slug(), &period, &span.key],
+                )?
+                .iter()
+                .map(totals)
+                .collect::<Result<Vec<_>, _>>()?;
+            let (players, rows, own) = tally::rank_standings(tallied, live, limit, player);
+            return Ok(Standings { players, rows, own });
+        }
+        // Nothing live: the top rows come straight off the standings index.
+        let players = count(
+            &self.query_one(
+                "SELECT COUNT(*) FROM period_totals
+                 WHERE game = $1 AND period_kind = $2 AND period_key = $3",
+                &[&game.slug(), &period, &span.key],
+            )?,
+            0,
+        )?;
+        let rows = self
+            .query(
+                &format!(
+                    "SELECT {TOTALS_COLUMNS} FROM period_totals t
+                     JOIN players p ON p.id = t.player_id
+                     WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3
+                     ORDER BY {STANDING} LIMIT $4"
+                ),
+                &[&game.slug(), &period, &span.key, &i64::from(limit)],
+            )?
+            .iter()
+            .zip(1..)
+            .map(|(row, rank)| Ok(totals(row)?.row(rank)))
+            .collect::<Result<Vec<StandingRow>, StoreError>>()?;
+        let own = match player {
+            Some(player) => self
+                .query_opt(
+                    &format!(
+                        "SELECT {TOTALS_COLUMNS},
+                            (SELECT COUNT(*) FROM period_totals b
+                             WHERE b.game = t.game AND b.period_kind = t.period_kind
+                               AND b.period_key = t.period_key
+                               AND (-b.points, -b.wins, b.win_time_ms, b.player_id)
+                                 < (-t.points, -t.wins, t.win_time_ms, t.player_id))
+                         FROM period_totals t JOIN players p ON p.id = t.player_id
+                         WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3
+                           AND t.player_id = $4"
+                    ),
+                    &[&game.slug(), &period, &span.key, &int(player)],
+                )?
+                .map(|row| Ok::<_, StoreError>(totals(&row)?.row(count::<u32>(&row, 6)? + 1)))
+                .transpose()?,
+            None => None,
+        };
+        Ok(Standings { players, rows, own })
     }
 
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {

@@ -12,18 +12,22 @@
 //! Unsigned 64-bit values (seeds, ids, times) are stored as SQLite's signed
 //! integers with the same bits. Move logs are MessagePack arrays of strings.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    LeaderboardRow, MoveLog, PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing,
+    DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress, RaceRecord,
+    RaceResult, Reveal, Standing, StandingRow,
 };
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
 use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
+use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
 use super::{
-    Attempt, AttemptFinish, AttemptKey, DailyDeal, Eligibility, ExpiredAttempt, Leaderboard,
-    LiveMove, LiveRace, NewRace, Player, PlayerId, Rank, Store, StoreError, TokenHash,
+    Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
+    Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
+    Standings, Store, StoreError, TokenHash,
 };
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
@@ -162,6 +166,53 @@ CREATE INDEX proved_deals_by_owner ON proved_deals (owner, id);
 -- is refused, so a node paused or cut off past its lease cannot write over
 -- the race's new owner (a fencing token).
 ALTER TABLE live_races ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+"#,
+    r#"
+-- The daily tournament, tallied once per closed day (see `store::tally`):
+-- each ranked attempt's final rank; one row per tallied day (the marker
+-- that makes a second tally do nothing, and the day's counts); points
+-- summed per game, period (week, month), period key and player, indexed in
+-- standings order; and each player's record counters per game.
+ALTER TABLE daily_attempts ADD COLUMN final_rank INTEGER;
+CREATE INDEX daily_final ON daily_attempts (game, date, final_rank)
+    WHERE final_rank IS NOT NULL;
+CREATE TABLE daily_tallies (
+    game      TEXT NOT NULL,
+    date      TEXT NOT NULL,
+    finished  INTEGER NOT NULL,
+    finishers INTEGER NOT NULL,
+    winners   INTEGER NOT NULL,
+    PRIMARY KEY (game, date)
+) WITHOUT ROWID;
+CREATE TABLE period_totals (
+    game        TEXT NOT NULL,
+    period_kind TEXT NOT NULL,
+    period_key  TEXT NOT NULL,
+    player_id   INTEGER NOT NULL REFERENCES players (id),
+    points      INTEGER NOT NULL,
+    days        INTEGER NOT NULL,
+    wins        INTEGER NOT NULL,
+    win_time_ms INTEGER NOT NULL,
+    PRIMARY KEY (game, period_kind, period_key, player_id)
+) WITHOUT ROWID;
+CREATE INDEX period_standings ON period_totals
+    (game, period_kind, period_key, points DESC, wins DESC, win_time_ms, player_id);
+CREATE TABLE player_records (
+    player_id        INTEGER NOT NULL REFERENCES players (id),
+    game             TEXT NOT NULL,
+    days_played      INTEGER NOT NULL,
+    wins             INTEGER NOT NULL,
+    ranked_days      INTEGER NOT NULL,
+    best_rank        INTEGER,
+    best_time_ms     INTEGER,
+    play_streak      INTEGER NOT NULL,
+    best_play_streak INTEGER NOT NULL,
+    last_played      TEXT,
+    win_streak       INTEGER NOT NULL,
+    best_win_streak  INTEGER NOT NULL,
+    last_won         TEXT,
+    PRIMARY KEY (player_id, game)
+) WITHOUT ROWID;
 "#,
 ];
 
@@ -370,6 +421,112 @@ const RANKED: &str = "a.race_id IS NOT NULL AND NOT a.new_account AND NOT a.revi
 /// fewer moves; then who finished first, then who registered first. The
 /// row-value comparison in [`Store::rank`] must say the same.
 const RANKING: &str = "a.won DESC, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id";
+
+/// The record counters of `player_records r`, in the order
+/// [`record_counters`] reads them.
+const RECORD_COLUMNS: &str = "r.days_played, r.wins, r.ranked_days, r.best_rank, r.best_time_ms,
+    r.play_streak, r.best_play_streak, r.last_played, r.win_streak, r.best_win_streak, r.last_won";
+
+/// The columns of `period_totals t JOIN players p`, in the order a
+/// [`Totals`] is read.
+const TOTALS_COLUMNS: &str = "t.player_id, p.name, t.points, t.days, t.wins, t.win_time_ms";
+
+/// The standings order of `period_totals t`: more points, more wins, less
+/// winning time, then the lower id (registered first). The row-value
+/// comparison of the own row's rank must say the same.
+const STANDING: &str = "t.points DESC, t.wins DESC, t.win_time_ms, t.player_id";
+
+/// The rows of a day's podium.
+const PODIUM: u32 = 3;
+
+fn record_counters(row: &Row<'_>) -> rusqlite::Result<RecordCounters> {
+    Ok(RecordCounters {
+        days_played: row.get(0)?,
+        wins: row.get(1)?,
+        ranked_days: row.get(2)?,
+        best_rank: row.get(3)?,
+        best_time_ms: row.get::<_, Option<i64>>(4)?.map(i64::cast_unsigned),
+        play_streak: row.get(5)?,
+        best_play_streak: row.get(6)?,
+        last_played: row.get(7)?,
+        win_streak: row.get(8)?,
+        best_win_streak: row.get(9)?,
+        last_won: row.get(10)?,
+    })
+}
+
+/// Writes what the tally of `date` found: ranks, totals, records, counts.
+fn write_tally(
+    connection: &Connection,
+    game: GameKind,
+    date: &str,
+    tally: &DayTally,
+) -> Result<(), StoreError> {
+    let mut rank = connection.prepare_cached(
+        "UPDATE daily_attempts SET final_rank = ?4
+         WHERE player_id = ?1 AND game = ?2 AND date = ?3",
+    )?;
+    for (player, final_rank) in &tally.ranks {
+        rank.execute(params![int(*player), game.slug(), date, final_rank])?;
+    }
+    let mut add = connection.prepare_cached(
+        "INSERT INTO period_totals
+             (game, period_kind, period_key, player_id, points, days, wins, win_time_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)
+         ON CONFLICT (game, period_kind, period_key, player_id) DO UPDATE SET
+             points = points + excluded.points, days = days + 1,
+             wins = wins + excluded.wins, win_time_ms = win_time_ms + excluded.win_time_ms",
+    )?;
+    for addition in &tally.additions {
+        for (period, key) in tally.periods() {
+            add.execute(params![
+                game.slug(),
+                period,
+                key,
+                int(addition.player),
+                addition.points,
+                addition.won,
+                int(addition.win_time_ms),
+            ])?;
+        }
+    }
+    let mut record = connection.prepare_cached(
+        "INSERT OR REPLACE INTO player_records
+             (player_id, game, days_played, wins, ranked_days, best_rank, best_time_ms,
+              play_streak, best_play_streak, last_played, win_streak, best_win_streak, last_won)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    for (player, counters) in &tally.records {
+        record.execute(params![
+            int(*player),
+            game.slug(),
+            counters.days_played,
+            counters.wins,
+            counters.ranked_days,
+            counters.best_rank,
+            counters.best_time_ms.map(int),
+            counters.play_streak,
+            counters.best_play_streak,
+            counters.last_played,
+            counters.win_streak,
+            counters.best_win_streak,
+            counters.last_won,
+        ])?;
+    }
+    connection
+        .prepare_cached(
+            "UPDATE daily_tallies SET finished = ?3, finishers = ?4, winners = ?5
+             WHERE game = ?1 AND date = ?2",
+        )?
+        .execute(params![
+            game.slug(),
+            date,
+            tally.finished,
+            tally.finishers,
+            tally.winners
+        ])?;
+    Ok(())
+}
 
 fn leaderboard_row(row: &Row<'_>, rank: u32) -> rusqlite::Result<(LeaderboardRow, String)> {
     Ok((
@@ -992,6 +1149,331 @@ impl Store for SqliteStore {
             .into_iter()
             .map(|(code, body, epoch)| read_live_race(&self.connection, &code, &body, epoch))
             .collect()
+    }
+
+    fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
+        self.atomically(|connection| {
+            let marked = connection
+                .prepare_cached(
+                    "INSERT INTO daily_tallies (game, date, finished, finishers, winners)
+                     VALUES (?1, ?2, 0, 0, 0) ON CONFLICT DO NOTHING",
+                )?
+                .execute(params![game.slug(), date])?;
+            if marked == 0 {
+                return Ok(false);
+            }
+            let newest_before: Option<String> = connection
+                .prepare_cached(
+                    "SELECT MAX(date) FROM daily_tallies WHERE game = ?1 AND date <> ?2",
+                )?
+                .query_row(params![game.slug(), date], |row| row.get(0))?;
+            let attempts = connection
+                .prepare_cached(&format!(
+                    "SELECT a.player_id, a.won, a.elapsed_ms, NOT a.new_account AND NOT a.review
+                     FROM daily_attempts a
+                     WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL
+                     ORDER BY {RANKING}"
+                ))?
+                .query_map(params![game.slug(), date], |row| {
+                    Ok(DayAttempt {
+                        player: uint(row, 0)?,
+                        won: row.get(1)?,
+                        elapsed_ms: uint(row, 2)?,
+                        ranked: row.get(3)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            let before = connection
+                .prepare_cached(&format!(
+                    "SELECT {RECORD_COLUMNS}, r.player_id FROM player_records r
+                     JOIN daily_attempts a ON a.player_id = r.player_id AND a.game = r.game
+                     WHERE a.game = ?1 AND a.date = ?2 AND a.race_id IS NOT NULL"
+                ))?
+                .query_map(params![game.slug(), date], |row| {
+                    Ok((uint(row, 11)?, record_counters(row)?))
+                })?
+                .collect::<Result<HashMap<_, _>, _>>()?;
+            let tally = tally::tally_day(date, newest_before.as_deref(), &attempts, &before);
+            write_tally(connection, game, date, &tally)?;
+            Ok(true)
+        })
+    }
+
+    fn untallied_days(
+        &mut self,
+        closed_through: &str,
+    ) -> Result<Vec<(GameKind, String)>, StoreError> {
+        let rows = self
+            .connection
+            .prepare_cached(
+                "SELECT d.game, d.date FROM daily_deals d
+                 WHERE d.date <= ?1 AND NOT EXISTS (
+                     SELECT 1 FROM daily_tallies t WHERE t.game = d.game AND t.date = d.date)
+                 ORDER BY d.game, d.date",
+            )?
+            .query_map(params![closed_through], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(game, date)| Ok((parse_game(&game)?, date)))
+            .collect()
+    }
+
+    fn daily_days(
+        &mut self,
+        game: GameKind,
+        before: Option<&str>,
+        limit: u32,
+    ) -> Result<DaysFound, StoreError> {
+        let mut days = self
+            .connection
+            .prepare_cached(
+                "SELECT t.date, t.finishers, t.winners, d.seed, d.salt
+                 FROM daily_tallies t JOIN daily_deals d ON d.game = t.game AND d.date = t.date
+                 WHERE t.game = ?1 AND t.finished > 0 AND (?2 IS NULL OR t.date < ?2)
+                 ORDER BY t.date DESC LIMIT ?3",
+            )?
+            .query_map(params![game.slug(), before, i64::from(limit) + 1], |row| {
+                Ok(DaySummary {
+                    date: row.get(0)?,
+                    finishers: row.get(1)?,
+                    winners: row.get(2)?,
+                    podium: Vec::new(),
+                    reveal: Reveal {
+                        game,
+                        seed: uint(row, 3)?,
+                        salt: row.get(4)?,
+                    },
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let more = days.len() > limit as usize;
+        days.truncate(limit as usize);
+        let mut podium = self.connection.prepare_cached(&format!(
+            "SELECT {ROW_COLUMNS}, a.final_rank FROM daily_attempts a
+             JOIN players p ON p.id = a.player_id
+             WHERE a.game = ?1 AND a.date = ?2 AND a.final_rank IS NOT NULL
+             ORDER BY a.final_rank LIMIT {PODIUM}"
+        ))?;
+        for day in &mut days {
+            let rows = podium
+                .query_map(params![game.slug(), day.date], |row| {
+                    let rank = row.get(8)?;
+                    leaderboard_row(row, rank)
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            day.podium = rows
+                .into_iter()
+                .map(|row| {
+                    with_status(row).map(|row| LeaderboardRow {
+                        unranked: None,
+                        ..row
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(DaysFound { days, more })
+    }
+
+    fn player_record(
+        &mut self,
+        player: PlayerLookup<'_>,
+    ) -> Result<Option<PlayerRecord>, StoreError> {
+        let found = match player {
+            PlayerLookup::Id(id) => self
+                .connection
+                .prepare_cached("SELECT id, name FROM players WHERE id = ?1")?
+                .query_row(params![int(id)], |row| Ok((uint(row, 0)?, row.get(1)?)))
+                .optional()?,
+            // The column's NOCASE collation compares whatever the case.
+            PlayerLookup::Name(name) => self
+                .connection
+                .prepare_cached("SELECT id, name FROM players WHERE name = ?1")?
+                .query_row(params![name], |row| Ok((uint(row, 0)?, row.get(1)?)))
+                .optional()?,
+        };
+        let Some((id, name)): Option<(u64, String)> = found else {
+            return Ok(None);
+        };
+        let through: Option<String> = self
+            .connection
+            .prepare_cached("SELECT MAX(date) FROM daily_tallies")?
+            .query_row([], |row| row.get(0))?;
+        let counters = self
+            .connection
+            .prepare_cached(&format!(
+                "SELECT {RECORD_COLUMNS}, r.game,
+                        (SELECT MAX(t.date) FROM daily_tallies t WHERE t.game = r.game)
+                 FROM player_records r WHERE r.player_id = ?1"
+            ))?
+            .query_map(params![int(id)], |row| {
+                Ok((
+                    record_counters(row)?,
+                    row.get::<_, String>(11)?,
+                    row.get::<_, Option<String>>(12)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut games = Vec::with_capacity(counters.len());
+        for (counters, game, game_through) in counters {
+            let game = parse_game(&game)?;
+            let median_rank = self
+                .connection
+                .prepare_cached(
+                    "SELECT final_rank FROM daily_attempts
+                     WHERE player_id = ?1 AND game = ?2 AND final_rank IS NOT NULL
+                     ORDER BY final_rank LIMIT 1 OFFSET ?3",
+                )?
+                .query_row(
+                    params![
+                        int(id),
+                        game.slug(),
+                        tally::lower_median_offset(counters.ranked_days)
+                    ],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let median_time_ms = self
+                .connection
+                .prepare_cached(
+                    "SELECT a.elapsed_ms FROM daily_attempts a
+                     JOIN daily_tallies t ON t.game = a.game AND t.date = a.date
+                     WHERE a.player_id = ?1 AND a.game = ?2 AND a.race_id IS NOT NULL AND a.won
+                     ORDER BY a.elapsed_ms LIMIT 1 OFFSET ?3",
+                )?
+                .query_row(
+                    params![
+                        int(id),
+                        game.slug(),
+                        tally::lower_median_offset(counters.wins)
+                    ],
+                    |row| uint(row, 0),
+                )
+                .optional()?;
+            games.push(tally::game_record(
+                game,
+                counters,
+                game_through.as_deref(),
+                median_rank,
+                median_time_ms,
+            ));
+        }
+        tally::sort_games(&mut games);
+        Ok(Some(PlayerRecord {
+            name,
+            through,
+            games,
+        }))
+    }
+
+    fn standings(
+        &mut self,
+        game: GameKind,
+        span: &PeriodSpan,
+        today: &str,
+        limit: u32,
+        player: Option<PlayerId>,
+    ) -> Result<Standings, StoreError> {
+        let period = tally::period_name(span.period);
+        let tallied: std::collections::HashSet<String> = self
+            .connection
+            .prepare_cached(
+                "SELECT date FROM daily_tallies WHERE game = ?1 AND date BETWEEN ?2 AND ?3",
+            )?
+            .query_map(
+                params![game.slug(), span.first_date, span.last_date],
+                |row| row.get(0),
+            )?
+            .collect::<Result<_, _>>()?;
+        let mut live = Vec::new();
+        let mut ranking = self.connection.prepare_cached(&format!(
+            "SELECT a.player_id, p.name, a.won, a.elapsed_ms
+             FROM daily_attempts a JOIN players p ON p.id = a.player_id
+             WHERE a.game = ?1 AND a.date = ?2 AND {RANKED}
+             ORDER BY {RANKING}"
+        ))?;
+        for date in span.dates_through(today) {
+            if tallied.contains(&date) {
+                continue;
+            }
+            let ranked = ranking
+                .query_map(params![game.slug(), date], |row| {
+                    Ok((uint(row, 0)?, row.get(1)?, row.get(2)?, uint(row, 3)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            live.extend(tally::live_additions(&ranked));
+        }
+        drop(ranking);
+        let key = params![game.slug(), period, span.key];
+        let totals = |row: &Row<'_>| -> rusqlite::Result<Totals> {
+            Ok(Totals {
+                player: uint(row, 0)?,
+                name: row.get(1)?,
+                points: row.get(2)?,
+                days: row.get(3)?,
+                wins: row.get(4)?,
+                win_time_ms: uint(row, 5)?,
+            })
+        };
+        if !live.is_empty() {
+            // Live points can lift anyone: every line of the period is read
+            // and ranked again.
+            let tallied = self
+                .connection
+                .prepare_cached(&format!(
+                    "SELECT {TOTALS_COLUMNS} FROM period_totals t JOIN players p ON p.id = t.player_id
+                     WHERE t.game = ?1 AND t.period_kind = ?2 AND t.period_key = ?3"
+                ))?
+                .query_map(key, totals)?
+                .collect::<Result<Vec<_>, _>>()?;
+            let (players, rows, own) = tally::rank_standings(tallied, live, limit, player);
+            return Ok(Standings { players, rows, own });
+        }
+        // Nothing live: the top rows come straight off the standings index.
+        let players: u32 = self
+            .connection
+            .prepare_cached(
+                "SELECT COUNT(*) FROM period_totals
+                 WHERE game = ?1 AND period_kind = ?2 AND period_key = ?3",
+            )?
+            .query_row(key, |row| row.get(0))?;
+        let rows = self
+            .connection
+            .prepare_cached(&format!(
+                "SELECT {TOTALS_COLUMNS} FROM period_totals t JOIN players p ON p.id = t.player_id
+                 WHERE t.game = ?1 AND t.period_kind = ?2 AND t.period_key = ?3
+                 ORDER BY {STANDING} LIMIT ?4"
+            ))?
+            .query_map(params![game.slug(), period, span.key, limit], totals)?
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<StandingRow> = rows
+            .iter()
+            .zip(1..)
+            .map(|(line, rank)| line.row(rank))
+            .collect();
+        let own = match player {
+            Some(player) => self
+                .connection
+                .prepare_cached(&format!(
+                    "SELECT {TOTALS_COLUMNS},
+                        (SELECT COUNT(*) FROM period_totals b
+                         WHERE b.game = t.game AND b.period_kind = t.period_kind
+                           AND b.period_key = t.period_key
+                           AND (-b.points, -b.wins, b.win_time_ms, b.player_id)
+                             < (-t.points, -t.wins, t.win_time_ms, t.player_id))
+                     FROM period_totals t JOIN players p ON p.id = t.player_id
+                     WHERE t.game = ?1 AND t.period_kind = ?2 AND t.period_key = ?3
+                       AND t.player_id = ?4"
+                ))?
+                .query_row(params![game.slug(), period, span.key, int(player)], |row| {
+                    let ahead: u32 = row.get(6)?;
+                    Ok(totals(row)?.row(ahead + 1))
+                })
+                .optional()?,
+            None => None,
+        };
+        Ok(Standings { players, rows, own })
     }
 
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {

@@ -78,6 +78,9 @@ on_every_backend!(
     a_corrupt_move_log_is_a_typed_error,
     proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept,
     a_claim_fences_off_every_write_of_the_rooms_that_ran_the_race_before,
+    closed_days_are_tallied_once_and_listed_newest_first_with_podiums_and_deals,
+    records_count_days_wins_ranks_medians_and_streaks_over_tallied_days,
+    standings_sum_tallied_totals_and_open_days_live_in_tie_break_order,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -834,4 +837,461 @@ fn a_claim_fences_off_every_write_of_the_rooms_that_ran_the_race_before(store: &
     assert_eq!(read[0].seats[0].log, ["a", "b", "c"]);
     store.end_live_race("AAAAAA", 1).expect("the owner ends it");
     assert_eq!(store.live_races().expect("reads"), Vec::new());
+}
+
+/// Keeps a deal for `date` of Three Blind Mice, its seed the date's digits.
+fn deal_on(store: &mut dyn Backend, date: &str) -> DailyDeal {
+    let seed: u64 = date.replace('-', "").parse().expect("a date");
+    store
+        .save_daily_deal(&DailyDeal {
+            game: GameKind::ThreeBlindMice,
+            date: date.to_string(),
+            seed,
+            salt: format!("salt-{date}"),
+        })
+        .expect("saves")
+}
+
+/// Finishes `player`'s attempt at `date`'s deal as `status` in
+/// `elapsed_ms`, ranked or not as `eligibility` says.
+fn finish_on(
+    store: &mut dyn Backend,
+    player: &Player,
+    date: &str,
+    status: PlayerStatus,
+    elapsed_ms: u64,
+    eligibility: Eligibility,
+) -> u64 {
+    let key = AttemptKey {
+        player: player.id,
+        game: GameKind::ThreeBlindMice,
+        date: date.to_string(),
+    };
+    store.begin_attempt(&key, 0).expect("begins");
+    let progress = Progress {
+        moves: 40,
+        cards_home: if status == PlayerStatus::Won { 52 } else { 10 },
+        elapsed_ms,
+        ..Progress::default()
+    };
+    let mut race = race_of(&player.name, player.id, status, progress);
+    race.daily = Some(date.to_string());
+    store
+        .finish_attempt(&key, status, progress, &race, eligibility)
+        .expect("finishes")
+}
+
+fn register_all<const N: usize>(store: &mut dyn Backend, names: [&str; N]) -> [Player; N] {
+    names.map(|name| {
+        // A token of its own per name: the name's bytes.
+        let mut token = hash(0xff);
+        for (slot, byte) in token.iter_mut().zip(name.bytes()) {
+            *slot = byte;
+        }
+        store.register(name, &token, 0).expect("registers")
+    })
+}
+
+/// An attempt to finish: whose, how, in how long, ranked or not.
+type Finish<'a> = (&'a Player, PlayerStatus, u64, Eligibility);
+
+const WON: PlayerStatus = PlayerStatus::Won;
+const RESIGNED: PlayerStatus = PlayerStatus::Resigned;
+const RANKED: Eligibility = Eligibility {
+    new_account: false,
+    review: false,
+};
+const NEW_ACCOUNT: Eligibility = Eligibility {
+    new_account: true,
+    review: false,
+};
+
+fn closed_days_are_tallied_once_and_listed_newest_first_with_podiums_and_deals(
+    store: &mut dyn Backend,
+) {
+    let [ada, bob, cal, dan] = register_all(store, ["ada", "bob", "cal", "dan"]);
+    let first = deal_on(store, "2026-11-30");
+    deal_on(store, "2026-12-01");
+    deal_on(store, "2026-12-02");
+    deal_on(store, "2026-12-03");
+    let ada_race = finish_on(store, &ada, "2026-11-30", WON, 100_000, RANKED);
+    finish_on(store, &bob, "2026-11-30", WON, 200_000, RANKED);
+    finish_on(store, &cal, "2026-11-30", RESIGNED, 5_000, RANKED);
+    finish_on(store, &dan, "2026-11-30", WON, 50_000, NEW_ACCOUNT);
+    finish_on(store, &bob, "2026-12-01", WON, 90_000, RANKED);
+    finish_on(store, &ada, "2026-12-01", WON, 120_000, RANKED);
+    // The 2nd had a deal nobody played; the 3rd is not closed.
+    finish_on(store, &ada, "2026-12-03", WON, 1_000, RANKED);
+
+    assert_eq!(store.tally_closed_days("2026-12-02").expect("tallies"), 3);
+    assert_eq!(store.tally_closed_days("2026-12-02").expect("tallies"), 0);
+    assert!(
+        !store
+            .tally_day(GameKind::ThreeBlindMice, "2026-11-30")
+            .expect("tallies")
+    );
+    assert_eq!(
+        store.untallied_days("2026-12-31").expect("reads"),
+        [(GameKind::ThreeBlindMice, "2026-12-03".to_string())]
+    );
+
+    let page = store
+        .daily_days(GameKind::ThreeBlindMice, None, 10)
+        .expect("reads");
+    let dates: Vec<&str> = page.days.iter().map(|day| day.date.as_str()).collect();
+    assert_eq!(
+        dates,
+        ["2026-12-01", "2026-11-30"],
+        "played closed days only"
+    );
+    assert!(!page.more);
+    let oldest = &page.days[1];
+    assert_eq!(
+        (oldest.finishers, oldest.winners),
+        (3, 2),
+        "dan is unranked"
+    );
+    let podium: Vec<(u32, &str, PlayerStatus)> = oldest
+        .podium
+        .iter()
+        .map(|row| (row.rank, row.name.as_str(), row.status))
+        .collect();
+    assert_eq!(
+        podium,
+        [(1, "ada", WON), (2, "bob", WON), (3, "cal", RESIGNED)]
+    );
+    assert_eq!(oldest.podium[0].race_id, ada_race);
+    assert_eq!(oldest.podium[0].elapsed_ms, 100_000);
+    assert!(oldest.podium.iter().all(|row| row.unranked.is_none()));
+    assert_eq!(
+        oldest.reveal,
+        Reveal {
+            game: GameKind::ThreeBlindMice,
+            seed: first.seed,
+            salt: first.salt,
+        }
+    );
+    let names: Vec<&str> = page.days[0]
+        .podium
+        .iter()
+        .map(|row| row.name.as_str())
+        .collect();
+    assert_eq!(names, ["bob", "ada"]);
+
+    // Paging: one day, then the ones before it.
+    let newest = store
+        .daily_days(GameKind::ThreeBlindMice, None, 1)
+        .expect("reads");
+    assert_eq!(newest.days.len(), 1);
+    assert!(newest.more);
+    let older = store
+        .daily_days(GameKind::ThreeBlindMice, Some("2026-12-01"), 1)
+        .expect("reads");
+    assert_eq!(
+        older
+            .days
+            .iter()
+            .map(|day| day.date.as_str())
+            .collect::<Vec<_>>(),
+        ["2026-11-30"]
+    );
+    assert!(!older.more);
+    assert!(
+        store
+            .daily_days(GameKind::Indian, None, 10)
+            .expect("reads")
+            .days
+            .is_empty()
+    );
+}
+
+fn records_count_days_wins_ranks_medians_and_streaks_over_tallied_days(store: &mut dyn Backend) {
+    let [ada, bob, cal, dan] = register_all(store, ["ada", "bob", "cal", "dan"]);
+    for date in [
+        "2026-12-01",
+        "2026-12-02",
+        "2026-12-03",
+        "2026-12-04",
+        "2026-12-05",
+    ] {
+        deal_on(store, date);
+    }
+    let days: [(&str, &[Finish<'_>]); 4] = [
+        (
+            "2026-12-01",
+            &[
+                (&ada, WON, 100_000, RANKED),
+                (&bob, WON, 200_000, RANKED),
+                (&cal, RESIGNED, 1_000, RANKED),
+                (&dan, WON, 30_000, NEW_ACCOUNT),
+            ],
+        ),
+        (
+            "2026-12-02",
+            &[(&bob, WON, 50_000, RANKED), (&ada, WON, 150_000, RANKED)],
+        ),
+        (
+            "2026-12-03",
+            &[
+                (&ada, RESIGNED, 1_000, RANKED),
+                (&cal, WON, 300_000, RANKED),
+            ],
+        ),
+        (
+            "2026-12-04",
+            &[
+                (&bob, WON, 60_000, RANKED),
+                (&cal, WON, 65_000, RANKED),
+                (&ada, WON, 70_000, RANKED),
+            ],
+        ),
+    ];
+    for (date, attempts) in days {
+        for (player, status, elapsed_ms, eligibility) in attempts {
+            finish_on(store, player, date, *status, *elapsed_ms, *eligibility);
+        }
+    }
+    assert_eq!(store.tally_closed_days("2026-12-04").expect("tallies"), 4);
+    let record = |store: &mut dyn Backend, lookup: PlayerLookup<'_>| {
+        store
+            .player_record(lookup)
+            .expect("reads")
+            .expect("a player")
+    };
+    let ada_record = record(store, PlayerLookup::Name("ADA"));
+    assert_eq!(
+        ada_record.name, "ada",
+        "as registered, found whatever the case"
+    );
+    assert_eq!(ada_record.through.as_deref(), Some("2026-12-04"));
+    let expected = |days_played,
+                    wins,
+                    ranks: [Option<u32>; 2],
+                    times: [Option<u64>; 2],
+                    streaks: [u32; 4],
+                    last: &str| {
+        patience_shared::protocol::GameRecord {
+            game: GameKind::ThreeBlindMice,
+            days_played,
+            wins,
+            best_rank: ranks[0],
+            median_rank: ranks[1],
+            best_time_ms: times[0],
+            median_time_ms: times[1],
+            play_streak: streaks[0],
+            best_play_streak: streaks[1],
+            win_streak: streaks[2],
+            best_win_streak: streaks[3],
+            last_played: Some(last.to_string()),
+        }
+    };
+    // Ranks 1, 2, 2, 3; wins in 100, 150 and 70 s; lost on the 3rd.
+    assert_eq!(
+        ada_record.games,
+        [expected(
+            4,
+            3,
+            [Some(1), Some(2)],
+            [Some(70_000), Some(100_000)],
+            [4, 4, 1, 2],
+            "2026-12-04"
+        )]
+    );
+    // Missed the 3rd: the play streak starts again.
+    assert_eq!(
+        record(store, PlayerLookup::Id(bob.id)).games,
+        [expected(
+            3,
+            3,
+            [Some(1), Some(1)],
+            [Some(50_000), Some(60_000)],
+            [1, 2, 1, 2],
+            "2026-12-04"
+        )]
+    );
+    assert_eq!(
+        record(store, PlayerLookup::Id(cal.id)).games,
+        [expected(
+            3,
+            2,
+            [Some(1), Some(2)],
+            [Some(65_000), Some(65_000)],
+            [2, 2, 2, 2],
+            "2026-12-04"
+        )]
+    );
+    // Unranked: played and won, no rank; its streak ended on the 1st.
+    assert_eq!(
+        record(store, PlayerLookup::Name("dan")).games,
+        [expected(
+            1,
+            1,
+            [None, None],
+            [Some(30_000), Some(30_000)],
+            [0, 1, 0, 1],
+            "2026-12-01"
+        )]
+    );
+
+    // A day played by Bob alone ends everyone else's current streaks.
+    finish_on(store, &bob, "2026-12-05", WON, 10_000, RANKED);
+    assert_eq!(store.tally_closed_days("2026-12-05").expect("tallies"), 1);
+    let ada_record = record(store, PlayerLookup::Id(ada.id));
+    assert_eq!(ada_record.through.as_deref(), Some("2026-12-05"));
+    let game = &ada_record.games[0];
+    assert_eq!(
+        (
+            game.play_streak,
+            game.best_play_streak,
+            game.win_streak,
+            game.best_win_streak
+        ),
+        (0, 4, 0, 2)
+    );
+    let game = &record(store, PlayerLookup::Id(bob.id)).games[0];
+    assert_eq!(
+        (game.play_streak, game.win_streak, game.days_played),
+        (2, 2, 4)
+    );
+
+    assert_eq!(
+        store
+            .player_record(PlayerLookup::Name("nobody"))
+            .expect("reads"),
+        None
+    );
+    let [eve] = register_all(store, ["eve"]);
+    let fresh = record(store, PlayerLookup::Id(eve.id));
+    assert!(fresh.games.is_empty());
+}
+
+fn standings_sum_tallied_totals_and_open_days_live_in_tie_break_order(store: &mut dyn Backend) {
+    let [ada, bob, cal, dan, eve, fay] =
+        register_all(store, ["ada", "bob", "cal", "dan", "eve", "fay"]);
+    for date in ["2026-11-30", "2026-12-01", "2026-12-02"] {
+        deal_on(store, date);
+    }
+    finish_on(store, &ada, "2026-11-30", WON, 100, RANKED);
+    finish_on(store, &bob, "2026-11-30", WON, 200, RANKED);
+    finish_on(store, &cal, "2026-11-30", RESIGNED, 10, RANKED);
+    finish_on(store, &bob, "2026-12-01", WON, 100, RANKED);
+    finish_on(store, &ada, "2026-12-01", WON, 300, RANKED);
+    finish_on(store, &dan, "2026-12-01", RESIGNED, 10, RANKED);
+    assert_eq!(store.tally_closed_days("2026-12-01").expect("tallies"), 2);
+
+    let week =
+        PeriodSpan::parse(patience_shared::protocol::Period::Week, "2026-W49").expect("a week");
+    let month =
+        PeriodSpan::parse(patience_shared::protocol::Period::Month, "2026-12").expect("a month");
+    let game = GameKind::ThreeBlindMice;
+    let lines = |standings: &Standings| -> Vec<(u32, String, u32, u32, u32, u64)> {
+        standings
+            .rows
+            .iter()
+            .map(|row| {
+                (
+                    row.rank,
+                    row.name.clone(),
+                    row.points,
+                    row.days,
+                    row.wins,
+                    row.win_time_ms,
+                )
+            })
+            .collect()
+    };
+    let line = |rank, name: &str, points, days, wins, time| {
+        (rank, name.to_string(), points, days, wins, time)
+    };
+
+    // Tallied only. Ada and Bob tie on points and wins: Bob's time is less.
+    // Cal and Dan tie on everything: Cal registered first.
+    let standings = store
+        .standings(game, &week, "2026-12-01", 10, Some(dan.id))
+        .expect("reads");
+    assert_eq!(
+        lines(&standings),
+        [
+            line(1, "bob", 43, 2, 2, 300),
+            line(2, "ada", 43, 2, 2, 400),
+            line(3, "cal", 15, 1, 0, 0),
+            line(4, "dan", 15, 1, 0, 0),
+        ]
+    );
+    assert_eq!(standings.players, 4);
+    let short = store
+        .standings(game, &week, "2026-12-01", 2, Some(dan.id))
+        .expect("reads");
+    assert_eq!(short.rows.len(), 2);
+    assert_eq!(short.own, Some(standings.rows[3].clone()));
+    let standings = store
+        .standings(game, &month, "2026-12-01", 10, Some(cal.id))
+        .expect("reads");
+    assert_eq!(standings.players, 3, "the 30th of November is not December");
+    assert_eq!(standings.own, None);
+
+    // The 2nd is open: its ranking as it stands counts live. Dan passes
+    // Cal; an unranked win and an attempt still open earn nothing.
+    finish_on(store, &dan, "2026-12-02", WON, 60, RANKED);
+    finish_on(store, &cal, "2026-12-02", WON, 50_000, RANKED);
+    finish_on(store, &fay, "2026-12-02", RESIGNED, 10, RANKED);
+    finish_on(store, &eve, "2026-12-02", WON, 1, NEW_ACCOUNT);
+    store
+        .begin_attempt(
+            &AttemptKey {
+                player: ada.id,
+                game,
+                date: "2026-12-02".to_string(),
+            },
+            0,
+        )
+        .expect("begins");
+    let live_week = [
+        line(1, "bob", 43, 2, 2, 300),
+        line(2, "ada", 43, 2, 2, 400),
+        line(3, "dan", 40, 2, 1, 60),
+        line(4, "cal", 33, 2, 1, 50_000),
+        line(5, "fay", 15, 1, 0, 0),
+    ];
+    let standings = store
+        .standings(game, &week, "2026-12-02", 10, Some(cal.id))
+        .expect("reads");
+    assert_eq!(lines(&standings), live_week);
+    assert_eq!(standings.players, 5);
+    assert_eq!(standings.own.map(|row| row.rank), Some(4));
+    let top = store
+        .standings(game, &week, "2026-12-02", 3, Some(fay.id))
+        .expect("reads");
+    assert_eq!(top.rows.len(), 3);
+    assert_eq!(top.own.map(|row| (row.rank, row.points)), Some((5, 15)));
+    // Ada's win took less time than Cal's: she is third.
+    let standings = store
+        .standings(game, &month, "2026-12-02", 10, None)
+        .expect("reads");
+    assert_eq!(
+        lines(&standings),
+        [
+            line(1, "dan", 40, 2, 1, 60),
+            line(2, "bob", 25, 1, 1, 100),
+            line(3, "ada", 18, 1, 1, 300),
+            line(4, "cal", 18, 1, 1, 50_000),
+            line(5, "fay", 15, 1, 0, 0),
+        ]
+    );
+    assert_eq!(standings.own, None);
+
+    // Once the 2nd is tallied (Ada's attempt still open counts nowhere),
+    // the totals are the points that counted live.
+    assert_eq!(store.tally_closed_days("2026-12-02").expect("tallies"), 1);
+    let tallied = store
+        .standings(game, &week, "2026-12-02", 10, Some(cal.id))
+        .expect("reads");
+    assert_eq!(lines(&tallied), live_week);
+    assert_eq!(tallied.players, 5);
+    assert_eq!(tallied.own.map(|row| row.rank), Some(4));
+    let top = store
+        .standings(game, &week, "2026-12-02", 3, Some(fay.id))
+        .expect("reads");
+    assert_eq!(top.rows, tallied.rows[..3]);
+    assert_eq!(top.own.map(|row| (row.rank, row.points)), Some((5, 15)));
 }
