@@ -82,19 +82,17 @@ pub async fn serve(
             Some(websocket_config(&shared.config)),
         );
         let left = handshake_timeout.saturating_sub(started.elapsed());
-        let socket =
-            match tokio::time::timeout(left, handshake).await
-            {
-                Ok(Ok(socket)) => socket,
-                Ok(Err(error)) => {
-                    tracing::debug!(%error, "websocket handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!("websocket handshake timed out");
-                    return;
-                }
-            };
+        let socket = match tokio::time::timeout(left, handshake).await {
+            Ok(Ok(socket)) => socket,
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "websocket handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("websocket handshake timed out");
+                return;
+            }
+        };
         let previous = shared.metrics.connections.fetch_add(1, Ordering::Relaxed);
         bump(&shared.metrics.connections_total);
         let over_cap = usize::try_from(previous).unwrap_or(0) >= shared.config.max_connections;

@@ -117,7 +117,9 @@ fn head_length(bytes: &[u8]) -> Option<usize> {
 pub fn parse_head(head: &[u8]) -> Result<Request, HeadError> {
     let text = std::str::from_utf8(head).map_err(|_| HeadError::Malformed("not UTF-8"))?;
     let mut lines = text.split("\r\n");
-    let request_line = lines.next().ok_or(HeadError::Malformed("no request line"))?;
+    let request_line = lines
+        .next()
+        .ok_or(HeadError::Malformed("no request line"))?;
     let mut parts = request_line.split(' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -282,11 +284,7 @@ fn is_game(name: &str) -> bool {
 /// The page's three routes (`/`, `/days/GAME`, `/room/CODE`) all get the
 /// page, which reads its path to know what to show.
 pub fn respond(request: &Request) -> Response {
-    let path = request
-        .target
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default();
+    let path = request.target.split(['?', '#']).next().unwrap_or_default();
     let known = route(path);
     if request.method != "GET" {
         let mut refused = Response::error(405, "Method Not Allowed", b"only GET is served\n");

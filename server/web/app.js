@@ -420,6 +420,8 @@ function roomView(connection, code) {
 // The boards of a finished race, played back: one seat at a time, step by
 // step, or played at a steady pace.
 function replayPlayer(replay) {
+  // Best placed first: the winner's race is the one shown at once.
+  replay = { ...replay, seats: [...replay.seats].sort((a, b) => a.rank - b.rank) };
   let seatIndex = 0;
   let step = 0;
   let timer = null;

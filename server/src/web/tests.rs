@@ -54,7 +54,10 @@ fn requests_are_routed_to_the_page_files_or_refused() {
         assert_eq!(response.status, status, "{method} {target}");
         assert_eq!(response.content_type, content_type, "{method} {target}");
         assert!(!response.body.is_empty(), "{method} {target}");
-        let allow = response.extra.iter().any(|&(name, value)| name == "Allow" && value == "GET");
+        let allow = response
+            .extra
+            .iter()
+            .any(|&(name, value)| name == "Allow" && value == "GET");
         assert_eq!(allow, status == 405, "{method} {target}: Allow only on 405");
     }
 }
@@ -75,7 +78,11 @@ fn the_vendored_library_is_cached_for_good_and_the_rest_revalidated() {
         ("/nothing", "no-store"),
     ];
     for (target, cache_control) in cases {
-        assert_eq!(respond(&get(target)).cache_control, cache_control, "{target}");
+        assert_eq!(
+            respond(&get(target)).cache_control,
+            cache_control,
+            "{target}"
+        );
     }
     assert!(
         include_str!("../../web/index.html").contains(&format!("msgpack-{MSGPACK_VERSION}.min.js")),
@@ -113,8 +120,14 @@ fn an_answer_carries_length_type_and_the_security_headers() {
 fn heads_parse_or_are_refused() {
     // (head, Ok(method, target, is upgrade) or Err)
     let cases: [(&[u8], Option<(&str, &str, bool)>); 10] = [
-        (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", Some(("GET", "/", false))),
-        (b"GET /room/K7PQ3M HTTP/1.0\r\n\r\n", Some(("GET", "/room/K7PQ3M", false))),
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            Some(("GET", "/", false)),
+        ),
+        (
+            b"GET /room/K7PQ3M HTTP/1.0\r\n\r\n",
+            Some(("GET", "/room/K7PQ3M", false)),
+        ),
         (
             b"GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: WebSocket\r\n\r\n",
             Some(("GET", "/", true)),
@@ -123,7 +136,10 @@ fn heads_parse_or_are_refused() {
             b"GET / HTTP/1.1\r\nupgrade: h2c, websocket\r\n\r\n",
             Some(("GET", "/", true)),
         ),
-        (b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", Some(("GET", "/", false))),
+        (
+            b"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n",
+            Some(("GET", "/", false)),
+        ),
         (b"GET / HTTP/2.0\r\n\r\n", None),
         (b"GET /\r\n\r\n", None),
         (b"GET http://x/ HTTP/1.1\r\n\r\n", None),
@@ -153,18 +169,30 @@ async fn a_head_is_read_whole_with_what_follows_it_and_capped() {
         .expect("written");
     let (request, bytes) = read_request(&mut server).await.expect("a head");
     assert_eq!(request.target, "/");
-    assert!(bytes.ends_with(b"\r\n\r\nextra"), "the bytes after the head are kept");
+    assert!(
+        bytes.ends_with(b"\r\n\r\nextra"),
+        "the bytes after the head are kept"
+    );
 
     let (mut client, mut server) = tokio::io::duplex(64 * 1024);
-    let long = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD_BYTES));
+    let long = format!(
+        "GET / HTTP/1.1\r\nX: {}\r\n\r\n",
+        "a".repeat(MAX_HEAD_BYTES)
+    );
     tokio::io::AsyncWriteExt::write_all(&mut client, long.as_bytes())
         .await
         .expect("written");
-    assert!(matches!(read_request(&mut server).await, Err(HeadError::TooLarge)));
+    assert!(matches!(
+        read_request(&mut server).await,
+        Err(HeadError::TooLarge)
+    ));
 
     let (client, mut server) = tokio::io::duplex(1024);
     drop(client);
-    assert!(matches!(read_request(&mut server).await, Err(HeadError::Closed)));
+    assert!(matches!(
+        read_request(&mut server).await,
+        Err(HeadError::Closed)
+    ));
 }
 
 #[tokio::test]
@@ -218,7 +246,10 @@ mod over_a_socket {
             tokio::task::yield_now().await;
         }
         let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.expect("read to the end");
+        stream
+            .read_to_end(&mut answer)
+            .await
+            .expect("read to the end");
         answer
     }
 
@@ -244,7 +275,10 @@ mod over_a_socket {
             panic!("no answer to hello");
         };
         let welcome = protocol::decode_server(&bytes).expect("a server message");
-        assert!(matches!(welcome, ServerMessage::Welcome { .. }), "{welcome:?}");
+        assert!(
+            matches!(welcome, ServerMessage::Welcome { .. }),
+            "{welcome:?}"
+        );
     }
 
     #[tokio::test]
@@ -261,13 +295,20 @@ mod over_a_socket {
         assert_eq!(status_line(&page), "HTTP/1.1 200 OK");
         let text = String::from_utf8_lossy(&page);
         let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
-        assert!(head.contains(&format!("\r\nContent-Length: {}\r\n", super::INDEX_HTML.len())));
+        assert!(head.contains(&format!(
+            "\r\nContent-Length: {}\r\n",
+            super::INDEX_HTML.len()
+        )));
         assert!(head.contains("\r\nContent-Type: text/html; charset=utf-8\r\n"));
         assert!(head.contains("\r\nX-Content-Type-Options: nosniff\r\n"));
         assert_eq!(body.as_bytes(), super::INDEX_HTML);
 
         // A head that comes in pieces is read whole.
-        let split = exchange(address, &[b"GET /nothing HT", b"TP/1.1\r\nHost: x\r\n", b"\r\n"]).await;
+        let split = exchange(
+            address,
+            &[b"GET /nothing HT", b"TP/1.1\r\nHost: x\r\n", b"\r\n"],
+        )
+        .await;
         assert_eq!(status_line(&split), "HTTP/1.1 404 Not Found");
         let posted = exchange(address, &[b"POST / HTTP/1.1\r\nContent-Length: 0\r\n\r\n"]).await;
         assert_eq!(status_line(&posted), "HTTP/1.1 405 Method Not Allowed");
@@ -291,7 +332,10 @@ mod over_a_socket {
         let mut answer = vec![0u8; 512];
         let read = raw.read(&mut answer).await.expect("an answer");
         let answer = String::from_utf8_lossy(&answer[..read]).into_owned();
-        assert!(answer.starts_with("HTTP/1.1 101 Switching Protocols\r\n"), "{answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+            "{answer}"
+        );
         assert!(answer.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "{answer}");
 
         // The first client is still served, and a new one upgrades too.
@@ -311,9 +355,10 @@ mod over_a_socket {
             matches!(&answer, ServerMessage::Error { code, .. } if *code == protocol::ErrorCode::AlreadyGreeted),
             "{answer:?}"
         );
-        let (mut second, _) = tokio_tungstenite::connect_async(format!("ws://{address}/room/K7PQ3M"))
-            .await
-            .expect("an upgrade on a page's path goes through too");
+        let (mut second, _) =
+            tokio_tungstenite::connect_async(format!("ws://{address}/room/K7PQ3M"))
+                .await
+                .expect("an upgrade on a page's path goes through too");
         greeted(&mut second).await;
         server.shutdown().await;
     }
