@@ -118,8 +118,10 @@ fn an_answer_carries_length_type_and_the_security_headers() {
 
 #[test]
 fn heads_parse_or_are_refused() {
-    // (head, Ok(method, target, is upgrade) or Err)
-    let cases: [(&[u8], Option<(&str, &str, bool)>); 10] = [
+    /// What a head parses to: method, target, whether it is an upgrade;
+    /// `None` for a head refused as malformed.
+    type Parsed = Option<(&'static str, &'static str, bool)>;
+    let cases: [(&[u8], Parsed); 10] = [
         (
             b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
             Some(("GET", "/", false)),
