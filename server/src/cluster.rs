@@ -77,9 +77,11 @@
 //! - A write the queue dropped (full) is not retried.
 //!
 //! [`lease`] is the bookkeeping without I/O: what the node holds, the
-//! renewal batches, what a renewal's answer means.
+//! renewal batches, what a renewal's answer means. [`relay`] takes the
+//! daily leaderboards' changes from node to node.
 
 pub mod lease;
+pub mod relay;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -224,6 +226,8 @@ pub struct Cluster {
 struct Inner {
     node_id: String,
     public_url: String,
+    /// For the connections of their own that subscriptions need.
+    client: redis::Client,
     redis: ConnectionManager,
     book: Mutex<LeaseBook>,
     writes: mpsc::Sender<Write>,
@@ -281,12 +285,13 @@ impl Cluster {
             .set_response_timeout(Some(REDIS_TIMEOUT))
             .set_number_of_retries(2)
             .set_max_delay(REDIS_TIMEOUT);
-        let redis = ConnectionManager::new_with_config(client, config).await?;
+        let redis = ConnectionManager::new_with_config(client.clone(), config).await?;
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         let cluster = Cluster {
             inner: Arc::new(Inner {
                 node_id: settings.node_id.unwrap_or_else(|| new_secret(8)),
                 public_url: settings.public_url,
+                client,
                 redis,
                 book: Mutex::new(LeaseBook::new(settings.lease_ms)),
                 writes,

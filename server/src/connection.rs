@@ -204,6 +204,7 @@ async fn run(
             break;
         }
         let daily_deadline = session.daily_deadline();
+        let next_close = session.next_close();
         let next = tokio::select! {
             biased;
             next = stream.next() => next,
@@ -224,6 +225,12 @@ async fn run(
             _ = stopped.as_mut() => break,
             next = next_change(&mut session.following) => {
                 session.on_feed(next).await;
+                continue;
+            }
+            () = shared.clock.sleep_until(next_close.map_or(0, |(_, at)| at)), if next_close.is_some() => {
+                if let Some((game, _)) = next_close {
+                    session.send_final_page(game).await;
+                }
                 continue;
             }
             _ = tokio::time::sleep_until(daily_deadline.unwrap_or(hello_deadline)), if daily_deadline.is_some() => {
@@ -276,7 +283,7 @@ async fn run(
 
 /// The next change of a day the connection follows; never, if it follows
 /// none.
-async fn next_change(following: &mut Option<Following>) -> Next {
+async fn next_change(following: &mut Option<Box<Following>>) -> Next {
     match following {
         Some(following) => following.next().await,
         None => std::future::pending().await,
@@ -603,12 +610,9 @@ struct Session {
     room: Option<RoomHandle>,
     /// The daily attempt this connection plays, if any.
     daily: Option<daily::Play>,
-    /// The days this connection follows live, once it follows one.
-    following: Option<Following>,
-    /// The rows each followed game's pages were asked with.
-    follow_limits: Vec<(GameKind, Option<u32>)>,
-    /// A change could not be queued: the next one sends whole pages.
-    resend_pages_when_drained: bool,
+    /// The days this connection follows live, once it follows one (boxed:
+    /// most connections never do).
+    following: Option<Box<Following>>,
     messages: TokenBucket,
     moves: TokenBucket,
 }
@@ -628,8 +632,6 @@ impl Session {
             room: None,
             daily: None,
             following: None,
-            follow_limits: Vec::new(),
-            resend_pages_when_drained: false,
             messages,
             moves,
         }

@@ -104,7 +104,17 @@ pub fn start_of(date: &str) -> Option<u64> {
 /// Whether `date`'s results are final and public at `now_ms`: the day has
 /// ended, and so has any attempt begun before its end.
 pub fn day_closed(date: &str, now_ms: u64, time_limit_ms: u64) -> bool {
-    start_of(date).is_some_and(|start| now_ms >= start + DAY_MS + time_limit_ms)
+    close_time(date, time_limit_ms).is_some_and(|closes| now_ms >= closes)
+}
+
+/// When `date` closes: its end, and the time limit of an attempt begun in
+/// its last moment.
+pub fn close_time(date: &str, time_limit_ms: u64) -> Option<u64> {
+    Some(
+        start_of(date)?
+            .saturating_add(DAY_MS)
+            .saturating_add(time_limit_ms),
+    )
 }
 
 /// The newest date whose results are final at `now_ms` (every date on or

@@ -17,12 +17,17 @@
 //! tasks, or one made on another node) is answered with the whole page.
 //! So a client that applies changes as insertions never applies one twice
 //! or in the wrong order.
+//!
+//! In a cluster, the [`cluster`](crate::cluster)'s relay takes every change
+//! made here to the other nodes through Redis, and publishes theirs here
+//! ([`LeaderboardFeed::publish_from_elsewhere`]): a follower at any node
+//! sees every node's changes.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{self, LeaderboardUpdate, ServerMessage};
+use patience_shared::protocol::{self, DecodeError, LeaderboardUpdate, ServerMessage};
 use tokio::sync::broadcast;
 
 /// How many changes the channel holds for a slow follower.
@@ -36,9 +41,20 @@ pub fn events(finishers: u32, unranked: u32, playing: u32) -> u64 {
     finished + finished + u64::from(playing)
 }
 
+/// Where a change was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// On this node: a cluster relays it to the others.
+    Here,
+    /// On another node of the cluster, which relayed it here.
+    Elsewhere,
+}
+
 /// One published change.
 #[derive(Debug)]
 pub struct Change {
+    /// Where it was made.
+    pub origin: Origin,
     /// The game.
     pub game: GameKind,
     /// The day, `YYYY-MM-DD`.
@@ -72,10 +88,29 @@ impl LeaderboardFeed {
     /// Tells every follower of the update's day. Never waits; with no
     /// follower it does nothing.
     pub fn publish(&self, update: LeaderboardUpdate) {
+        self.send(Origin::Here, update);
+    }
+
+    /// Tells this node's followers of a change another node made, given as
+    /// the `leaderboard_update` frame that node sent its own followers.
+    pub fn publish_from_elsewhere(&self, frame: &[u8]) -> Result<(), DecodeError> {
+        match protocol::decode_server(frame)? {
+            ServerMessage::LeaderboardUpdate { update } => {
+                self.send(Origin::Elsewhere, update);
+                Ok(())
+            }
+            _ => Err(DecodeError::Malformed(
+                "not a leaderboard_update".to_string(),
+            )),
+        }
+    }
+
+    fn send(&self, origin: Origin, update: LeaderboardUpdate) {
         if self.sender.receiver_count() == 0 {
             return;
         }
         let change = Change {
+            origin,
             game: update.game,
             events: events(update.finishers, update.unranked, update.playing),
             date: update.date.clone(),
@@ -87,11 +122,17 @@ impl LeaderboardFeed {
         let _ = self.sender.send(Arc::new(change));
     }
 
+    /// Every change as it is published, for the cluster's relay.
+    pub fn changes(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.sender.subscribe()
+    }
+
     /// A new follower, which sees the changes published from now on.
     pub fn subscribe(&self) -> Following {
         Following {
             receiver: self.sender.subscribe(),
             days: Vec::new(),
+            missed: false,
         }
     }
 }
@@ -101,7 +142,11 @@ impl LeaderboardFeed {
 struct FollowedDay {
     game: GameKind,
     date: String,
+    /// The rows its pages are sent with, as the client asked.
+    limit: Option<u32>,
     events: u64,
+    /// Whether its client has been sent a page of it closed.
+    closed: bool,
 }
 
 /// What a connection follows: at most one day per game.
@@ -109,6 +154,9 @@ struct FollowedDay {
 pub struct Following {
     receiver: broadcast::Receiver<Arc<Change>>,
     days: Vec<FollowedDay>,
+    /// A change could not be queued for the client: it is to be sent
+    /// every page again, once its queue has room.
+    missed: bool,
 }
 
 /// What a follower does next.
@@ -124,18 +172,68 @@ pub enum Next {
 
 impl Following {
     /// Follows `game`'s `date` (instead of any other day of the game), whose
-    /// client is to be sent a page with `events` changes.
-    pub fn follow(&mut self, game: GameKind, date: String, events: u64) {
+    /// pages have `limit` rows; its client is yet to be sent one.
+    pub fn follow(&mut self, game: GameKind, date: String, limit: Option<u32>) {
         self.days.retain(|day| day.game != game);
-        self.days.push(FollowedDay { game, date, events });
+        self.days.push(FollowedDay {
+            game,
+            date,
+            limit,
+            events: 0,
+            closed: false,
+        });
+    }
+
+    /// The rows `game`'s pages are sent with.
+    pub fn limit(&self, game: GameKind) -> Option<u32> {
+        self.days
+            .iter()
+            .find(|day| day.game == game)
+            .and_then(|day| day.limit)
+    }
+
+    /// A change could not be queued for the client: until it is sent every
+    /// page again, changes are not passed on.
+    pub fn missed_one(&mut self) {
+        self.missed = true;
+    }
+
+    /// Whether the client missed a change and is to be sent every page.
+    pub fn has_missed(&self) -> bool {
+        self.missed
+    }
+
+    /// The client is being sent every page again.
+    pub fn caught_up(&mut self) {
+        self.missed = false;
     }
 
     /// The client has been sent a page of `game`'s `date` with `events`
-    /// changes.
-    pub fn sent_page(&mut self, game: GameKind, date: &str, events: u64) {
+    /// changes, of the day closed or not.
+    pub fn sent_page(&mut self, game: GameKind, date: &str, events: u64, closed: bool) {
         if let Some(day) = self.day_mut(game, date) {
             day.events = day.events.max(events);
+            day.closed |= closed;
         }
+    }
+
+    /// The followed day of `game`, which has closed: its client is to be
+    /// sent the final page once (should that fail, it is not tried again).
+    pub fn closed_day(&mut self, game: GameKind) -> Option<String> {
+        let day = self.days.iter_mut().find(|day| day.game == game)?;
+        day.closed = true;
+        Some(day.date.clone())
+    }
+
+    /// The first of the followed days still open to their clients, and when
+    /// it closes (by `close_time`, in the server clock's milliseconds): its
+    /// client is then sent the final page, with the deal revealed.
+    pub fn next_close(&self, close_time: impl Fn(&str) -> Option<u64>) -> Option<(GameKind, u64)> {
+        self.days
+            .iter()
+            .filter(|day| !day.closed)
+            .filter_map(|day| Some((day.game, close_time(&day.date)?)))
+            .min_by_key(|&(_, at)| at)
     }
 
     /// Stops following `game`.
@@ -230,12 +328,14 @@ mod tests {
     fn taken(changes: &[Made<'_>]) -> Vec<&'static str> {
         let feed = LeaderboardFeed::new();
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 2);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 2, false);
         changes
             .iter()
             .map(|&(game, date, counts)| {
                 let update = update(game, date, counts);
                 let change = Change {
+                    origin: Origin::Here,
                     game,
                     date: date.to_string(),
                     events: events(update.finishers, update.unranked, update.playing),
@@ -295,11 +395,44 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_next_close_is_the_first_of_the_days_not_yet_sent_closed() {
+        let feed = LeaderboardFeed::new();
+        let mut following = feed.subscribe();
+        // Closes at the day's number.
+        let close_time = |date: &str| date.parse::<u64>().ok();
+        assert_eq!(following.next_close(close_time), None);
+        following.follow(GameKind::ThreeBlindMice, "20".to_string(), None);
+        following.follow(GameKind::Indian, "10".to_string(), None);
+        following.follow(GameKind::VirginiaReel, "not a date".to_string(), None);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::Indian, 10))
+        );
+        following.sent_page(GameKind::Indian, "10", 0, true);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 20))
+        );
+        following.sent_page(GameKind::ThreeBlindMice, "20", 0, false);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 20)),
+            "a page of the day still open"
+        );
+        following.follow(GameKind::ThreeBlindMice, "30".to_string(), None);
+        assert_eq!(
+            following.next_close(close_time),
+            Some((GameKind::ThreeBlindMice, 30)),
+            "another day of the game replaces it"
+        );
+    }
+
     #[tokio::test]
     async fn a_follower_that_falls_behind_is_told_to_send_every_page() {
         let feed = LeaderboardFeed::new();
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 0);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
         for playing in 1..=u32::try_from(CAPACITY + 1).unwrap_or(u32::MAX) {
             feed.publish(update(
                 GameKind::ThreeBlindMice,
@@ -315,7 +448,8 @@ mod tests {
         let feed = LeaderboardFeed::new();
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 1)));
         let mut following = feed.subscribe();
-        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), 1);
+        following.follow(GameKind::ThreeBlindMice, "2026-12-02".to_string(), None);
+        following.sent_page(GameKind::ThreeBlindMice, "2026-12-02", 1, false);
         feed.publish(update(GameKind::ThreeBlindMice, "2026-12-02", (0, 0, 2)));
         assert!(matches!(following.next().await, Next::Send(frame) if !frame.is_empty()));
     }

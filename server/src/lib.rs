@@ -250,6 +250,10 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
     }
     if let (Some(cluster), Some(writes)) = (&shared.cluster, cluster_writes) {
         let tracker = &shared.tracker;
+        // Subscribed before the node takes a connection, so that a day
+        // followed here misses no other node's change.
+        let relay = cluster.subscribe_leaderboards().await?;
+        tracker.spawn(relay.run_forever(shared.daily.feed().clone(), shared.shutdown.clone()));
         tracker.spawn(
             cluster
                 .clone()

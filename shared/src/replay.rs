@@ -42,6 +42,12 @@ impl LogReplay {
         &self.position
     }
 
+    /// The position and the moves played to it, for whoever plays on
+    /// (and may take them back).
+    pub fn into_parts(self) -> (AnyGame, Vec<(AnyMove, Outcome)>) {
+        (self.position, self.played)
+    }
+
     /// Plays one logged move, `undo` included; returns what it did beyond
     /// itself (nothing, for a take-back). A move that does not replay
     /// changes nothing.

@@ -10,7 +10,8 @@
 //! whose lease another node took closes; a race
 //! whose node is killed runs on at a node that shares its store, reached
 //! by the real client through the node it started with; and a player's one
-//! daily attempt is the same attempt at every node, and one only.
+//! daily attempt is the same attempt at every node, and one only, and a day
+//! followed at one node is live with the attempts played at the other.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -620,4 +621,62 @@ async fn a_players_one_daily_attempt_is_the_same_at_every_node_and_granted_once(
     let mut ada_at_a = Client::hello_to(a.address, "ada").await;
     ada_at_a.authenticate(&token).await;
     ada_at_a.assert_daily_win_kept(result.race_id, &line).await;
+}
+
+/// Follows today's Three Blind Mice at a node: the page's counts.
+async fn follow_today(client: &mut Client) -> (u32, u32, u32) {
+    let page = crate::follow::follow(client).await;
+    (page.finishers, page.unranked, page.playing)
+}
+
+/// The counts of the next `leaderboard_update`.
+async fn next_counts(client: &mut Client) -> (u32, u32, u32) {
+    match client.recv().await {
+        ServerMessage::LeaderboardUpdate { update } => {
+            (update.finishers, update.unranked, update.playing)
+        }
+        other => panic!("expected leaderboard_update, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_day_followed_at_one_node_sees_the_attempts_played_at_the_other() {
+    let redis = RedisProcess::start();
+    let data = SharedStore::new();
+    let (a, _) = node(&redis, &data, &[]);
+    let (b, _) = node(&redis, &data, &[]);
+    let mut watcher_at_a = Client::hello_to(a.address, "watcher").await;
+    let mut watcher_at_b = Client::hello_to(b.address, "watcher").await;
+    assert_eq!(follow_today(&mut watcher_at_a).await, (0, 0, 0));
+    assert_eq!(follow_today(&mut watcher_at_b).await, (0, 0, 0));
+
+    // Registered today, so off the ranking: the changes are counts.
+    let mut ada = Client::hello_to(b.address, "ada").await;
+    ada.register("ada").await;
+    ada.daily_play().await;
+    assert_eq!(
+        next_counts(&mut watcher_at_a).await,
+        (0, 0, 1),
+        "begun at B"
+    );
+    assert_eq!(next_counts(&mut watcher_at_b).await, (0, 0, 1));
+    ada.send(&ClientMessage::Resign).await;
+    ada.recv_until(|message| matches!(message, ServerMessage::DailyFinished { .. }))
+        .await;
+    assert_eq!(
+        next_counts(&mut watcher_at_a).await,
+        (0, 1, 0),
+        "finished at B"
+    );
+    assert_eq!(next_counts(&mut watcher_at_b).await, (0, 1, 0));
+
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    bob.register("bob").await;
+    bob.daily_play().await;
+    assert_eq!(
+        next_counts(&mut watcher_at_b).await,
+        (0, 1, 1),
+        "begun at A"
+    );
+    assert_eq!(next_counts(&mut watcher_at_a).await, (0, 1, 1));
 }

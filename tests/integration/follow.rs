@@ -16,7 +16,8 @@ use patience_tests::{
 
 use crate::daily::{daily_server_with, finished, play_paced, player};
 
-async fn follow(client: &mut Client) -> LeaderboardPage {
+/// Follows today's Three Blind Mice: the first page.
+pub(crate) async fn follow(client: &mut Client) -> LeaderboardPage {
     client
         .send(&ClientMessage::Follow {
             game: GameKind::ThreeBlindMice,
@@ -131,6 +132,22 @@ async fn a_follower_sees_each_attempt_begin_and_finish_and_nothing_of_the_deal()
         })
         .await;
     assert_eq!(watcher.next_error().await, ErrorCode::InvalidRequest);
+
+    // Once the day closes, its followers are sent the final page, with the
+    // deal revealed.
+    clock.set(NEXT_DAY + 2 * HOUR);
+    for client in [&mut watcher, &mut late] {
+        let last = client
+            .recv_until(|message| {
+                matches!(message, ServerMessage::LeaderboardPage { page } if page.day_over)
+            })
+            .await;
+        let ServerMessage::LeaderboardPage { page } = last else {
+            unreachable!("recv_until returned another message");
+        };
+        assert_eq!(page.reveal.map(|reveal| reveal.seed), Some(seed));
+        assert_eq!(page.date, DAY);
+    }
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use patience_shared::replay;
 
 use super::Session;
 use super::accounts::ReplayAnswer;
+use crate::daily;
 use crate::leaderboard_feed::{Next, events};
 use crate::metrics::bump;
 use crate::outbox::SendFailure;
@@ -26,17 +27,13 @@ impl Session {
         let Some(date) = self.requested_day(date) else {
             return;
         };
-        let following = self
-            .following
-            .get_or_insert_with(|| self.shared.daily.feed().subscribe());
-        following.follow(game, date.clone(), 0);
-        self.follow_limits.retain(|(followed, _)| *followed != game);
-        self.follow_limits.push((game, limit));
+        self.following
+            .get_or_insert_with(|| Box::new(self.shared.daily.feed().subscribe()))
+            .follow(game, date.clone(), limit);
         self.send_page(game, date).await;
     }
 
     pub(super) fn unfollow(&mut self, game: GameKind) {
-        self.follow_limits.retain(|(followed, _)| *followed != game);
         if let Some(following) = &mut self.following {
             following.unfollow(game);
             if !following.is_following() {
@@ -48,23 +45,27 @@ impl Session {
     /// Sends the page of a followed day, and notes how far it goes.
     async fn send_page(&mut self, game: GameKind, date: String) {
         let limit = self
-            .follow_limits
-            .iter()
-            .find(|(followed, _)| *followed == game)
-            .and_then(|(_, limit)| *limit);
+            .following
+            .as_ref()
+            .and_then(|following| following.limit(game));
         let Some(page) = self.leaderboard_page(game, date, limit).await else {
             return;
         };
         if let Some(following) = &mut self.following {
             let sent = events(page.finishers, page.unranked, page.playing);
-            following.sent_page(game, &page.date, sent);
+            following.sent_page(game, &page.date, sent, page.day_over);
         }
         self.reply(&ServerMessage::LeaderboardPage { page });
     }
 
-    /// Carries out what the feed says to send.
+    /// Carries out what the feed says to send. A follower is not kicked for
+    /// being slow: a change that does not fit its queue is dropped, and at
+    /// a later change, once the queue has room, it is sent every page.
     pub(super) async fn on_feed(&mut self, next: Next) {
-        if self.resend_pages_when_drained {
+        let Some(following) = &mut self.following else {
+            return;
+        };
+        if following.has_missed() {
             if self.handle.has_room_to_catch_up() {
                 self.send_every_page().await;
             }
@@ -73,10 +74,8 @@ impl Session {
         match next {
             Next::Send(frame) => {
                 if self.handle.send(frame) == Err(SendFailure::Full) {
-                    // A follower is not kicked for being slow: it is sent
-                    // the whole page once it has room again.
                     bump(&self.shared.metrics.send_queue_drops);
-                    self.resend_pages_when_drained = true;
+                    following.missed_one();
                 }
             }
             Next::Page(game, date) => self.send_page(game, date).await,
@@ -84,13 +83,34 @@ impl Session {
         }
     }
 
-    /// Sends every followed day's page again.
-    pub(super) async fn send_every_page(&mut self) {
-        self.resend_pages_when_drained = false;
-        let days: Vec<(GameKind, String)> = self
+    /// When the next followed day closes, on the server's clock, and for
+    /// which game: its client is then sent the final page.
+    pub(super) fn next_close(&self) -> Option<(GameKind, u64)> {
+        let time_limit_ms = self.shared.daily.time_limit_ms();
+        self.following
+            .as_ref()?
+            .next_close(|date| daily::close_time(date, time_limit_ms))
+    }
+
+    /// Sends the final page of `game`'s followed day, if it is closed.
+    pub(super) async fn send_final_page(&mut self, game: GameKind) {
+        let day = self
             .following
-            .iter()
-            .flat_map(|following| following.days())
+            .as_mut()
+            .and_then(|following| following.closed_day(game));
+        if let Some(date) = day {
+            self.send_page(game, date).await;
+        }
+    }
+
+    /// Sends every followed day's page again.
+    async fn send_every_page(&mut self) {
+        let Some(following) = &mut self.following else {
+            return;
+        };
+        following.caught_up();
+        let days: Vec<(GameKind, String)> = following
+            .days()
             .map(|(game, date)| (game, date.to_string()))
             .collect();
         for (game, date) in days {

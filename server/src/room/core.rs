@@ -49,6 +49,7 @@ use patience_shared::protocol::{
     self, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, RaceSnapshot,
     Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
 };
+use patience_shared::replay::LogReplay;
 use patience_shared::rules::{Effect, MoveError, Outcome, Rules, View};
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
@@ -640,27 +641,14 @@ impl RoomCore {
         let deal_view = deal.view();
         let mut seats = Vec::with_capacity(saved.seats.len());
         for kept in saved.seats {
-            let mut position = deal.clone();
-            let mut history = Vec::with_capacity(kept.log.len());
+            let mut replay = LogReplay::new(deal.clone());
             for text in &kept.log {
-                if text == UNDO_TEXT {
-                    let (mv, outcome) = history.pop().ok_or_else(|| RestoreError {
-                        code: saved.code.clone(),
-                        reason: format!("seat {}: an undo with nothing to undo", kept.seat),
-                    })?;
-                    position.undo(mv, &outcome);
-                    continue;
-                }
-                let mv = position.parse_move(text).map_err(|error| RestoreError {
-                    code: saved.code.clone(),
-                    reason: format!("seat {}: {error}", kept.seat),
-                })?;
-                let outcome = position.apply(mv).map_err(|error| RestoreError {
+                replay.step(text).map_err(|error| RestoreError {
                     code: saved.code.clone(),
                     reason: format!("seat {}: {text}: {error}", kept.seat),
                 })?;
-                history.push((mv, outcome));
             }
+            let (position, history) = replay.into_parts();
             core.out(Output::TokenIssued(kept.token));
             // The counts are the rules' to take from the rebuilt board: the
             // store kept moves since the room was saved, not their counts.
