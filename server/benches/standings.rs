@@ -153,9 +153,15 @@ fn standings(criterion: &mut Criterion) {
     let asker = Some(PLAYERS / 2);
     let cases = [
         ("week 2026-W50, tallied", span(Period::Week, "2026-W50")),
-        ("week 2026-W51, one day live", span(Period::Week, "2026-W51")),
+        (
+            "week 2026-W51, one day live",
+            span(Period::Week, "2026-W51"),
+        ),
         ("month 2026-11, tallied", span(Period::Month, "2026-11")),
-        ("month 2026-12, one day live", span(Period::Month, "2026-12")),
+        (
+            "month 2026-12, one day live",
+            span(Period::Month, "2026-12"),
+        ),
     ];
     let mut group = criterion.benchmark_group("standings");
     group.sample_size(30);

@@ -17,6 +17,7 @@ mod postgres;
 mod race;
 mod resume;
 mod slow;
+mod tournament;
 mod wire;
 
 /// Counts allocations per thread for the `allocation` tests; otherwise the

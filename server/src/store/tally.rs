@@ -542,9 +542,7 @@ mod tests {
 
     /// Tallies days one after the other; each day lists who played it
     /// (in ranking order) as `(player, won, ranked)`.
-    fn records_after(
-        days: &[(&str, &[Played])],
-    ) -> HashMap<PlayerId, RecordCounters> {
+    fn records_after(days: &[(&str, &[Played])]) -> HashMap<PlayerId, RecordCounters> {
         let mut records = HashMap::new();
         let mut newest: Option<String> = None;
         for (date, played) in days {
