@@ -85,6 +85,7 @@ function leaderboardRows(rows, freshName) {
 function todayView(connection) {
   const pages = new Map();
   const panels = new Map();
+  const closedSeen = new Map();
   const grid = h('div', { class: 'grid', id: 'leaderboards' });
   for (const game of GAMES) {
     const panel = h('section', { class: 'panel leaderboard', id: `lb-${game.slug}`, 'data-game': game.slug, 'aria-live': 'polite' },
@@ -124,8 +125,15 @@ function todayView(connection) {
     ready() { for (const game of GAMES) follow(game.slug); },
     event(message) {
       if (message.type === 'leaderboard_page') {
-        pages.set(message.page.game, message.page);
-        render(message.page.game);
+        const page = message.page;
+        pages.set(page.game, page);
+        render(page.game);
+        // The day followed has closed (its final page, with the reveal):
+        // follow the new today, once per closed day.
+        if (page.day_over && closedSeen.get(page.game) !== page.date) {
+          closedSeen.set(page.game, page.date);
+          follow(page.game);
+        }
       } else if (message.type === 'leaderboard_update') {
         const update = message.update;
         const page = pages.get(update.game);
