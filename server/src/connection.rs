@@ -44,6 +44,7 @@ use crate::room_handle::{Command, Refusal, RoomHandle};
 use crate::secrets::token_hash;
 use crate::state::Shared;
 use crate::store::Player;
+use crate::web;
 
 mod accounts;
 mod follow;
@@ -71,23 +72,27 @@ pub async fn serve(
     let span = tracing::info_span!("connection", id, %peer);
     async move {
         let _permit = permit;
+        let handshake_timeout = millis(shared.config.handshake_timeout_ms);
+        let started = tokio::time::Instant::now();
+        let Some(stream) = web_or_upgrade(&shared, stream, handshake_timeout).await else {
+            return;
+        };
         let handshake = tokio_tungstenite::accept_async_with_config(
             stream,
             Some(websocket_config(&shared.config)),
         );
-        let socket =
-            match tokio::time::timeout(millis(shared.config.handshake_timeout_ms), handshake).await
-            {
-                Ok(Ok(socket)) => socket,
-                Ok(Err(error)) => {
-                    tracing::debug!(%error, "websocket handshake failed");
-                    return;
-                }
-                Err(_) => {
-                    tracing::debug!("websocket handshake timed out");
-                    return;
-                }
-            };
+        let left = handshake_timeout.saturating_sub(started.elapsed());
+        let socket = match tokio::time::timeout(left, handshake).await {
+            Ok(Ok(socket)) => socket,
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "websocket handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!("websocket handshake timed out");
+                return;
+            }
+        };
         let previous = shared.metrics.connections.fetch_add(1, Ordering::Relaxed);
         bump(&shared.metrics.connections_total);
         let over_cap = usize::try_from(previous).unwrap_or(0) >= shared.config.max_connections;
@@ -99,9 +104,60 @@ pub async fn serve(
     .await;
 }
 
+/// Reads the request head: a WebSocket upgrade gets the stream back, its
+/// head to be read again by the handshake; any other request is answered
+/// with the web page's files (or `400`, or `503` over the connection cap)
+/// and closed. `None` once the socket is done with.
+async fn web_or_upgrade(
+    shared: &Arc<Shared>,
+    mut stream: TcpStream,
+    timeout: Duration,
+) -> Option<Socket> {
+    let started = tokio::time::Instant::now();
+    let response = match tokio::time::timeout(timeout, web::read_request(&mut stream)).await {
+        Err(_) => {
+            tracing::debug!("request head timed out");
+            return None;
+        }
+        Ok(Ok((request, bytes))) if request.is_websocket_upgrade() => {
+            return Some(web::Prefixed::new(bytes, stream));
+        }
+        Ok(Ok((request, _))) => {
+            let open = shared.metrics.connections.load(Ordering::Relaxed);
+            if usize::try_from(open).unwrap_or(usize::MAX) >= shared.config.max_connections {
+                web::Response::busy()
+            } else {
+                web::respond(&request)
+            }
+        }
+        Ok(Err(web::HeadError::Closed | web::HeadError::Io(_))) => return None,
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "bad request");
+            web::Response::bad_request()
+        }
+    };
+    // Counted as a connection while it is answered, under the same cap.
+    gauge(&shared.metrics.connections, 1);
+    let linger = timeout.saturating_sub(started.elapsed()).min(WEB_LINGER);
+    let answered = tokio::time::timeout(timeout, web::answer(&mut stream, &response, linger)).await;
+    gauge(&shared.metrics.connections, -1);
+    if let Ok(Err(error)) = answered {
+        tracing::debug!(%error, "answering a web request failed");
+    }
+    None
+}
+
+/// How long a web request's socket is kept, after the answer, for the
+/// client to read it and close.
+const WEB_LINGER: Duration = Duration::from_secs(1);
+
+/// A game connection's socket: the TCP stream, with the request head the
+/// handshake reads first.
+type Socket = web::Prefixed<TcpStream>;
+
 async fn run(
     shared: &Arc<Shared>,
-    socket: WebSocketStream<TcpStream>,
+    socket: WebSocketStream<Socket>,
     id: u64,
     peer: SocketAddr,
     over_cap: bool,
@@ -248,7 +304,7 @@ async fn next_change(following: &mut Option<Box<Following>>) -> Next {
 /// that reads to the end that the server is done.
 async fn await_goodbye(
     writer: tokio::task::JoinHandle<Sink>,
-    stream: futures::stream::SplitStream<WebSocketStream<TcpStream>>,
+    stream: futures::stream::SplitStream<WebSocketStream<Socket>>,
     shutdown: &CancellationToken,
     farewell: Duration,
 ) {
@@ -297,7 +353,7 @@ fn close_code(code: ErrorCode) -> CloseCode {
     }
 }
 
-type Sink = futures::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
+type Sink = futures::stream::SplitSink<WebSocketStream<Socket>, Message>;
 
 /// The writer's clocks.
 #[derive(Clone, Copy, Debug)]

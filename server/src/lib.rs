@@ -18,7 +18,8 @@
 //!   `--database-url`;
 //! - [`database`]: the thread that owns the store and commits in batches;
 //! - [`daily`]: the deal of the day and players' attempts at it;
-//! - [`metrics`] and [`admin`]: `/metrics` and `/healthz`.
+//! - [`metrics`] and [`admin`]: `/metrics` and `/healthz`;
+//! - [`web`]: the web page, over plain HTTP on the WebSocket port.
 //!
 //! [`start`] binds the sockets and returns a [`Server`] handle with its
 //! addresses and a graceful [`Server::shutdown`]; the binary and the tests
@@ -45,6 +46,7 @@ pub mod secrets;
 pub mod signup;
 pub mod state;
 pub mod store;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -17,6 +17,7 @@ mod postgres;
 mod race;
 mod resume;
 mod slow;
+mod tournament;
 mod tournament_client;
 mod wire;
 

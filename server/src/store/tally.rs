@@ -537,11 +537,12 @@ mod tests {
         }
     }
 
+    /// Who played a day: `(player, won, ranked)`.
+    type Played = (PlayerId, bool, bool);
+
     /// Tallies days one after the other; each day lists who played it
     /// (in ranking order) as `(player, won, ranked)`.
-    fn records_after(
-        days: &[(&str, &[(PlayerId, bool, bool)])],
-    ) -> HashMap<PlayerId, RecordCounters> {
+    fn records_after(days: &[(&str, &[Played])]) -> HashMap<PlayerId, RecordCounters> {
         let mut records = HashMap::new();
         let mut newest: Option<String> = None;
         for (date, played) in days {

@@ -892,6 +892,9 @@ fn register_all<const N: usize>(store: &mut dyn Backend, names: [&str; N]) -> [P
     })
 }
 
+/// An attempt to finish: whose, how, in how long, ranked or not.
+type Finish<'a> = (&'a Player, PlayerStatus, u64, Eligibility);
+
 const WON: PlayerStatus = PlayerStatus::Won;
 const RESIGNED: PlayerStatus = PlayerStatus::Resigned;
 const RANKED: Eligibility = Eligibility {
@@ -1013,7 +1016,7 @@ fn records_count_days_wins_ranks_medians_and_streaks_over_tallied_days(store: &m
     ] {
         deal_on(store, date);
     }
-    let days: [(&str, &[(&Player, PlayerStatus, u64, Eligibility)]); 4] = [
+    let days: [(&str, &[Finish<'_>]); 4] = [
         (
             "2026-12-01",
             &[

@@ -1,0 +1,130 @@
+// Cards and boards, drawn from a `View` (docs/PROTOCOL.md: zones with
+// `hidden`, the face-down count, and `face_up`, bottom first). Face-down
+// cards are drawn as backs and carry no name: the page is never told them.
+
+const SUITS = {
+  c: { symbol: '♣', name: 'clubs', colour: 'black' },
+  d: { symbol: '♦', name: 'diamonds', colour: 'red' },
+  h: { symbol: '♥', name: 'hearts', colour: 'red' },
+  s: { symbol: '♠', name: 'spades', colour: 'black' },
+};
+
+const RANKS = {
+  A: ['A', 'ace'], 2: ['2', 'two'], 3: ['3', 'three'], 4: ['4', 'four'], 5: ['5', 'five'],
+  6: ['6', 'six'], 7: ['7', 'seven'], 8: ['8', 'eight'], 9: ['9', 'nine'], T: ['10', 'ten'],
+  J: ['J', 'jack'], Q: ['Q', 'queen'], K: ['K', 'king'],
+};
+
+// `h('div', {class: 'x'}, child, 'text')`: an element, its attributes and
+// children (strings become text nodes: names are never read as HTML).
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'class') element.className = value;
+    else if (key.startsWith('on')) element.addEventListener(key.slice(2), value);
+    else element.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+// A face-up card, e.g. "Th": the ten of hearts, in red.
+export function cardFace(code) {
+  const rank = RANKS[code[0]];
+  const suit = SUITS[code[1]];
+  if (!rank || !suit) return h('span', { class: 'card unknown' }, code);
+  return h(
+    'span',
+    { class: `card face ${suit.colour}`, 'data-card': code, role: 'img', 'aria-label': `${rank[1]} of ${suit.name}` },
+    h('span', { class: 'corner', 'aria-hidden': 'true' }, h('span', { class: 'rank' }, rank[0]), h('span', { class: 'suit' }, suit.symbol)),
+    h('span', { class: 'pip', 'aria-hidden': 'true' }, suit.symbol),
+  );
+}
+
+export function cardBack() {
+  return h('span', { class: 'card back', role: 'img', 'aria-label': 'face-down card' });
+}
+
+function emptySlot(label) {
+  return h('span', { class: 'card empty', 'aria-label': `${label}: empty` }, h('span', { class: 'slot-label' }, label));
+}
+
+// The name of a zone in the notation (docs/NOTATION.md): 1, c1, s, w, f1, A1, r1, x.
+export function zoneName(zone) {
+  const index = (zone.index ?? 0) + 1;
+  switch (zone.kind) {
+    case 'pile': return String(index);
+    case 'cell': return `c${index}`;
+    case 'stock': return 's';
+    case 'waste': return 'w';
+    case 'foundation': return `f${index}`;
+    case 'reserve': return `r${index}`;
+    case 'position': {
+      const row = Math.floor((zone.index ?? 0) / 8);
+      return `${'ABC'[row] ?? '?'}${((zone.index ?? 0) % 8) + 1}`;
+    }
+    case 'discard': return 'x';
+    default: return '?';
+  }
+}
+
+function zoneKey(zone) {
+  return zone.index === undefined || zone.index === null ? zone.kind : `${zone.kind}-${zone.index}`;
+}
+
+// A pile: its face-down cards as backs, then its face-up cards fanned down.
+function pile(view) {
+  const cards = [];
+  for (let i = 0; i < view.hidden; i += 1) cards.push(cardBack());
+  for (const code of view.face_up) cards.push(cardFace(code));
+  const name = zoneName(view.zone);
+  return h(
+    'div',
+    { class: 'zone pile', 'data-zone': zoneKey(view.zone), 'aria-label': `pile ${name}` },
+    cards.length ? cards : emptySlot(name),
+  );
+}
+
+// A zone shown by its top card and a count: stock, waste, cells,
+// foundations, reserves, the discard, Virginia Reel's positions.
+function slot(view) {
+  const total = view.hidden + view.face_up.length;
+  const name = zoneName(view.zone);
+  let top;
+  if (view.face_up.length) top = cardFace(view.face_up[view.face_up.length - 1]);
+  else if (view.hidden) top = cardBack();
+  else top = emptySlot(name);
+  return h(
+    'div',
+    { class: `zone slot ${view.zone.kind}`, 'data-zone': zoneKey(view.zone), title: name },
+    top,
+    total > 1 ? h('span', { class: 'count', 'aria-label': `${total} cards` }, total) : null,
+  );
+}
+
+const TOP_ROW = ['stock', 'waste', 'cell', 'discard', 'foundation'];
+
+// A whole board, laid out by its zones' kinds: the stock, waste, cells,
+// discard and foundations in a row, then the piles side by side, then
+// Virginia Reel's three rows of positions and its reserves.
+export function board(view) {
+  const zones = view.zones ?? [];
+  const ofKind = (kind) => zones.filter((zone) => zone.zone.kind === kind);
+  const piles = ofKind('pile');
+  const positions = ofKind('position');
+  const reserves = ofKind('reserve');
+  const top = TOP_ROW.flatMap(ofKind).map(slot);
+  const columns = Math.max(piles.length, top.length, positions.length ? 8 : 0, reserves.length, 6);
+  const parts = [];
+  if (top.length) parts.push(h('div', { class: 'row top-row' }, top));
+  if (positions.length) parts.push(h('div', { class: 'row positions' }, positions.map(slot)));
+  if (reserves.length) parts.push(h('div', { class: 'row reserves' }, reserves.map(slot)));
+  if (piles.length) parts.push(h('div', { class: 'row piles' }, piles.map(pile)));
+  const element = h('div', { class: `board game-${view.game}`, 'data-game': view.game }, parts);
+  element.style.setProperty('--columns', String(columns));
+  return element;
+}

@@ -1,0 +1,347 @@
+// The web page in a real browser: a real patience-server (the built
+// binary, loopback, port 0, a temporary data directory), two `patience
+// bot`s racing in one room, and headless Chromium watching it through the
+// page. Checks the leaderboard updates live, the room's progress counts
+// update live, that nothing the fair-play rule withholds reaches the page
+// (no face-up card in its DOM, no rival board or move in its frames)
+// before `race_ended`, then the results and the replay. Screenshots go to
+// target/web-screenshots/.
+//
+// Run: `npm ci && npm test` here, after `cargo build --workspace`.
+// Every wait is on a condition (DOM, a message, a process); none on time.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Decoder, encode } from '@msgpack/msgpack';
+import { chromium } from 'playwright-core';
+import WebSocket from 'ws';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
+const clientBinary = process.env.PATIENCE_BIN ?? path.join(target, 'debug', 'patience');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const screenshots = path.join(target, 'web-screenshots');
+const PATIENCE_MS = 180_000;
+
+const decoder = new Decoder({ useBigInt64: true });
+const cleanups = [];
+const scratch = mkdtempSync(path.join(tmpdir(), 'patience-web-'));
+cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+
+function step(text) {
+  console.log(`-- ${text}`);
+}
+
+// ----- The server and the racers -----
+
+async function startServer() {
+  const data = path.join(scratch, 'data');
+  mkdirSync(data);
+  const child = spawn(serverBinary, [
+    '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
+    '--games', 'three-blind-mice', '--countdown-ms', '1500', '--deal-pool-size', '2',
+  ], {
+    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  cleanups.push(() => child.kill('SIGTERM'));
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
+  });
+  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
+  assert.ok(address, `an address in ${JSON.stringify(first)}`);
+  return address;
+}
+
+// A protocol client over `ws`: every message it got, and a way to wait
+// for the next one that matches.
+class Client {
+  static async connect(address, name) {
+    const client = new Client(new WebSocket(`ws://${address}/`));
+    await new Promise((resolve, reject) => {
+      client.socket.once('open', resolve);
+      client.socket.once('error', reject);
+    });
+    client.send({ type: 'hello', version: 1, name });
+    await client.next((message) => message.type === 'welcome');
+    cleanups.push(() => client.socket.close());
+    return client;
+  }
+
+  constructor(socket) {
+    this.socket = socket;
+    this.messages = [];
+    this.waiters = [];
+    socket.on('message', (data) => {
+      const message = decoder.decode(data);
+      this.messages.push(message);
+      this.waiters = this.waiters.filter((waiter) => {
+        if (waiter.index < this.messages.length && waiter.matches(message)) {
+          waiter.resolve(message);
+          return false;
+        }
+        return true;
+      });
+    });
+  }
+
+  send(message) {
+    this.socket.send(encode(message));
+  }
+
+  // The first message from now on that `matches`.
+  next(matches) {
+    return new Promise((resolve) => this.waiters.push({ index: this.messages.length, matches, resolve }));
+  }
+}
+
+function bot(address, code, name) {
+  const config = mkdtempSync(path.join(scratch, 'bot-'));
+  const child = spawn(clientBinary, ['bot', '--join', code, '--pace', '0.12', '--server', `ws://${address}`, '--name', name], {
+    env: { ...process.env, PATIENCE_CONFIG_DIR: config },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  cleanups.push(() => child.kill('SIGTERM'));
+  return child;
+}
+
+// ----- What the page shows -----
+
+// The board the page draws: per zone, its face-up cards as drawn, its
+// backs and its count badge.
+function drawnBoard(page, selector) {
+  return page.$$eval(`${selector} .zone`, (zones) => zones.map((zone) => ({
+    zone: zone.dataset.zone,
+    faces: [...zone.querySelectorAll('.card.face')].map((card) => card.dataset.card),
+    backs: zone.querySelectorAll('.card.back').length,
+    count: zone.querySelector('.count')?.textContent ?? null,
+  })));
+}
+
+// What the page should draw for `view`: piles whole, other zones by their
+// top card and their size.
+function expectedBoard(view) {
+  return view.zones.map(({ zone, hidden, face_up: faceUp }) => {
+    const key = zone.index === undefined || zone.index === null ? zone.kind : `${zone.kind}-${zone.index}`;
+    const total = hidden + faceUp.length;
+    if (zone.kind === 'pile') return { zone: key, faces: faceUp, backs: hidden, count: null };
+    return {
+      zone: key,
+      faces: faceUp.length ? [faceUp[faceUp.length - 1]] : [],
+      backs: faceUp.length === 0 && hidden > 0 ? 1 : 0,
+      count: total > 1 ? String(total) : null,
+    };
+  });
+}
+
+async function noHorizontalScroll(page, what) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
+  }));
+  assert.ok(scrollWidth <= innerWidth, `${what}: ${scrollWidth}px wide in a ${innerWidth}px window`);
+}
+
+// Every frame a page receives on its WebSockets, decoded.
+function recordFrames(page) {
+  const frames = [];
+  page.on('websocket', (socket) => {
+    socket.on('framereceived', ({ payload }) => {
+      if (typeof payload !== 'string') frames.push(decoder.decode(payload));
+    });
+  });
+  return frames;
+}
+
+// ----- The test -----
+
+async function main() {
+  mkdirSync(screenshots, { recursive: true });
+  const address = await startServer();
+  const base = `http://${address}`;
+  step(`server at ${base}`);
+
+  const profile = mkdtempSync(path.join(scratch, 'chromium-'));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 375, height: 812 },
+    deviceScaleFactor: 2,
+  });
+  cleanups.push(() => browser.close());
+  const pageErrors = [];
+  browser.on('weberror', (error) => pageErrors.push(String(error.error())));
+  browser.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+
+  // --- Today's leaderboards, live ---
+  step('the leaderboard page');
+  const today = await browser.newPage();
+  await today.goto(`${base}/`);
+  const tbm = '#lb-three-blind-mice';
+  await today.waitForSelector(`${tbm} [data-count="unranked"]`);
+  for (const game of ['indian', 'midshipman', 'virginia-reel']) {
+    await today.waitForSelector(`#lb-${game} [data-count], #lb-${game} [data-unavailable]`);
+  }
+  assert.equal(await today.textContent(`${tbm} [data-count="unranked"]`), '0');
+  // A new player's attempt, resigned at once: off the ranking, counted.
+  const player = await Client.connect(address, 'dora');
+  player.send({ type: 'register', name: 'dora' });
+  await player.next((message) => message.type === 'registered');
+  player.send({ type: 'daily_play', game: 'three-blind-mice' });
+  await player.next((message) => message.type === 'daily_started');
+  await today.waitForFunction((selector) => document.querySelector(selector)?.textContent === '1',
+    `${tbm} [data-count="playing"]`, { timeout: PATIENCE_MS });
+  player.send({ type: 'resign' });
+  await player.next((message) => message.type === 'daily_finished');
+  await today.waitForFunction((selector) => document.querySelector(selector)?.textContent === '1',
+    `${tbm} [data-count="unranked"]`, { timeout: PATIENCE_MS });
+  await noHorizontalScroll(today, 'the leaderboard page');
+  await today.screenshot({ path: path.join(screenshots, 'leaderboard.png'), fullPage: true });
+
+  // --- A room, watched ---
+  step('a room of two bots');
+  const owner = await Client.connect(address, 'owner');
+  owner.send({ type: 'create_room', game: 'three-blind-mice', max_players: 3, public: false, options: { undo_allowed: false, time_limit_ms: 600000, open_boards: false } });
+  const joined = await owner.next((message) => message.type === 'room_joined');
+  const code = joined.room.code;
+  step(`room ${code}`);
+
+  const room = await browser.newPage();
+  const frames = recordFrames(room);
+  // Notes any face-up card drawn before the page has taken race_ended in.
+  await room.addInitScript(() => {
+    window.facesBeforeTheEnd = 0;
+    new MutationObserver(() => {
+      if (document.body && document.body.dataset.raceEnded !== 'true' && document.querySelector('.card.face')) {
+        window.facesBeforeTheEnd += 1;
+      }
+    }).observe(document, { subtree: true, childList: true, attributes: true });
+  });
+  await room.goto(`${base}/room/${code}`);
+  await room.waitForSelector('#racers [data-seat="0"]');
+
+  // The owner leaves during the countdown, which goes on for the bots.
+  const countdown = owner.next((message) => message.type === 'countdown');
+  const bots = [bot(address, code, 'ada-bot'), bot(address, code, 'bob-bot')];
+  await countdown;
+  owner.send({ type: 'leave' });
+  await owner.next((message) => message.type === 'left');
+
+  await room.waitForSelector('#phase[data-phase="racing"]', { timeout: PATIENCE_MS });
+  step('progress, live');
+  const movesOf = (seat) => room.textContent(`#racers [data-seat="${seat}"] [data-count="moves"]`).then(Number);
+  const seats = await room.$$eval('#racers .racer', (racers) => racers.map((racer) => Number(racer.dataset.seat)));
+  assert.equal(seats.length, 2, `two racers, got seats ${seats}`);
+  await room.waitForFunction(() => [...document.querySelectorAll('#racers [data-count="moves"]')].some((count) => Number(count.textContent) > 0), null, { timeout: PATIENCE_MS });
+  const before = await Promise.all(seats.map(movesOf));
+  await room.waitForFunction((counts) => [...document.querySelectorAll('#racers .racer')].some((racer, index) =>
+    Number(racer.querySelector('[data-count="moves"]').textContent) > counts[index]), before, { timeout: PATIENCE_MS });
+  assert.equal(await room.locator('.card.face').count(), 0, 'no face-up card during the race');
+  await noHorizontalScroll(room, 'the room page, racing');
+  await room.screenshot({ path: path.join(screenshots, 'room-racing.png'), fullPage: true });
+
+  step('the end, the results, the reveal');
+  await room.waitForSelector('#results', { timeout: PATIENCE_MS });
+  await Promise.all(bots.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
+  assert.equal(await room.evaluate(() => window.facesBeforeTheEnd), 0, 'the page drew a face-up card before race_ended');
+  const ended = frames.findIndex((frame) => frame.type === 'race_ended');
+  assert.ok(ended > 0, 'the page got race_ended');
+  const duringRace = frames.slice(0, ended);
+  const progressFrames = duringRace.filter((frame) => frame.type === 'progress');
+  assert.ok(progressFrames.length > 2, `progress came live (${progressFrames.length} frames)`);
+  for (const frame of duringRace) {
+    assert.notEqual(frame.type, 'move_accepted', 'a move_accepted reached a spectator');
+    if (frame.type === 'progress') {
+      assert.equal(frame.board, null, `a rival's board in ${JSON.stringify(frame)}`);
+      assert.equal(frame.text, null, `a rival's move in ${JSON.stringify(frame)}`);
+    }
+    if (frame.type === 'snapshot' && frame.race) {
+      for (const entry of frame.race.boards) assert.equal(entry.board, null, 'a board in a snapshot during the race');
+    }
+  }
+  const result = frames[ended].result;
+  const standings = await room.$$eval('#standings tbody tr', (rows) => rows.map((row) => row.querySelector('.name').textContent));
+  assert.deepEqual(standings, result.standings.map((standing) => standing.name));
+  assert.deepEqual([...standings].sort(), ['ada-bot', 'bob-bot']);
+  const reveal = await room.textContent('#reveal');
+  assert.ok(reveal.includes(`seed ${result.reveal.seed}`) && reveal.includes(result.reveal.salt), reveal);
+  await room.waitForSelector('#commitment-check.check-ok');
+
+  step('the replay');
+  // Every board, independently: a spectator that comes after the end gets
+  // each seat's final board in its snapshot.
+  const late = await Client.connect(address, 'late');
+  late.send({ type: 'spectate', code });
+  const snapshot = await late.next((message) => message.type === 'snapshot');
+  await room.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
+  for (const seat of seats) {
+    await room.click(`#replay .tabs button[data-seat="${seat}"]`);
+    await room.waitForSelector(`#replay[data-seat="${seat}"][data-step="0"]`);
+    const steps = Number(await room.getAttribute('#replay', 'data-steps'));
+    const moves = result.logs.find((log) => log.seat === seat).moves.length;
+    assert.equal(steps, moves, `seat ${seat}: a step per move`);
+    const dealt = await drawnBoard(room, '#replay-board');
+    await room.click('#replay [data-action="next"]');
+    await room.waitForSelector(`#replay[data-seat="${seat}"][data-step="1"]`);
+    assert.notDeepEqual(await drawnBoard(room, '#replay-board'), dealt, `seat ${seat}: the first move changes the board`);
+    await room.click('#replay [data-action="last"]');
+    await room.waitForSelector(`#replay[data-seat="${seat}"][data-step="${steps}"]`);
+    const final = snapshot.race.boards.find((entry) => entry.seat === seat).board;
+    const byZone = (zones) => JSON.stringify([...zones].sort((a, b) => a.zone.localeCompare(b.zone)));
+    const drawn = byZone(await drawnBoard(room, '#replay-board'));
+    assert.equal(drawn, byZone(expectedBoard(final)), `seat ${seat}: the last step is the final board`);
+  }
+  // Played back: the step moves on by itself.
+  await room.click(`#replay .tabs button[data-seat="${seats[0]}"]`);
+  await room.click('#replay [data-action="play"]');
+  await room.waitForFunction(() => Number(document.querySelector('#replay').dataset.step) >= 3);
+  await room.click('#replay [data-action="play"]');
+  await noHorizontalScroll(room, 'the room page, after the race');
+  await room.screenshot({ path: path.join(screenshots, 'room-results.png'), fullPage: true });
+  await room.locator('#replay').screenshot({ path: path.join(screenshots, 'replay.png') });
+
+  step('past days');
+  const days = await browser.newPage();
+  await days.goto(`${base}/days/three-blind-mice`);
+  await days.waitForFunction(() => {
+    const list = document.querySelector('#days');
+    return list && (list.querySelector('.day, .error') || /No closed day/.test(list.textContent));
+  });
+  assert.equal(await days.locator('#days .error').count(), 0, await days.textContent('#days'));
+  await noHorizontalScroll(days, 'the days page');
+  await days.screenshot({ path: path.join(screenshots, 'days.png'), fullPage: true });
+
+  assert.deepEqual(pageErrors, [], 'the pages logged errors');
+  step(`screenshots in ${screenshots}`);
+}
+
+let failed = false;
+try {
+  await main();
+  console.log('web test: ok');
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // Already gone.
+    }
+  }
+}
+process.exit(failed ? 1 : 0);
