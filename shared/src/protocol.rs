@@ -1016,6 +1016,8 @@ pub enum ErrorCode {
     DailyAlreadyPlayed,
     /// No finished race has that id.
     RaceNotFound,
+    /// No registered player has that name.
+    PlayerNotFound,
     /// That daily attempt is another player's, and its day is not closed:
     /// nobody but its player may watch it before then.
     ReplayNotYet,
@@ -1027,7 +1029,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the document's table.
-    pub const ALL: [ErrorCode; 39] = [
+    pub const ALL: [ErrorCode; 40] = [
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
         ErrorCode::AlreadyGreeted,
@@ -1064,6 +1066,7 @@ impl ErrorCode {
         ErrorCode::NotAuthenticated,
         ErrorCode::DailyAlreadyPlayed,
         ErrorCode::RaceNotFound,
+        ErrorCode::PlayerNotFound,
         ErrorCode::ReplayNotYet,
         ErrorCode::RegistrationLimited,
         ErrorCode::Internal,
@@ -1109,6 +1112,7 @@ impl ErrorCode {
             ErrorCode::NotAuthenticated => "not_authenticated",
             ErrorCode::DailyAlreadyPlayed => "daily_already_played",
             ErrorCode::RaceNotFound => "race_not_found",
+            ErrorCode::PlayerNotFound => "player_not_found",
             ErrorCode::ReplayNotYet => "replay_not_yet",
             ErrorCode::RegistrationLimited => "registration_limited",
             ErrorCode::Internal => "internal",

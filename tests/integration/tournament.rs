@@ -222,7 +222,7 @@ async fn closed_days_list_their_podiums_records_keep_streaks_and_the_week_counts
     );
     assert_eq!(
         stats(&mut guest, Some("nobody")).await,
-        Err(ErrorCode::InvalidRequest)
+        Err(ErrorCode::PlayerNotFound)
     );
     for (period, key) in [
         (Period::Week, "2026-W60"),

@@ -137,7 +137,7 @@ impl Session {
 
     fn no_such_player(&self, name: &str) {
         self.error(
-            ErrorCode::InvalidRequest,
+            ErrorCode::PlayerNotFound,
             format!("no player is called {name:?}"),
         );
     }
