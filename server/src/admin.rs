@@ -6,9 +6,10 @@
 //! open connections and say nothing cannot pile tasks up.
 //!
 //! `/healthz` answers `200 ok` while the server can store what it is told,
-//! and `503` with a one-line reason once the database thread has stopped
-//! (see [`database`](crate::database)): the server then refuses what it
-//! cannot keep, and wants restarting. A node of a cluster also answers
+//! and `503` with a one-line reason while the database thread reconnects to
+//! a lost database server, or once it has stopped (see
+//! [`database`](crate::database)): the server then refuses what it cannot
+//! keep, and in the second case wants restarting. A node of a cluster also answers
 //! `503` while its Redis does not answer a `PING` within a second.
 
 use std::io::Write as _;
@@ -78,6 +79,11 @@ fn refuse(stream: TcpStream) {
 pub fn health(database: &Database) -> (&'static str, &'static str) {
     if database.is_up() {
         ("200 OK", "ok\n")
+    } else if database.is_reconnecting() {
+        (
+            "503 Service Unavailable",
+            "database down: reconnecting to the database server; nothing can be stored until it is back\n",
+        )
     } else {
         (
             "503 Service Unavailable",

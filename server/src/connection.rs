@@ -989,9 +989,10 @@ impl Session {
         if !self.shared.database.is_up() {
             // A race the server could not store is a race nobody can
             // replay or trust: refuse it before anyone plays.
+            let reason = self.shared.database.down_reason();
             return self.error(
                 ErrorCode::Internal,
-                "the server's database is down: no new race can be stored until it restarts",
+                format!("the server's database is down, so no race can be stored: {reason}"),
             );
         }
         if self.shared.registry.room_count() >= config.max_rooms {

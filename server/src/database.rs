@@ -19,12 +19,17 @@
 //! shows `patience_database_up 0`) and every [`Database::call`] fails at
 //! once with [`StoreError::Closed`], so that nothing waits on a database
 //! that will not answer and nobody is told a result that was not stored.
+//!
+//! A lost connection to a database server (PostgreSQL restarted, the
+//! session terminated, the network cut) is not the store failing: the batch
+//! it broke fails, the database is down *while* the thread reconnects, with
+//! a growing pause between attempts, and up again once it has.
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -42,6 +47,14 @@ pub const MAX_BATCH: usize = 256;
 /// went on accepting what it cannot keep would mislead its players, while a
 /// down database shows on `/healthz` for the operator to restart.
 pub const MAX_FAILED_BATCHES: u32 = 3;
+
+/// The first pause between two attempts to reconnect to a database server
+/// whose connection was lost; each failed attempt doubles it.
+pub const RECONNECT_PAUSE_MIN: Duration = Duration::from_millis(50);
+
+/// The longest pause between two attempts to reconnect: also about the
+/// longest a shutdown waits for a thread that is reconnecting.
+pub const RECONNECT_PAUSE_MAX: Duration = Duration::from_secs(2);
 
 /// The file name of the database inside the data directory.
 pub const DATABASE_FILE: &str = "patience.sqlite3";
@@ -84,6 +97,11 @@ pub struct Stats {
     pub rolled_back: AtomicU64,
     /// Time spent in commits, in microseconds.
     pub commit_micros: AtomicU64,
+    /// Connections to the database server made again after one was lost.
+    pub reconnects: AtomicU64,
+    /// The connection to the database server is lost and the thread is
+    /// making it again: the database is down for now, not for good.
+    pub reconnecting: AtomicBool,
 }
 
 /// Why the database could not be opened.
@@ -267,6 +285,23 @@ impl Database {
         self.stats.up.load(Ordering::Acquire) && !self.jobs.is_closed()
     }
 
+    /// Whether the database is down only until the thread has made its
+    /// lost connection to the database server again.
+    pub fn is_reconnecting(&self) -> bool {
+        self.stats.reconnecting.load(Ordering::Acquire) && !self.jobs.is_closed()
+    }
+
+    /// Why the database is down, in a line for a person: the same reason
+    /// `/healthz` and refused calls give.
+    pub fn down_reason(&self) -> &'static str {
+        if self.is_reconnecting() {
+            "the connection to the database server is lost and is being made again: \
+             nothing can be stored until it is back"
+        } else {
+            "the database thread has stopped and nothing can be stored until the server restarts"
+        }
+    }
+
     /// Waits until the thread has stopped.
     pub async fn stopped(&self) {
         self.jobs.closed().await;
@@ -352,7 +387,13 @@ impl Thread {
     fn serve(mut self) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         let mut failed_batches = 0;
-        while let Some(job) = self.jobs.blocking_recv() {
+        loop {
+            if self.store.connection_lost() && !self.reconnect() {
+                return;
+            }
+            let Some(job) = self.jobs.blocking_recv() else {
+                break;
+            };
             batch.push(job);
             while batch.len() < MAX_BATCH {
                 match self.jobs.try_recv() {
@@ -361,6 +402,10 @@ impl Thread {
                 }
             }
             if self.run_batch(&mut batch) {
+                failed_batches = 0;
+            } else if self.store.connection_lost() {
+                // Not the store failing but the way to it: the next turn
+                // reconnects, however many batches that takes.
                 failed_batches = 0;
             } else {
                 failed_batches += 1;
@@ -374,6 +419,45 @@ impl Thread {
             }
         }
         tracing::debug!("database thread stopped");
+    }
+
+    /// Connects the store again after its connection was lost, retrying
+    /// with a growing pause (up to [`RECONNECT_PAUSE_MAX`]) for as long as
+    /// it takes. Meanwhile the database is down: [`Database::is_up`] is
+    /// false (`/healthz` answers 503, calls fail at once with
+    /// [`StoreError::Closed`]), and the jobs that were already queued are
+    /// dropped unrun, so that no caller waits on the outage and none is
+    /// told a result that was not stored. False if every handle was dropped
+    /// meanwhile: the thread is done.
+    fn reconnect(&mut self) -> bool {
+        self.stats.reconnecting.store(true, Ordering::Release);
+        self.stats.up.store(false, Ordering::Release);
+        tracing::error!("the database connection is lost; reconnecting");
+        let mut pause = RECONNECT_PAUSE_MIN;
+        loop {
+            while let Ok(job) = self.jobs.try_recv() {
+                self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                drop(job);
+            }
+            if self.jobs.is_closed() {
+                self.stats.reconnecting.store(false, Ordering::Release);
+                return false;
+            }
+            match self.store.reconnect() {
+                Ok(()) => {
+                    self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+                    self.stats.up.store(true, Ordering::Release);
+                    self.stats.reconnecting.store(false, Ordering::Release);
+                    tracing::warn!("the database connection is back");
+                    return true;
+                }
+                Err(error) => {
+                    tracing::error!(%error, ?pause, "cannot reconnect to the database yet");
+                }
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(RECONNECT_PAUSE_MAX);
+        }
     }
 
     /// Runs and answers `batch` (leaving it empty); false if its
@@ -1017,6 +1101,46 @@ mod tests {
     async fn a_panicking_call_on_postgresql_fails_alone_and_the_thread_serves_on() {
         let (database, _scratch) = postgres(4);
         panicking_call(database).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lost_postgresql_connection_is_made_again_and_nothing_unstored_is_acknowledged() {
+        let (database, scratch) = postgres(4);
+        let register = |name: &'static str| {
+            // A token of each name's own: a token taken is refused like a name.
+            let token = [name.as_bytes()[0]; 32];
+            database.call(move |store| store.register(name, &token, 0).map(|player| player.name))
+        };
+        assert_eq!(at_once(register("ada")).await.ok().as_deref(), Some("ada"));
+        assert_eq!(
+            scratch.terminate_sessions().ok(),
+            Some(1),
+            "the thread's one session"
+        );
+
+        // The call that meets the lost connection fails: nothing of it is kept.
+        let broken = at_once(register("bob")).await;
+        assert!(broken.is_err(), "{broken:?}");
+
+        // The thread reconnects on its own; until then calls fail at once.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        let again = loop {
+            match at_once(register("bob")).await {
+                Err(StoreError::Closed) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                other => break other,
+            }
+        };
+        assert_eq!(
+            again.as_ref().ok().map(String::as_str),
+            Some("bob"),
+            "{again:?}"
+        );
+        assert!(database.is_up() && !database.is_reconnecting());
+        assert_eq!(database.stats().reconnects.load(Ordering::Relaxed), 1);
+        let kept = at_once(register("ada")).await;
+        assert!(matches!(kept, Err(StoreError::NameTaken(_))), "{kept:?}");
     }
 
     #[test]

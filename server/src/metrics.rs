@@ -255,7 +255,7 @@ impl Metrics {
         metric(
             "patience_database_up",
             "gauge",
-            "Whether the database thread serves (0 once it has stopped: nothing can be stored).",
+            "Whether the database thread serves (0 while it reconnects to a lost database server, and once it has stopped: nothing can be stored).",
             u8::from(database.up.load(Ordering::Acquire)).to_string(),
         );
         metric(
@@ -281,6 +281,12 @@ impl Metrics {
             "counter",
             "Database calls that failed (an error or a panic) and were rolled back alone.",
             load_u(&database.rolled_back).to_string(),
+        );
+        metric(
+            "patience_database_reconnects_total",
+            "counter",
+            "Connections to the database server made again after one was lost.",
+            load_u(&database.reconnects).to_string(),
         );
         metric(
             "patience_database_commit_seconds_total",

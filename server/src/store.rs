@@ -311,6 +311,19 @@ pub trait Store: Send {
     /// savepoint; the writes before it stay in the transaction.
     fn rollback_to_savepoint(&mut self) -> Result<(), StoreError>;
 
+    /// Whether the store has lost its connection to a database server, so
+    /// that no call can succeed until [`Store::reconnect`] does. An embedded
+    /// store (SQLite) has no connection to lose.
+    fn connection_lost(&self) -> bool {
+        false
+    }
+    /// Connects again after [`Store::connection_lost`]: a fresh session,
+    /// outside any transaction, with nothing of the lost one carried over
+    /// (what it had not committed was never acknowledged).
+    fn reconnect(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The server's secret for daily deals: the stored one, or `fresh`
     /// stored now if there is none.
     fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError>;

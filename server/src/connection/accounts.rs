@@ -38,8 +38,10 @@ impl Session {
         if self.shared.database.is_up() {
             format!("the server could not reach its database; nothing changed, {retry}")
         } else {
-            "the server's database is down: nothing can be stored until the server restarts"
-                .to_string()
+            format!(
+                "the server's database is down: {}",
+                self.shared.database.down_reason()
+            )
         }
     }
 

@@ -257,6 +257,8 @@ enum Transaction {
 
 /// The PostgreSQL store: one connection.
 pub struct PostgresStore {
+    /// How to connect again once the connection is lost.
+    config: postgres::Config,
     client: Client,
     /// Prepared statements by their text, so that a call is one round trip.
     statements: HashMap<String, Statement>,
@@ -380,6 +382,7 @@ impl PostgresStore {
         }
         let client = config.connect(NoTls)?;
         let mut store = PostgresStore {
+            config,
             client,
             statements: HashMap::new(),
             transaction: Transaction::None,
@@ -815,6 +818,21 @@ impl Store for PostgresStore {
         self.batch("ROLLBACK TO job; RELEASE job")?;
         self.aborted = false;
         Ok(())
+    }
+
+    fn connection_lost(&self) -> bool {
+        self.client.is_closed()
+    }
+
+    fn reconnect(&mut self) -> Result<(), StoreError> {
+        self.client = self.config.connect(NoTls)?;
+        // Prepared statements belong to the session that prepared them.
+        self.statements.clear();
+        self.transaction = Transaction::None;
+        self.aborted = false;
+        // The database may have been restored or migrated by a newer server
+        // while this one was away: the same check as at start.
+        self.migrate()
     }
 
     fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
@@ -1761,6 +1779,26 @@ impl ScratchDatabase {
     /// The URL of the database.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Ends every session connected to the database, as a restart of the
+    /// server or a cut network would: how many there were.
+    pub fn terminate_sessions(&self) -> Result<u64, StoreError> {
+        let sql = format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = '{}' AND pid <> pg_backend_pid()",
+            self.name
+        );
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| -> Result<u64, StoreError> {
+                    let mut client = postgres::Config::from_str(&self.admin_url)?.connect(NoTls)?;
+                    let row = client.query_one(&sql, &[])?;
+                    uint(&row, 0)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(StoreError::Panicked))
+        })
     }
 }
 
