@@ -24,7 +24,7 @@ use patience_shared::protocol::{
     RoomOptions, ServerMessage,
 };
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
@@ -36,7 +36,7 @@ use crate::cluster::Owner;
 use crate::config::millis;
 use crate::daily;
 use crate::failover;
-use crate::leaderboard_feed::{Following, Next};
+use crate::leaderboard_feed::Following;
 use crate::metrics::{bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
 use crate::room;
@@ -74,13 +74,16 @@ pub async fn serve(
         let _permit = permit;
         let handshake_timeout = millis(shared.config.handshake_timeout_ms);
         let started = tokio::time::Instant::now();
-        let Some(stream) = web_or_upgrade(&shared, stream, handshake_timeout).await else {
+        // The request head and the handshake are boxed: each is made once,
+        // and would otherwise size the connection's task for all of its life.
+        let Some(stream) = Box::pin(web_or_upgrade(&shared, stream, handshake_timeout)).await
+        else {
             return;
         };
-        let handshake = tokio_tungstenite::accept_async_with_config(
+        let handshake = Box::pin(tokio_tungstenite::accept_async_with_config(
             stream,
             Some(websocket_config(&shared.config)),
-        );
+        ));
         let left = handshake_timeout.saturating_sub(started.elapsed());
         let socket = match tokio::time::timeout(left, handshake).await {
             Ok(Ok(socket)) => socket,
@@ -223,20 +226,22 @@ async fn run(
             }
             _ = closed.as_mut() => break,
             _ = stopped.as_mut() => break,
-            next = next_change(&mut session.following) => {
-                session.on_feed(next).await;
+            // The branches below are off for most connections: each is a
+            // boxed future when on, a pointer when off (see `maybe`).
+            next = maybe(session.following.as_mut().map(|following| Box::pin(following.next()))) => {
+                Box::pin(session.on_feed(next)).await;
                 continue;
             }
-            () = shared.clock.sleep_until(next_close.map_or(0, |(_, at)| at)), if next_close.is_some() => {
+            () = maybe(next_close.map(|(_, at)| Box::pin(shared.clock.sleep_until(at)))) => {
                 if let Some((game, _)) = next_close {
-                    session.send_final_page(game).await;
+                    Box::pin(session.send_final_page(game)).await;
                 }
                 continue;
             }
-            _ = tokio::time::sleep_until(daily_deadline.unwrap_or(hello_deadline)), if daily_deadline.is_some() => {
+            () = maybe(daily_deadline.map(|at| Box::pin(tokio::time::sleep_until(at)))) => {
                 // The deadline is on the wall clock; the timer only wakes us.
                 if session.daily_time_is_up() {
-                    session.finish_daily(PlayerStatus::OutOfTime).await;
+                    Box::pin(session.finish_daily(PlayerStatus::OutOfTime)).await;
                 }
                 continue;
             }
@@ -275,17 +280,21 @@ async fn run(
             Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
         }
     }
-    session.disconnected().await;
+    // Boxed, as the rare handlers are: made once, at the end.
+    Box::pin(session.disconnected()).await;
     handle.close_quietly();
     let farewell = millis(shared.config.farewell_timeout_ms);
-    await_goodbye(writer, stream, &shared.shutdown, farewell).await;
+    Box::pin(await_goodbye(writer, stream, &shared.shutdown, farewell)).await;
 }
 
-/// The next change of a day the connection follows; never, if it follows
-/// none.
-async fn next_change(following: &mut Option<Box<Following>>) -> Next {
-    match following {
-        Some(following) => following.next().await,
+/// What `future` gives, or never, if there is none: a branch of the
+/// reader's select that is most often off. The future comes boxed, so that
+/// the branch costs the connection's task a pointer rather than the
+/// future's size while it is off; every idle socket pays for what its task
+/// holds.
+async fn maybe<F: Future + ?Sized>(future: Option<Pin<Box<F>>>) -> F::Output {
+    match future {
+        Some(future) => future.await,
         None => std::future::pending().await,
     }
 }
@@ -404,7 +413,10 @@ async fn write_loop(
     let closed = std::pin::pin!(closing.cancelled());
     let stopped = std::pin::pin!(shutdown.cancelled());
     let mut stop = Stop { closed, stopped };
-    let mut batch: Vec<Message> = Vec::with_capacity(MAX_BATCH);
+    // Grown as frames come, not made for the largest batch at once: an
+    // idle socket only ever writes a ping at a time, and most of the
+    // sockets of a busy server are idle.
+    let mut batch: Vec<Message> = Vec::new();
     let result: Result<(), WsError> = async {
         loop {
             // A kick is seen here even while frames keep coming; the
@@ -497,6 +509,9 @@ async fn write_loop(
         };
         let _ = sink.send(Message::Close(Some(close))).await;
     };
+    // Boxed: it is made once, at the end, and would otherwise size the
+    // writer's task for all of its life.
+    let farewell = Box::pin(farewell);
     if stopping {
         let _ = tokio::time::timeout(SHORT_FAREWELL, farewell).await;
     } else {
@@ -608,8 +623,9 @@ struct Session {
     /// The registered player this connection is, once it says so.
     player: Option<Player>,
     room: Option<RoomHandle>,
-    /// The daily attempt this connection plays, if any.
-    daily: Option<daily::Play>,
+    /// The daily attempt this connection plays, if any (boxed: it holds
+    /// a whole game, and most connections never play one).
+    daily: Option<Box<daily::Play>>,
     /// The days this connection follows live, once it follows one (boxed:
     /// most connections never do).
     following: Option<Box<Following>>,
@@ -699,7 +715,41 @@ impl Session {
         );
     }
 
+    /// Handles one message. A race's moves, most of the traffic, are
+    /// handled in this future; everything else in a boxed one of its own,
+    /// made only when such a message comes. So the connection's task is
+    /// not as large as the largest handler (a room to create, a daily
+    /// attempt, a stored replay, ...) for all of its life: it is what every
+    /// idle socket costs.
     async fn handle(&mut self, message: ClientMessage) {
+        match message {
+            ClientMessage::Move { text, seat } if self.greeted && self.daily.is_none() => {
+                if self.moves_allowed() {
+                    let command = self.move_command(text, seat);
+                    self.forward(command).await;
+                }
+            }
+            message => Box::pin(self.handle_any(message)).await,
+        }
+    }
+
+    /// Whether the client may make another move now; if not, it is kicked.
+    fn moves_allowed(&mut self) -> bool {
+        self.moves.allow() || self.rate_limited("moves")
+    }
+
+    /// A race move for the room's actor, received now.
+    fn move_command(&self, text: String, seat: Option<u8>) -> Command {
+        Command::Move {
+            conn_id: self.handle.id,
+            text,
+            seat,
+            received: Instant::now(),
+            received_ms: self.shared.clock.now_ms(),
+        }
+    }
+
+    async fn handle_any(&mut self, message: ClientMessage) {
         if !self.greeted {
             return match message {
                 ClientMessage::Hello { version, name } => self.hello(version, &name),
@@ -805,25 +855,17 @@ impl Session {
                 .await
             }
             ClientMessage::Move { text, seat } => {
-                if !self.moves.allow() {
-                    self.rate_limited("moves");
+                if !self.moves_allowed() {
                     return;
                 }
                 if self.daily.is_some() {
                     return self.daily_move(text, seat).await;
                 }
-                let command = Command::Move {
-                    conn_id: self.handle.id,
-                    text,
-                    seat,
-                    received: Instant::now(),
-                    received_ms: self.shared.clock.now_ms(),
-                };
+                let command = self.move_command(text, seat);
                 self.forward(command).await;
             }
             ClientMessage::Undo => {
-                if !self.moves.allow() {
-                    self.rate_limited("moves");
+                if !self.moves_allowed() {
                     return;
                 }
                 if self.daily.is_some() {
@@ -1168,19 +1210,30 @@ impl Session {
 
     /// Sends a command to the room this connection is in.
     async fn forward(&mut self, command: Command) {
-        let refusal = |command: &Command| match command {
-            Command::Move { text, .. } => Some(text.clone()),
+        // A move or an undo the room never got is refused as such.
+        let refusal = |command: Command| match command {
+            Command::Move { text, .. } => Some(text),
             Command::Undo { .. } => Some(protocol::UNDO_TEXT.to_string()),
             _ => None,
         };
-        let Some(room) = self.room.clone() else {
-            return self.not_in_a_room(refusal(&command));
+        let Some(room) = &self.room else {
+            return self.not_in_a_room(refusal(command));
         };
-        let text = refusal(&command);
-        if !self.tell(&room, command).await {
-            self.room = None;
-            self.not_in_a_room(text);
-        }
+        // Most often the room's queue has room at once; waiting for room is
+        // boxed, so that this future stays small (see `handle`). The queue
+        // gives back a command it could not take.
+        let refused = match room.commands.try_send(command) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(command)) => {
+                match Box::pin(room.commands.send(command)).await {
+                    Ok(()) => return,
+                    Err(mpsc::error::SendError(command)) => command,
+                }
+            }
+            Err(mpsc::error::TrySendError::Closed(command)) => command,
+        };
+        self.room = None;
+        self.not_in_a_room(refusal(refused));
     }
 
     fn not_in_a_room(&self, move_text: Option<String>) {

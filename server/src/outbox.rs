@@ -11,32 +11,43 @@
 //! for a slow consumer (a player is kicked `too_slow`, a spectator skips
 //! events and later gets one snapshot) even before the queue itself fills.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use patience_shared::protocol::{self, ErrorCode, ServerMessage};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 /// How a room reaches a connection: its outbox, and a way to close it.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ConnectionHandle {
     /// Unique for the server's life.
     pub id: u64,
-    outbox: mpsc::Sender<Bytes>,
     state: Arc<OutboxState>,
     closing: CancellationToken,
-    reason: Arc<Mutex<Option<(ErrorCode, String)>>>,
 }
 
-/// What the handle and the writer share about the queue.
+/// What the handles and the writer share about the queue.
+///
+/// The queue is a deque under a lock rather than a channel: a channel
+/// allocates a block of slots up front (about 1.5 KB with its own state),
+/// while a deque allocates nothing until the first frame, and every idle
+/// socket has an outbox. Senders never wait on the lock for long: it is
+/// held only to push or pop one frame.
 #[derive(Debug)]
 struct OutboxState {
-    /// Frames the queue holds at most (the channel's capacity).
+    /// Frames the queue holds at most.
     max_frames: usize,
     /// Bytes queued or fed to the socket but not yet written.
     max_bytes: usize,
+    /// The frames queued, oldest first.
+    frames: Mutex<VecDeque<Bytes>>,
+    /// Wakes the writer when a frame is queued or the last handle goes.
+    ready: Notify,
+    /// Handles alive: the writer's `recv` ends once there are none.
+    handles: AtomicUsize,
     /// Bytes sent to the outbox and not yet written to the socket.
     queued_bytes: AtomicUsize,
     /// The socket has taken nothing for the write timeout.
@@ -45,12 +56,23 @@ struct OutboxState {
     /// token, but read with one atomic load on every send (the token's
     /// state sits behind a mutex).
     closing: AtomicBool,
+    /// Why the connection was kicked, if it was.
+    reason: Mutex<Option<(ErrorCode, String)>>,
+}
+
+impl OutboxState {
+    /// The queue, even if a thread panicked while holding it: a push or a
+    /// pop leaves it whole.
+    fn frames(&self) -> MutexGuard<'_, VecDeque<Bytes>> {
+        self.frames
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// The writer's end of an outbox.
 #[derive(Debug)]
 pub struct OutboxReceiver {
-    frames: mpsc::Receiver<Bytes>,
     state: Arc<OutboxState>,
 }
 
@@ -69,22 +91,43 @@ pub enum SendFailure {
 /// so that no message is undeliverable): the handle for connection `id` and
 /// the writer's end.
 pub fn outbox(id: u64, max_frames: usize, max_bytes: usize) -> (ConnectionHandle, OutboxReceiver) {
-    let (sender, frames) = mpsc::channel(max_frames.max(1));
     let state = Arc::new(OutboxState {
         max_frames: max_frames.max(1),
         max_bytes,
+        frames: Mutex::new(VecDeque::new()),
+        ready: Notify::new(),
+        handles: AtomicUsize::new(1),
         queued_bytes: AtomicUsize::new(0),
         stalled: AtomicBool::new(false),
         closing: AtomicBool::new(false),
+        reason: Mutex::new(None),
     });
     let handle = ConnectionHandle {
         id,
-        outbox: sender,
         state: Arc::clone(&state),
         closing: CancellationToken::new(),
-        reason: Arc::new(Mutex::new(None)),
     };
-    (handle, OutboxReceiver { frames, state })
+    (handle, OutboxReceiver { state })
+}
+
+impl Clone for ConnectionHandle {
+    fn clone(&self) -> ConnectionHandle {
+        self.state.handles.fetch_add(1, Ordering::Relaxed);
+        ConnectionHandle {
+            id: self.id,
+            state: Arc::clone(&self.state),
+            closing: self.closing.clone(),
+        }
+    }
+}
+
+impl Drop for ConnectionHandle {
+    fn drop(&mut self) {
+        if self.state.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // The last one: a waiting writer learns there is no more.
+            self.state.ready.notify_one();
+        }
+    }
 }
 
 impl ConnectionHandle {
@@ -101,14 +144,17 @@ impl ConnectionHandle {
 
     /// Why the connection was kicked, once (the writer says it last).
     pub fn take_reason(&self) -> Option<(ErrorCode, String)> {
-        self.reason.lock().ok().and_then(|mut reason| reason.take())
+        self.state
+            .reason
+            .lock()
+            .ok()
+            .and_then(|mut reason| reason.take())
     }
 
     /// Queues an encoded message without waiting. Refused as
     /// [`SendFailure::Full`] when the frame would pass either bound, or
     /// while the socket is stalled.
     pub fn send(&self, frame: Bytes) -> Result<(), SendFailure> {
-        // A closed channel is refused by `try_send` below.
         if self.state.closing.load(Ordering::Acquire) {
             return Err(SendFailure::Closed);
         }
@@ -121,13 +167,24 @@ impl ConnectionHandle {
             self.state.queued_bytes.fetch_sub(length, Ordering::AcqRel);
             return Err(SendFailure::Full);
         }
-        self.outbox.try_send(frame).map_err(|error| {
-            self.state.queued_bytes.fetch_sub(length, Ordering::AcqRel);
-            match error {
-                mpsc::error::TrySendError::Full(_) => SendFailure::Full,
-                mpsc::error::TrySendError::Closed(_) => SendFailure::Closed,
+        {
+            let mut frames = self.state.frames();
+            if frames.len() >= self.state.max_frames {
+                drop(frames);
+                self.state.queued_bytes.fetch_sub(length, Ordering::AcqRel);
+                return Err(SendFailure::Full);
             }
-        })
+            frames.push_back(frame);
+        }
+        self.state.ready.notify_one();
+        Ok(())
+    }
+
+    /// Frames the queue has room for now.
+    fn room(&self) -> usize {
+        self.state
+            .max_frames
+            .saturating_sub(self.state.frames().len())
     }
 
     /// Whether a connection that fell behind may be sent a catch-up
@@ -137,7 +194,7 @@ impl ConnectionHandle {
     pub fn has_room_to_catch_up(&self) -> bool {
         let state = &self.state;
         !state.stalled.load(Ordering::Acquire)
-            && self.outbox.capacity() * 2 >= state.max_frames
+            && self.room() * 2 >= state.max_frames
             && state.queued_bytes.load(Ordering::Acquire) * 2 <= state.max_bytes
     }
 
@@ -146,7 +203,7 @@ impl ConnectionHandle {
     /// events are sent only if they do (a snapshot otherwise).
     pub fn has_room_for(&self, frames: usize, bytes: usize) -> bool {
         let state = &self.state;
-        frames + 2 <= self.outbox.capacity()
+        frames + 2 <= self.room()
             && state.queued_bytes.load(Ordering::Acquire) + bytes <= state.max_bytes
     }
 
@@ -157,7 +214,7 @@ impl ConnectionHandle {
 
     /// Closes the connection after telling the client why. The first reason wins.
     pub fn kick(&self, code: ErrorCode, message: impl Into<String>) {
-        if let Ok(mut reason) = self.reason.lock() {
+        if let Ok(mut reason) = self.state.reason.lock() {
             reason.get_or_insert((code, message.into()));
         }
         self.close_quietly();
@@ -172,9 +229,21 @@ impl ConnectionHandle {
 }
 
 impl OutboxReceiver {
-    /// The next frame, once one is queued; `None` once every handle is gone.
+    /// The next frame, once one is queued; `None` once every handle is gone
+    /// and the queue is empty. Cancel-safe: a frame is taken only by the
+    /// call that returns it.
     pub async fn recv(&mut self) -> Option<Bytes> {
-        self.frames.recv().await
+        loop {
+            if let Some(frame) = self.try_recv() {
+                return Some(frame);
+            }
+            if self.state.handles.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            // A frame queued since the check above left a permit: this
+            // returns at once then.
+            self.state.ready.notified().await;
+        }
     }
 
     /// Whether the connection is to close (kicked, or closed quietly).
@@ -184,7 +253,7 @@ impl OutboxReceiver {
 
     /// The next frame if one is queued now.
     pub fn try_recv(&mut self) -> Option<Bytes> {
-        self.frames.try_recv().ok()
+        self.state.frames().pop_front()
     }
 
     /// Frames of `bytes` bytes in all have reached the socket: their room
@@ -203,10 +272,8 @@ impl OutboxReceiver {
     /// Drops every queued frame unsent (a client kicked for being slow is
     /// not sent the stale ones).
     pub fn discard(&mut self) {
-        let mut bytes = 0;
-        while let Ok(frame) = self.frames.try_recv() {
-            bytes += frame.len();
-        }
+        let discarded = std::mem::take(&mut *self.state.frames());
+        let bytes: usize = discarded.iter().map(Bytes::len).sum();
         self.state.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
     }
 }
@@ -261,6 +328,40 @@ mod tests {
         assert!(!handle.has_room_for(1, 41));
         receiver.discard();
         assert!(handle.send(frame(100)).is_ok(), "discarded bytes are free");
+    }
+
+    /// Waits for `task`, failing the test rather than hanging.
+    async fn at_once<T>(task: tokio::task::JoinHandle<T>) -> Result<T, tokio::task::JoinError> {
+        tokio::time::timeout(std::time::Duration::from_secs(10), task)
+            .await
+            .expect("the writer is woken")
+    }
+
+    #[tokio::test]
+    async fn the_writer_gets_each_frame_once_in_order_and_none_once_every_handle_is_gone() {
+        let (handle, mut receiver) = outbox(1, 8, 1000);
+        let rival = handle.clone();
+        assert!(handle.send(frame(1)).is_ok());
+        assert!(rival.send(frame(2)).is_ok());
+        assert_eq!(receiver.try_recv().map(|frame| frame.len()), Some(1));
+        assert_eq!(receiver.recv().await.map(|frame| frame.len()), Some(2));
+        // A writer waiting on an empty queue is woken by the next frame...
+        let waiting = tokio::spawn(async move {
+            let frame = receiver.recv().await.map(|frame| frame.len());
+            (frame, receiver)
+        });
+        tokio::task::yield_now().await;
+        assert!(handle.send(frame(3)).is_ok());
+        let (frame, mut receiver) = at_once(waiting).await.expect("no panic");
+        assert_eq!(frame, Some(3));
+        // ...and told there is no more once the last handle is gone.
+        let waiting = tokio::spawn(async move { receiver.recv().await.is_none() });
+        tokio::task::yield_now().await;
+        drop(handle);
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "a handle is left");
+        drop(rival);
+        assert!(at_once(waiting).await.expect("no panic"));
     }
 
     #[test]

@@ -159,7 +159,7 @@ impl Session {
                     );
                 }
                 tracing::info!(player = player.id, %game, date = %play.key.date, resumed, "daily attempt open");
-                self.daily = Some(play);
+                self.daily = Some(Box::new(play));
                 self.reply(&ServerMessage::DailyStarted { attempt });
             }
             Err(DailyError::AlreadyPlayed(result)) => self.error(
