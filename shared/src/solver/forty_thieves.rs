@@ -117,14 +117,11 @@
 //! and compare the verdicts with and without it. Winning lines of hundreds
 //! of deals are replayed through the plain rules engine.
 
-use std::hash::{Hash, Hasher};
-
 use crate::card::{Card, KING};
-use crate::game::GameKind;
 use crate::games::forty_thieves::{
     FOUNDATIONS, FortyThieves, FtMove, MAX_PILE_LEN, MAX_PILES, MAX_STOCK,
 };
-use crate::rules::{Board, MoveError, NotationError, Outcome, Rules, View};
+use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
 use crate::solver::zobrist::{mix64, table};
 
@@ -207,11 +204,6 @@ impl FtSearch {
             search.waste_hash ^= WASTE_CARD[depth * 52 + card.index()];
         }
         search
-    }
-
-    /// The position.
-    pub fn state(&self) -> &FortyThieves {
-        &self.state
     }
 
     /// Toggles `card` at `depth` of pile `pile` in the hashes.
@@ -502,29 +494,11 @@ fn fresh_pile_hash(cards: &[Card]) -> u64 {
     })
 }
 
-impl PartialEq for FtSearch {
-    fn eq(&self, other: &FtSearch) -> bool {
-        self.state == other.state
-    }
-}
+impl SolverGame for FtSearch {
+    type Game = FortyThieves;
 
-impl Eq for FtSearch {}
-
-impl Hash for FtSearch {
-    fn hash<H: Hasher>(&self, hasher: &mut H) {
-        self.state.hash(hasher);
-    }
-}
-
-impl Rules for FtSearch {
-    type Move = FtMove;
-
-    fn kind(&self) -> GameKind {
-        self.state.kind()
-    }
-
-    fn legal_moves(&self, moves: &mut Vec<FtMove>) {
-        self.state.legal_moves(moves);
+    fn state(&self) -> &FortyThieves {
+        &self.state
     }
 
     fn apply(&mut self, mv: FtMove) -> Result<Outcome, MoveError> {
@@ -540,32 +514,6 @@ impl Rules for FtSearch {
         self.apply_toggles(toggles);
     }
 
-    fn is_won(&self) -> bool {
-        self.state.is_won()
-    }
-
-    fn is_stuck(&self) -> bool {
-        self.state.is_stuck()
-    }
-
-    fn board(&self) -> Board {
-        self.state.board()
-    }
-
-    fn view(&self) -> View {
-        self.state.view()
-    }
-
-    fn parse_move(&self, text: &str) -> Result<FtMove, NotationError> {
-        self.state.parse_move(text)
-    }
-
-    fn format_move(&self, mv: FtMove) -> String {
-        self.state.format_move(mv)
-    }
-}
-
-impl SolverGame for FtSearch {
     fn canonical_key(&self) -> u64 {
         self.piles_key ^ mix64(self.waste_hash ^ STOCK_LEN[self.state.stock().len()])
     }
@@ -816,7 +764,7 @@ mod tests {
             let mut moves = Vec::new();
             let mut played = Vec::new();
             for _ in 0..300 {
-                search.legal_moves(&mut moves);
+                search.state().legal_moves(&mut moves);
                 let Some(&mv) = moves.get(rng.below(moves.len())) else {
                     break;
                 };
@@ -846,7 +794,10 @@ mod tests {
         let search = FtSearch::new(fixture(text));
         let mut moves = Vec::new();
         search.search_moves(&mut moves);
-        moves.iter().map(|&mv| search.format_move(mv)).collect()
+        moves
+            .iter()
+            .map(|&mv| search.state().format_move(mv))
+            .collect()
     }
 
     #[test]

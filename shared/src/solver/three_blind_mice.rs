@@ -80,14 +80,11 @@
 //! empty pile. Moves that turn up a face-down card or empty a pile come first;
 //! then moves of fewer cards.
 
-use std::hash::{Hash, Hasher};
-
 use arrayvec::ArrayVec;
 
 use crate::card::KING;
-use crate::game::GameKind;
 use crate::games::three_blind_mice::{PILES, TbmMove, ThreeBlindMice};
-use crate::rules::{Board, MoveError, NotationError, Outcome, Rules, View};
+use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
 use crate::solver::zobrist::{mix64, table};
 
@@ -142,11 +139,6 @@ impl TbmSearch {
             search.rehash(pile);
         }
         search
-    }
-
-    /// The position.
-    pub fn state(&self) -> &ThreeBlindMice {
-        &self.state
     }
 
     fn rehash(&mut self, pile: usize) {
@@ -229,67 +221,6 @@ impl TbmSearch {
             }
             TbmMove::CellToPile { .. } => 50,
         }
-    }
-}
-
-impl PartialEq for TbmSearch {
-    fn eq(&self, other: &TbmSearch) -> bool {
-        self.state == other.state
-    }
-}
-
-impl Eq for TbmSearch {}
-
-impl Hash for TbmSearch {
-    fn hash<H: Hasher>(&self, hasher: &mut H) {
-        self.state.hash(hasher);
-    }
-}
-
-impl Rules for TbmSearch {
-    type Move = TbmMove;
-
-    fn kind(&self) -> GameKind {
-        self.state.kind()
-    }
-
-    fn legal_moves(&self, moves: &mut Vec<TbmMove>) {
-        self.state.legal_moves(moves);
-    }
-
-    fn apply(&mut self, mv: TbmMove) -> Result<Outcome, MoveError> {
-        let outcome = self.state.apply(mv)?;
-        self.rehash_after(mv);
-        Ok(outcome)
-    }
-
-    fn undo(&mut self, mv: TbmMove, outcome: &Outcome) {
-        self.state.undo(mv, outcome);
-        self.rehash_after(mv);
-    }
-
-    fn is_won(&self) -> bool {
-        self.state.is_won()
-    }
-
-    fn is_stuck(&self) -> bool {
-        self.state.is_stuck()
-    }
-
-    fn board(&self) -> Board {
-        self.state.board()
-    }
-
-    fn view(&self) -> View {
-        self.state.view()
-    }
-
-    fn parse_move(&self, text: &str) -> Result<TbmMove, NotationError> {
-        self.state.parse_move(text)
-    }
-
-    fn format_move(&self, mv: TbmMove) -> String {
-        self.state.format_move(mv)
     }
 }
 
@@ -396,6 +327,23 @@ impl TbmSearch {
 }
 
 impl SolverGame for TbmSearch {
+    type Game = ThreeBlindMice;
+
+    fn state(&self) -> &ThreeBlindMice {
+        &self.state
+    }
+
+    fn apply(&mut self, mv: TbmMove) -> Result<Outcome, MoveError> {
+        let outcome = self.state.apply(mv)?;
+        self.rehash_after(mv);
+        Ok(outcome)
+    }
+
+    fn undo(&mut self, mv: TbmMove, outcome: &Outcome) {
+        self.state.undo(mv, outcome);
+        self.rehash_after(mv);
+    }
+
     fn canonical_key(&self) -> u64 {
         let piles = self
             .pile_hashes
@@ -668,7 +616,7 @@ mod tests {
         let mut moves = Vec::new();
         let mut played = Vec::new();
         loop {
-            search.legal_moves(&mut moves);
+            search.state().legal_moves(&mut moves);
             let Some(&mv) = moves.last() else { break };
             let outcome = search.apply(mv).expect("legal");
             assert_eq!(

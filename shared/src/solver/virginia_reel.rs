@@ -218,12 +218,11 @@ use std::hash::{Hash, Hasher};
 use arrayvec::ArrayVec;
 
 use crate::card::{ACE, Card, Suit};
-use crate::game::GameKind;
 use crate::games::virginia_reel::{
     COLUMNS, FillChain, MAX_FILLERS, POSITIONS, RESERVES, ROWS, ReelMove, ReleaseTarget,
     VirginiaReel,
 };
-use crate::rules::{Board, MoveError, NotationError, Outcome, Rules, View};
+use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
 use crate::solver::zobrist::{mix64, table};
 
@@ -520,11 +519,6 @@ impl ReelSearch {
         search.frozen_share = search.frozen_term();
         search.key = search.fresh_key();
         search
-    }
-
-    /// The position.
-    pub fn state(&self) -> &VirginiaReel {
-        &self.state
     }
 
     fn deals_left(&self) -> usize {
@@ -1364,29 +1358,11 @@ impl ReelSearch {
     }
 }
 
-impl PartialEq for ReelSearch {
-    fn eq(&self, other: &ReelSearch) -> bool {
-        self.state == other.state
-    }
-}
+impl SolverGame for ReelSearch {
+    type Game = VirginiaReel;
 
-impl Eq for ReelSearch {}
-
-impl Hash for ReelSearch {
-    fn hash<H: Hasher>(&self, hasher: &mut H) {
-        self.state.hash(hasher);
-    }
-}
-
-impl Rules for ReelSearch {
-    type Move = ReelMove;
-
-    fn kind(&self) -> GameKind {
-        self.state.kind()
-    }
-
-    fn legal_moves(&self, moves: &mut Vec<ReelMove>) {
-        self.state.legal_moves(moves);
+    fn state(&self) -> &VirginiaReel {
+        &self.state
     }
 
     fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
@@ -1407,32 +1383,6 @@ impl Rules for ReelSearch {
         self.set_frozen(frozen);
     }
 
-    fn is_won(&self) -> bool {
-        self.state.is_won()
-    }
-
-    fn is_stuck(&self) -> bool {
-        self.state.is_stuck()
-    }
-
-    fn board(&self) -> Board {
-        self.state.board()
-    }
-
-    fn view(&self) -> View {
-        self.state.view()
-    }
-
-    fn parse_move(&self, text: &str) -> Result<ReelMove, NotationError> {
-        self.state.parse_move(text)
-    }
-
-    fn format_move(&self, mv: ReelMove) -> String {
-        self.state.format_move(mv)
-    }
-}
-
-impl SolverGame for ReelSearch {
     fn canonical_key(&self) -> u64 {
         self.key
     }
@@ -1503,7 +1453,7 @@ mod tests {
         search.search_moves(&mut moves);
         moves
             .iter()
-            .map(|&mv| search.format_move(mv))
+            .map(|&mv| search.state().format_move(mv))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -1886,12 +1836,12 @@ mod tests {
         let (mut moves, mut legal) = (Vec::new(), Vec::new());
         loop {
             search.search_moves(&mut moves);
-            search.legal_moves(&mut legal);
+            search.state().legal_moves(&mut legal);
             for mv in &moves {
                 assert!(
                     legal.contains(mv),
                     "seed {seed}: {} is not legal",
-                    search.format_move(*mv)
+                    search.state().format_move(*mv)
                 );
             }
             let mv = if legal.is_empty() {
