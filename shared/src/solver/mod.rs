@@ -646,23 +646,69 @@ pub fn first_winnable<G: SolverGame>(
     Ok(None)
 }
 
+/// What the solver's tests share: results several tests need, computed once
+/// per test binary rather than once per test.
+#[cfg(test)]
+pub(crate) mod shared_results {
+    use std::sync::{Mutex, OnceLock, PoisonError};
+
+    /// Results by what they were computed for (a game's options, say).
+    pub(crate) type Cache<K, V> = Mutex<Vec<(K, &'static OnceLock<V>)>>;
+
+    /// The result for `key`: `compute`d by the first test that asks for it,
+    /// while other tests asking for the same key wait and tests asking for
+    /// other keys compute theirs at the same time. A cell lives as long as
+    /// the test binary, hence the leak.
+    pub(crate) fn once<K: PartialEq, V: Send + Sync>(
+        cache: &'static Cache<K, V>,
+        key: K,
+        compute: impl FnOnce() -> V,
+    ) -> &'static V {
+        let cell: &'static OnceLock<V> = {
+            let mut cells = cache.lock().unwrap_or_else(PoisonError::into_inner);
+            match cells.iter().find(|(known, _)| *known == key) {
+                Some(&(_, cell)) => cell,
+                None => {
+                    let cell: &'static OnceLock<V> = Box::leak(Box::new(OnceLock::new()));
+                    cells.push((key, cell));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(compute)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::sync::OnceLock;
+
     use super::*;
-    use crate::games::three_blind_mice::ThreeBlindMice;
+    use crate::games::forty_thieves::{FortyThieves, FtMove, Variant};
+    use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
+    use crate::solver::forty_thieves::FtSearch;
+    use crate::solver::plain::Plain;
     use crate::solver::three_blind_mice::TbmSearch;
 
     fn tbm(seed: u64) -> TbmSearch {
         TbmSearch::new(ThreeBlindMice::deal(seed))
     }
 
+    /// The first Three Blind Mice seed of 1..=200 proved winnable at 100,000
+    /// positions, found once for the tests that need a won deal.
+    fn first_won_deal() -> &'static WinnableDeal<TbmMove> {
+        static FOUND: OnceLock<WinnableDeal<TbmMove>> = OnceLock::new();
+        FOUND.get_or_init(|| {
+            first_winnable(1..=200, tbm, Budget::positions(100_000))
+                .expect("replay")
+                .expect("some seed is winnable")
+        })
+    }
+
     /// Following hints from a winnable deal wins it, one hint at a time.
     #[test]
     fn following_hints_wins_a_winnable_deal() {
-        let found = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
-        let mut position = tbm(found.seed);
+        let mut position = tbm(first_won_deal().seed);
         for _ in 0..=52 {
             match hint(&position, Budget::positions(100_000)).expect("replay") {
                 Hint::Play(mv) => {
@@ -691,11 +737,8 @@ mod tests {
 
     #[test]
     fn first_winnable_counts_the_seeds_it_skips() {
-        let found = first_winnable(1..=200, tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
+        let found = first_won_deal();
         assert_eq!(found.skipped, found.seed - 1);
-        verify_line(tbm(found.seed).state(), &found.line).expect("the line wins");
         for seed in 1..found.seed {
             assert!(!matches!(
                 solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict),
@@ -718,20 +761,14 @@ mod tests {
 
     #[test]
     fn a_tiny_budget_gives_unknown_and_a_stop_callback_stops() {
-        let winnable = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
-        let starved = solve(&tbm(winnable.seed), Budget::positions(1)).expect("replay");
+        let starved = solve(&tbm(first_won_deal().seed), Budget::positions(1)).expect("replay");
         assert!(matches!(
             starved.verdict,
             Verdict::Winnable(_) | Verdict::Unknown
         ));
         let stop = || true;
         let stopped = solve(
-            &crate::solver::plain::Plain(crate::games::forty_thieves::FortyThieves::deal(
-                crate::games::forty_thieves::Variant::Indian,
-                1,
-            )),
+            &Plain(FortyThieves::deal(Variant::Indian, 1)),
             Budget {
                 positions: u64::MAX,
                 should_stop: Some(&stop),
@@ -760,8 +797,6 @@ mod tests {
     /// its lines have none to cut. A line that does not replay is kept.
     #[test]
     fn shortened_lines_win_and_cut_detours() {
-        use crate::games::forty_thieves::{FortyThieves, Variant};
-        use crate::solver::forty_thieves::FtSearch;
         let mut cut = 0;
         for seed in 1..=5 {
             let start = FortyThieves::deal(Variant::Indian, seed);
@@ -785,9 +820,7 @@ mod tests {
             );
         }
         assert!(cut >= 2, "only {cut} Indian lines lost half their moves");
-        let found = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
+        let found = first_won_deal();
         let start = ThreeBlindMice::deal(found.seed);
         assert_eq!(shorten_line(&start, &found.line), found.line);
         // The first move twice: its card has left the place it names.
@@ -804,5 +837,86 @@ mod tests {
         deal.legal_moves(&mut moves);
         let failure = verify_line(&deal, &moves[..1]).expect_err("one move does not win");
         assert_eq!(failure.index, 1);
+    }
+
+    /// Indian's search with a shortcut that is not a search move: after
+    /// each move, `apply` also sends home every card that can go, and
+    /// `undo` takes those back, but the line the search records holds only
+    /// the moves it chose.
+    #[derive(Clone)]
+    struct SilentAutoplay {
+        search: FtSearch,
+        /// Per move applied, the cards it sent home on its own.
+        sent_home: Vec<Vec<(FtMove, Outcome)>>,
+    }
+
+    impl SolverGame for SilentAutoplay {
+        type Game = FortyThieves;
+
+        fn state(&self) -> &FortyThieves {
+            self.search.state()
+        }
+
+        fn apply(&mut self, mv: FtMove) -> Result<Outcome, MoveError> {
+            let outcome = self.search.apply(mv)?;
+            let mut sent = Vec::new();
+            let mut moves = Vec::new();
+            loop {
+                self.search.state().legal_moves(&mut moves);
+                let home = moves.iter().copied().find(|mv| {
+                    matches!(
+                        mv,
+                        FtMove::PileToFoundation { .. } | FtMove::WasteToFoundation { .. }
+                    )
+                });
+                let Some(home) = home else { break };
+                match self.search.apply(home) {
+                    Ok(outcome) => sent.push((home, outcome)),
+                    Err(_) => break,
+                }
+            }
+            self.sent_home.push(sent);
+            Ok(outcome)
+        }
+
+        fn undo(&mut self, mv: FtMove, outcome: &Outcome) {
+            for (home, home_outcome) in self.sent_home.pop().unwrap_or_default().iter().rev() {
+                self.search.undo(*home, home_outcome);
+            }
+            self.search.undo(mv, outcome);
+        }
+
+        fn canonical_key(&self) -> u64 {
+            self.search.canonical_key()
+        }
+
+        fn search_moves(&self, moves: &mut Vec<FtMove>) {
+            self.search.search_moves(moves);
+        }
+    }
+
+    /// The guard behind every test that trusts `solve`'s lines without
+    /// replaying them again: a search that reaches a won position by a line
+    /// that does not win from the start reports a `ReplayFailure`, never a
+    /// winnable verdict.
+    #[test]
+    fn a_line_that_does_not_replay_is_reported_not_trusted() {
+        let mut caught = 0;
+        for seed in 1..=10 {
+            let deal = FortyThieves::deal(Variant::Indian, seed);
+            let search = SilentAutoplay {
+                search: FtSearch::new(deal.clone()),
+                sent_home: Vec::new(),
+            };
+            match solve(&search, Budget::positions(20_000)) {
+                Err(ReplayFailure { .. }) => caught += 1,
+                Ok(Solution {
+                    verdict: Verdict::Winnable(line),
+                    ..
+                }) => assert_eq!(verify_line(&deal, &line), Ok(()), "seed {seed}"),
+                Ok(_) => {}
+            }
+        }
+        assert!(caught >= 5, "only {caught} false lines caught");
     }
 }
