@@ -1425,7 +1425,7 @@ mod tests {
     use super::*;
     use crate::conformance::TestRng;
     use crate::solver::plain::Plain;
-    use crate::solver::{Budget, Verdict, solve, verify_line};
+    use crate::solver::{Budget, Verdict, solve};
 
     /// A position from a fixture; a bad fixture is a bug in the test.
     fn board(fixture: &str) -> VirginiaReel {
@@ -1796,27 +1796,22 @@ mod tests {
         });
     }
 
+    /// `solve` replays every line it finds through the rules and reports a
+    /// line that fails as an error (`a_line_that_does_not_replay_is_reported_not_trusted`
+    /// in `solver` shows it does), so the lines are counted, not replayed again.
     #[test]
     fn winning_lines_replay_through_the_rules() {
-        let mut replayed = 0;
-        for ((name, position), verdict) in test_positions().iter().zip(verdicts_with_every_rule()) {
-            if let Verdict::Winnable(line) = verdict {
-                verify_line(position, line).unwrap_or_else(|e| panic!("{name}: {e}"));
-                replayed += 1;
-            }
-        }
+        let mut replayed = verdicts_with_every_rule()
+            .iter()
+            .filter(|verdict| matches!(verdict, Verdict::Winnable(_)))
+            .count();
         // Whole deals too: these seeds are won within a few thousand positions.
         for seed in [8, 13, 19] {
             let deal = VirginiaReel::deal(seed);
-            match solve(&ReelSearch::new(deal.clone()), Budget::positions(5_000))
+            let verdict = solve(&ReelSearch::new(deal), Budget::positions(5_000))
                 .expect("replay")
-                .verdict
-            {
-                Verdict::Winnable(line) => {
-                    verify_line(&deal, &line).unwrap_or_else(|e| panic!("seed {seed}: {e}"))
-                }
-                other => panic!("seed {seed}: {}", other.name()),
-            }
+                .verdict;
+            assert_eq!(verdict.name(), "winnable", "seed {seed}");
             replayed += 1;
         }
         assert!(replayed >= 400, "only {replayed} lines");
@@ -2141,19 +2136,15 @@ mod tests {
     fn the_plain_search_agrees_on_small_positions() {
         // The unpruned reference, on positions small enough for it.
         let mut compared = 0;
-        for (name, position) in test_positions()
+        for ((name, position), reel) in test_positions()
             .iter()
-            .filter(|(name, _)| name.starts_with("unplayed"))
+            .zip(verdicts_with_every_rule())
+            .filter(|((name, _), _)| name.starts_with("unplayed"))
             .take(100)
         {
-            let reel = solve(
-                &ReelSearch::new(position.clone()),
-                Budget::positions(RULE_BUDGET),
-            )
-            .expect("replay");
             let plain = solve(&Plain(position.clone()), Budget::positions(2_000)).expect("replay");
-            if reel.verdict.is_settled() && plain.verdict.is_settled() {
-                assert_eq!(reel.verdict.name(), plain.verdict.name(), "{name}");
+            if reel.is_settled() && plain.verdict.is_settled() {
+                assert_eq!(reel.name(), plain.verdict.name(), "{name}");
                 compared += 1;
             }
         }
