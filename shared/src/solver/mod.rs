@@ -1,15 +1,34 @@
 //! The solver: proves deals winnable (with a line of moves) or unwinnable (by
 //! exhausting every reachable position), within a budget.
 //!
-//! The search is game-agnostic; each game supplies what makes it fast through
-//! [`SolverGame`]: a canonical position key (piles that differ only in order,
-//! or two copies of a card, are one position) and an ordered, pruned list of
-//! moves worth trying.
+//! The search is game-agnostic. Each game gives it a search type that wraps
+//! the game's bare rules engine and implements [`SolverGame`], a small trait
+//! of its own rather than an extension of [`Rules`]:
+//!
+//! - the wrapped position ([`SolverGame::Game`], [`SolverGame::state`]),
+//!   which is all the search reads of the rules (is it won?);
+//! - `apply` and `undo`, which play and take back a move on that position
+//!   and keep the search's own data up to date (the games keep their keys
+//!   incrementally);
+//! - a canonical position key (piles that differ only in order, or two
+//!   copies of a card, are one position) and an ordered, pruned list of
+//!   moves worth trying;
+//! - optional hooks: dead positions, limited-discrepancy passes and their
+//!   share of the budget, and the restart schedule.
+//!
+//! [`plain::Plain`] is that trait for any game with no pruning at all.
+//!
+//! One loop, `search_pass`, does every search: a limited-discrepancy pass
+//! (a line may stray from the first move a bounded number of times) and a
+//! round of the full search (no limit) differ only in that limit and in
+//! what their table remembers of a position.
 //!
 //! Layout:
-//! - this module: the iterative depth-first search with its transposition
-//!   table, budgets, verdicts, hints and the search for winnable seeds;
-//! - one module per game with its [`SolverGame`] implementation;
+//! - this module: the trait, the iterative depth-first search with its
+//!   transposition table, budgets, verdicts, hints and the search for
+//!   winnable seeds;
+//! - one module per game with its search type ([`three_blind_mice`],
+//!   [`forty_thieves`], [`virginia_reel`]) and [`plain`];
 //! - [`hinter`]: hints that follow one winning line while the position
 //!   stays on it;
 //! - [`any`]: the one dispatch from a game named at run time to its search.
@@ -18,9 +37,12 @@
 //! that wants a time limit passes a `should_stop` callback (see [`Budget`]);
 //! only the positions budget keeps verdicts reproducible.
 //!
-//! Every winning line is replayed through the plain rules engine before it is
-//! returned, so a pruning bug can cost a verdict but can never produce a false
-//! "winnable".
+//! Every winning line is replayed from the start through the bare rules
+//! engine, never through the search type, before it is returned, so a
+//! pruning bug or a search type whose `apply` and `undo` stray from the
+//! rules can cost a verdict but can never produce a false "winnable": it
+//! comes back as a [`ReplayFailure`]. The tests rely on this and do not
+//! replay `solve`'s lines again.
 
 pub mod any;
 pub mod forty_thieves;
