@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::any::{AnyGame, AnyMove};
 use crate::game::GameKind;
-use crate::games::forty_thieves::{FortyThieves, Variant};
+use crate::games::forty_thieves::FortyThieves;
 use crate::games::three_blind_mice::ThreeBlindMice;
 use crate::games::virginia_reel::VirginiaReel;
 use crate::rules::Rules;
@@ -18,7 +18,7 @@ use crate::solver::forty_thieves::FtSearch;
 use crate::solver::hinter::Searchable;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::virginia_reel::ReelSearch;
-use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, first_winnable, solve};
+use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, solve};
 
 impl Searchable for ThreeBlindMice {
     fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {
@@ -148,60 +148,23 @@ pub struct ProvedDeal {
     pub skipped: u64,
 }
 
-/// The first seed of `seeds` whose deal of `game` is proved winnable.
+/// The first seed of `seeds` whose deal of `game` is proved winnable,
+/// searched with the game's own solver (through [`Searchable`] on
+/// [`AnyGame`], like every other search here).
 pub fn first_winnable_deal(
     game: GameKind,
     seeds: impl IntoIterator<Item = u64>,
     budget: Budget<'_>,
 ) -> Result<Option<ProvedDeal>, ReplayFailure> {
-    fn wrap<M>(
-        game: GameKind,
-        found: Option<super::WinnableDeal<M>>,
-        into: fn(M) -> AnyMove,
-    ) -> Option<ProvedDeal> {
-        found.map(|deal| ProvedDeal {
-            game,
-            seed: deal.seed,
-            line: deal.line.into_iter().map(into).collect(),
-            skipped: deal.skipped,
-        })
+    for (skipped, seed) in (0u64..).zip(seeds) {
+        if let Verdict::Winnable(line) = AnyGame::deal(game, seed).search(budget)?.verdict {
+            return Ok(Some(ProvedDeal {
+                game,
+                seed,
+                line,
+                skipped,
+            }));
+        }
     }
-    Ok(match game {
-        GameKind::ThreeBlindMice => wrap(
-            game,
-            first_winnable(
-                seeds,
-                |seed| TbmSearch::new(ThreeBlindMice::deal(seed)),
-                budget,
-            )?,
-            AnyMove::ThreeBlindMice,
-        ),
-        GameKind::Indian => wrap(
-            game,
-            first_winnable(
-                seeds,
-                |seed| FtSearch::new(FortyThieves::deal(Variant::Indian, seed)),
-                budget,
-            )?,
-            AnyMove::FortyThieves,
-        ),
-        GameKind::Midshipman => wrap(
-            game,
-            first_winnable(
-                seeds,
-                |seed| FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed)),
-                budget,
-            )?,
-            AnyMove::FortyThieves,
-        ),
-        GameKind::VirginiaReel => wrap(
-            game,
-            first_winnable(
-                seeds,
-                |seed| ReelSearch::new(VirginiaReel::deal(seed)),
-                budget,
-            )?,
-            AnyMove::VirginiaReel,
-        ),
-    })
+    Ok(None)
 }

@@ -1,15 +1,34 @@
 //! The solver: proves deals winnable (with a line of moves) or unwinnable (by
 //! exhausting every reachable position), within a budget.
 //!
-//! The search is game-agnostic; each game supplies what makes it fast through
-//! [`SolverGame`]: a canonical position key (piles that differ only in order,
-//! or two copies of a card, are one position) and an ordered, pruned list of
-//! moves worth trying.
+//! The search is game-agnostic. Each game gives it a search type that wraps
+//! the game's bare rules engine and implements [`SolverGame`], a small trait
+//! of its own rather than an extension of [`Rules`]:
+//!
+//! - the wrapped position ([`SolverGame::Game`], [`SolverGame::state`]),
+//!   which is all the search reads of the rules (is it won?);
+//! - `apply` and `undo`, which play and take back a move on that position
+//!   and keep the search's own data up to date (the games keep their keys
+//!   incrementally);
+//! - a canonical position key (piles that differ only in order, or two
+//!   copies of a card, are one position) and an ordered, pruned list of
+//!   moves worth trying;
+//! - optional hooks: dead positions, limited-discrepancy passes and their
+//!   share of the budget, and the restart schedule.
+//!
+//! [`plain::Plain`] is that trait for any game with no pruning at all.
+//!
+//! One loop, `search_pass`, does every search: a limited-discrepancy pass
+//! (a line may stray from the first move a bounded number of times) and a
+//! round of the full search (no limit) differ only in that limit and in
+//! what their table remembers of a position.
 //!
 //! Layout:
-//! - this module: the iterative depth-first search with its transposition
-//!   table, budgets, verdicts, hints and the search for winnable seeds;
-//! - one module per game with its [`SolverGame`] implementation;
+//! - this module: the trait, the iterative depth-first search with its
+//!   transposition table, budgets, verdicts, hints and the search for
+//!   winnable seeds;
+//! - one module per game with its search type ([`three_blind_mice`],
+//!   [`forty_thieves`], [`virginia_reel`]) and [`plain`];
 //! - [`hinter`]: hints that follow one winning line while the position
 //!   stays on it;
 //! - [`any`]: the one dispatch from a game named at run time to its search.
@@ -18,9 +37,12 @@
 //! that wants a time limit passes a `should_stop` callback (see [`Budget`]);
 //! only the positions budget keeps verdicts reproducible.
 //!
-//! Every winning line is replayed through the plain rules engine before it is
-//! returned, so a pruning bug can cost a verdict but can never produce a false
-//! "winnable".
+//! Every winning line is replayed from the start through the bare rules
+//! engine, never through the search type, before it is returned, so a
+//! pruning bug or a search type whose `apply` and `undo` stray from the
+//! rules can cost a verdict but can never produce a false "winnable": it
+//! comes back as a [`ReplayFailure`]. The tests rely on this and do not
+//! replay `solve`'s lines again.
 
 pub mod any;
 pub mod forty_thieves;
@@ -36,8 +58,34 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::rules::{MoveError, Outcome, Rules};
 
-/// What a game adds to its rules so the search is fast.
-pub trait SolverGame: Rules {
+/// The move type of a search's game.
+pub type MoveOf<G> = <<G as SolverGame>::Game as Rules>::Move;
+
+/// What the search needs of a game: the position in its rules engine, make
+/// and unmake that keep the search's own data (such as an incremental key)
+/// up to date, a canonical key, the moves worth trying, and optional hooks
+/// for dead positions and the search's schedules.
+///
+/// A search type wraps the bare rules engine ([`SolverGame::Game`]) rather
+/// than standing in for it: the search reads the rules only through
+/// [`SolverGame::state`], and a winning line is replayed through that bare
+/// engine, never through the wrapper, so nothing the wrapper keeps can make
+/// a line look won.
+pub trait SolverGame: Clone {
+    /// The rules engine searched.
+    type Game: Rules;
+
+    /// The position, as the rules engine holds it.
+    fn state(&self) -> &Self::Game;
+
+    /// Plays `mv` on the position, as [`Rules::apply`] does, and brings the
+    /// search's own data up to date. A refused move changes nothing.
+    fn apply(&mut self, mv: MoveOf<Self>) -> Result<Outcome, MoveError>;
+
+    /// Takes back `mv`, the last move applied, as [`Rules::undo`] does, and
+    /// restores the search's own data.
+    fn undo(&mut self, mv: MoveOf<Self>, outcome: &Outcome);
+
     /// A 64-bit key of the position up to symmetries that do not change what
     /// can be won: equal keys must mean equivalent positions (up to hash
     /// collisions, which are 2^-64 events per pair).
@@ -47,7 +95,7 @@ pub trait SolverGame: Rules {
     /// It may leave out moves that provably cannot change the verdict, and
     /// may return a single move it proves safe to play at once. Every move it
     /// returns must be legal.
-    fn search_moves(&self, moves: &mut Vec<Self::Move>);
+    fn search_moves(&self, moves: &mut Vec<MoveOf<Self>>);
 
     /// How many limited-discrepancy passes [`solve`] makes before its full
     /// search. Pass `d` follows the order of `search_moves` and strays from
@@ -287,6 +335,9 @@ struct Frame<M> {
     /// This frame's moves are `arena[first..end]`; `next` is the next to try.
     first: usize,
     next: usize,
+    /// How many more times the line below may stray from a first move;
+    /// `u32::MAX`, never spent, in a search without a limit.
+    strays_left: u32,
 }
 
 /// How often (in expanded positions) `should_stop` is asked.
@@ -301,12 +352,12 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
-/// rules engine.
+/// rules engine ([`SolverGame::state`]).
 pub fn solve<G: SolverGame>(
     start: &G,
     budget: Budget<'_>,
-) -> Result<Solution<G::Move>, ReplayFailure> {
-    if start.is_won() {
+) -> Result<Solution<MoveOf<G>>, ReplayFailure> {
+    if start.state().is_won() {
         return Ok(Solution {
             verdict: Verdict::Winnable(Vec::new()),
             positions: 0,
@@ -320,10 +371,17 @@ pub fn solve<G: SolverGame>(
         should_stop: budget.should_stop,
     };
     for limit in 0..start.discrepancy_passes() {
-        match discrepancy_pass(start, limit, passes_budget, &mut positions)? {
+        match search_pass::<G, FxHashMap<u64, u32>>(
+            start,
+            start,
+            Some(limit),
+            passes_budget,
+            &mut positions,
+        )? {
             // The passes' share is spent: the rest goes to the full search.
             Some(Verdict::Unknown) if passes_budget.positions < budget.positions => break,
             Some(verdict) => return Ok(Solution { verdict, positions }),
+            // A line was cut at the limit: the next pass may stray more.
             None => {}
         }
     }
@@ -332,9 +390,11 @@ pub fn solve<G: SolverGame>(
         should_stop: budget.should_stop,
     };
     let Some(unit) = start.restart_unit(rest.positions) else {
-        let mut found = search_round(start, start, rest)?;
-        found.positions += positions;
-        return Ok(found);
+        let found = search_round(start, start, rest)?;
+        return Ok(Solution {
+            verdict: found.verdict,
+            positions: positions + found.positions,
+        });
     };
     let unit = unit.max(1);
     let mut round = 0;
@@ -387,34 +447,89 @@ fn luby(index: u64) -> u64 {
     }
 }
 
-/// One round of [`solve`]: the depth-first search from `position`, whose
-/// winning line is checked by replaying it from `start` (the same position,
-/// before any round set-up).
+/// One round of [`solve`]: the search with no discrepancy limit from
+/// `position` (`start` after the round's set-up), within `budget`.
 fn search_round<G: SolverGame>(
     start: &G,
     position: &G,
     budget: Budget<'_>,
-) -> Result<Solution<G::Move>, ReplayFailure> {
-    let mut state = position.clone();
-    let mut seen: FxHashSet<u64> = FxHashSet::default();
-    let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
-    let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
-    let mut stack: Vec<Frame<G::Move>> = Vec::with_capacity(1024);
-    let mut positions = 0u64;
+) -> Result<Solution<MoveOf<G>>, ReplayFailure> {
+    let mut positions = 0;
+    let verdict = search_pass::<G, FxHashSet<u64>>(start, position, None, budget, &mut positions)?
+        // Without a limit no line is ever cut short, so a search that runs
+        // out of moves has proved the loss; `None` cannot come back.
+        .unwrap_or(Verdict::Unknown);
+    Ok(Solution { verdict, positions })
+}
 
-    if state.is_won() {
-        return Ok(Solution {
-            verdict: Verdict::Winnable(Vec::new()),
-            positions,
-        });
+/// The table of positions a search has expanded.
+trait Seen: Default {
+    /// Records that the position of `key` is being searched with
+    /// `strays_left` strays left, unless it was searched before with as many
+    /// or more; returns whether it was recorded (the position is new).
+    fn first_visit(&mut self, key: u64, strays_left: u32) -> bool;
+}
+
+/// Without a discrepancy limit every search of a position is complete, so
+/// the table only remembers the keys.
+impl Seen for FxHashSet<u64> {
+    fn first_visit(&mut self, key: u64, _strays_left: u32) -> bool {
+        self.insert(key)
     }
-    seen.insert(state.canonical_key());
-    positions += 1;
+}
+
+/// With a limit, a position searched with fewer strays left may hide a win
+/// that more strays would find, so it comes back only with more.
+impl Seen for FxHashMap<u64, u32> {
+    fn first_visit(&mut self, key: u64, strays_left: u32) -> bool {
+        if self
+            .get(&key)
+            .is_some_and(|&searched_with| searched_with >= strays_left)
+        {
+            return false;
+        }
+        self.insert(key, strays_left);
+        true
+    }
+}
+
+/// The depth-first search from `position`, expanding each position of the
+/// table `S` once, whose winning line is checked by replaying it from
+/// `start` (the same position, before any round set-up) through the rules.
+///
+/// With `limit` `Some(d)`, it is one pass of limited-discrepancy search (see
+/// [`SolverGame::discrepancy_passes`]): a line may take a move other than
+/// the first of its position at most `d` times. With `None` there is no
+/// limit: a round of the full search.
+///
+/// `positions` counts expanded positions and goes on from its value on
+/// entry; the search stops with an unknown verdict when it reaches
+/// `budget.positions`. Returns a verdict when it settles the deal (a win, a
+/// budget run out, or a search that never had to cut a line short, which
+/// proves the loss), `None` when a line was cut at the limit and the next
+/// pass should go on.
+fn search_pass<G: SolverGame, S: Seen>(
+    start: &G,
+    position: &G,
+    limit: Option<u32>,
+    budget: Budget<'_>,
+    positions: &mut u64,
+) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
+    let mut state = position.clone();
+    let mut seen = S::default();
+    let mut arena: Vec<MoveOf<G>> = Vec::with_capacity(4096);
+    let mut scratch: Vec<MoveOf<G>> = Vec::with_capacity(256);
+    let mut stack: Vec<Frame<MoveOf<G>>> = Vec::with_capacity(1024);
+    let mut cut = false;
+
+    if *positions >= budget.positions {
+        return Ok(Some(Verdict::Unknown));
+    }
+    let strays_left = limit.unwrap_or(u32::MAX);
+    seen.first_visit(state.canonical_key(), strays_left);
+    *positions += 1;
     if state.is_dead() {
-        return Ok(Solution {
-            verdict: Verdict::Unwinnable,
-            positions,
-        });
+        return Ok(Some(Verdict::Unwinnable));
     }
     state.search_moves(&mut scratch);
     arena.extend_from_slice(&scratch);
@@ -422,127 +537,15 @@ fn search_round<G: SolverGame>(
         entered_by: None,
         first: 0,
         next: 0,
+        strays_left,
     });
 
     while let Some(frame) = stack.last_mut() {
-        if frame.next == arena.len() {
-            // Every move from this position has been tried: leave it.
-            let first = frame.first;
-            let entered_by = frame.entered_by.take();
-            stack.pop();
-            arena.truncate(first);
-            if let Some((mv, outcome)) = entered_by {
-                state.undo(mv, &outcome);
-            }
-            continue;
-        }
-        let mv = arena[frame.next];
-        frame.next += 1;
-        let outcome = match state.apply(mv) {
-            Ok(outcome) => outcome,
-            // `search_moves` promises legal moves; a refused one is skipped
-            // rather than trusted, and the verdict stays sound.
-            Err(_) => continue,
-        };
-        if !seen.insert(state.canonical_key()) {
-            state.undo(mv, &outcome);
-            continue;
-        }
-        if state.is_won() {
-            let mut line: Vec<G::Move> = stack
-                .iter()
-                .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
-                .collect();
-            line.push(mv);
-            verify_line(start, &line)?;
-            return Ok(Solution {
-                verdict: Verdict::Winnable(line),
-                positions,
-            });
-        }
-        if positions >= budget.positions {
-            return Ok(Solution {
-                verdict: Verdict::Unknown,
-                positions,
-            });
-        }
-        positions += 1;
-        if state.is_dead() {
-            state.undo(mv, &outcome);
-            continue;
-        }
-        if positions.is_multiple_of(STOP_CHECK_INTERVAL)
-            && budget.should_stop.is_some_and(|stop| stop())
-        {
-            return Ok(Solution {
-                verdict: Verdict::Unknown,
-                positions,
-            });
-        }
-        let first = arena.len();
-        state.search_moves(&mut scratch);
-        arena.extend_from_slice(&scratch);
-        stack.push(Frame {
-            entered_by: Some((mv, outcome)),
-            first,
-            next: first,
-        });
-    }
-    Ok(Solution {
-        verdict: Verdict::Unwinnable,
-        positions,
-    })
-}
-
-/// One level of a limited-discrepancy pass's stack.
-struct PassFrame<M> {
-    entered_by: Option<(M, Outcome)>,
-    first: usize,
-    next: usize,
-    /// How many more times the line below may stray from a first move.
-    strays_left: u32,
-}
-
-/// One pass of limited-discrepancy search (see [`SolverGame::discrepancy_passes`]):
-/// depth first like [`solve`], but a line may take a move other than the
-/// first of its position at most `limit` times. Its table remembers, per
-/// position, the most strays left it was searched with, so a position comes
-/// back only with more. Returns a verdict when it settles the deal (a win, a
-/// budget run out, or a search that never had to cut a line short, which
-/// proves the loss), `None` when the next pass should go on.
-fn discrepancy_pass<G: SolverGame>(
-    start: &G,
-    limit: u32,
-    budget: Budget<'_>,
-    positions: &mut u64,
-) -> Result<Option<Verdict<G::Move>>, ReplayFailure> {
-    let mut state = start.clone();
-    let mut searched: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut arena: Vec<G::Move> = Vec::with_capacity(4096);
-    let mut scratch: Vec<G::Move> = Vec::with_capacity(256);
-    let mut stack: Vec<PassFrame<G::Move>> = Vec::with_capacity(1024);
-    let mut cut = false;
-
-    if *positions >= budget.positions {
-        return Ok(Some(Verdict::Unknown));
-    }
-    searched.insert(state.canonical_key(), limit);
-    *positions += 1;
-    if state.is_dead() {
-        return Ok(Some(Verdict::Unwinnable));
-    }
-    state.search_moves(&mut scratch);
-    arena.extend_from_slice(&scratch);
-    stack.push(PassFrame {
-        entered_by: None,
-        first: 0,
-        next: 0,
-        strays_left: limit,
-    });
-
-    while let Some(frame) = stack.last_mut() {
-        let strays = u32::from(frame.next > frame.first);
+        // Taking any move but the position's first is a stray.
+        let strays = u32::from(limit.is_some() && frame.next > frame.first);
         if frame.next == arena.len() || strays > frame.strays_left {
+            // Every move from this position has been tried, or the limit
+            // allows no more: leave it.
             if frame.next < arena.len() {
                 cut = true;
             }
@@ -560,24 +563,21 @@ fn discrepancy_pass<G: SolverGame>(
         frame.next += 1;
         let outcome = match state.apply(mv) {
             Ok(outcome) => outcome,
+            // `search_moves` promises legal moves; a refused one is skipped
+            // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
         };
-        let key = state.canonical_key();
-        if searched
-            .get(&key)
-            .is_some_and(|&searched_with| searched_with >= strays_left)
-        {
+        if !seen.first_visit(state.canonical_key(), strays_left) {
             state.undo(mv, &outcome);
             continue;
         }
-        searched.insert(key, strays_left);
-        if state.is_won() {
-            let mut line: Vec<G::Move> = stack
+        if state.state().is_won() {
+            let mut line: Vec<MoveOf<G>> = stack
                 .iter()
                 .filter_map(|frame| frame.entered_by.as_ref().map(|(m, _)| *m))
                 .collect();
             line.push(mv);
-            verify_line(start, &line)?;
+            verify_line(start.state(), &line)?;
             return Ok(Some(Verdict::Winnable(line)));
         }
         if *positions >= budget.positions {
@@ -596,7 +596,7 @@ fn discrepancy_pass<G: SolverGame>(
         let first = arena.len();
         state.search_moves(&mut scratch);
         arena.extend_from_slice(&scratch);
-        stack.push(PassFrame {
+        stack.push(Frame {
             entered_by: Some((mv, outcome)),
             first,
             next: first,
@@ -623,8 +623,8 @@ pub enum Hint<M> {
 pub fn hint<G: SolverGame>(
     position: &G,
     budget: Budget<'_>,
-) -> Result<Hint<G::Move>, ReplayFailure> {
-    if position.is_won() {
+) -> Result<Hint<MoveOf<G>>, ReplayFailure> {
+    if position.state().is_won() {
         return Ok(Hint::AlreadyWon);
     }
     Ok(match solve(position, budget)?.verdict {
@@ -655,7 +655,7 @@ pub fn first_winnable<G: SolverGame>(
     seeds: impl IntoIterator<Item = u64>,
     deal: impl Fn(u64) -> G,
     budget: Budget<'_>,
-) -> Result<Option<WinnableDeal<G::Move>>, ReplayFailure> {
+) -> Result<Option<WinnableDeal<MoveOf<G>>>, ReplayFailure> {
     for (skipped, seed) in (0u64..).zip(seeds) {
         if let Verdict::Winnable(line) = solve(&deal(seed), budget)?.verdict {
             return Ok(Some(WinnableDeal {
@@ -668,23 +668,69 @@ pub fn first_winnable<G: SolverGame>(
     Ok(None)
 }
 
+/// What the solver's tests share: results several tests need, computed once
+/// per test binary rather than once per test.
+#[cfg(test)]
+pub(crate) mod shared_results {
+    use std::sync::{Mutex, OnceLock, PoisonError};
+
+    /// Results by what they were computed for (a game's options, say).
+    pub(crate) type Cache<K, V> = Mutex<Vec<(K, &'static OnceLock<V>)>>;
+
+    /// The result for `key`: `compute`d by the first test that asks for it,
+    /// while other tests asking for the same key wait and tests asking for
+    /// other keys compute theirs at the same time. A cell lives as long as
+    /// the test binary, hence the leak.
+    pub(crate) fn once<K: PartialEq, V: Send + Sync>(
+        cache: &'static Cache<K, V>,
+        key: K,
+        compute: impl FnOnce() -> V,
+    ) -> &'static V {
+        let cell: &'static OnceLock<V> = {
+            let mut cells = cache.lock().unwrap_or_else(PoisonError::into_inner);
+            match cells.iter().find(|(known, _)| *known == key) {
+                Some(&(_, cell)) => cell,
+                None => {
+                    let cell: &'static OnceLock<V> = Box::leak(Box::new(OnceLock::new()));
+                    cells.push((key, cell));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(compute)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::sync::OnceLock;
+
     use super::*;
-    use crate::games::three_blind_mice::ThreeBlindMice;
+    use crate::games::forty_thieves::{FortyThieves, FtMove, Variant};
+    use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
+    use crate::solver::forty_thieves::FtSearch;
+    use crate::solver::plain::Plain;
     use crate::solver::three_blind_mice::TbmSearch;
 
     fn tbm(seed: u64) -> TbmSearch {
         TbmSearch::new(ThreeBlindMice::deal(seed))
     }
 
+    /// The first Three Blind Mice seed of 1..=200 proved winnable at 100,000
+    /// positions, found once for the tests that need a won deal.
+    fn first_won_deal() -> &'static WinnableDeal<TbmMove> {
+        static FOUND: OnceLock<WinnableDeal<TbmMove>> = OnceLock::new();
+        FOUND.get_or_init(|| {
+            first_winnable(1..=200, tbm, Budget::positions(100_000))
+                .expect("replay")
+                .expect("some seed is winnable")
+        })
+    }
+
     /// Following hints from a winnable deal wins it, one hint at a time.
     #[test]
     fn following_hints_wins_a_winnable_deal() {
-        let found = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
-        let mut position = tbm(found.seed);
+        let mut position = tbm(first_won_deal().seed);
         for _ in 0..=52 {
             match hint(&position, Budget::positions(100_000)).expect("replay") {
                 Hint::Play(mv) => {
@@ -713,11 +759,8 @@ mod tests {
 
     #[test]
     fn first_winnable_counts_the_seeds_it_skips() {
-        let found = first_winnable(1..=200, tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
+        let found = first_won_deal();
         assert_eq!(found.skipped, found.seed - 1);
-        verify_line(&tbm(found.seed), &found.line).expect("the line wins");
         for seed in 1..found.seed {
             assert!(!matches!(
                 solve(&tbm(seed), Budget::positions(100_000)).map(|s| s.verdict),
@@ -740,20 +783,14 @@ mod tests {
 
     #[test]
     fn a_tiny_budget_gives_unknown_and_a_stop_callback_stops() {
-        let winnable = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
-        let starved = solve(&tbm(winnable.seed), Budget::positions(1)).expect("replay");
+        let starved = solve(&tbm(first_won_deal().seed), Budget::positions(1)).expect("replay");
         assert!(matches!(
             starved.verdict,
             Verdict::Winnable(_) | Verdict::Unknown
         ));
         let stop = || true;
         let stopped = solve(
-            &crate::solver::plain::Plain(crate::games::forty_thieves::FortyThieves::deal(
-                crate::games::forty_thieves::Variant::Indian,
-                1,
-            )),
+            &Plain(FortyThieves::deal(Variant::Indian, 1)),
             Budget {
                 positions: u64::MAX,
                 should_stop: Some(&stop),
@@ -782,8 +819,6 @@ mod tests {
     /// its lines have none to cut. A line that does not replay is kept.
     #[test]
     fn shortened_lines_win_and_cut_detours() {
-        use crate::games::forty_thieves::{FortyThieves, Variant};
-        use crate::solver::forty_thieves::FtSearch;
         let mut cut = 0;
         for seed in 1..=5 {
             let start = FortyThieves::deal(Variant::Indian, seed);
@@ -807,10 +842,8 @@ mod tests {
             );
         }
         assert!(cut >= 2, "only {cut} Indian lines lost half their moves");
-        let found = first_winnable(1.., tbm, Budget::positions(100_000))
-            .expect("replay")
-            .expect("some seed is winnable");
-        let start = tbm(found.seed);
+        let found = first_won_deal();
+        let start = ThreeBlindMice::deal(found.seed);
         assert_eq!(shorten_line(&start, &found.line), found.line);
         // The first move twice: its card has left the place it names.
         let refused = [found.line[0], found.line[0]];
@@ -821,10 +854,91 @@ mod tests {
 
     #[test]
     fn verify_line_refuses_a_line_that_does_not_win() {
-        let deal = tbm(1);
+        let deal = ThreeBlindMice::deal(1);
         let mut moves = Vec::new();
         deal.legal_moves(&mut moves);
         let failure = verify_line(&deal, &moves[..1]).expect_err("one move does not win");
         assert_eq!(failure.index, 1);
+    }
+
+    /// Indian's search with a shortcut that is not a search move: after
+    /// each move, `apply` also sends home every card that can go, and
+    /// `undo` takes those back, but the line the search records holds only
+    /// the moves it chose.
+    #[derive(Clone)]
+    struct SilentAutoplay {
+        search: FtSearch,
+        /// Per move applied, the cards it sent home on its own.
+        sent_home: Vec<Vec<(FtMove, Outcome)>>,
+    }
+
+    impl SolverGame for SilentAutoplay {
+        type Game = FortyThieves;
+
+        fn state(&self) -> &FortyThieves {
+            self.search.state()
+        }
+
+        fn apply(&mut self, mv: FtMove) -> Result<Outcome, MoveError> {
+            let outcome = self.search.apply(mv)?;
+            let mut sent = Vec::new();
+            let mut moves = Vec::new();
+            loop {
+                self.search.state().legal_moves(&mut moves);
+                let home = moves.iter().copied().find(|mv| {
+                    matches!(
+                        mv,
+                        FtMove::PileToFoundation { .. } | FtMove::WasteToFoundation { .. }
+                    )
+                });
+                let Some(home) = home else { break };
+                match self.search.apply(home) {
+                    Ok(outcome) => sent.push((home, outcome)),
+                    Err(_) => break,
+                }
+            }
+            self.sent_home.push(sent);
+            Ok(outcome)
+        }
+
+        fn undo(&mut self, mv: FtMove, outcome: &Outcome) {
+            for (home, home_outcome) in self.sent_home.pop().unwrap_or_default().iter().rev() {
+                self.search.undo(*home, home_outcome);
+            }
+            self.search.undo(mv, outcome);
+        }
+
+        fn canonical_key(&self) -> u64 {
+            self.search.canonical_key()
+        }
+
+        fn search_moves(&self, moves: &mut Vec<FtMove>) {
+            self.search.search_moves(moves);
+        }
+    }
+
+    /// The guard behind every test that trusts `solve`'s lines without
+    /// replaying them again: a search that reaches a won position by a line
+    /// that does not win from the start reports a `ReplayFailure`, never a
+    /// winnable verdict.
+    #[test]
+    fn a_line_that_does_not_replay_is_reported_not_trusted() {
+        let mut caught = 0;
+        for seed in 1..=10 {
+            let deal = FortyThieves::deal(Variant::Indian, seed);
+            let search = SilentAutoplay {
+                search: FtSearch::new(deal.clone()),
+                sent_home: Vec::new(),
+            };
+            match solve(&search, Budget::positions(20_000)) {
+                Err(ReplayFailure { .. }) => caught += 1,
+                Ok(Solution {
+                    verdict: Verdict::Winnable(line),
+                    ..
+                }) => assert_eq!(verify_line(&deal, &line), Ok(()), "seed {seed}"),
+                Ok(_) => {}
+            }
+        }
+        assert!(caught >= 5, "only {caught} false lines caught");
     }
 }

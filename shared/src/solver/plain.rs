@@ -10,23 +10,18 @@ use std::hash::BuildHasher;
 
 use rustc_hash::FxBuildHasher;
 
-use crate::game::GameKind;
-use crate::rules::{Board, MoveError, NotationError, Outcome, Rules, View};
+use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
 
 /// A game searched as it is.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct Plain<R>(pub R);
 
-impl<R: Rules> Rules for Plain<R> {
-    type Move = R::Move;
+impl<R: Rules> SolverGame for Plain<R> {
+    type Game = R;
 
-    fn kind(&self) -> GameKind {
-        self.0.kind()
-    }
-
-    fn legal_moves(&self, moves: &mut Vec<R::Move>) {
-        self.0.legal_moves(moves);
+    fn state(&self) -> &R {
+        &self.0
     }
 
     fn apply(&mut self, mv: R::Move) -> Result<Outcome, MoveError> {
@@ -37,32 +32,6 @@ impl<R: Rules> Rules for Plain<R> {
         self.0.undo(mv, outcome);
     }
 
-    fn is_won(&self) -> bool {
-        self.0.is_won()
-    }
-
-    fn is_stuck(&self) -> bool {
-        self.0.is_stuck()
-    }
-
-    fn board(&self) -> Board {
-        self.0.board()
-    }
-
-    fn view(&self) -> View {
-        self.0.view()
-    }
-
-    fn parse_move(&self, text: &str) -> Result<R::Move, NotationError> {
-        self.0.parse_move(text)
-    }
-
-    fn format_move(&self, mv: R::Move) -> String {
-        self.0.format_move(mv)
-    }
-}
-
-impl<R: Rules> SolverGame for Plain<R> {
     fn canonical_key(&self) -> u64 {
         // FxHash is fine here: the state comes from our own deals, not from
         // anyone who could pick collisions.
