@@ -106,6 +106,10 @@ pub struct TbmOptions {
     pub safe_move: bool,
     /// Stop at positions proved dead by the module docs' cycle argument.
     pub dead_positions: bool,
+    /// Play alone the wider safe moves of the module docs (a buried card, or
+    /// onto a parent with unsettled cards under it, or a lone King), not only
+    /// the narrow one.
+    pub wider_safe_move: bool,
 }
 
 impl Default for TbmOptions {
@@ -113,6 +117,7 @@ impl Default for TbmOptions {
         TbmOptions {
             safe_move: true,
             dead_positions: true,
+            wider_safe_move: true,
         }
     }
 }
@@ -203,14 +208,98 @@ impl TbmSearch {
                 .all(|pair| pair[1].next_higher() == Some(pair[0]))
     }
 
-    /// Whether `mv` is the safe move of the module docs.
+    /// Whether `mv` is the safe move of the module docs (with
+    /// [`TbmOptions::wider_safe_move`], of its section "Wider safe moves").
     fn is_safe(&self, mv: TbmMove) -> bool {
-        let to = match mv {
-            TbmMove::PileToPile { to, .. } | TbmMove::CellToPile { to, .. } => usize::from(to),
+        let (from, to) = match mv {
+            TbmMove::PileToPile { from, to, .. } => (Some(usize::from(from)), usize::from(to)),
+            TbmMove::CellToPile { to, .. } => (None, usize::from(to)),
         };
-        self.moved_card(mv)
-            .is_some_and(|(card, on_top)| on_top && card.rank() != KING)
-            && self.under_top_is_settled(to)
+        let Some((card, on_top)) = self.moved_card(mv) else {
+            return false;
+        };
+        if !self.options.wider_safe_move {
+            return on_top && card.rank() != KING && self.under_top_is_settled(to);
+        }
+        if self.state.pile(to).is_empty() {
+            // A King into an empty pile: safe when no other King will ever
+            // want an empty pile (each is at the bottom of a pile, or gone).
+            return card.rank() == KING
+                && KING_INDICES.iter().all(|&king| {
+                    king == card.index()
+                        || (0..PILES)
+                            .all(|p| self.state.pile(p).iter().skip(1).all(|c| c.index() != king))
+                            && (0..2)
+                                .all(|cell| self.state.cell(cell).is_none_or(|c| c.index() != king))
+                });
+        }
+        self.closed_zone(from, to)
+    }
+
+    /// Whether the piles reached from pile `to` by following parents (the
+    /// zone of the module docs' "Wider safe moves") avoid pile `from` and the
+    /// cells: every card of the zone that may still move on its own has its
+    /// parent in the zone, or fixed in another pile.
+    fn closed_zone(&self, from: Option<usize>, to: usize) -> bool {
+        // Where each card lies: (pile, depth); `NO_CARD` piles for cells and
+        // foundations.
+        let mut place = [(NO_CARD, 0u8); 52];
+        for pile in 0..PILES {
+            for (depth, card) in self.state.pile(pile).iter().enumerate() {
+                place[card.index()] = (pile as u8, depth as u8);
+            }
+        }
+        let mut fixed = [0usize; PILES];
+        for (pile, len) in fixed.iter_mut().enumerate() {
+            *len = self.fixed_len(pile);
+        }
+        let mut in_zone = [false; PILES];
+        in_zone[to] = true;
+        let mut queue: ArrayVec<usize, PILES> = ArrayVec::new();
+        queue.push(to);
+        while let Some(pile) = queue.pop() {
+            let cards = self.state.pile(pile);
+            for (depth, &card) in cards.iter().enumerate().skip(fixed[pile]) {
+                let Some(parent) = card.next_higher() else {
+                    // A King moves only into an empty pile.
+                    continue;
+                };
+                if depth > 0 && cards[depth - 1] == parent {
+                    // Lies on its parent: moves only when carried.
+                    continue;
+                }
+                let (at, at_depth) = place[parent.index()];
+                if at == NO_CARD {
+                    // In a cell (a gone parent would have taken this card).
+                    return false;
+                }
+                let at = usize::from(at);
+                if Some(at) == from {
+                    return false;
+                }
+                if usize::from(at_depth) < fixed[at] || in_zone[at] {
+                    continue;
+                }
+                in_zone[at] = true;
+                queue.push(at);
+            }
+        }
+        true
+    }
+
+    /// How many cards at the bottom of pile `pile` are fixed for good: a King
+    /// at the bottom and the cards lying on their parents above it, all face
+    /// up. None of them ever moves again (a bottom King may not move into an
+    /// empty pile, and the others lie on their parents).
+    fn fixed_len(&self, pile: usize) -> usize {
+        let cards = self.state.pile(pile);
+        if self.state.face_down(pile) > 0 || cards.first().is_none_or(|c| c.rank() != KING) {
+            return 0;
+        }
+        1 + cards
+            .windows(2)
+            .take_while(|pair| pair[1].next_higher() == Some(pair[0]))
+            .count()
     }
 
     /// Ordering score: higher is tried first.
