@@ -38,6 +38,51 @@
 //! `safe_move_keeps_every_verdict` compares verdicts with and without the
 //! rule on a thousand deals.
 //!
+//! # Wider safe moves
+//!
+//! The safe move is a case of a more general argument (a *stubborn set* of
+//! one move, which keeps every dead end of the search, the won position
+//! included). A move t may be played alone when (a) no sequence of other
+//! moves can make t illegal, and (b) t makes no other move illegal: then
+//! any winning line contains t, and moving t to the front of it gives a
+//! line that is still legal and ends in the same position (the same piles;
+//! runs may reach the foundations in another order, which the key ignores).
+//! Every move here either lays a face-up card X, with what lies on it (call
+//! that stack S), on its parent P, a top card, or moves a King into an
+//! empty pile, and a move is legal while its card is face up and its
+//! destination is a top card not lying above the card in its own pile. So:
+//!
+//! - **A King into an empty pile**, when every other King lies at the
+//!   bottom of a pile or is gone. Only a King ever enters an empty pile, and
+//!   no other King can, so nothing else can take the empty pile (a); moving
+//!   a stack to where nothing lies under it puts no card above its parent
+//!   (b).
+//! - **X onto P** (X need not be a top card), when the *zone* of P's pile
+//!   is closed: start from P's pile; for every card in a zone pile that may
+//!   still move on its own (not a King, which only moves into an empty pile;
+//!   not lying on its parent; not *fixed*, i.e. part of a face-up run lying
+//!   on its parents down to a King at the bottom of its pile, which never
+//!   moves), its parent must be fixed in some pile, or lie in a pile that
+//!   joins the zone; no parent may be in a cell or in X's pile. Then the
+//!   cards of the zone only ever move onto zone cards, fixed cards or into
+//!   empty piles, and are only ever carried by zone cards; none of them can
+//!   come to lie on S or on what later lands on S (those are cards of X's
+//!   pile and what moves onto them, never a zone card). Hence P, which only X
+//!   covers, stays a top card and never comes to lie above X (a). And after
+//!   t, the cards lying above a zone card W are zone cards or S and what
+//!   lands on S; W's parent is a zone or fixed card, never one of the
+//!   latter, so t buries no card under its own parent (b): a card Y of S
+//!   whose parent lies under P in the zone can only reach it once the card
+//!   above that parent moves away, carrying P and S with it. The narrow safe
+//!   move above is the case where P's pile is fixed up to P.
+//!
+//! `safe_move_keeps_every_verdict` (all rules on, against the search without
+//! any safe move) and `wider_safe_moves_keep_every_verdict` (against the
+//! narrow rule alone) compare verdicts on a thousand deals;
+//! `wider_safe_moves_fire` shows each case offered alone in a fixture. The
+//! wider rule took seeds 1..=10,000 from 14 unknown deals at a million
+//! positions to 5 (docs/WINNABILITY.md).
+//!
 //! # Dead positions
 //!
 //! Call a card's *final move* its one independent move left: a card not
@@ -218,8 +263,11 @@ impl TbmSearch {
         let Some((card, on_top)) = self.moved_card(mv) else {
             return false;
         };
+        if on_top && card.rank() != KING && self.under_top_is_settled(to) {
+            return true;
+        }
         if !self.options.wider_safe_move {
-            return on_top && card.rank() != KING && self.under_top_is_settled(to);
+            return false;
         }
         if self.state.pile(to).is_empty() {
             // A King into an empty pile: safe when no other King will ever
@@ -737,6 +785,55 @@ mod tests {
             }
         }
         assert!(winnable >= 1000, "only {winnable} winning lines replayed");
+    }
+
+    /// The moves `search_moves` offers in a fixture position, in notation.
+    fn offered(text: &str, options: TbmOptions) -> Vec<String> {
+        let search = TbmSearch::with_options(
+            ThreeBlindMice::from_fixture(text).expect("fixture"),
+            options,
+        );
+        let mut moves = Vec::new();
+        search.search_moves(&mut moves);
+        moves.iter().map(|&mv| search.format_move(mv)).collect()
+    }
+
+    #[test]
+    fn wider_safe_moves_fire() {
+        let narrow = TbmOptions {
+            wider_safe_move: false,
+            ..TbmOptions::default()
+        };
+        // Each position: the one move the wider rule plays alone, and how
+        // many moves are offered without it.
+        let cases = [
+            // A buried Five of hearts (the Nine of clubs on it) onto a Six
+            // fixed on its King; the Seven of diamonds may not go alone (the
+            // Nine of diamonds under the Eight is nowhere in play).
+            (
+                "p1: Kh Qh Jh Th 9h 8h 7h 6h\np2: 5h 9c\np3: 8d\np4: 7d Jc",
+                "5h>1",
+                2,
+            ),
+            // The Queen of diamonds onto its King, with an unsettled Four of
+            // clubs under the King whose parent is fixed in pile 2. The King
+            // in a cell keeps the King of diamonds from moving alone.
+            (
+                "p1: 4c Kd\np2: Kc Qc Jc Tc 9c 8c 7c 6c 5c Js\np3: Qd\nc1: Ks",
+                "Qd>1",
+                3,
+            ),
+            // The last King that needs an empty pile.
+            ("p1: 4c Kd\np2: Kc\np3: 9s 8h\nc1: 7h", "Kd>4", 2),
+        ];
+        for (text, alone, without) in cases {
+            assert_eq!(offered(text, TbmOptions::default()), [alone], "{text}");
+            assert_eq!(offered(text, narrow).len(), without, "{text}");
+        }
+        // Not safe: a card under the King needs a parent in the mover's own
+        // pile (the Five of clubs under the Queen).
+        let own_pile = "p1: 4c Kd\np2: 5c Qd\nc1: Ks";
+        assert_eq!(offered(own_pile, TbmOptions::default()).len(), 3);
     }
 
     #[test]
