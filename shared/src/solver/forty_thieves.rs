@@ -82,12 +82,8 @@
 //! already seen, and costs one lookup.
 //!
 //! The order: cards home first; then moves that uncover a card the moved
-//! card was not built on (a card from the deal) or empty a pile, the more
-//! so if the card uncovered is face down or can go home at once; waste
+//! card was not built on (a card from the deal) or empty a pile; waste
 //! cards onto piles; other moves between piles; turning the stock last.
-//! (The two bonuses for what a move uncovers won 15 of the 40 Midshipman
-//! deals of seeds 1..=1000 that were unknown at a million positions;
-//! docs/WINNABILITY.md has the surveys.)
 //! Every card move commutes with turning the stock, so trying the stock
 //! last loses nothing, and keeps the waste's top card in play as long as
 //! anything else can be done.
@@ -319,18 +315,6 @@ impl FtSearch {
                 let mut score = 100;
                 if uncovers {
                     score += 400;
-                }
-                if len >= 2 {
-                    // Turning a card up, or uncovering one that can go home at
-                    // once, is progress a later move cannot undo.
-                    if len - 2 < usize::from(state.face_down(usize::from(from))) {
-                        score += 150;
-                    }
-                    let under = pile[len - 2];
-                    let suit = under.suit().index();
-                    if (0..2).any(|k| state.foundation_rank(2 * suit + k) + 1 == under.rank()) {
-                        score += 300;
-                    }
                 }
                 if len == 1 {
                     score += 300;
