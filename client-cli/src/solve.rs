@@ -328,4 +328,21 @@ mod tests {
         assert_eq!(summary.p99_millis, 9.0);
         assert_eq!(summary.positions, 100);
     }
+
+    /// The seeds left unknown are listed, in order, so they can be studied;
+    /// a survey that settles everything lists none.
+    #[test]
+    fn survey_lists_its_unknown_seeds() {
+        let cases = [
+            // Ten positions settle no Midshipman deal.
+            (GameKind::Midshipman, 4, 10, Some("unknown seeds: 5 6 7 8")),
+            // Seeds 5 to 8 of Three Blind Mice settle within 100,000.
+            (GameKind::ThreeBlindMice, 4, 100_000, None),
+        ];
+        for (game, deals, budget, listed) in cases {
+            let text = survey(game, deals, 5, budget, Some(2), false).expect("survey");
+            let line = text.lines().find(|line| line.starts_with("unknown seeds"));
+            assert_eq!(line, listed, "{text}");
+        }
+    }
 }

@@ -76,12 +76,13 @@
 //!   above that parent moves away, carrying P and S with it. The narrow safe
 //!   move above is the case where P's pile is fixed up to P.
 //!
-//! `safe_move_keeps_every_verdict` (all rules on, against the search without
-//! any safe move) and `wider_safe_moves_keep_every_verdict` (against the
-//! narrow rule alone) compare verdicts on a thousand deals;
-//! `wider_safe_moves_fire` shows each case offered alone in a fixture. The
-//! wider rule took seeds 1..=10,000 from 14 unknown deals at a million
-//! positions to 5 (docs/WINNABILITY.md).
+//! `safe_move_keeps_every_verdict` (every rule on, against the search
+//! without any safe move) compares verdicts on a thousand deals (making
+//! every move onto a non-empty pile "safe" fails it at seed 11);
+//! `wider_safe_moves_fire` shows each case offered alone in a fixture and
+//! not offered alone by the narrow rule. The wider rule took seeds
+//! 1..=10,000 from 14 deals unknown at a million positions to 5
+//! (docs/WINNABILITY.md).
 //!
 //! # Dead positions
 //!
