@@ -96,6 +96,8 @@ pub struct SurveySummary {
     pub total_millis: u64,
     /// Positions expanded over all deals.
     pub positions: u64,
+    /// The seeds left unknown, in order, so they can be studied one by one.
+    pub unknown_seeds: Vec<u64>,
 }
 
 /// The Wilson score interval for `successes` out of `trials` at 95%.
@@ -162,6 +164,7 @@ pub fn summarise(
         p99_millis: percentile(&millis, 0.99),
         total_millis,
         positions: results.iter().map(|(_, _, positions)| positions).sum(),
+        unknown_seeds: Vec::new(),
     }
 }
 
@@ -189,6 +192,7 @@ pub fn survey(
     let next = AtomicU64::new(0);
     let results: Mutex<Vec<(VerdictKind, f64, u64)>> =
         Mutex::new(Vec::with_capacity(deals as usize));
+    let unknown_seeds: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<ReplayFailure>> = Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -205,6 +209,11 @@ pub fn survey(
                             let millis = deal_started.elapsed().as_secs_f64() * 1000.0;
                             if let Ok(mut results) = results.lock() {
                                 results.push((report.verdict, millis, report.positions));
+                            }
+                            if report.verdict == VerdictKind::Unknown
+                                && let Ok(mut seeds) = unknown_seeds.lock()
+                            {
+                                seeds.push(from + index);
                             }
                         }
                         Err(error) => {
@@ -223,13 +232,15 @@ pub fn survey(
         return Err(error);
     }
     let results = results.into_inner().unwrap_or_default();
-    let summary = summarise(
+    let mut summary = summarise(
         game,
         from,
         budget,
         &results,
         started.elapsed().as_millis() as u64,
     );
+    summary.unknown_seeds = unknown_seeds.into_inner().unwrap_or_default();
+    summary.unknown_seeds.sort_unstable();
     if json {
         return Ok(serde_json::to_string_pretty(&summary).unwrap_or_default());
     }
@@ -244,7 +255,7 @@ fn survey_text(s: &SurveySummary) -> String {
             100.0 * n as f64 / s.deals as f64
         }
     };
-    format!(
+    let mut text = format!(
         "{} seeds {}..={} at {} positions per deal\n\
          winnable    {:>6}  {:5.1}%\n\
          unwinnable  {:>6}  {:5.1}%\n\
@@ -271,7 +282,12 @@ fn survey_text(s: &SurveySummary) -> String {
         } else {
             s.positions as f64 * 1000.0 / s.total_millis as f64
         },
-    )
+    );
+    if !s.unknown_seeds.is_empty() {
+        let seeds: Vec<String> = s.unknown_seeds.iter().map(u64::to_string).collect();
+        text.push_str(&format!("\nunknown seeds: {}", seeds.join(" ")));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -311,5 +327,22 @@ mod tests {
         assert_eq!(summary.median_millis, 2.0);
         assert_eq!(summary.p99_millis, 9.0);
         assert_eq!(summary.positions, 100);
+    }
+
+    /// The seeds left unknown are listed, in order, so they can be studied;
+    /// a survey that settles everything lists none.
+    #[test]
+    fn survey_lists_its_unknown_seeds() {
+        let cases = [
+            // Ten positions settle no Midshipman deal.
+            (GameKind::Midshipman, 4, 10, Some("unknown seeds: 5 6 7 8")),
+            // Seeds 5 to 8 of Three Blind Mice settle within 100,000.
+            (GameKind::ThreeBlindMice, 4, 100_000, None),
+        ];
+        for (game, deals, budget, listed) in cases {
+            let text = survey(game, deals, 5, budget, Some(2), false).expect("survey");
+            let line = text.lines().find(|line| line.starts_with("unknown seeds"));
+            assert_eq!(line, listed, "{text}");
+        }
     }
 }

@@ -38,6 +38,52 @@
 //! `safe_move_keeps_every_verdict` compares verdicts with and without the
 //! rule on a thousand deals.
 //!
+//! # Wider safe moves
+//!
+//! The safe move is a case of a more general argument (a *stubborn set* of
+//! one move, which keeps every dead end of the search, the won position
+//! included). A move t may be played alone when (a) no sequence of other
+//! moves can make t illegal, and (b) t makes no other move illegal: then
+//! any winning line contains t, and moving t to the front of it gives a
+//! line that is still legal and ends in the same position (the same piles;
+//! runs may reach the foundations in another order, which the key ignores).
+//! Every move here either lays a face-up card X, with what lies on it (call
+//! that stack S), on its parent P, a top card, or moves a King into an
+//! empty pile, and a move is legal while its card is face up and its
+//! destination is a top card not lying above the card in its own pile. So:
+//!
+//! - **A King into an empty pile**, when every other King lies at the
+//!   bottom of a pile or is gone. Only a King ever enters an empty pile, and
+//!   no other King can, so nothing else can take the empty pile (a); moving
+//!   a stack to where nothing lies under it puts no card above its parent
+//!   (b).
+//! - **X onto P** (X need not be a top card), when the *zone* of P's pile
+//!   is closed: start from P's pile; for every card in a zone pile that may
+//!   still move on its own (not a King, which only moves into an empty pile;
+//!   not lying on its parent; not *fixed*, i.e. part of a face-up run lying
+//!   on its parents down to a King at the bottom of its pile, which never
+//!   moves), its parent must be fixed in some pile, or lie in a pile that
+//!   joins the zone; no parent may be in a cell or in X's pile. Then the
+//!   cards of the zone only ever move onto zone cards, fixed cards or into
+//!   empty piles, and are only ever carried by zone cards; none of them can
+//!   come to lie on S or on what later lands on S (those are cards of X's
+//!   pile and what moves onto them, never a zone card). Hence P, which only X
+//!   covers, stays a top card and never comes to lie above X (a). And after
+//!   t, the cards lying above a zone card W are zone cards or S and what
+//!   lands on S; W's parent is a zone or fixed card, never one of the
+//!   latter, so t buries no card under its own parent (b): a card Y of S
+//!   whose parent lies under P in the zone can only reach it once the card
+//!   above that parent moves away, carrying P and S with it. The narrow safe
+//!   move above is the case where P's pile is fixed up to P.
+//!
+//! `safe_move_keeps_every_verdict` (every rule on, against the search
+//! without any safe move) compares verdicts on a thousand deals (making
+//! every move onto a non-empty pile "safe" fails it at seed 11);
+//! `wider_safe_moves_fire` shows each case offered alone in a fixture and
+//! not offered alone by the narrow rule. The wider rule took seeds
+//! 1..=10,000 from 14 deals unknown at a million positions to 5
+//! (docs/WINNABILITY.md).
+//!
 //! # Dead positions
 //!
 //! Call a card's *final move* its one independent move left: a card not
@@ -103,6 +149,10 @@ pub struct TbmOptions {
     pub safe_move: bool,
     /// Stop at positions proved dead by the module docs' cycle argument.
     pub dead_positions: bool,
+    /// Play alone the wider safe moves of the module docs (a buried card, or
+    /// onto a parent with unsettled cards under it, or a lone King), not only
+    /// the narrow one.
+    pub wider_safe_move: bool,
 }
 
 impl Default for TbmOptions {
@@ -110,6 +160,7 @@ impl Default for TbmOptions {
         TbmOptions {
             safe_move: true,
             dead_positions: true,
+            wider_safe_move: true,
         }
     }
 }
@@ -195,14 +246,101 @@ impl TbmSearch {
                 .all(|pair| pair[1].next_higher() == Some(pair[0]))
     }
 
-    /// Whether `mv` is the safe move of the module docs.
+    /// Whether `mv` is the safe move of the module docs (with
+    /// [`TbmOptions::wider_safe_move`], of its section "Wider safe moves").
     fn is_safe(&self, mv: TbmMove) -> bool {
-        let to = match mv {
-            TbmMove::PileToPile { to, .. } | TbmMove::CellToPile { to, .. } => usize::from(to),
+        let (from, to) = match mv {
+            TbmMove::PileToPile { from, to, .. } => (Some(usize::from(from)), usize::from(to)),
+            TbmMove::CellToPile { to, .. } => (None, usize::from(to)),
         };
-        self.moved_card(mv)
-            .is_some_and(|(card, on_top)| on_top && card.rank() != KING)
-            && self.under_top_is_settled(to)
+        let Some((card, on_top)) = self.moved_card(mv) else {
+            return false;
+        };
+        if on_top && card.rank() != KING && self.under_top_is_settled(to) {
+            return true;
+        }
+        if !self.options.wider_safe_move {
+            return false;
+        }
+        if self.state.pile(to).is_empty() {
+            // A King into an empty pile: safe when no other King will ever
+            // want an empty pile (each is at the bottom of a pile, or gone).
+            return card.rank() == KING
+                && KING_INDICES.iter().all(|&king| {
+                    king == card.index()
+                        || (0..PILES)
+                            .all(|p| self.state.pile(p).iter().skip(1).all(|c| c.index() != king))
+                            && (0..2)
+                                .all(|cell| self.state.cell(cell).is_none_or(|c| c.index() != king))
+                });
+        }
+        self.closed_zone(from, to)
+    }
+
+    /// Whether the piles reached from pile `to` by following parents (the
+    /// zone of the module docs' "Wider safe moves") avoid pile `from` and the
+    /// cells: every card of the zone that may still move on its own has its
+    /// parent in the zone, or fixed in another pile.
+    fn closed_zone(&self, from: Option<usize>, to: usize) -> bool {
+        // Where each card lies: (pile, depth); `NO_CARD` piles for cells and
+        // foundations.
+        let mut place = [(NO_CARD, 0u8); 52];
+        for pile in 0..PILES {
+            for (depth, card) in self.state.pile(pile).iter().enumerate() {
+                place[card.index()] = (pile as u8, depth as u8);
+            }
+        }
+        let mut fixed = [0usize; PILES];
+        for (pile, len) in fixed.iter_mut().enumerate() {
+            *len = self.fixed_len(pile);
+        }
+        let mut in_zone = [false; PILES];
+        in_zone[to] = true;
+        let mut queue: ArrayVec<usize, PILES> = ArrayVec::new();
+        queue.push(to);
+        while let Some(pile) = queue.pop() {
+            let cards = self.state.pile(pile);
+            for (depth, &card) in cards.iter().enumerate().skip(fixed[pile]) {
+                let Some(parent) = card.next_higher() else {
+                    // A King moves only into an empty pile.
+                    continue;
+                };
+                if depth > 0 && cards[depth - 1] == parent {
+                    // Lies on its parent: moves only when carried.
+                    continue;
+                }
+                let (at, at_depth) = place[parent.index()];
+                if at == NO_CARD {
+                    // In a cell (a gone parent would have taken this card).
+                    return false;
+                }
+                let at = usize::from(at);
+                if Some(at) == from {
+                    return false;
+                }
+                if usize::from(at_depth) < fixed[at] || in_zone[at] {
+                    continue;
+                }
+                in_zone[at] = true;
+                queue.push(at);
+            }
+        }
+        true
+    }
+
+    /// How many cards at the bottom of pile `pile` are fixed for good: a King
+    /// at the bottom and the cards lying on their parents above it, all face
+    /// up. None of them ever moves again (a bottom King may not move into an
+    /// empty pile, and the others lie on their parents).
+    fn fixed_len(&self, pile: usize) -> usize {
+        let cards = self.state.pile(pile);
+        if self.state.face_down(pile) > 0 || cards.first().is_none_or(|c| c.rank() != KING) {
+            return 0;
+        }
+        1 + cards
+            .windows(2)
+            .take_while(|pair| pair[1].next_higher() == Some(pair[0]))
+            .count()
     }
 
     /// Ordering score: higher is tried first.
@@ -599,6 +737,55 @@ mod tests {
             }
         }
         assert!(winnable >= 1000, "only {winnable} winning lines replayed");
+    }
+
+    /// The moves `search_moves` offers in a fixture position, in notation.
+    fn offered(text: &str, options: TbmOptions) -> Vec<String> {
+        let search = TbmSearch::with_options(
+            ThreeBlindMice::from_fixture(text).expect("fixture"),
+            options,
+        );
+        let mut moves = Vec::new();
+        search.search_moves(&mut moves);
+        moves.iter().map(|&mv| search.format_move(mv)).collect()
+    }
+
+    #[test]
+    fn wider_safe_moves_fire() {
+        let narrow = TbmOptions {
+            wider_safe_move: false,
+            ..TbmOptions::default()
+        };
+        // Each position: the one move the wider rule plays alone, and how
+        // many moves are offered without it.
+        let cases = [
+            // A buried Five of hearts (the Nine of clubs on it) onto a Six
+            // fixed on its King; the Seven of diamonds may not go alone (the
+            // Nine of diamonds under the Eight is nowhere in play).
+            (
+                "p1: Kh Qh Jh Th 9h 8h 7h 6h\np2: 5h 9c\np3: 8d\np4: 7d Jc",
+                "5h>1",
+                2,
+            ),
+            // The Queen of diamonds onto its King, with an unsettled Four of
+            // clubs under the King whose parent is fixed in pile 2. The King
+            // in a cell keeps the King of diamonds from moving alone.
+            (
+                "p1: 4c Kd\np2: Kc Qc Jc Tc 9c 8c 7c 6c 5c Js\np3: Qd\nc1: Ks",
+                "Qd>1",
+                3,
+            ),
+            // The last King that needs an empty pile.
+            ("p1: 4c Kd\np2: Kc\np3: 9s 8h\nc1: 7h", "Kd>4", 2),
+        ];
+        for (text, alone, without) in cases {
+            assert_eq!(offered(text, TbmOptions::default()), [alone], "{text}");
+            assert_eq!(offered(text, narrow).len(), without, "{text}");
+        }
+        // Not safe: a card under the King needs a parent in the mover's own
+        // pile (the Five of clubs under the Queen).
+        let own_pile = "p1: 4c Kd\np2: 5c Qd\nc1: Ks";
+        assert_eq!(offered(own_pile, TbmOptions::default()).len(), 3);
     }
 
     #[test]
