@@ -747,7 +747,10 @@ mod tests {
         );
         let mut moves = Vec::new();
         search.search_moves(&mut moves);
-        moves.iter().map(|&mv| search.format_move(mv)).collect()
+        moves
+            .iter()
+            .map(|&mv| search.state().format_move(mv))
+            .collect()
     }
 
     #[test]
