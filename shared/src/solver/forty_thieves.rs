@@ -810,13 +810,7 @@ mod tests {
 
     /// The moves `search_moves` offers in a fixture position, in notation.
     fn offered(text: &str) -> Vec<String> {
-        let search = FtSearch::new(fixture(text));
-        let mut moves = Vec::new();
-        search.search_moves(&mut moves);
-        moves
-            .iter()
-            .map(|&mv| search.state().format_move(mv))
-            .collect()
+        crate::solver::offered_in_notation(&FtSearch::new(fixture(text)))
     }
 
     #[test]

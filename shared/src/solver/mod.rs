@@ -701,6 +701,18 @@ pub(crate) mod shared_results {
     }
 }
 
+/// The moves `search_moves` offers in `search`'s position, in notation: what
+/// the games' fixture tests of their pruning compare.
+#[cfg(test)]
+pub(crate) fn offered_in_notation<G: SolverGame>(search: &G) -> Vec<String> {
+    let mut moves = Vec::new();
+    search.search_moves(&mut moves);
+    moves
+        .iter()
+        .map(|&mv| search.state().format_move(mv))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::OnceLock;

@@ -741,16 +741,10 @@ mod tests {
 
     /// The moves `search_moves` offers in a fixture position, in notation.
     fn offered(text: &str, options: TbmOptions) -> Vec<String> {
-        let search = TbmSearch::with_options(
+        crate::solver::offered_in_notation(&TbmSearch::with_options(
             ThreeBlindMice::from_fixture(text).expect("fixture"),
             options,
-        );
-        let mut moves = Vec::new();
-        search.search_moves(&mut moves);
-        moves
-            .iter()
-            .map(|&mv| search.state().format_move(mv))
-            .collect()
+        ))
     }
 
     #[test]
