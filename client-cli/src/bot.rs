@@ -35,7 +35,18 @@ use crate::session::{Entry, SeatSlot, Session};
 
 /// How hard a bot tries: how much each plan may search, and how many
 /// guesses of the hidden cards it tries before settling for one good move.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum BotLevel {
     /// One guess and a small search: often finds no line and muddles on.
     Easy,
@@ -305,6 +316,7 @@ pub async fn run(
 ) -> Result<(), NetError> {
     let slot = SeatSlot::Bot {
         pace_ms: u64::try_from(pace.as_millis()).unwrap_or(u64::MAX),
+        level,
     };
     let (mut session, notes) =
         Session::start_in_slot(server, name, Entry::Join(code.to_string()), store, slot).await?;
