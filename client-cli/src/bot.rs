@@ -6,12 +6,19 @@
 //! [`Hinter`], and plays it move by move, one every `pace`. It keeps the
 //! guess it planned on, moved along the line: while the board the server
 //! sends is that position's view, the line's next move is played without a
-//! new search. When a turned card proves the guess wrong, it guesses again
-//! and plans again. Most guesses of a deal are unwinnable, so a plan tries
-//! several; with no line found it plays one good move (home, the stock,
-//! uncovering a card) that leads to no board it has seen, and with none
-//! left it resigns. How hard it tries is its [`BotLevel`]; what each level
-//! wins is measured in `docs/BOTS.md`.
+//! new search. When a turned card proves the guess wrong, the strong bot
+//! first tries the rest of its line on the guess that keeps every other
+//! belief ([`guess_like`]) and plays on if it still wins there; otherwise
+//! it guesses again and plans again. Most guesses of a deal are
+//! unwinnable, so a plan tries several and, among the winning lines found
+//! (each with its detours cut), plays the first move most of them share,
+//! from the shortest. A line plays its next card-showing move (a turn of
+//! the stock, a card turned up) as early as it commutes with the moves
+//! before it, so moves a guess wanted are put off until the card is seen.
+//! With no line found it plays one good move (home, the stock, uncovering a
+//! card) that leads to no board it has seen, and after too many of those in
+//! a row, or with none left, it resigns. How hard it tries is its
+//! [`BotLevel`]; what each level wins is measured in `docs/BOTS.md`.
 //!
 //! [`Bot`] is sans I/O, so [`play_alone`] can race it against nothing on a
 //! known deal (the strength measurement), and [`run`] puts it in a room.
@@ -23,14 +30,14 @@ use std::time::Duration;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
-use patience_shared::rules::{Rules, View, Zone};
+use patience_shared::rules::{Effect, Rules, View, Zone};
 use patience_shared::solver::hinter::{Hinter, Searchable};
 use patience_shared::solver::{Budget, Hint, Verdict, shorten_line};
 use tokio::time::Instant;
 
 use crate::config::Store;
 use crate::net::NetError;
-use crate::position::{guess, move_shapes};
+use crate::position::{guess, guess_like, move_shapes};
 use crate::session::{Entry, SeatSlot, Session};
 
 /// How hard a bot tries: how much each plan may search, and how many
@@ -52,8 +59,9 @@ pub enum BotLevel {
     Easy,
     /// A few guesses, a search well under a human move's time.
     Normal,
-    /// Many guesses and the largest search that still plans within a
-    /// second on a slow machine.
+    /// Several guesses, voting among their winning lines, a line kept
+    /// across turned cards while it still wins, and the largest search
+    /// that still plans within a second on a slow machine.
     #[default]
     Strong,
 }
@@ -73,6 +81,15 @@ pub struct PlanLimits {
     /// whatever the hidden cards are beats one that wins only if the
     /// guess is right. 1 plays the first line found.
     pub votes: u64,
+    /// Whether a guess proved wrong by a turned card first tries the rest
+    /// of its line on the guess that keeps every other belief
+    /// ([`guess_like`]): if the line still wins there, it is played on
+    /// without a search. A plan per turned card is what made the bots of
+    /// the stock games slow.
+    pub keep_line: bool,
+    /// How many moves in a row the bot makes with no winning line before
+    /// it resigns: past that, its moves are wasted wandering.
+    pub patience: u64,
 }
 
 impl BotLevel {
@@ -91,18 +108,28 @@ impl BotLevel {
                 guesses: 1,
                 retry_unknown: false,
                 votes: 1,
+                keep_line: false,
+                patience: 100,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
                 guesses: 4,
                 retry_unknown: false,
                 votes: 1,
+                keep_line: false,
+                patience: 100,
             },
+            // Smaller plans than before the line was kept across turned
+            // cards (100,000 positions and 12 guesses for Indian): on eight
+            // deals each of Indian and Virginia Reel they won as often, in
+            // less time (docs/BOTS.md).
             BotLevel::Strong => PlanLimits {
-                budget: budget(100_000, 100_000, 50_000),
-                guesses: 12,
+                budget: budget(100_000, 50_000, 50_000),
+                guesses: 8,
                 retry_unknown: true,
-                votes: 5,
+                votes: 3,
+                keep_line: true,
+                patience: 40,
             },
         }
     }
@@ -123,6 +150,8 @@ pub struct Bot {
     seen: HashSet<View>,
     /// Searches run by plans (the hinter counts its own).
     searches: u64,
+    /// Moves made in a row with no winning line.
+    without_line: u64,
 }
 
 impl Bot {
@@ -135,6 +164,7 @@ impl Bot {
             variation,
             seen: HashSet::new(),
             searches: 0,
+            without_line: 0,
         }
     }
 
@@ -144,23 +174,31 @@ impl Bot {
         self.seen.insert(board.clone());
         let limits = self.level.limits(board.game);
         let budget = Budget::positions(limits.budget);
-        if let Some(believed) = self
-            .believed
-            .take()
-            .filter(|believed| believed.view() == *board)
-            && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
-        {
-            return self.play(believed, mv);
+        if let Some(believed) = self.believed.take() {
+            if believed.view() == *board {
+                if let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget) {
+                    return self.play(believed, mv);
+                }
+            } else if limits.keep_line
+                && let Some(rest) = self.hinter.rest_of_line(&believed).map(<[_]>::to_vec)
+                && let Ok(position) = guess_like(board, &believed)
+                && wins(&position, &rest)
+                && let rest = reveal_early(&position, &rest)
+                && let Some(&first) = rest.first()
+            {
+                self.hinter.adopt(&position, &rest);
+                return self.play(position, first);
+            }
         }
-        // With nothing hidden every guess is the position: one line will do.
-        let votes = if board.zones.iter().any(|zone| zone.hidden > 0) {
-            limits.votes.max(1)
+        // With nothing hidden every guess is the position: one search will do.
+        let (votes, guesses) = if board.zones.iter().any(|zone| zone.hidden > 0) {
+            (limits.votes.max(1), limits.guesses)
         } else {
-            1
+            (1, 1)
         };
         let mut first_guess = None;
         let mut winners: Vec<(AnyGame, Vec<AnyMove>)> = Vec::new();
-        for _ in 0..limits.guesses {
+        for _ in 0..guesses {
             if winners.len() as u64 >= votes {
                 break;
             }
@@ -179,13 +217,16 @@ impl Bot {
                 Ok(Verdict::Unknown) | Err(_) => break,
             }
         }
-        if let Some((position, line)) = most_shared_first_move(winners) {
-            // The hinter keeps the line, its detours cut, for the moves
-            // to come while the guess holds.
-            let line = shorten_line(&position, &line);
+        if let Some((position, line)) = chosen_line(winners) {
+            // The hinter keeps the line for the moves to come while the
+            // guess holds.
             self.hinter.adopt(&position, &line);
             let &first = line.first()?;
             return self.play(position, first);
+        }
+        self.without_line += 1;
+        if self.without_line > limits.patience {
+            return None;
         }
         let position = first_guess?;
         let text = good_move(&position, &self.seen)?;
@@ -205,6 +246,7 @@ impl Bot {
 
     /// Plays `mv` on the believed position and returns its text.
     fn play(&mut self, mut believed: AnyGame, mv: AnyMove) -> Option<String> {
+        self.without_line = 0;
         let text = believed.format_move(mv);
         believed.apply(mv).ok()?;
         self.believed = Some(believed);
@@ -212,21 +254,88 @@ impl Bot {
     }
 }
 
-/// The winning line, of those found on different guesses, whose first move
-/// the most of them share (the earliest found of those on a tie).
-fn most_shared_first_move(
-    winners: Vec<(AnyGame, Vec<AnyMove>)>,
-) -> Option<(AnyGame, Vec<AnyMove>)> {
+/// The line to play of the winning lines found on different guesses, each
+/// with its detours cut ([`shorten_line`]): of those whose first move the
+/// most lines share (a move that wins whatever the hidden cards are beats
+/// one that wins only if the guess is right), the shortest; the earliest
+/// found on a tie.
+fn chosen_line(winners: Vec<(AnyGame, Vec<AnyMove>)>) -> Option<(AnyGame, Vec<AnyMove>)> {
+    let winners: Vec<(AnyGame, Vec<AnyMove>)> = winners
+        .into_iter()
+        .map(|(position, line)| {
+            let line = reveal_early(&position, &shorten_line(&position, &line));
+            (position, line)
+        })
+        .filter(|(_, line)| !line.is_empty())
+        .collect();
     let mut votes: HashMap<AnyMove, usize> = HashMap::new();
     for (_, line) in &winners {
         if let Some(&first) = line.first() {
             *votes.entry(first).or_default() += 1;
         }
     }
-    let most = votes.values().copied().max()?;
-    winners
-        .into_iter()
-        .find(|(_, line)| line.first().and_then(|first| votes.get(first)) == Some(&most))
+    let best = winners
+        .iter()
+        .enumerate()
+        .max_by_key(|(found, (_, line))| {
+            let shared = line.first().and_then(|first| votes.get(first)).copied();
+            (
+                shared,
+                std::cmp::Reverse(line.len()),
+                std::cmp::Reverse(*found),
+            )
+        })
+        .map(|(found, _)| found)?;
+    winners.into_iter().nth(best)
+}
+
+/// `line` with its first move that shows a hidden card (a turn of the
+/// stock, a deal, a card turned up) played as early as it commutes with
+/// the moves before it: the line reaches the same position after it, so
+/// it wins the same. A bot plans again on what the card shows, so the
+/// moves it put off are made only if the new plan still wants them: a line
+/// of a guess moves cards about for the cards it guessed, and played before
+/// the stock turns, those moves were often undone after it.
+fn reveal_early(position: &AnyGame, line: &[AnyMove]) -> Vec<AnyMove> {
+    let mut state = position.clone();
+    let mut first_reveal = None;
+    let mut revealed = position.clone();
+    for (at, &mv) in line.iter().enumerate() {
+        let Ok(outcome) = state.apply(mv) else {
+            return line.to_vec();
+        };
+        let reveals = outcome.effects.iter().any(|effect| {
+            matches!(
+                effect,
+                Effect::TurnedUp { .. } | Effect::Drew { .. } | Effect::Dealt { .. }
+            )
+        });
+        if reveals {
+            first_reveal = Some(at);
+            revealed = state;
+            break;
+        }
+    }
+    let Some(reveal) = first_reveal.filter(|&at| at > 0) else {
+        return line.to_vec();
+    };
+    for earlier in 0..reveal {
+        let mut moved = line.to_vec();
+        let mv = moved.remove(reveal);
+        moved.insert(earlier, mv);
+        let mut state = position.clone();
+        let commutes = moved[..=reveal].iter().all(|&mv| state.apply(mv).is_ok());
+        if commutes && state == revealed {
+            return moved;
+        }
+    }
+    line.to_vec()
+}
+
+/// Whether `line` replays from `position` to a win.
+fn wins(position: &AnyGame, line: &[AnyMove]) -> bool {
+    let mut position = position.clone();
+    line.iter().all(|&mv| position.apply(mv).is_ok()) && position.is_won()
 }
 
 /// How a bot fared alone on a deal.
