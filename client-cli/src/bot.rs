@@ -268,24 +268,8 @@ fn chosen_line(winners: Vec<(AnyGame, Vec<AnyMove>)>) -> Option<(AnyGame, Vec<An
         })
         .filter(|(_, line)| !line.is_empty())
         .collect();
-    let mut votes: HashMap<AnyMove, usize> = HashMap::new();
-    for (_, line) in &winners {
-        if let Some(&first) = line.first() {
-            *votes.entry(first).or_default() += 1;
-        }
-    }
-    let best = winners
-        .iter()
-        .enumerate()
-        .max_by_key(|(found, (_, line))| {
-            let shared = line.first().and_then(|first| votes.get(first)).copied();
-            (
-                shared,
-                std::cmp::Reverse(line.len()),
-                std::cmp::Reverse(*found),
-            )
-        })
-        .map(|(found, _)| found)?;
+    let lines: Vec<&[AnyMove]> = winners.iter().map(|(_, line)| line.as_slice()).collect();
+    let best = most_shared_shortest(&lines)?;
     winners.into_iter().nth(best)
 }
 
@@ -330,6 +314,29 @@ fn reveal_early(position: &AnyGame, line: &[AnyMove]) -> Vec<AnyMove> {
         }
     }
     line.to_vec()
+}
+
+/// The index of the line to play: of the lines whose first move the most
+/// lines share, the shortest; the first of those on a tie. `None` if every
+/// line is empty.
+fn most_shared_shortest<M: Copy + Eq + std::hash::Hash>(lines: &[&[M]]) -> Option<usize> {
+    let mut votes: HashMap<M, usize> = HashMap::new();
+    for line in lines {
+        if let Some(&first) = line.first() {
+            *votes.entry(first).or_default() += 1;
+        }
+    }
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let shared = votes.get(line.first()?)?;
+            Some((index, *shared, line.len()))
+        })
+        .max_by_key(|&(index, shared, length)| {
+            (shared, std::cmp::Reverse(length), std::cmp::Reverse(index))
+        })
+        .map(|(index, _, _)| index)
 }
 
 /// Whether `line` replays from `position` to a win.
@@ -610,5 +617,92 @@ mod tests {
         let alone = play_alone(&start, BotLevel::Strong, deal.seed, 500);
         assert!(alone.won, "seed {}: {alone:?}", deal.seed);
         assert!(alone.moves >= 20 && alone.moves < 100, "{alone:?}");
+    }
+
+    /// Of winning lines of different guesses, the one played starts with
+    /// the move most of them share, and is the shortest of those.
+    #[test]
+    fn the_line_played_starts_with_the_most_shared_move_and_is_the_shortest() {
+        // (lines, the index of the one played)
+        let cases: [(&[&str], Option<usize>); 6] = [
+            (&[], None),
+            (&["", ""], None),
+            (&["ab", "bxy", "bz", "a"], Some(3)),
+            (&["abc", "bxy", "bz", "ax"], Some(2)),
+            (&["abcd", "bxy", "bz", "acde"], Some(2)),
+            (&["ab", "cd", "ef"], Some(0)),
+        ];
+        for (lines, expected) in cases {
+            let lines: Vec<Vec<char>> = lines.iter().map(|line| line.chars().collect()).collect();
+            let slices: Vec<&[char]> = lines.iter().map(Vec::as_slice).collect();
+            assert_eq!(most_shared_shortest(&slices), expected, "{lines:?}");
+        }
+    }
+
+    /// A line's first card-showing move comes as early as it commutes with
+    /// the moves before it: the moves are the same, the line still wins,
+    /// and it reaches the same position once the card is shown. Solver
+    /// lines of the games with a stock or face-down cards, with a full
+    /// view of the deal.
+    #[test]
+    fn a_card_showing_move_is_played_as_early_as_it_commutes() {
+        let reveal_at = |position: &AnyGame, line: &[AnyMove]| {
+            let mut state = position.clone();
+            line.iter().position(|&mv| {
+                state.apply(mv).is_ok_and(|outcome| {
+                    outcome.effects.iter().any(|effect| {
+                        matches!(
+                            effect,
+                            Effect::TurnedUp { .. } | Effect::Drew { .. } | Effect::Dealt { .. }
+                        )
+                    })
+                })
+            })
+        };
+        let after = |position: &AnyGame, moves: &[AnyMove]| {
+            let mut state = position.clone();
+            state.play_all(moves).expect("the line replays");
+            state
+        };
+        let mut moved = 0;
+        for game in [
+            GameKind::ThreeBlindMice,
+            GameKind::Indian,
+            GameKind::VirginiaReel,
+        ] {
+            let deal = proved(game);
+            let mut position = AnyGame::deal(game, deal.seed);
+            for at in 0..deal.line.len() {
+                let line = &deal.line[at..];
+                // Every seventh position of the line: enough, and quick.
+                if at % 7 != 0 {
+                    position.apply(line[0]).expect("the line replays");
+                    continue;
+                }
+                let early = reveal_early(&position, line);
+                assert!(wins(&position, &early), "{game} seed {} at {at}", deal.seed);
+                let (mut sorted, mut original) = (early.clone(), line.to_vec());
+                let key = |mv: &AnyMove| format!("{mv:?}");
+                sorted.sort_by_key(key);
+                original.sort_by_key(key);
+                assert_eq!(sorted, original, "{game}: the same moves");
+                if let (Some(was), Some(now)) =
+                    (reveal_at(&position, line), reveal_at(&position, &early))
+                {
+                    assert!(now <= was, "{game}: the reveal came later");
+                    assert_eq!(
+                        after(&position, &early[..=was]),
+                        after(&position, &line[..=was]),
+                        "{game} seed {} at {at}: the same position once the card shows",
+                        deal.seed
+                    );
+                    if now < was {
+                        moved += 1;
+                    }
+                }
+                position.apply(line[0]).expect("the line replays");
+            }
+        }
+        assert!(moved > 0, "no reveal was brought forward");
     }
 }
