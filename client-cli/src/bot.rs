@@ -6,13 +6,10 @@
 //! [`Hinter`], and plays it move by move, one every `pace`. It keeps the
 //! guess it planned on, moved along the line: while the board the server
 //! sends is that position's view, the line's next move is played without a
-//! new search. When a turned card proves the guess wrong, the strong bot
-//! first tries the rest of its line on the guess that keeps every other
-//! belief ([`guess_like`]) and plays on if it still wins there; otherwise
-//! it guesses again and plans again. Most guesses of a deal are
-//! unwinnable, so a plan tries several and, among the winning lines found
-//! (each with its detours cut), plays the first move most of them share,
-//! from the shortest. A line plays its next card-showing move (a turn of
+//! new search. When a turned card proves the guess wrong, it guesses again
+//! and plans again. Most guesses of a deal are unwinnable, so a plan tries
+//! several and, among the winning lines found (each with its detours cut),
+//! plays the first move most of them share, from the shortest. A line plays its next card-showing move (a turn of
 //! the stock, a card turned up) as early as it commutes with the moves
 //! before it, so moves a guess wanted are put off until the card is seen.
 //! With no line found it plays one good move (home, the stock, uncovering a
@@ -37,7 +34,7 @@ use tokio::time::Instant;
 
 use crate::config::Store;
 use crate::net::NetError;
-use crate::position::{guess, guess_like, move_shapes};
+use crate::position::{guess, move_shapes};
 use crate::session::{Entry, SeatSlot, Session};
 
 /// How hard a bot tries: how much each plan may search, and how many
@@ -59,9 +56,9 @@ pub enum BotLevel {
     Easy,
     /// A few guesses, a search well under a human move's time.
     Normal,
-    /// Several guesses, voting among their winning lines, a line kept
-    /// across turned cards while it still wins, and the largest search
-    /// that still plans within a second on a slow machine.
+    /// Several guesses, voting among their shortened winning lines, and
+    /// the largest search that still plans within a second on a slow
+    /// machine.
     #[default]
     Strong,
 }
@@ -81,12 +78,6 @@ pub struct PlanLimits {
     /// whatever the hidden cards are beats one that wins only if the
     /// guess is right. 1 plays the first line found.
     pub votes: u64,
-    /// Whether a guess proved wrong by a turned card first tries the rest
-    /// of its line on the guess that keeps every other belief
-    /// ([`guess_like`]): if the line still wins there, it is played on
-    /// without a search. A plan per turned card is what made the bots of
-    /// the stock games slow.
-    pub keep_line: bool,
     /// How many moves in a row the bot makes with no winning line before
     /// it resigns: past that, its moves are wasted wandering.
     pub patience: u64,
@@ -108,7 +99,6 @@ impl BotLevel {
                 guesses: 1,
                 retry_unknown: false,
                 votes: 1,
-                keep_line: false,
                 patience: 100,
             },
             BotLevel::Normal => PlanLimits {
@@ -116,19 +106,17 @@ impl BotLevel {
                 guesses: 4,
                 retry_unknown: false,
                 votes: 1,
-                keep_line: false,
                 patience: 100,
             },
-            // Smaller plans than before the line was kept across turned
-            // cards (100,000 positions and 12 guesses for Indian): on eight
-            // deals each of Indian and Virginia Reel they won as often, in
-            // less time (docs/BOTS.md).
+            // Smaller plans than before lines were shortened before the vote
+            // (100,000 positions, 12 guesses and 5 votes for Indian): on
+            // eight deals each of Indian and Virginia Reel they won as
+            // often, in less time (docs/BOTS.md).
             BotLevel::Strong => PlanLimits {
                 budget: budget(100_000, 50_000, 50_000),
                 guesses: 8,
                 retry_unknown: true,
                 votes: 3,
-                keep_line: true,
                 patience: 40,
             },
         }
@@ -174,21 +162,13 @@ impl Bot {
         self.seen.insert(board.clone());
         let limits = self.level.limits(board.game);
         let budget = Budget::positions(limits.budget);
-        if let Some(believed) = self.believed.take() {
-            if believed.view() == *board {
-                if let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget) {
-                    return self.play(believed, mv);
-                }
-            } else if limits.keep_line
-                && let Some(rest) = self.hinter.rest_of_line(&believed).map(<[_]>::to_vec)
-                && let Ok(position) = guess_like(board, &believed)
-                && wins(&position, &rest)
-                && let rest = reveal_early(&position, &rest)
-                && let Some(&first) = rest.first()
-            {
-                self.hinter.adopt(&position, &rest);
-                return self.play(position, first);
-            }
+        if let Some(believed) = self
+            .believed
+            .take()
+            .filter(|believed| believed.view() == *board)
+            && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
+        {
+            return self.play(believed, mv);
         }
         // With nothing hidden every guess is the position: one search will do.
         let (votes, guesses) = if board.zones.iter().any(|zone| zone.hidden > 0) {
@@ -337,12 +317,6 @@ fn most_shared_shortest<M: Copy + Eq + std::hash::Hash>(lines: &[&[M]]) -> Optio
             (shared, std::cmp::Reverse(length), std::cmp::Reverse(index))
         })
         .map(|(index, _, _)| index)
-}
-
-/// Whether `line` replays from `position` to a win.
-fn wins(position: &AnyGame, line: &[AnyMove]) -> bool {
-    let mut position = position.clone();
-    line.iter().all(|&mv| position.apply(mv).is_ok()) && position.is_won()
 }
 
 /// How a bot fared alone on a deal.
@@ -526,6 +500,12 @@ mod tests {
     use patience_shared::solver::any::{ProvedDeal, first_winnable_deal};
 
     use super::*;
+
+    /// Whether `line` replays from `position` to a win.
+    fn wins(position: &AnyGame, line: &[AnyMove]) -> bool {
+        let mut position = position.clone();
+        line.iter().all(|&mv| position.apply(mv).is_ok()) && position.is_won()
+    }
 
     fn proved(game: GameKind) -> ProvedDeal {
         first_winnable_deal(game, 1..200, Budget::positions(100_000))

@@ -44,59 +44,6 @@ pub fn guess(view: &View, variation: u64) -> Result<AnyGame, GuessError> {
     fill(view, unseen)
 }
 
-/// A guess of `view` that keeps what `previous` (an earlier guess, played
-/// on) believed: each hidden place holds the card `previous` had there,
-/// unless that card has since shown itself elsewhere; the places left over
-/// take the cards left over, in pack order. A turned card that proves a
-/// guess wrong changes only the places it touches, so the rest of a line
-/// planned on `previous` may still win on this guess. Hidden places are
-/// matched by zone and by height from the bottom, as cards are turned up
-/// from the top of a zone's face-down cards and dealt from the stock's top.
-pub fn guess_like(view: &View, previous: &AnyGame) -> Result<AnyGame, GuessError> {
-    let unseen = unseen_cards(view)?;
-    let board = previous.board();
-    let believed_at = |zone: Zone, height: usize| {
-        board
-            .zones
-            .iter()
-            .find(|cards| cards.zone == zone)
-            .filter(|cards| height < usize::from(cards.face_down))
-            .and_then(|cards| cards.cards.get(height).copied())
-    };
-    let mut left: HashMap<Card, usize> = HashMap::new();
-    for &card in &unseen {
-        *left.entry(card).or_default() += 1;
-    }
-    // Each hidden place, in the order `fill` fills them: the card believed
-    // there if it is still unseen, else a hole.
-    let mut places: Vec<Option<Card>> = Vec::new();
-    for zone in &view.zones {
-        for height in 0..usize::from(zone.hidden) {
-            let kept = believed_at(zone.zone, height).filter(|card| {
-                left.get_mut(card).is_some_and(|count| {
-                    let unseen = *count > 0;
-                    *count = count.saturating_sub(1);
-                    unseen
-                })
-            });
-            places.push(kept);
-        }
-    }
-    let mut spare = unseen.into_iter().filter(|card| {
-        left.get_mut(card).is_some_and(|count| {
-            let spare = *count > 0;
-            *count = count.saturating_sub(1);
-            spare
-        })
-    });
-    let order = places
-        .into_iter()
-        .map(|place| place.or_else(|| spare.next()))
-        .collect::<Option<Vec<Card>>>()
-        .ok_or_else(|| GuessError("more hidden cards than unseen ones".into()))?;
-    fill(view, order)
-}
-
 /// The position with `view`'s visible cards and `hidden`, in order, in its
 /// hidden places: zone by zone in the view's order, each zone's from the
 /// bottom.
@@ -587,49 +534,6 @@ mod tests {
             text(move_between(&shapes, Zone::Pile(4), 6, Zone::Pile(0))),
             Some("7d>1".into())
         );
-    }
-
-    /// A guess like the position itself is the position; one like a guess
-    /// proved wrong by a turned card keeps every other place: after each
-    /// move of a walk played on a wrong guess, the new guess differs from
-    /// the old one, played on, in at most the places the move showed.
-    #[test]
-    fn a_guess_like_another_keeps_its_cards_where_they_may_still_be() {
-        // Each zone's face-down cards, bottom first.
-        let hidden = |position: &AnyGame| {
-            position
-                .board()
-                .zones
-                .iter()
-                .map(|zone| zone.cards[..usize::from(zone.face_down)].to_vec())
-                .collect::<Vec<Vec<Card>>>()
-        };
-        for game in GameKind::ALL {
-            for seed in [1, 2, 3] {
-                let truth = AnyGame::deal(game, seed);
-                let same = guess_like(&truth.view(), &truth).expect("a dealt view reads");
-                assert_eq!(same, truth, "{game} seed {seed}");
-                // The walk is played on the truth; the bot believed a guess.
-                let mut believed = guess(&truth.view(), seed).expect("reads");
-                for position in walk(game, &[seed], 60).into_iter().skip(1) {
-                    let next = guess_like(&position.view(), &believed).expect("reads");
-                    assert_eq!(next.view(), position.view(), "{game} seed {seed}");
-                    let (was, now) = (hidden(&believed), hidden(&next));
-                    let changed: usize = now
-                        .iter()
-                        .zip(&was)
-                        .map(|(now, was)| now.iter().zip(was).filter(|(a, b)| a != b).count())
-                        .sum();
-                    let count = |zones: &[Vec<Card>]| zones.iter().map(Vec::len).sum::<usize>();
-                    let shown = count(&was) - count(&now);
-                    assert!(
-                        changed <= shown,
-                        "{game} seed {seed}: {changed} places changed, {shown} cards shown"
-                    );
-                    believed = next;
-                }
-            }
-        }
     }
 
     /// The guess of a deal's view shows the same view and has the same moves.
