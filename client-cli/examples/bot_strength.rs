@@ -46,6 +46,9 @@ struct Options {
     /// Threads playing games side by side.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Prints each game as it ends (seed, won, moves, time) on stderr.
+    #[arg(long)]
+    each: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -79,6 +82,14 @@ fn main() -> anyhow::Result<()> {
                             options.max_moves,
                         );
                         let millis = game_started.elapsed().as_secs_f64() * 1000.0;
+                        if options.each {
+                            eprintln!(
+                                "{} seed {seed}: {} in {} moves, {millis:.0} ms",
+                                game.slug(),
+                                if alone.won { "won" } else { "lost" },
+                                alone.moves
+                            );
+                        }
                         if let Ok(mut results) = results.lock() {
                             results.push((seed, alone, millis));
                         }

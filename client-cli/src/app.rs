@@ -526,47 +526,18 @@ fn online_command(
             other => anyhow::Error::new(other).context(format!("connecting to {}", online.server)),
         })?;
         notes.extend(started_notes);
-        let saved_bot = store.load().bot_seat.filter(|bot| {
-            bot.server == online.server
-                && session
-                    .state
-                    .room
-                    .as_ref()
-                    .is_some_and(|room| room.code.eq_ignore_ascii_case(&bot.code))
-        });
-        if session.resumed() {
-            // The bot this race was started with died with the client:
-            // it takes its own seat back.
-            if let Some(bot) = saved_bot {
-                let pace = Duration::from_millis(bot.pace_ms.unwrap_or(0));
-                spawn_bot(
-                    online.server.clone(),
-                    bot.code,
-                    pace,
-                    BotLevel::default(),
-                    store.clone(),
-                );
-                notes.push("the bot is back too".into());
-            }
-        } else if let Some((pace, level)) = bot {
-            // The room's code comes with `room_joined`; the bot joins with it.
-            while session.state.room.is_none() {
-                let (_, more) = session.recv().await?;
-                notes.extend(more);
-                if session.state.closed.is_some() {
-                    anyhow::bail!("the server refused the room: {}", notes.join("; "));
-                }
-            }
-            if let Some(room) = &session.state.room {
-                spawn_bot(
-                    online.server.clone(),
-                    room.code.clone(),
-                    pace,
-                    level,
-                    store.clone(),
-                );
-            }
-        }
+        let (server, bots) = (online.server.clone(), store.clone());
+        start_bot(
+            &mut session,
+            &online.server,
+            &store,
+            bot,
+            &mut notes,
+            |start| {
+                spawn_bot(server.clone(), start, bots.clone());
+            },
+        )
+        .await?;
         let code = session.state.room.as_ref().map(|room| room.code.clone());
         let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
@@ -592,10 +563,77 @@ fn forget_orphaned_bot(store: &Store, code: Option<&str>) {
     }
 }
 
-/// Starts `play --bot`'s bot in room `code`, keeping its seat in `store`
-/// so that it comes back with a restarted client.
-fn spawn_bot(server: String, code: String, pace: Duration, level: BotLevel, store: Store) {
+/// A bot to start in a room: `play --bot`'s, or the one a restarted client
+/// brings back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct BotStart {
+    /// The room's code.
+    code: String,
+    /// Its time per move.
+    pace: Duration,
+    /// How hard it plays.
+    level: BotLevel,
+}
+
+/// Starts the bot that goes with `session`, through `spawn`: a resumed
+/// race brings back the bot saved with it (at the pace and level it was
+/// started with, `strong` for a seat saved before levels were kept); a new
+/// race with `bot` asked for waits for the room's code and starts one.
+///
+/// Not cancel-safe: dropped while waiting for the room, the messages
+/// already read are lost to the session's state.
+async fn start_bot(
+    session: &mut Session,
+    server: &str,
+    store: &Store,
+    bot: Option<(Duration, BotLevel)>,
+    notes: &mut Vec<String>,
+    mut spawn: impl FnMut(BotStart),
+) -> anyhow::Result<()> {
+    let saved_bot = store.load().bot_seat.filter(|bot| {
+        bot.server == server
+            && session
+                .state
+                .room
+                .as_ref()
+                .is_some_and(|room| room.code.eq_ignore_ascii_case(&bot.code))
+    });
+    if session.resumed() {
+        // The bot this race was started with died with the client: it
+        // takes its own seat back, as it was.
+        if let Some(bot) = saved_bot {
+            spawn(BotStart {
+                code: bot.code,
+                pace: Duration::from_millis(bot.pace_ms.unwrap_or(0)),
+                level: bot.level.unwrap_or_default(),
+            });
+            notes.push("the bot is back too".into());
+        }
+    } else if let Some((pace, level)) = bot {
+        // The room's code comes with `room_joined`; the bot joins with it.
+        while session.state.room.is_none() {
+            let (_, more) = session.recv().await?;
+            notes.extend(more);
+            if session.state.closed.is_some() {
+                anyhow::bail!("the server refused the room: {}", notes.join("; "));
+            }
+        }
+        if let Some(room) = &session.state.room {
+            spawn(BotStart {
+                code: room.code.clone(),
+                pace,
+                level,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Starts a bot in its room, keeping its seat in `store` so that it comes
+/// back with a restarted client.
+fn spawn_bot(server: String, start: BotStart, store: Store) {
     tokio::spawn(async move {
+        let BotStart { code, pace, level } = start;
         let bot = crate::bot::run(&server, "bot", &code, pace, level, store, |_| {});
         if let Err(error) = bot.await {
             eprintln!("the bot stopped: {error}");
@@ -618,6 +656,7 @@ mod tests {
             last_seq: 1,
             game: Some(GameKind::ThreeBlindMice),
             pace_ms: None,
+            level: None,
         }
     }
 
@@ -710,5 +749,108 @@ mod tests {
         let choice = choose_entry(bot.clone(), "ws://elsewhere", &store, |_| Some(true));
         assert_eq!(choice.entry, bot);
         let _ = std::fs::remove_dir_all(&directory);
+    }
+
+    /// A restarted client brings back the bot of its race at the pace and
+    /// level it was started with (`strong` for a seat saved before levels
+    /// were kept); a new race with `--bot` starts one at the level asked
+    /// for. Driven through a real session against the fake server.
+    #[tokio::test]
+    async fn a_restarted_client_brings_its_bot_back_at_the_level_it_was_started_with() {
+        use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
+
+        let room = patience_shared::protocol::RoomInfo {
+            code: "K7PQ3M".into(),
+            game: GameKind::Indian,
+            max_players: 2,
+            public: false,
+            options: RoomOptions::default(),
+            owner: Some(0),
+            phase: Phase::Racing,
+            players: Vec::new(),
+            spectators: 0,
+        };
+        let (url, _) = crate::fake_server::start(move |message| match message {
+            ClientMessage::Resume { .. } => vec![ServerMessage::Resumed {
+                seq: 3,
+                room: room.clone(),
+                seat: 0,
+                resume_token: "next".into(),
+                elapsed_ms: Some(1_000),
+            }],
+            ClientMessage::CreateRoom { .. } => vec![ServerMessage::RoomJoined {
+                seq: 1,
+                room: patience_shared::protocol::RoomInfo {
+                    phase: Phase::Lobby,
+                    ..room.clone()
+                },
+                seat: Some(0),
+                resume_token: Some("first".into()),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let create = Entry::Create {
+            game: GameKind::Indian,
+            players: 2,
+            public: false,
+            options: RoomOptions::default(),
+        };
+        let pace = Duration::from_millis(900);
+        // (the bot's saved level, or no saved race at all; --bot asked for;
+        // the bot started)
+        let cases = [
+            (Some(Some(BotLevel::Easy)), None, BotLevel::Easy),
+            (Some(Some(BotLevel::Normal)), None, BotLevel::Normal),
+            (Some(None), None, BotLevel::Strong),
+            (None, Some((pace, BotLevel::Easy)), BotLevel::Easy),
+        ];
+        for (saved, asked, expected) in cases {
+            let directory = std::env::temp_dir().join(format!(
+                "patience-bot-level-{}-{expected:?}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&directory);
+            let store = Store::in_directory(&directory);
+            let entry = match saved {
+                Some(level) => {
+                    store
+                        .update(|settings| {
+                            let saved_seat = |token: &str| SavedSeat {
+                                server: url.clone(),
+                                token: token.into(),
+                                ..seat("K7PQ3M")
+                            };
+                            settings.seat = Some(saved_seat("player"));
+                            settings.bot_seat = Some(SavedSeat {
+                                pace_ms: Some(900),
+                                level,
+                                ..saved_seat("bot")
+                            });
+                        })
+                        .expect("the temp dir is writable");
+                    Entry::Join("K7PQ3M".into())
+                }
+                None => create.clone(),
+            };
+            let (mut session, _) = Session::start(&url, "ada", entry, store.clone())
+                .await
+                .expect("seated");
+            assert_eq!(session.resumed(), saved.is_some(), "{saved:?}");
+            let mut started = Vec::new();
+            let mut notes = Vec::new();
+            start_bot(&mut session, &url, &store, asked, &mut notes, |start| {
+                started.push(start)
+            })
+            .await
+            .expect("the bot starts");
+            let expected = BotStart {
+                code: "K7PQ3M".into(),
+                pace,
+                level: expected,
+            };
+            assert_eq!(started, vec![expected], "{saved:?} {asked:?}");
+            let _ = std::fs::remove_dir_all(&directory);
+        }
     }
 }

@@ -8,10 +8,14 @@
 //! sends is that position's view, the line's next move is played without a
 //! new search. When a turned card proves the guess wrong, it guesses again
 //! and plans again. Most guesses of a deal are unwinnable, so a plan tries
-//! several; with no line found it plays one good move (home, the stock,
-//! uncovering a card) that leads to no board it has seen, and with none
-//! left it resigns. How hard it tries is its [`BotLevel`]; what each level
-//! wins is measured in `docs/BOTS.md`.
+//! several and, among the winning lines found (each with its detours cut),
+//! plays the first move most of them share, from the shortest. A line plays its next card-showing move (a turn of
+//! the stock, a card turned up) as early as it commutes with the moves
+//! before it, so moves a guess wanted are put off until the card is seen.
+//! With no line found it plays one good move (home, the stock, uncovering a
+//! card) that leads to no board it has seen, and after too many of those in
+//! a row, or with none left, it resigns. How hard it tries is its
+//! [`BotLevel`]; what each level wins is measured in `docs/BOTS.md`.
 //!
 //! [`Bot`] is sans I/O, so [`play_alone`] can race it against nothing on a
 //! known deal (the strength measurement), and [`run`] puts it in a room.
@@ -23,7 +27,7 @@ use std::time::Duration;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
-use patience_shared::rules::{Rules, View, Zone};
+use patience_shared::rules::{Effect, Rules, View, Zone};
 use patience_shared::solver::hinter::{Hinter, Searchable};
 use patience_shared::solver::{Budget, Hint, Verdict, shorten_line};
 use tokio::time::Instant;
@@ -35,14 +39,26 @@ use crate::session::{Entry, SeatSlot, Session};
 
 /// How hard a bot tries: how much each plan may search, and how many
 /// guesses of the hidden cards it tries before settling for one good move.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum BotLevel {
     /// One guess and a small search: often finds no line and muddles on.
     Easy,
     /// A few guesses, a search well under a human move's time.
     Normal,
-    /// Many guesses and the largest search that still plans within a
-    /// second on a slow machine.
+    /// Several guesses, voting among their shortened winning lines, and
+    /// the largest search that still plans within a second on a slow
+    /// machine.
     #[default]
     Strong,
 }
@@ -62,6 +78,9 @@ pub struct PlanLimits {
     /// whatever the hidden cards are beats one that wins only if the
     /// guess is right. 1 plays the first line found.
     pub votes: u64,
+    /// How many moves in a row the bot makes with no winning line before
+    /// it resigns: past that, its moves are wasted wandering.
+    pub patience: u64,
 }
 
 impl BotLevel {
@@ -80,18 +99,25 @@ impl BotLevel {
                 guesses: 1,
                 retry_unknown: false,
                 votes: 1,
+                patience: 100,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
                 guesses: 4,
                 retry_unknown: false,
                 votes: 1,
+                patience: 100,
             },
+            // Smaller plans than before lines were shortened before the vote
+            // (100,000 positions, 12 guesses and 5 votes for Indian): on
+            // eight deals each of Indian and Virginia Reel they won as
+            // often, in less time (docs/BOTS.md).
             BotLevel::Strong => PlanLimits {
-                budget: budget(100_000, 100_000, 50_000),
-                guesses: 12,
+                budget: budget(100_000, 50_000, 50_000),
+                guesses: 8,
                 retry_unknown: true,
-                votes: 5,
+                votes: 3,
+                patience: 40,
             },
         }
     }
@@ -112,6 +138,8 @@ pub struct Bot {
     seen: HashSet<View>,
     /// Searches run by plans (the hinter counts its own).
     searches: u64,
+    /// Moves made in a row with no winning line.
+    without_line: u64,
 }
 
 impl Bot {
@@ -124,6 +152,7 @@ impl Bot {
             variation,
             seen: HashSet::new(),
             searches: 0,
+            without_line: 0,
         }
     }
 
@@ -141,15 +170,15 @@ impl Bot {
         {
             return self.play(believed, mv);
         }
-        // With nothing hidden every guess is the position: one line will do.
-        let votes = if board.zones.iter().any(|zone| zone.hidden > 0) {
-            limits.votes.max(1)
+        // With nothing hidden every guess is the position: one search will do.
+        let (votes, guesses) = if board.zones.iter().any(|zone| zone.hidden > 0) {
+            (limits.votes.max(1), limits.guesses)
         } else {
-            1
+            (1, 1)
         };
         let mut first_guess = None;
         let mut winners: Vec<(AnyGame, Vec<AnyMove>)> = Vec::new();
-        for _ in 0..limits.guesses {
+        for _ in 0..guesses {
             if winners.len() as u64 >= votes {
                 break;
             }
@@ -168,13 +197,16 @@ impl Bot {
                 Ok(Verdict::Unknown) | Err(_) => break,
             }
         }
-        if let Some((position, line)) = most_shared_first_move(winners) {
-            // The hinter keeps the line, its detours cut, for the moves
-            // to come while the guess holds.
-            let line = shorten_line(&position, &line);
+        if let Some((position, line)) = chosen_line(winners) {
+            // The hinter keeps the line for the moves to come while the
+            // guess holds.
             self.hinter.adopt(&position, &line);
             let &first = line.first()?;
             return self.play(position, first);
+        }
+        self.without_line += 1;
+        if self.without_line > limits.patience {
+            return None;
         }
         let position = first_guess?;
         let text = good_move(&position, &self.seen)?;
@@ -194,6 +226,7 @@ impl Bot {
 
     /// Plays `mv` on the believed position and returns its text.
     fn play(&mut self, mut believed: AnyGame, mv: AnyMove) -> Option<String> {
+        self.without_line = 0;
         let text = believed.format_move(mv);
         believed.apply(mv).ok()?;
         self.believed = Some(believed);
@@ -201,21 +234,89 @@ impl Bot {
     }
 }
 
-/// The winning line, of those found on different guesses, whose first move
-/// the most of them share (the earliest found of those on a tie).
-fn most_shared_first_move(
-    winners: Vec<(AnyGame, Vec<AnyMove>)>,
-) -> Option<(AnyGame, Vec<AnyMove>)> {
-    let mut votes: HashMap<AnyMove, usize> = HashMap::new();
-    for (_, line) in &winners {
+/// The line to play of the winning lines found on different guesses, each
+/// with its detours cut ([`shorten_line`]): of those whose first move the
+/// most lines share (a move that wins whatever the hidden cards are beats
+/// one that wins only if the guess is right), the shortest; the earliest
+/// found on a tie.
+fn chosen_line(winners: Vec<(AnyGame, Vec<AnyMove>)>) -> Option<(AnyGame, Vec<AnyMove>)> {
+    let winners: Vec<(AnyGame, Vec<AnyMove>)> = winners
+        .into_iter()
+        .map(|(position, line)| {
+            let line = reveal_early(&position, &shorten_line(&position, &line));
+            (position, line)
+        })
+        .filter(|(_, line)| !line.is_empty())
+        .collect();
+    let lines: Vec<&[AnyMove]> = winners.iter().map(|(_, line)| line.as_slice()).collect();
+    let best = most_shared_shortest(&lines)?;
+    winners.into_iter().nth(best)
+}
+
+/// `line` with its first move that shows a hidden card (a turn of the
+/// stock, a deal, a card turned up) played as early as it commutes with
+/// the moves before it: the line reaches the same position after it, so
+/// it wins the same. A bot plans again on what the card shows, so the
+/// moves it put off are made only if the new plan still wants them: a line
+/// of a guess moves cards about for the cards it guessed, and played before
+/// the stock turns, those moves were often undone after it.
+fn reveal_early(position: &AnyGame, line: &[AnyMove]) -> Vec<AnyMove> {
+    let mut state = position.clone();
+    let mut first_reveal = None;
+    let mut revealed = position.clone();
+    for (at, &mv) in line.iter().enumerate() {
+        let Ok(outcome) = state.apply(mv) else {
+            return line.to_vec();
+        };
+        let reveals = outcome.effects.iter().any(|effect| {
+            matches!(
+                effect,
+                Effect::TurnedUp { .. } | Effect::Drew { .. } | Effect::Dealt { .. }
+            )
+        });
+        if reveals {
+            first_reveal = Some(at);
+            revealed = state;
+            break;
+        }
+    }
+    let Some(reveal) = first_reveal.filter(|&at| at > 0) else {
+        return line.to_vec();
+    };
+    for earlier in 0..reveal {
+        let mut moved = line.to_vec();
+        let mv = moved.remove(reveal);
+        moved.insert(earlier, mv);
+        let mut state = position.clone();
+        let commutes = moved[..=reveal].iter().all(|&mv| state.apply(mv).is_ok());
+        if commutes && state == revealed {
+            return moved;
+        }
+    }
+    line.to_vec()
+}
+
+/// The index of the line to play: of the lines whose first move the most
+/// lines share, the shortest; the first of those on a tie. `None` if every
+/// line is empty.
+fn most_shared_shortest<M: Copy + Eq + std::hash::Hash>(lines: &[&[M]]) -> Option<usize> {
+    let mut votes: HashMap<M, usize> = HashMap::new();
+    for line in lines {
         if let Some(&first) = line.first() {
             *votes.entry(first).or_default() += 1;
         }
     }
-    let most = votes.values().copied().max()?;
-    winners
-        .into_iter()
-        .find(|(_, line)| line.first().and_then(|first| votes.get(first)) == Some(&most))
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let shared = votes.get(line.first()?)?;
+            Some((index, *shared, line.len()))
+        })
+        .max_by_key(|&(index, shared, length)| {
+            (shared, std::cmp::Reverse(length), std::cmp::Reverse(index))
+        })
+        .map(|(index, _, _)| index)
 }
 
 /// How a bot fared alone on a deal.
@@ -305,6 +406,7 @@ pub async fn run(
 ) -> Result<(), NetError> {
     let slot = SeatSlot::Bot {
         pace_ms: u64::try_from(pace.as_millis()).unwrap_or(u64::MAX),
+        level,
     };
     let (mut session, notes) =
         Session::start_in_slot(server, name, Entry::Join(code.to_string()), store, slot).await?;
@@ -399,6 +501,12 @@ mod tests {
 
     use super::*;
 
+    /// Whether `line` replays from `position` to a win.
+    fn wins(position: &AnyGame, line: &[AnyMove]) -> bool {
+        let mut position = position.clone();
+        line.iter().all(|&mv| position.apply(mv).is_ok()) && position.is_won()
+    }
+
     fn proved(game: GameKind) -> ProvedDeal {
         first_winnable_deal(game, 1..200, Budget::positions(100_000))
             .expect("the solver's lines replay")
@@ -489,5 +597,92 @@ mod tests {
         let alone = play_alone(&start, BotLevel::Strong, deal.seed, 500);
         assert!(alone.won, "seed {}: {alone:?}", deal.seed);
         assert!(alone.moves >= 20 && alone.moves < 100, "{alone:?}");
+    }
+
+    /// Of winning lines of different guesses, the one played starts with
+    /// the move most of them share, and is the shortest of those.
+    #[test]
+    fn the_line_played_starts_with_the_most_shared_move_and_is_the_shortest() {
+        // (lines, the index of the one played)
+        let cases: [(&[&str], Option<usize>); 6] = [
+            (&[], None),
+            (&["", ""], None),
+            (&["ab", "bxy", "bz", "a"], Some(3)),
+            (&["abc", "bxy", "bz", "ax"], Some(2)),
+            (&["abcd", "bxy", "bz", "acde"], Some(2)),
+            (&["ab", "cd", "ef"], Some(0)),
+        ];
+        for (lines, expected) in cases {
+            let lines: Vec<Vec<char>> = lines.iter().map(|line| line.chars().collect()).collect();
+            let slices: Vec<&[char]> = lines.iter().map(Vec::as_slice).collect();
+            assert_eq!(most_shared_shortest(&slices), expected, "{lines:?}");
+        }
+    }
+
+    /// A line's first card-showing move comes as early as it commutes with
+    /// the moves before it: the moves are the same, the line still wins,
+    /// and it reaches the same position once the card is shown. Solver
+    /// lines of the games with a stock or face-down cards, with a full
+    /// view of the deal.
+    #[test]
+    fn a_card_showing_move_is_played_as_early_as_it_commutes() {
+        let reveal_at = |position: &AnyGame, line: &[AnyMove]| {
+            let mut state = position.clone();
+            line.iter().position(|&mv| {
+                state.apply(mv).is_ok_and(|outcome| {
+                    outcome.effects.iter().any(|effect| {
+                        matches!(
+                            effect,
+                            Effect::TurnedUp { .. } | Effect::Drew { .. } | Effect::Dealt { .. }
+                        )
+                    })
+                })
+            })
+        };
+        let after = |position: &AnyGame, moves: &[AnyMove]| {
+            let mut state = position.clone();
+            state.play_all(moves).expect("the line replays");
+            state
+        };
+        let mut moved = 0;
+        for game in [
+            GameKind::ThreeBlindMice,
+            GameKind::Indian,
+            GameKind::VirginiaReel,
+        ] {
+            let deal = proved(game);
+            let mut position = AnyGame::deal(game, deal.seed);
+            for at in 0..deal.line.len() {
+                let line = &deal.line[at..];
+                // Every seventh position of the line: enough, and quick.
+                if at % 7 != 0 {
+                    position.apply(line[0]).expect("the line replays");
+                    continue;
+                }
+                let early = reveal_early(&position, line);
+                assert!(wins(&position, &early), "{game} seed {} at {at}", deal.seed);
+                let (mut sorted, mut original) = (early.clone(), line.to_vec());
+                let key = |mv: &AnyMove| format!("{mv:?}");
+                sorted.sort_by_key(key);
+                original.sort_by_key(key);
+                assert_eq!(sorted, original, "{game}: the same moves");
+                if let (Some(was), Some(now)) =
+                    (reveal_at(&position, line), reveal_at(&position, &early))
+                {
+                    assert!(now <= was, "{game}: the reveal came later");
+                    assert_eq!(
+                        after(&position, &early[..=was]),
+                        after(&position, &line[..=was]),
+                        "{game} seed {} at {at}: the same position once the card shows",
+                        deal.seed
+                    );
+                    if now < was {
+                        moved += 1;
+                    }
+                }
+                position.apply(line[0]).expect("the line replays");
+            }
+        }
+        assert!(moved > 0, "no reveal was brought forward");
     }
 }

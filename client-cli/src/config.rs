@@ -19,6 +19,8 @@ use std::path::PathBuf;
 use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
 
+use crate::bot::BotLevel;
+
 /// The environment variable that overrides the config directory.
 pub const CONFIG_DIR_ENV: &str = "PATIENCE_CONFIG_DIR";
 
@@ -73,6 +75,11 @@ pub struct SavedSeat {
     /// brought back races at the pace it was started with.
     #[serde(default)]
     pub pace_ms: Option<u64>,
+    /// For a bot's seat: its level, so a bot brought back plays as hard as
+    /// it was started to (absent in files written before it was kept,
+    /// which read as [`BotLevel::Strong`], the default).
+    #[serde(default)]
+    pub level: Option<BotLevel>,
 }
 
 /// The remembered settings.
@@ -263,6 +270,7 @@ mod tests {
             last_seq: 9,
             game: Some(GameKind::Indian),
             pace_ms: None,
+            level: None,
         };
         store
             .update(|settings| {
@@ -272,14 +280,22 @@ mod tests {
             .expect("the temp dir is writable");
         assert_eq!(store.load().seat, Some(seat));
         assert_eq!(store.load().name.as_deref(), Some("ada"));
-        // A seat saved before the game and the pace were kept still reads.
+        // A seat saved before the game, the pace and the level were kept
+        // still reads; a bot's level reads by its name.
         std::fs::write(
             directory.join(FILE_NAME),
-            r#"{"seat":{"server":"s","code":"K7PQ3M","token":"t","last_seq":3}}"#,
+            r#"{"seat":{"server":"s","code":"K7PQ3M","token":"t","last_seq":3},
+                "bot_seat":{"server":"s","code":"K7PQ3M","token":"b","last_seq":3,"pace_ms":900,"level":"easy"}}"#,
         )
         .expect("writable");
-        let old = store.load().seat.expect("an old seat reads");
-        assert_eq!((old.game, old.pace_ms, old.last_seq), (None, None, 3));
+        let settings = store.load();
+        let old = settings.seat.expect("an old seat reads");
+        assert_eq!(
+            (old.game, old.pace_ms, old.level, old.last_seq),
+            (None, None, None, 3)
+        );
+        let bot = settings.bot_seat.expect("a bot's seat reads");
+        assert_eq!((bot.pace_ms, bot.level), (Some(900), Some(BotLevel::Easy)));
         std::fs::write(directory.join(FILE_NAME), "not json").expect("writable");
         assert_eq!(store.load(), Settings::default());
         let _ = std::fs::remove_dir_all(&directory);

@@ -10,13 +10,14 @@
 //! the game's own search, through `patience_shared::solver::any`) and plan
 //! again whenever a turned card proves the guess wrong.
 //!
-//! Moves are described by what they do to the view ([`MoveShape`]): which
-//! card leaves which zone and where it lands, found by playing the move on a
-//! copy and comparing the views. That works the same for every game and
-//! every notation. What the engine does on its own after a move is read from
-//! the move's [`Outcome`], not from the board: a run that the move completes
-//! goes home ([`Effect::RunRemoved`]), so the pile the cards landed on no
-//! longer shows them; the comparison is made as if the run were still there.
+//! Moves are described by what they do on the board ([`MoveShape`]): which
+//! card leaves which zone and where it lands, read from the engine's own
+//! move value (each game's move names its source, its destination and how
+//! many cards go), never from comparing boards before and after. What the
+//! engine does on its own after a move (a card turned up, a finished run
+//! sent home, an Ace discarded) is the move's [`Outcome`], kept with the
+//! shape: a move that completes a run still lands on its pile, and the run
+//! going home makes it the most natural move of its card.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -25,10 +26,10 @@ use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::card::Card;
 use patience_shared::deck::ordered_pack;
 use patience_shared::game::GameKind;
-use patience_shared::games::forty_thieves::FortyThieves;
-use patience_shared::games::three_blind_mice::ThreeBlindMice;
-use patience_shared::games::virginia_reel::VirginiaReel;
-use patience_shared::rules::{Effect, Outcome, Rules, View, Zone, ZoneView};
+use patience_shared::games::forty_thieves::{FortyThieves, FtMove};
+use patience_shared::games::three_blind_mice::{TbmMove, ThreeBlindMice};
+use patience_shared::games::virginia_reel::{ReelMove, ReleaseTarget, VirginiaReel};
+use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
 
 /// A view that no position of its game can have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,7 +41,14 @@ pub struct GuessError(pub String);
 pub fn guess(view: &View, variation: u64) -> Result<AnyGame, GuessError> {
     let mut unseen = unseen_cards(view)?;
     shuffle(&mut unseen, variation);
-    let mut unseen = unseen.into_iter();
+    fill(view, unseen)
+}
+
+/// The position with `view`'s visible cards and `hidden`, in order, in its
+/// hidden places: zone by zone in the view's order, each zone's from the
+/// bottom.
+fn fill(view: &View, hidden: Vec<Card>) -> Result<AnyGame, GuessError> {
+    let mut unseen = hidden.into_iter();
     let mut take = |count: u8| -> Result<Vec<Card>, GuessError> {
         let cards: Vec<Card> = unseen.by_ref().take(usize::from(count)).collect();
         if cards.len() == usize::from(count) {
@@ -217,8 +225,8 @@ fn shuffle(cards: &mut [Card], variation: u64) {
     }
 }
 
-/// What a move does, seen from the board: where its card comes from and
-/// where it lands.
+/// What a move does, as the engine's move says it: which card leaves which
+/// zone (the cards lying on it go along) and where it lands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveShape {
     /// The move.
@@ -228,102 +236,141 @@ pub struct MoveShape {
     /// The zone the moved card leaves (the stock for a turn or a deal).
     pub from: Zone,
     /// The moved card, counted from the top of `from` (0: the top card).
+    /// The cards above it move with it.
     pub depth: usize,
-    /// Where the card lands, if it stays on the board's zones.
+    /// Where the card lands, if it stays on the board's zones (a turn of
+    /// the stock or a deal names none).
     pub to: Option<Zone>,
     /// Whether `to` was empty before the move.
     pub onto_empty: bool,
+    /// What the engine did on its own after the move: cards turned up, a
+    /// finished run sent home, Aces discarded.
+    pub outcome: Outcome,
+}
+
+impl MoveShape {
+    /// Where this move puts the card `depth` from the top of `from`, if it
+    /// moves that card: `to` for its own card, and for a Virginia Reel swap
+    /// also the first place for the second's card, so a swap is made by
+    /// picking either of the two cards.
+    fn takes(&self, from: Zone, depth: usize) -> Option<Option<Zone>> {
+        if self.from == from && self.depth == depth {
+            return Some(self.to);
+        }
+        match self.mv {
+            AnyMove::VirginiaReel(ReelMove::Swap { .. }) if depth == 0 && self.to == Some(from) => {
+                Some(Some(self.from))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the move sends a finished run home.
+    pub fn sends_a_run_home(&self) -> bool {
+        self.outcome
+            .effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::RunRemoved { .. }))
+    }
 }
 
 /// Every legal move of `position`, with its shape.
 pub fn move_shapes(position: &AnyGame) -> Vec<MoveShape> {
     let mut moves = Vec::new();
     position.legal_moves(&mut moves);
-    let before = position.view();
+    let view = position.view();
     moves
         .into_iter()
-        .filter_map(|mv| {
-            let mut after = position.clone();
-            let outcome = after.apply(mv).ok()?;
-            let landed = with_runs_put_back(after.view(), &outcome);
-            shape_of(&before, &landed, mv, position.format_move(mv))
-        })
+        .filter_map(|mv| shape_of(position, &view, mv))
         .collect()
 }
 
-/// `after` as it stood before the runs that the move completed went home:
-/// each removed run back on top of the pile it left, latest removal first
-/// undone, so the moved cards show where they landed.
-fn with_runs_put_back(mut after: View, outcome: &Outcome) -> View {
-    for effect in outcome.effects.iter().rev() {
-        let &Effect::RunRemoved { from, to, suit } = effect else {
-            continue;
-        };
-        let Some(home) = after.zones.iter_mut().find(|zone| zone.zone == to) else {
-            continue;
-        };
-        let (run, rest): (Vec<Card>, Vec<Card>) =
-            home.face_up.iter().partition(|card| card.suit() == suit);
-        home.face_up = rest;
-        if let Some(pile) = after.zones.iter_mut().find(|zone| zone.zone == from) {
-            pile.face_up.extend(run);
-        }
-    }
-    after
-}
-
-fn total(zone: &ZoneView) -> usize {
-    usize::from(zone.hidden) + zone.face_up.len()
-}
-
-/// The card at absolute height `height` of a zone, `None` if face down or absent.
-fn card_at(zone: &ZoneView, height: usize) -> Option<Card> {
-    height
-        .checked_sub(usize::from(zone.hidden))
-        .and_then(|index| zone.face_up.get(index).copied())
-}
-
-fn shape_of(before: &View, after: &View, mv: AnyMove, text: String) -> Option<MoveShape> {
-    let pairs: Vec<(&ZoneView, &ZoneView)> = before.zones.iter().zip(&after.zones).collect();
-    // The stock turning or dealing: its size drops.
-    if let Some((stock, _)) = pairs
-        .iter()
-        .find(|(b, a)| b.zone == Zone::Stock && total(a) < total(b))
-    {
-        return Some(MoveShape {
-            mv,
-            text,
-            from: stock.zone,
-            depth: 0,
-            to: None,
-            onto_empty: false,
-        });
-    }
-    // The deepest face-up card that is no longer where it was.
-    let (source, depth, card) = pairs.iter().find_map(|(b, a)| {
-        let hidden = usize::from(b.hidden);
-        b.face_up.iter().enumerate().find_map(|(index, &card)| {
-            (card_at(a, hidden + index) != Some(card))
-                .then(|| (b.zone, b.face_up.len() - 1 - index, card))
-        })
-    })?;
-    let landing = pairs.iter().find(|(b, a)| {
-        b.zone != source && a.face_up.contains(&card) && (total(a) > total(b) || a != b)
+/// The shape of `mv` on `position` (whose view is `view`), read from the
+/// move value, with the outcome of playing it on a copy; `None` if the
+/// engine refuses it.
+fn shape_of(position: &AnyGame, view: &View, mv: AnyMove) -> Option<MoveShape> {
+    let (from, depth, to) = ends(position, mv)?;
+    let outcome = position.clone().apply(mv).ok()?;
+    let onto_empty = to.is_some_and(|to| {
+        view.zones
+            .iter()
+            .find(|zone| zone.zone == to)
+            .is_some_and(|zone| zone.hidden == 0 && zone.face_up.is_empty())
     });
     Some(MoveShape {
         mv,
-        text,
-        from: source,
+        text: position.format_move(mv),
+        from,
         depth,
-        to: landing.map(|(b, _)| b.zone),
-        onto_empty: landing.is_some_and(|(b, _)| total(b) == 0),
+        to,
+        onto_empty,
+        outcome,
     })
+}
+
+/// Where each game's move takes its card from (zone and depth from the top)
+/// and where it puts it, from the move's own fields. `None` for a move of
+/// another game or one that names no card.
+fn ends(position: &AnyGame, mv: AnyMove) -> Option<(Zone, usize, Option<Zone>)> {
+    let ends = match mv {
+        AnyMove::ThreeBlindMice(TbmMove::PileToPile { from, count, to }) => (
+            Zone::Pile(from),
+            usize::from(count).checked_sub(1)?,
+            Some(Zone::Pile(to)),
+        ),
+        AnyMove::ThreeBlindMice(TbmMove::CellToPile { cell, to }) => {
+            (Zone::Cell(cell), 0, Some(Zone::Pile(to)))
+        }
+        AnyMove::FortyThieves(FtMove::PileToPile { from, to }) => {
+            (Zone::Pile(from), 0, Some(Zone::Pile(to)))
+        }
+        AnyMove::FortyThieves(FtMove::PileToFoundation { from, card }) => {
+            (Zone::Pile(from), 0, Some(foundation_for(position, card)?))
+        }
+        AnyMove::FortyThieves(FtMove::WasteToPile { to }) => (Zone::Waste, 0, Some(Zone::Pile(to))),
+        AnyMove::FortyThieves(FtMove::WasteToFoundation { card }) => {
+            (Zone::Waste, 0, Some(foundation_for(position, card)?))
+        }
+        AnyMove::FortyThieves(FtMove::Draw) | AnyMove::VirginiaReel(ReelMove::Deal) => {
+            (Zone::Stock, 0, None)
+        }
+        AnyMove::VirginiaReel(ReelMove::Build { reserve, to }) => {
+            (Zone::Reserve(reserve), 0, Some(Zone::Position(to)))
+        }
+        AnyMove::VirginiaReel(ReelMove::Release { from, to, .. }) => (
+            Zone::Position(from),
+            0,
+            Some(match to {
+                ReleaseTarget::Home(to) => Zone::Position(to),
+                ReleaseTarget::Discard => Zone::Discard,
+            }),
+        ),
+        AnyMove::VirginiaReel(ReelMove::Swap { first, second }) => {
+            (Zone::Position(first), 0, Some(Zone::Position(second)))
+        }
+    };
+    Some(ends)
+}
+
+/// The foundation an Indian or Midshipman card goes to: of its suit's two
+/// (`2s` and `2s + 1`), the lower-index one it builds on, as the engine
+/// fills them.
+fn foundation_for(position: &AnyGame, card: Card) -> Option<Zone> {
+    let AnyGame::FortyThieves(game) = position else {
+        return None;
+    };
+    let first = 2 * card.suit().index();
+    (first..first + 2)
+        .find(|&foundation| game.foundation_rank(foundation) + 1 == card.rank())
+        .and_then(|foundation| u8::try_from(foundation).ok())
+        .map(Zone::Foundation)
 }
 
 /// How natural a landing place is: home first, then onto a card, then an
 /// empty zone (as the seeds describe a click on a card).
-fn naturalness(shape: &MoveShape) -> u8 {
-    match shape.to {
+fn naturalness(shape: &MoveShape, to: Option<Zone>) -> u8 {
+    match to {
+        _ if shape.sends_a_run_home() => 0,
         Some(Zone::Foundation(_) | Zone::Discard) | None => 0,
         Some(_) if !shape.onto_empty => 1,
         Some(_) => 2,
@@ -336,8 +383,9 @@ fn naturalness(shape: &MoveShape) -> u8 {
 pub fn natural_move(shapes: &[MoveShape], from: Zone, depth: usize) -> Option<&MoveShape> {
     shapes
         .iter()
-        .filter(|shape| shape.from == from && shape.depth == depth)
-        .min_by_key(|shape| (naturalness(shape), shape.to))
+        .filter_map(|shape| Some((shape, shape.takes(from, depth)?)))
+        .min_by_key(|&(shape, to)| (naturalness(shape, to), to))
+        .map(|(shape, _)| shape)
 }
 
 /// The move that takes the card `depth` from the top of `from` to `to`.
@@ -349,13 +397,15 @@ pub fn move_between(
 ) -> Option<&MoveShape> {
     shapes
         .iter()
-        .filter(|shape| shape.from == from && shape.depth == depth && shape.to == Some(to))
+        .filter(|shape| shape.takes(from, depth) == Some(Some(to)))
         .min_by_key(|shape| shape.text.len())
 }
 
 #[cfg(test)]
 mod tests {
-    use patience_shared::games::three_blind_mice::TbmMove;
+    use std::collections::BTreeSet;
+
+    use patience_shared::rules::ZoneView;
     use patience_shared::solver::Budget;
     use patience_shared::solver::any::solve_deal;
 
@@ -530,5 +580,231 @@ mod tests {
             natural_move(&shapes, Zone::Stock, 0).map(|shape| shape.text.as_str()),
             Some("s")
         );
+    }
+
+    /// The kind of a move, for counting which kinds a test has seen.
+    fn kind(shape: &MoveShape) -> &'static str {
+        match shape.mv {
+            AnyMove::ThreeBlindMice(TbmMove::PileToPile { .. }) if shape.sends_a_run_home() => {
+                "pile to pile, the run home"
+            }
+            AnyMove::ThreeBlindMice(TbmMove::PileToPile { count: 1, .. }) => {
+                "one card pile to pile"
+            }
+            AnyMove::ThreeBlindMice(TbmMove::PileToPile { .. }) => "cards pile to pile",
+            AnyMove::ThreeBlindMice(TbmMove::CellToPile { .. }) => "cell to pile",
+            AnyMove::FortyThieves(FtMove::PileToPile { .. }) => "pile to pile",
+            AnyMove::FortyThieves(FtMove::PileToFoundation { .. }) => "pile to foundation",
+            AnyMove::FortyThieves(FtMove::WasteToPile { .. }) => "waste to pile",
+            AnyMove::FortyThieves(FtMove::WasteToFoundation { .. }) => "waste to foundation",
+            AnyMove::FortyThieves(FtMove::Draw) => "draw",
+            AnyMove::VirginiaReel(ReelMove::Build { .. }) => "build",
+            AnyMove::VirginiaReel(ReelMove::Release {
+                to: ReleaseTarget::Home(_),
+                chain,
+                ..
+            }) if chain.fillers().is_empty() => "release home",
+            AnyMove::VirginiaReel(ReelMove::Release {
+                to: ReleaseTarget::Home(_),
+                ..
+            }) => "release home through a chain",
+            AnyMove::VirginiaReel(ReelMove::Release {
+                to: ReleaseTarget::Discard,
+                ..
+            }) => "release to the discard",
+            AnyMove::VirginiaReel(ReelMove::Swap { .. }) => "swap",
+            AnyMove::VirginiaReel(ReelMove::Deal) => "deal",
+        }
+    }
+
+    /// Positions to check shapes on: `seeds`' deals and every position of
+    /// a walk of `steps` moves from each, each move the first that sends a
+    /// card home, else one drawn from the step (not a plan: variety).
+    fn walk(game: GameKind, seeds: &[u64], steps: usize) -> Vec<AnyGame> {
+        let mut positions = Vec::new();
+        for &seed in seeds {
+            let mut position = AnyGame::deal(game, seed);
+            for step in 0..steps {
+                positions.push(position.clone());
+                let shapes = move_shapes(&position);
+                let home = shapes.iter().find(|shape| {
+                    shape.sends_a_run_home()
+                        || matches!(shape.to, Some(Zone::Foundation(_) | Zone::Discard))
+                });
+                let index = (step * 7 + seed as usize) % shapes.len().max(1);
+                let Some(shape) = home.or(shapes.get(index)) else {
+                    break;
+                };
+                position.apply(shape.mv).expect("a legal move");
+            }
+        }
+        positions
+    }
+
+    fn zone(view: &View, zone: Zone) -> &ZoneView {
+        view.zones
+            .iter()
+            .find(|z| z.zone == zone)
+            .unwrap_or_else(|| panic!("{zone} is not on the board"))
+    }
+
+    fn total(zone: &ZoneView) -> usize {
+        usize::from(zone.hidden) + zone.face_up.len()
+    }
+
+    /// The card at height `height` of a zone, `None` if face down or absent.
+    fn card_at(zone: &ZoneView, height: usize) -> Option<Card> {
+        height
+            .checked_sub(usize::from(zone.hidden))
+            .and_then(|index| zone.face_up.get(index).copied())
+    }
+
+    /// Checks one shape against the board the engine leaves: the source
+    /// shows the moved card face up at the shape's depth; the card lands on
+    /// `to` on top of what `to` held (or, for a swap, in its place; or goes
+    /// home from `to` with its finished run); the cards above it go along;
+    /// and pick-and-drop and space over the same card and target find a
+    /// move. Returns what is wrong, for the failure message.
+    fn check_shape(
+        position: &AnyGame,
+        shapes: &[MoveShape],
+        shape: &MoveShape,
+    ) -> Result<(), String> {
+        let before = position.view();
+        let mut after = position.clone();
+        let outcome = after.apply(shape.mv).map_err(|error| error.to_string())?;
+        let after = after.view();
+        if outcome != shape.outcome {
+            return Err(format!(
+                "outcome {:?} is not the engine's {outcome:?}",
+                shape.outcome
+            ));
+        }
+        if natural_move(shapes, shape.from, shape.depth).is_none() {
+            return Err("space finds no move for the card".into());
+        }
+        if shape.from == Zone::Stock {
+            let (source_before, source_after) =
+                (zone(&before, Zone::Stock), zone(&after, Zone::Stock));
+            return match shape.to {
+                None if total(source_after) < total(source_before) => Ok(()),
+                None => Err("the stock did not shrink".into()),
+                Some(to) => Err(format!("a stock move names {to}")),
+            };
+        }
+        let source = zone(&before, shape.from);
+        let card = source
+            .face_up
+            .iter()
+            .rev()
+            .nth(shape.depth)
+            .copied()
+            .ok_or_else(|| format!("{} shows no card at depth {}", shape.from, shape.depth))?;
+        let to = shape.to.ok_or("no destination")?;
+        if to == shape.from {
+            return Err("the card lands where it was".into());
+        }
+        let (target_before, target_after) = (zone(&before, to), zone(&after, to));
+        let landed = match shape.mv {
+            AnyMove::VirginiaReel(ReelMove::Swap { .. }) => {
+                target_after.face_up == source.face_up
+                    && zone(&after, shape.from).face_up == target_before.face_up
+            }
+            _ => card_at(target_after, total(target_before)) == Some(card),
+        };
+        let went_home = outcome.effects.iter().any(|effect| {
+            matches!(effect, Effect::RunRemoved { from, suit, .. } if *from == to && *suit == card.suit())
+        });
+        if !landed && !went_home {
+            return Err(format!("{card} is not on {to} after the move"));
+        }
+        if !matches!(position, AnyGame::VirginiaReel(_)) {
+            // A finished run that the move uncovers goes home too.
+            let freed = outcome
+                .effects
+                .iter()
+                .filter(|effect| matches!(effect, Effect::RunRemoved { from, .. } if *from == shape.from))
+                .count();
+            let moved = total(source) - total(zone(&after, shape.from)) - 13 * freed;
+            if moved != shape.depth + 1 {
+                return Err(format!(
+                    "{moved} cards left {}, not {}",
+                    shape.from,
+                    shape.depth + 1
+                ));
+            }
+        }
+        match move_between(shapes, shape.from, shape.depth, to) {
+            Some(found) if found.from == shape.from && found.to == shape.to => Ok(()),
+            Some(found) => Err(format!("pick-and-drop finds {}", found.text)),
+            None => Err(format!("pick-and-drop finds nothing to {to}")),
+        }
+    }
+
+    /// Every legal move of positions along walks of every game: its shape
+    /// names a source that shows the moved card and a destination where the
+    /// engine puts it, and every kind of move of the game is met.
+    #[test]
+    fn every_legal_moves_shape_is_where_the_engine_takes_and_puts_its_card() {
+        let all = |kinds: &[&'static str]| kinds.iter().copied().collect::<BTreeSet<_>>();
+        let forty_thieves = all(&[
+            "pile to pile",
+            "pile to foundation",
+            "waste to pile",
+            "waste to foundation",
+            "draw",
+        ]);
+        let cases = [
+            (
+                GameKind::ThreeBlindMice,
+                all(&[
+                    "one card pile to pile",
+                    "cards pile to pile",
+                    "cell to pile",
+                    "pile to pile, the run home",
+                ]),
+            ),
+            (GameKind::Indian, forty_thieves.clone()),
+            (GameKind::Midshipman, forty_thieves),
+            (
+                GameKind::VirginiaReel,
+                all(&[
+                    "build",
+                    "release home",
+                    "release home through a chain",
+                    "release to the discard",
+                    "swap",
+                    "deal",
+                ]),
+            ),
+        ];
+        for (game, kinds) in cases {
+            let mut positions = walk(game, &[1, 2, 3, 4, 5, 6], 150);
+            if game == GameKind::ThreeBlindMice {
+                positions.extend(
+                    TBM_SEEDS[..3]
+                        .iter()
+                        .flat_map(|&seed| tbm_line(seed).into_iter().map(|(position, _)| position)),
+                );
+            }
+            let mut seen = BTreeSet::new();
+            for position in &positions {
+                let mut moves = Vec::new();
+                position.legal_moves(&mut moves);
+                let shapes = move_shapes(position);
+                assert_eq!(
+                    shapes.len(),
+                    moves.len(),
+                    "{game}: a legal move has no shape"
+                );
+                for shape in &shapes {
+                    seen.insert(kind(shape));
+                    if let Err(wrong) = check_shape(position, &shapes, shape) {
+                        panic!("{game} {}: {wrong}\n{:?}", shape.text, position.view());
+                    }
+                }
+            }
+            assert_eq!(seen, kinds, "{game}: the kinds of move met");
+        }
     }
 }

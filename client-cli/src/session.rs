@@ -47,6 +47,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, Phase, RoomOptions, ServerMessage};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::bot::BotLevel;
 use crate::config::{SavedSeat, Settings, Store};
 use crate::net::{Connection, NetError, seq_of};
 use crate::race::RaceState;
@@ -100,10 +101,12 @@ pub enum SeatSlot {
     /// The player's own seat ([`Settings::seat`]).
     Player,
     /// The seat of a bot started by `play --bot` ([`Settings::bot_seat`]),
-    /// racing one move per `pace_ms` milliseconds.
+    /// racing one move per `pace_ms` milliseconds at `level`.
     Bot {
         /// The bot's pace, saved with its seat.
         pace_ms: u64,
+        /// The bot's level, saved with its seat.
+        level: BotLevel,
     },
 }
 
@@ -577,7 +580,11 @@ impl Link {
                 game: Some(room.game),
                 pace_ms: match self.slot {
                     SeatSlot::Player => None,
-                    SeatSlot::Bot { pace_ms } => Some(pace_ms),
+                    SeatSlot::Bot { pace_ms, .. } => Some(pace_ms),
+                },
+                level: match self.slot {
+                    SeatSlot::Player => None,
+                    SeatSlot::Bot { level, .. } => Some(level),
                 },
             };
             let (name, slot) = (self.name.clone(), self.slot);
@@ -833,7 +840,10 @@ mod tests {
             std::env::temp_dir().join(format!("patience-bot-seat-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&directory);
         let store = Store::in_directory(&directory);
-        let bot = SeatSlot::Bot { pace_ms: 1500 };
+        let bot = SeatSlot::Bot {
+            pace_ms: 1500,
+            level: BotLevel::Easy,
+        };
         let join = Entry::Join("K7PQ3M".into());
         let (session, _) = Session::start_in_slot(&url, "bot", join.clone(), store.clone(), bot)
             .await
@@ -846,9 +856,16 @@ mod tests {
                 saved.code.as_str(),
                 saved.token.as_str(),
                 saved.pace_ms,
+                saved.level,
                 saved.game
             ),
-            ("K7PQ3M", "bot-token", Some(1500), Some(GameKind::Indian))
+            (
+                "K7PQ3M",
+                "bot-token",
+                Some(1500),
+                Some(BotLevel::Easy),
+                Some(GameKind::Indian)
+            )
         );
         // The client dies; started again, the bot asks for its seat back.
         drop(session);

@@ -184,8 +184,16 @@ impl Ui {
                     Some(to) => format!("{} on {} to {to}", Ui::describe(&view, from), shape.from),
                     None => format!("{} on {}", Ui::describe(&view, from), shape.from),
                 };
+                let home = if shape.sends_a_run_home() {
+                    ", and its run goes home"
+                } else {
+                    ""
+                };
                 self.hint = Some((from, shape.to));
-                self.say(format!("hint: {text}: {what} (lit on the board)"), false);
+                self.say(
+                    format!("hint: {text}: {what}{home} (lit on the board)"),
+                    false,
+                );
             }
             None => {
                 self.hint = None;

@@ -419,3 +419,176 @@ async fn a_session_cancelled_at_every_turn_loses_no_message_across_a_reconnectio
         .expect("every message within the test's patience");
     assert_eq!(seen, (3..23).collect::<Vec<_>>(), "none lost, none twice");
 }
+
+/// What the race panel (right of the `│`) says of racer `name`: its lines
+/// from the name's to the next racer's, joined (a narrow panel gives a
+/// racer three lines, a wide one puts the status beside the name).
+fn panel_of(frame: &str, name: &str) -> String {
+    let panel: Vec<&str> = frame
+        .lines()
+        .map(|line| {
+            line.rsplit('│')
+                .next()
+                .unwrap_or("")
+                .trim_matches([' ', '"'])
+        })
+        .collect();
+    panel
+        .iter()
+        .position(|line| *line == name || line.starts_with(&format!("{name}  ")))
+        .map(|first| panel[first..(first + 3).min(panel.len())].join(" "))
+        .unwrap_or_default()
+}
+
+/// The lines of `frame` that hold all of `words`.
+fn lines_with<'a>(frame: &'a str, words: &[&str]) -> Vec<&'a str> {
+    frame
+        .lines()
+        .filter(|line| words.iter().all(|word| line.contains(word)))
+        .collect()
+}
+
+#[tokio::test]
+async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
+    use patience_shared::protocol::{RaceResult, Reveal, Standing};
+
+    let three = || {
+        let mut room = room(Phase::Racing);
+        room.max_players = 3;
+        room.players[1].name = "bot".into();
+        room.players.push(PlayerInfo {
+            seat: 2,
+            name: "carol".into(),
+            connected: true,
+            status: PlayerStatus::Racing,
+        });
+        room
+    };
+    // As the server tells it: a racer's `finished` first, then the room
+    // update of its client going away (a resigning player's client closes;
+    // a bot's ends with its race).
+    let gone = |seq: u64, seats: &[(u8, PlayerStatus)]| {
+        let mut room = three();
+        for &(seat, status) in seats {
+            if let Some(player) = room.players.iter_mut().find(|p| p.seat == seat) {
+                player.connected = false;
+                player.status = status;
+            }
+        }
+        ServerMessage::RoomUpdate { seq, room }
+    };
+    let finished =
+        |seq: u64, seat: u8, status: PlayerStatus, elapsed_ms: u64| ServerMessage::Finished {
+            seq,
+            seat,
+            status,
+            elapsed_ms,
+        };
+    let (resigned, won) = (PlayerStatus::Resigned, PlayerStatus::Won);
+    let rivals_done = vec![
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: three(),
+            seat: Some(0),
+            resume_token: Some("first".into()),
+        },
+        race_started(2),
+        finished(3, 2, resigned, 20_000),
+        gone(4, &[(2, resigned)]),
+        finished(5, 1, won, 45_000),
+        gone(6, &[(2, resigned), (1, won)]),
+    ];
+    let standing = |rank: u8, seat: u8, name: &str, status: PlayerStatus| Standing {
+        rank,
+        seat,
+        name: name.into(),
+        status,
+        progress: Default::default(),
+    };
+    let ended = ServerMessage::RaceEnded {
+        seq: 8,
+        result: RaceResult {
+            race_id: Some(732),
+            standings: vec![
+                standing(1, 1, "bot", won),
+                standing(2, 0, "ada", resigned),
+                standing(3, 2, "carol", resigned),
+            ],
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: "00".into(),
+            },
+            logs: Vec::new(),
+            open_boards: false,
+        },
+    };
+    let (url, _) = fake_server::start(move |message| match message {
+        ClientMessage::JoinRoom { .. } => rivals_done.clone(),
+        ClientMessage::Resign => vec![finished(7, 0, resigned, 60_000), ended.clone()],
+        _ => Vec::new(),
+    })
+    .await;
+    let (session, notes) = Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+        .await
+        .expect("the fake server seats us");
+    let (mut screen, mut frames) = TestScreen::new(120, 30);
+    let (keys, mut events) = mpsc::channel::<Event>(8);
+    let press = |c: char| {
+        Event::Key(ratatui::crossterm::event::KeyEvent::from(
+            ratatui::crossterm::event::KeyCode::Char(c),
+        ))
+    };
+    let last = frames.clone();
+    let (racing, results) = {
+        let looping = online::run(&mut screen, &mut events, session, notes);
+        tokio::pin!(looping);
+        let watched = async {
+            // The race panel, while ada still races.
+            until_drawn(&mut frames, |frame| {
+                panel_of(frame, "bot").contains("won")
+                    && panel_of(frame, "carol").contains("resigned")
+            })
+            .await;
+            let racing = frames.borrow().clone();
+            // ada resigns too (q, then yes): the race ends, the results show.
+            for c in ['q', 'y'] {
+                keys.send(press(c)).await.expect("the loop reads keys");
+            }
+            until_drawn(&mut frames, |frame| frame.contains("race id 732")).await;
+            (racing, frames.borrow().clone())
+        };
+        let seen = tokio::select! {
+            ending = &mut looping => panic!(
+                "the loop ended early: {}",
+                match ending {
+                    Ok(Ending::Failed { error, .. }) => error.to_string(),
+                    Ok(_) => "left or closed".into(),
+                    Err(error) => error.to_string(),
+                }
+            ),
+            seen = tokio::time::timeout(PATIENCE, watched) => seen.unwrap_or_else(|_| {
+                panic!("not shown within {PATIENCE:?}:\n{}", last.borrow().as_str())
+            }),
+        };
+        drop(keys);
+        let _ = looping.await;
+        seen
+    };
+    for frame in [&racing, &results] {
+        for wrong in ["lost the connection", "reconnecting"] {
+            assert!(!frame.contains(wrong), "{wrong:?} in:\n{frame}");
+        }
+    }
+    assert!(
+        racing.contains("bot won after 0:45"),
+        "the last word is the bot's win:\n{racing}"
+    );
+    let standing_of = |name: &str, status: &str| {
+        lines_with(&results, &[name, status])
+            .into_iter()
+            .any(|line| !line.contains("after"))
+    };
+    assert!(standing_of("bot", "won"), "{results}");
+    assert!(standing_of("carol", "resigned"), "{results}");
+}
