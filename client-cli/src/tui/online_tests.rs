@@ -303,22 +303,7 @@ async fn leaving_while_the_session_reconnects_ends_at_once_and_forgets_the_seat(
 
 #[tokio::test]
 async fn plain_mode_says_it_reconnects_and_follows_the_race_to_its_end() {
-    use patience_shared::protocol::{RaceResult, Reveal};
-
-    let ended = ServerMessage::RaceEnded {
-        seq: 3,
-        result: RaceResult {
-            race_id: Some(731),
-            standings: Vec::new(),
-            reveal: Reveal {
-                game: GameKind::ThreeBlindMice,
-                seed: 7,
-                salt: "00".into(),
-            },
-            logs: Vec::new(),
-            open_boards: false,
-        },
-    };
+    let ended = tbm_race_ended(3, 731, Vec::new());
     let (url, _) = fake_server::start_scripted(move |message| match message {
         ClientMessage::JoinRoom { .. } => seated_then_dropped([]),
         ClientMessage::Resume { .. } => Reply {
@@ -450,7 +435,7 @@ fn lines_with<'a>(frame: &'a str, words: &[&str]) -> Vec<&'a str> {
 
 #[tokio::test]
 async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
-    use patience_shared::protocol::{RaceResult, Reveal, Standing};
+    use patience_shared::protocol::Standing;
 
     let three = || {
         let mut room = room(Phase::Racing);
@@ -505,24 +490,15 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
         status,
         progress: Default::default(),
     };
-    let ended = ServerMessage::RaceEnded {
-        seq: 8,
-        result: RaceResult {
-            race_id: Some(732),
-            standings: vec![
-                standing(1, 1, "bot", won),
-                standing(2, 0, "ada", resigned),
-                standing(3, 2, "carol", resigned),
-            ],
-            reveal: Reveal {
-                game: GameKind::ThreeBlindMice,
-                seed: 7,
-                salt: "00".into(),
-            },
-            logs: Vec::new(),
-            open_boards: false,
-        },
-    };
+    let ended = tbm_race_ended(
+        8,
+        732,
+        vec![
+            standing(1, 1, "bot", won),
+            standing(2, 0, "ada", resigned),
+            standing(3, 2, "carol", resigned),
+        ],
+    );
     let (url, _) = fake_server::start(move |message| match message {
         ClientMessage::JoinRoom { .. } => rivals_done.clone(),
         ClientMessage::Resign => vec![finished(7, 0, resigned, 60_000), ended.clone()],
@@ -591,4 +567,27 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
     };
     assert!(standing_of("bot", "won"), "{results}");
     assert!(standing_of("carol", "resigned"), "{results}");
+}
+
+/// The end of a Three Blind Mice race of seed 7, stored as `race_id`.
+fn tbm_race_ended(
+    seq: u64,
+    race_id: u64,
+    standings: Vec<patience_shared::protocol::Standing>,
+) -> ServerMessage {
+    use patience_shared::protocol::{RaceResult, Reveal};
+    ServerMessage::RaceEnded {
+        seq,
+        result: RaceResult {
+            race_id: Some(race_id),
+            standings,
+            reveal: Reveal {
+                game: GameKind::ThreeBlindMice,
+                seed: 7,
+                salt: "00".into(),
+            },
+            logs: Vec::new(),
+            open_boards: false,
+        },
+    }
 }
