@@ -1174,7 +1174,12 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     // Every protocol type serializes: maps with string keys, no floats, no
     // unsupported shapes. A failure would be a bug in this module, which the
     // snapshot tests rule out; the empty frame is the panic-free fallback.
-    rmp_serde::to_vec_named(message).unwrap_or_default()
+    let mut frame = rmp_serde::to_vec_named(message).unwrap_or_default();
+    // The encoder grows its buffer by doubling, so up to half of it is
+    // spare; a frame is often kept (a room keeps its events for resumes),
+    // and a kept frame would keep its spare bytes too.
+    frame.shrink_to_fit();
+    frame
 }
 
 /// The client messages with a `game` field: a game name that is not one of
