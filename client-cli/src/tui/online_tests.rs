@@ -208,11 +208,7 @@ async fn a_race_dropped_mid_way_reconnects_with_no_key_pressed_and_keeps_the_ser
         tokio::select! {
             ending = &mut looping => panic!(
                 "the loop ended before resuming: {}",
-                match ending {
-                    Ok(Ending::Failed { error, .. }) => error.to_string(),
-                    Ok(_) => "left or closed".into(),
-                    Err(error) => error.to_string(),
-                }
+                how_it_ended(ending)
             ),
             outcome = tokio::time::timeout(PATIENCE, watched) => outcome
                 .unwrap_or_else(|_| panic!("no resume shown at 0:50 within {PATIENCE:?}")),
@@ -537,11 +533,7 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
         let seen = tokio::select! {
             ending = &mut looping => panic!(
                 "the loop ended early: {}",
-                match ending {
-                    Ok(Ending::Failed { error, .. }) => error.to_string(),
-                    Ok(_) => "left or closed".into(),
-                    Err(error) => error.to_string(),
-                }
+                how_it_ended(ending)
             ),
             seen = tokio::time::timeout(PATIENCE, watched) => seen.unwrap_or_else(|_| {
                 panic!("not shown within {PATIENCE:?}:\n{}", last.borrow().as_str())
@@ -589,5 +581,14 @@ fn tbm_race_ended(
             logs: Vec::new(),
             open_boards: false,
         },
+    }
+}
+
+/// How a loop that should still be running ended, for a test's panic.
+fn how_it_ended<E: std::fmt::Display>(ending: Result<Ending, E>) -> String {
+    match ending {
+        Ok(Ending::Failed { error, .. }) => error.to_string(),
+        Ok(_) => "left or closed".into(),
+        Err(error) => error.to_string(),
     }
 }
