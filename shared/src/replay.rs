@@ -4,7 +4,7 @@
 
 use crate::any::{AnyGame, AnyMove};
 use crate::protocol::UNDO_TEXT;
-use crate::rules::{Effect, MoveError, NotationError, Outcome, Rules as _, View};
+use crate::rules::{Effect, MoveError, MoveStack, NotationError, Rules as _, View};
 
 /// Why a logged move does not replay.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum StepError {
 #[derive(Clone, Debug)]
 pub struct LogReplay {
     position: AnyGame,
-    played: Vec<(AnyMove, Outcome)>,
+    played: MoveStack<AnyMove>,
 }
 
 impl LogReplay {
@@ -33,7 +33,7 @@ impl LogReplay {
     pub fn new(deal: AnyGame) -> LogReplay {
         LogReplay {
             position: deal,
-            played: Vec::new(),
+            played: MoveStack::new(),
         }
     }
 
@@ -44,7 +44,7 @@ impl LogReplay {
 
     /// The position and the moves played to it, for whoever plays on
     /// (and may take them back).
-    pub fn into_parts(self) -> (AnyGame, Vec<(AnyMove, Outcome)>) {
+    pub fn into_parts(self) -> (AnyGame, MoveStack<AnyMove>) {
         (self.position, self.played)
     }
 
@@ -59,9 +59,8 @@ impl LogReplay {
         }
         let mv = self.position.parse_move(text)?;
         let outcome = self.position.apply(mv)?;
-        let effects = outcome.effects.to_vec();
-        self.played.push((mv, outcome));
-        Ok(effects)
+        self.played.push(mv, &outcome);
+        Ok(outcome.effects.to_vec())
     }
 }
 

@@ -121,6 +121,67 @@ impl Outcome {
     }
 }
 
+/// The moves played so far, each with what it did, for taking them back
+/// last first.
+///
+/// Why not a `Vec<(M, Outcome)>`: an `Outcome` has room for
+/// [`MAX_EFFECTS`] effects (about 150 bytes) while most moves have none or
+/// one, and a race server holds every racer's moves for the whole race.
+/// Here each move costs itself and a count, and only the effects that
+/// happened are kept, in one shared list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveStack<M> {
+    /// Each move and how many effects it had: its effects are the last
+    /// that many of `effects` while it is on top.
+    moves: Vec<(M, u8)>,
+    effects: Vec<Effect>,
+}
+
+impl<M> Default for MoveStack<M> {
+    fn default() -> MoveStack<M> {
+        MoveStack {
+            moves: Vec::new(),
+            effects: Vec::new(),
+        }
+    }
+}
+
+impl<M: Copy> MoveStack<M> {
+    /// An empty stack.
+    pub fn new() -> MoveStack<M> {
+        MoveStack::default()
+    }
+
+    /// Records a move that was played and what it did.
+    pub fn push(&mut self, mv: M, outcome: &Outcome) {
+        // `MAX_EFFECTS` is far below `u8::MAX`, so the count always fits.
+        let count = u8::try_from(outcome.effects.len()).unwrap_or(u8::MAX);
+        self.moves.push((mv, count));
+        self.effects.extend_from_slice(&outcome.effects);
+    }
+
+    /// Takes the last move off, with its outcome as `apply` returned it.
+    pub fn pop(&mut self) -> Option<(M, Outcome)> {
+        let (mv, count) = self.moves.pop()?;
+        let start = self.effects.len().saturating_sub(usize::from(count));
+        let mut outcome = Outcome::new();
+        for effect in self.effects.drain(start..) {
+            outcome.push(effect);
+        }
+        Some((mv, outcome))
+    }
+
+    /// How many moves are on the stack.
+    pub fn len(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// Whether no move is on the stack.
+    pub fn is_empty(&self) -> bool {
+        self.moves.is_empty()
+    }
+}
+
 /// Why a move was refused. A refused move changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reason")]
@@ -370,4 +431,46 @@ pub trait Rules: Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static {
 
     /// Writes a move in the canonical notation; `parse_move` reads it back.
     fn format_move(&self, mv: Self::Move) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::card::{Card, Suit};
+
+    fn outcome(effects: &[Effect]) -> Outcome {
+        let mut outcome = Outcome::new();
+        for &effect in effects {
+            outcome.push(effect);
+        }
+        outcome
+    }
+
+    #[test]
+    fn a_move_stack_gives_each_move_back_with_its_own_effects_last_first() {
+        let turned = Effect::TurnedUp {
+            zone: Zone::Pile(3),
+            card: Card::new(Suit::Hearts, 7),
+        };
+        let drew = Effect::Drew {
+            card: Card::new(Suit::Spades, 2),
+        };
+        let dealt = Effect::Dealt { count: 8 };
+        let played: [(u8, Outcome); 4] = [
+            (1, outcome(&[turned])),
+            (2, outcome(&[])),
+            (3, outcome(&[drew, dealt, turned])),
+            (4, outcome(&[])),
+        ];
+        let mut stack = MoveStack::new();
+        for (mv, outcome) in &played {
+            stack.push(*mv, outcome);
+        }
+        assert_eq!(stack.len(), 4);
+        for (mv, outcome) in played.iter().rev() {
+            assert_eq!(stack.pop(), Some((*mv, outcome.clone())));
+        }
+        assert!(stack.is_empty());
+        assert_eq!(stack.pop(), None);
+    }
 }

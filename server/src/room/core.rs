@@ -50,7 +50,7 @@ use patience_shared::protocol::{
     Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
 };
 use patience_shared::replay::LogReplay;
-use patience_shared::rules::{Effect, MoveError, Outcome, Rules, View};
+use patience_shared::rules::{Effect, MoveError, MoveStack, Rules, View};
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 
@@ -58,6 +58,7 @@ use crate::metrics::{Metrics, bump, gauge};
 use crate::room_handle::Refusal;
 use crate::secrets::{TokenHash, secret_from, token_hash};
 use crate::store::{LiveMove, LiveRace, LiveSeat, NewRace, PlayerId};
+use move_texts::MoveTexts;
 
 /// Why a kept race could not run again.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -326,8 +327,8 @@ struct Seat {
     grace_until: Option<Millis>,
     status: PlayerStatus,
     position: Option<AnyGame>,
-    history: Vec<(AnyMove, Outcome)>,
-    log: Vec<String>,
+    history: MoveStack<AnyMove>,
+    log: MoveTexts,
     progress: Progress,
     finished_ms: Option<u64>,
 }
@@ -601,7 +602,7 @@ impl RoomCore {
                     status: seat.status,
                     progress: seat.progress,
                     finished_ms: seat.finished_ms,
-                    log: seat.log.clone(),
+                    log: seat.log.to_vec(),
                 })
                 .collect(),
             epoch: self.epoch,
@@ -683,7 +684,7 @@ impl RoomCore {
                 status,
                 position: Some(position),
                 history,
-                log: kept.log,
+                log: kept.log.iter().map(String::as_str).collect(),
                 progress,
                 finished_ms,
             });
@@ -1007,8 +1008,8 @@ impl RoomCore {
                 grace_until: None,
                 status: PlayerStatus::Waiting,
                 position: None,
-                history: Vec::new(),
-                log: Vec::new(),
+                history: MoveStack::new(),
+                log: MoveTexts::default(),
                 progress: Progress::default(),
                 finished_ms: None,
             },
@@ -1371,8 +1372,8 @@ impl RoomCore {
         bump(&self.metrics.moves_accepted);
         let effects = outcome.effects.to_vec();
         let seat = &mut self.seats[index];
-        seat.history.push((mv, outcome));
-        seat.log.push(canonical.clone());
+        seat.history.push(mv, &outcome);
+        seat.log.push(&canonical);
         self.after_change(index, canonical, effects);
     }
 
@@ -1401,7 +1402,7 @@ impl RoomCore {
             );
         };
         position.undo(mv, &outcome);
-        seat.log.push(UNDO_TEXT.to_string());
+        seat.log.push(UNDO_TEXT);
         bump(&self.metrics.moves_accepted);
         self.after_change(index, UNDO_TEXT.to_string(), Vec::new());
     }
@@ -1527,11 +1528,22 @@ impl RoomCore {
                 .iter()
                 .map(|seat| MoveLog {
                     seat: seat.seat,
-                    moves: seat.log.clone(),
+                    moves: seat.log.to_vec(),
                 })
                 .collect(),
             open_boards: self.params.options.open_boards,
         };
+        // A finished room lingers for its results, and a busy server holds
+        // as many such rooms as races end in `linger_ms`: what only served
+        // the running race goes now. No move is taken back any more, the
+        // result holds the logs, and a player who resumes from before the
+        // end gets a snapshot with the result instead of the race's events.
+        for seat in &mut self.seats {
+            seat.history = MoveStack::new();
+            seat.log = MoveTexts::default();
+        }
+        self.log.clear();
+        self.log_bytes = 0;
         self.phase = Phase::Finished;
         self.close_at = Some(self.now.saturating_add(self.settings.linger_ms));
         self.changed = true;
@@ -1718,6 +1730,7 @@ fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
 
 #[doc(hidden)]
 pub mod fuzzing;
+mod move_texts;
 
 #[cfg(test)]
 mod tests;

@@ -510,6 +510,59 @@ fn a_resume_gets_the_missed_events_or_a_snapshot_when_they_are_not_kept() {
 }
 
 #[test]
+fn a_resume_from_before_the_end_of_a_race_gets_the_result_in_a_snapshot_not_the_race() {
+    let (seed, line) = proved();
+    let (mut room, _, bob_token) = Room::racing(no_undo(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    let (before, last) = line.split_at(line.len() - 3);
+    for text in before {
+        room.play(1, text);
+    }
+    // Bob misses only a few events, which the log would hold.
+    room.input(Input::Disconnected { conn: 2 })
+        .expect("answered");
+    room.drain(None);
+    let seen = room.core.seq;
+    for text in last {
+        room.play(1, text);
+    }
+    room.input(Input::RaceStored { race_id: Some(7) })
+        .expect("answered");
+    room.drain(None);
+    assert_eq!(room.core.phase(), Phase::Finished);
+    room.input(Input::Resume {
+        conn: 5,
+        token: token_hash(&bob_token),
+        last_seq: seen,
+    })
+    .expect("resumes");
+    let told = Room::to(&room.drain(None), 5);
+    // Ada's race, move by move, is gone with it; what is left to know is
+    // in one snapshot: every board and the result.
+    let [
+        ServerMessage::Resumed { .. },
+        ServerMessage::Snapshot {
+            race: Some(race), ..
+        },
+        after @ ..,
+    ] = told.as_slice()
+    else {
+        panic!("resumed, then one snapshot: {told:?}");
+    };
+    assert!(
+        after
+            .iter()
+            .all(|message| matches!(message, ServerMessage::RoomUpdate { .. })),
+        "{after:?}"
+    );
+    assert_eq!(
+        race.result.as_ref().and_then(|result| result.race_id),
+        Some(7)
+    );
+    assert!(race.boards.iter().all(|board| board.board.is_some()));
+}
+
+#[test]
 fn the_event_log_is_bounded_in_bytes_as_well_as_in_events() {
     let (seed, line) = proved();
     let undo = undo_allowed();
