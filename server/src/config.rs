@@ -193,10 +193,14 @@ impl Default for Config {
             grace_period_ms: 60_000,
             finished_room_linger_ms: 60_000,
             event_log_capacity: 512,
-            // About 50 moves of a two-deck game with their boards, a few
-            // hundred of count-only progress: a resume after a short drop
-            // gets its missed events, a longer one a snapshot.
-            event_log_bytes: 64 * 1024,
+            // About a dozen moves with their boards, or a hundred
+            // count-only `progress` events: about two seconds of a
+            // four-racer room at a brisk pace. A resume after a short drop
+            // gets its missed events; a longer one gets a snapshot, which
+            // says the same in less than the events it replaces (one board
+            // rather than one per move), so a longer log would buy resumes
+            // nothing and cost every racing room its memory.
+            event_log_bytes: 16 * 1024,
             deal_pool_size: 3,
             deal_pool_max: 500,
             deal_games: GameKind::ALL.to_vec(),
