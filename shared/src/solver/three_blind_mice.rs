@@ -110,6 +110,17 @@
 //!   a finished run leaves) or by leaving with its run, once every other
 //!   card of its suit has made its final move. A King is never required to
 //!   move.
+//! - A face-down card must be turned up before its run can leave (runs
+//!   leave only face up), so the card lying directly on it must leave it.
+//!   If that card is its child, it never does: it lies on its parent for
+//!   good, and nothing under it can carry it away (the face-down card, and
+//!   every card under that one, is face down and cannot move). Such a
+//!   position is lost whatever else happens, which `face_down_under_its_child`
+//!   checks before the fixpoint below. (Every one of the five deals of seeds
+//!   1..=10,000 that stayed unknown at a million positions deals a King face
+//!   down at the bottom of a blind pile with its Queen face down on it; the
+//!   search used to prove them lost only by exhausting one to five million
+//!   positions, every line ending with that suit's run stuck on its King.)
 //!
 //! Starting from nothing, the search adds every final move whose needs are
 //! met by moves already added, until nothing more can be added. Any real
@@ -153,6 +164,10 @@ pub struct TbmOptions {
     /// onto a parent with unsettled cards under it, or a lone King), not only
     /// the narrow one.
     pub wider_safe_move: bool,
+    /// Among dead positions, also stop at one with a face-down card whose
+    /// child lies directly on it (module docs, "Dead positions"). Only
+    /// counts with `dead_positions`.
+    pub face_down_under_child: bool,
 }
 
 impl Default for TbmOptions {
@@ -161,6 +176,7 @@ impl Default for TbmOptions {
             safe_move: true,
             dead_positions: true,
             wider_safe_move: true,
+            face_down_under_child: true,
         }
     }
 }
@@ -381,6 +397,20 @@ struct Requirement {
 }
 
 impl TbmSearch {
+    /// Whether some face-down card has its child lying directly on it: the
+    /// child never leaves it, so it is never turned up and its run never
+    /// leaves (module docs, "Dead positions").
+    fn face_down_under_its_child(&self) -> bool {
+        (0..PILES).any(|pile| {
+            let cards = self.state.pile(pile);
+            let face_down = self.state.face_down(pile);
+            cards
+                .windows(2)
+                .take(face_down)
+                .any(|pair| pair[1].next_higher() == Some(pair[0]))
+        })
+    }
+
     /// The requirements of every card that has a final move to make, by card
     /// index; `None` for cards that make none (settled or gone).
     fn requirements(&self) -> [Option<Requirement>; 52] {
@@ -496,6 +526,9 @@ impl SolverGame for TbmSearch {
     fn is_dead(&self) -> bool {
         if !self.options.dead_positions {
             return false;
+        }
+        if self.options.face_down_under_child && self.face_down_under_its_child() {
+            return true;
         }
         let requirements = self.requirements();
         // Where a King's final move can go: a pile empty now, one emptied by
@@ -719,6 +752,90 @@ mod tests {
             }
         }
         assert!(checked >= 700, "only {checked} dead positions checked");
+    }
+
+    /// A face-down card's child lying on it is there from the deal (cards
+    /// land only on top cards), so the rule fires on a deal's whole game or
+    /// never. Along random play from every deal of 1..=1000 it fires on,
+    /// the position a few moves in is solved with no dead-position proof at
+    /// all: it must never win, and small ones must be proved lost.
+    #[test]
+    fn face_down_under_its_child_keeps_every_verdict() {
+        let without = TbmOptions {
+            dead_positions: false,
+            ..TbmOptions::default()
+        };
+        let mut rng = crate::conformance::TestRng::new(14);
+        let mut moves = Vec::new();
+        let (mut fired, mut proved_lost) = (0, 0);
+        for seed in 1..=1000 {
+            let mut state = ThreeBlindMice::deal(seed);
+            if !TbmSearch::new(state.clone()).face_down_under_its_child() {
+                continue;
+            }
+            fired += 1;
+            for _ in 0..20 {
+                state.legal_moves(&mut moves);
+                let Some(&mv) = moves.get(rng.below(moves.len().max(1))) else {
+                    break;
+                };
+                state.apply(mv).expect("legal");
+            }
+            let search = TbmSearch::new(state.clone());
+            assert!(search.is_dead(), "seed {seed}: the rule stopped firing");
+            let verdict = solve(
+                &TbmSearch::with_options(state.clone(), without),
+                Budget::positions(20_000),
+            )
+            .expect("replay")
+            .verdict;
+            assert!(
+                !matches!(verdict, Verdict::Winnable(_)),
+                "seed {seed}: a position with a face-down card under its child wins:\n{state}"
+            );
+            proved_lost += usize::from(verdict == Verdict::Unwinnable);
+        }
+        assert!(fired >= 100, "the rule fired on only {fired} deals");
+        assert!(
+            proved_lost >= fired * 9 / 10,
+            "only {proved_lost} of {fired} positions proved lost without the rule"
+        );
+    }
+
+    #[test]
+    fn face_down_under_its_child_fires() {
+        let without = TbmOptions {
+            face_down_under_child: false,
+            ..TbmOptions::default()
+        };
+        let dead = |state: &ThreeBlindMice, options| {
+            TbmSearch::with_options(state.clone(), options).is_dead()
+        };
+        // Each position: whether it is dead with the rule, and without it.
+        let cases = [
+            // The Queen of hearts lies face up on its King, face down.
+            ("p1: Kh | Qh", true, false),
+            // The deals' pattern: a King face down at the bottom with its
+            // Queen face down on it.
+            ("p1: Kd Qd | 2s\np2: 3s", true, false),
+            // Face up, the Queen lies on its King as she should.
+            ("p1: Kh Qh", false, false),
+            // The card on the face-down King is not its child.
+            ("p1: Kh | Qs", false, false),
+        ];
+        for (text, with_rule, without_rule) in cases {
+            let state = ThreeBlindMice::from_fixture(text).expect("fixture");
+            assert_eq!(dead(&state, TbmOptions::default()), with_rule, "{text}");
+            assert_eq!(dead(&state, without), without_rule, "{text}");
+        }
+        // The five deals of 1..=10,000 a million positions left unknown
+        // (docs/WINNABILITY.md) are each dead from the deal, and the rest of
+        // the proof would not see it.
+        for seed in [1916, 2053, 2373, 5305, 8150] {
+            let deal = ThreeBlindMice::deal(seed);
+            assert!(dead(&deal, TbmOptions::default()), "seed {seed}");
+            assert!(!dead(&deal, without), "seed {seed}");
+        }
     }
 
     /// `solve` replays every line it finds through the rules and reports a
