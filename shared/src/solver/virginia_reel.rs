@@ -213,9 +213,12 @@
 //! verdicts with and without each on late positions of a thousand deals and on
 //! positions built backwards from a win, which must never be called lost.
 
+use std::cell::{Cell, RefCell};
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use arrayvec::ArrayVec;
+use rustc_hash::FxHashMap;
 
 use crate::card::{ACE, Card, Suit};
 use crate::games::virginia_reel::{
@@ -297,6 +300,9 @@ pub struct Pruning {
     pub relaxation: bool,
     /// Declare a position lost when the precedence counts forbid it.
     pub precedence: bool,
+    /// Declare a position lost when an earlier pass or round of the same
+    /// search proved it lost under no more freezes.
+    pub lost_table: bool,
 }
 
 impl Pruning {
@@ -307,6 +313,7 @@ impl Pruning {
         freeze_passed_moves: true,
         relaxation: true,
         precedence: true,
+        lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
     pub const NONE: Pruning = Pruning {
@@ -315,6 +322,7 @@ impl Pruning {
         freeze_passed_moves: false,
         relaxation: false,
         precedence: false,
+        lost_table: false,
     };
 }
 
@@ -437,6 +445,70 @@ struct Frozen {
     moves: ArrayVec<FrozenMove, MAX_FROZEN_MOVES>,
 }
 
+/// One position proved lost, in [`LostTable::entries`].
+#[derive(Clone, Copy, Debug)]
+struct LostEntry {
+    /// Its freezes are `LostTable::tokens[first..first + len]`, sorted.
+    first: u32,
+    len: u32,
+    /// The next entry with the same key without freezes, or `u32::MAX`.
+    next: u32,
+}
+
+/// Positions proved lost by any pass or round of one search, keyed without
+/// what is frozen, each with the freezes it was proved lost under (module
+/// docs, "Positions proved lost").
+#[derive(Debug, Default)]
+struct LostTable {
+    /// The newest entry for each key without freezes.
+    heads: FxHashMap<u64, u32>,
+    entries: Vec<LostEntry>,
+    /// Every entry's freezes as tokens ([`ReelSearch::frozen_tokens`]).
+    tokens: Vec<u64>,
+}
+
+impl LostTable {
+    /// Whether some entry for `key` was proved lost under a sub-multiset of
+    /// `tokens` (sorted).
+    fn covers(&self, key: u64, tokens: &[u64]) -> bool {
+        let mut at = self.heads.get(&key).copied().unwrap_or(u32::MAX);
+        while let Some(entry) = self.entries.get(at as usize) {
+            let first = entry.first as usize;
+            let proved = &self.tokens[first..first + entry.len as usize];
+            if is_sub_multiset(proved, tokens) {
+                return true;
+            }
+            at = entry.next;
+        }
+        false
+    }
+
+    /// Whether any entry has `key`.
+    fn has(&self, key: u64) -> bool {
+        self.heads.contains_key(&key)
+    }
+
+    fn insert(&mut self, key: u64, tokens: &[u64]) {
+        let at = self.entries.len() as u32;
+        let next = self.heads.insert(key, at).unwrap_or(u32::MAX);
+        self.entries.push(LostEntry {
+            first: self.tokens.len() as u32,
+            len: tokens.len() as u32,
+            next,
+        });
+        self.tokens.extend_from_slice(tokens);
+    }
+}
+
+/// Whether every value of sorted `small` appears in sorted `large`, as
+/// often or more.
+fn is_sub_multiset(small: &[u64], large: &[u64]) -> bool {
+    let mut large = large.iter();
+    small
+        .iter()
+        .all(|&value| large.by_ref().any(|&other| other == value))
+}
+
 /// A Virginia Reel position with what the solver keeps up to date beside it:
 /// the key's shares, the rows' counts and what is frozen.
 #[derive(Clone, Debug)]
@@ -467,6 +539,13 @@ pub struct ReelSearch {
     restart_unit: Option<u64>,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
+    /// Positions proved lost, shared by every clone of this search: the
+    /// passes and rounds of one `solve` (module docs).
+    lost: Rc<RefCell<LostTable>>,
+    /// The key of the last position a dead-position check proved lost:
+    /// those checks read no frozen release or swap, so that loss is
+    /// remembered under the frozen builds alone.
+    dead_key: Cell<u64>,
 }
 
 impl ReelSearch {
@@ -508,6 +587,8 @@ impl ReelSearch {
             passes: DISCREPANCY_PASSES,
             restart_unit: Some(RESTART_UNIT),
             round_salt: 0,
+            lost: Rc::default(),
+            dead_key: Cell::new(0),
         };
         for position in 0..POSITIONS {
             search.position_shares[position] = search.position_share(position);
@@ -685,6 +766,57 @@ impl ReelSearch {
             self.key = self.key.wrapping_sub(self.frozen_share).wrapping_add(term);
             self.frozen_share = term;
         }
+    }
+
+    /// What is frozen as a sorted multiset of tokens that do not depend on
+    /// which reserve is which: a frozen build or release names its reserve
+    /// by the reserve's share of the key (its contents and future), as the
+    /// key does, rather than by its index. Two positions with the same key
+    /// without freezes and the same tokens have the same freezes up to the
+    /// key's symmetries.
+    fn frozen_tokens(&self, with_moves: bool, tokens: &mut Vec<u64>) {
+        tokens.clear();
+        for (pile, &bits) in self.frozen.builds.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let depth = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                tokens.push(mix64(self.pile_shares[pile] ^ FROZEN_Z[depth]));
+            }
+        }
+        let moves = if with_moves {
+            &self.frozen.moves[..]
+        } else {
+            &[]
+        };
+        for frozen in moves {
+            let pile = if frozen.pile == NO_PILE {
+                0
+            } else {
+                self.pile_shares[usize::from(frozen.pile)]
+            };
+            let unnamed = FrozenMove { pile: 0, ..*frozen };
+            tokens.push(mix64(unnamed.share() ^ pile));
+        }
+        tokens.sort_unstable();
+    }
+
+    /// The key without its term for what is frozen.
+    fn unfrozen_key(&self) -> u64 {
+        self.key.wrapping_sub(self.frozen_share)
+    }
+
+    /// Whether an earlier pass or round proved this position lost under a
+    /// subset of what is frozen now.
+    fn is_known_lost(&self) -> bool {
+        let lost = self.lost.borrow();
+        let key = self.unfrozen_key();
+        if !lost.has(key) {
+            return false;
+        }
+        let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
+        self.frozen_tokens(true, &mut tokens);
+        lost.covers(key, &tokens)
     }
 
     /// Whether the top card of `pile` is frozen.
@@ -1403,16 +1535,34 @@ impl SolverGame for ReelSearch {
         self.round_salt = if round == 0 { 0 } else { mix64(round) };
     }
 
+    fn proved_lost(&mut self) {
+        if !self.pruning.lost_table {
+            return;
+        }
+        let key = self.unfrozen_key();
+        let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
+        self.frozen_tokens(self.dead_key.get() != self.key, &mut tokens);
+        let mut lost = self.lost.borrow_mut();
+        if !lost.covers(key, &tokens) {
+            lost.insert(key, &tokens);
+        }
+    }
+
     fn search_moves(&self, moves: &mut Vec<ReelMove>) {
         moves.clear();
         if self.state.is_won() {
+            return;
+        }
+        if self.pruning.lost_table && self.is_known_lost() {
             return;
         }
         let dead = (self.pruning.relaxation && self.is_dead())
             || (self.pruning.precedence
                 && self.deals_left() <= PRECEDENCE_DEALS_LEFT
                 && self.is_dead_by_precedence());
-        if !dead {
+        if dead {
+            self.dead_key.set(self.key);
+        } else {
             self.moves_in_order(moves);
         }
     }
