@@ -209,6 +209,42 @@
 //! position is lost. The check costs about as much as the rest of a node, so
 //! it runs only in the last two deals, where nearly all of its proofs are.
 //!
+//! # Positions proved lost
+//!
+//! A table shared by every pass and restart round of one search
+//! (`LostTable`) keeps each position the search has proved lost, keyed by
+//! the key *without* what is frozen, with what was frozen when it was
+//! proved. A position is lost at once if the table holds it proved lost
+//! under a sub-multiset of what is frozen now.
+//!
+//! Why this is sound. Say a line from a position *respects* a set of
+//! freezes when it plays none of the frozen moves while they are in force.
+//! What a search of a position P with freezes F proves when it finds no win
+//! is that no winning line from P respects F: a child that freezes a move m
+//! passed over covers every line that respects F and plays m (as the
+//! freezing argument above moves m to the front), so the children together
+//! cover every line that respects F; a dead-position check proves exactly
+//! this for the frozen builds it reads; dropping a freeze that no longer
+//! matters, or not recording one, only proves more. The search calls
+//! [`SolverGame::proved_lost`] only when every move of P was tried to the
+//! end: no line below it was cut at a discrepancy limit, and every position
+//! skipped below it as seen before was itself searched to the end. In a
+//! round, a position seen before is never one on the current line, since
+//! the positions form a DAG (every move is final), so it was searched to
+//! the end and lost. The claim "no winning line from P respects F" names
+//! neither a move order nor a pass, so it holds in every later pass and
+//! round, and for every F' that contains F, since a line that respects F'
+//! respects F. The table therefore never calls a position lost that a
+//! search without it would win.
+//!
+//! What is frozen is compared as a multiset of tokens in which a reserve
+//! is named by its share of the key (its contents and future) rather than
+//! by its index, as in the key: with the stock out two reserves with the
+//! same contents are interchangeable, and so are their freezes. The
+//! dead-position checks read only frozen builds, so a position one of them
+//! proves lost is kept under its frozen builds alone, which covers it under
+//! any frozen releases and swaps.
+//!
 //! Each rule can be switched off through [`Pruning`]; the tests compare
 //! verdicts with and without each on late positions of a thousand deals and on
 //! positions built backwards from a win, which must never be called lost.
@@ -300,6 +336,9 @@ pub struct Pruning {
     pub relaxation: bool,
     /// Declare a position lost when the precedence counts forbid it.
     pub precedence: bool,
+    /// Declare a position lost when a row's leaving and arriving cards
+    /// cannot be paired move by move (part of the precedence check).
+    pub matching: bool,
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
@@ -313,6 +352,7 @@ impl Pruning {
         freeze_passed_moves: true,
         relaxation: true,
         precedence: true,
+        matching: true,
         lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
@@ -322,6 +362,7 @@ impl Pruning {
         freeze_passed_moves: false,
         relaxation: false,
         precedence: false,
+        matching: false,
         lost_table: false,
     };
 }
@@ -498,6 +539,69 @@ impl LostTable {
         });
         self.tokens.extend_from_slice(tokens);
     }
+}
+
+/// Whether the cards leaving a row (`leavers`, a set of card numbers) can be
+/// paired one to one with the cards arriving in it (`arrivals`) so that no
+/// pair holds a card that must be home strictly before the other
+/// (`must[card]`, the cards that must be home strictly before `card`).
+///
+/// Each move that takes a card out of a row fills its gap in the same move
+/// with a base card of the row's rank, from a reserve or from another row
+/// (a chain, or a swap): so every winning line pairs each card leaving the
+/// row with the card arriving in its gap, the two in one move. A pair in
+/// which one card must be home strictly before the other cannot share a
+/// move. So if no pairing avoids such pairs (Hall's condition fails), no
+/// line wins. The counts before it check one card at a time; this checks
+/// the pairing as a whole (a bipartite matching, by augmenting paths; a row
+/// has at most eight cards to pair).
+fn has_simultaneous_pairing(leavers: u128, arrivals: u128, must: &[u128]) -> bool {
+    const MAX_PAIRS: usize = 8;
+    let mut leaving = ArrayVec::<usize, MAX_PAIRS>::new();
+    let mut arriving = ArrayVec::<usize, MAX_PAIRS>::new();
+    for (set, list) in [(leavers, &mut leaving), (arrivals, &mut arriving)] {
+        let mut rest = set;
+        while rest != 0 {
+            let id = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if list.try_push(id).is_err() {
+                // More than a row can hold: nothing is proved.
+                return true;
+            }
+        }
+    }
+    if leaving.len() != arriving.len() {
+        // The counts always agree (module docs); if not, prove nothing.
+        return true;
+    }
+    // `can_pair[l]`: the arrivals (by index) leaver `l` may share a move with.
+    let mut can_pair = [0u8; MAX_PAIRS];
+    for (l, &leaver) in leaving.iter().enumerate() {
+        for (a, &arrival) in arriving.iter().enumerate() {
+            if must[leaver] & (1 << arrival) == 0 && must[arrival] & (1 << leaver) == 0 {
+                can_pair[l] |= 1 << a;
+            }
+        }
+    }
+    // `partner[a]`: the leaver paired with arrival `a`, if any.
+    let mut partner = [u8::MAX; MAX_PAIRS];
+    fn augment(l: usize, can_pair: &[u8], partner: &mut [u8], tried: &mut u8) -> bool {
+        let mut rest = can_pair[l] & !*tried;
+        while rest != 0 {
+            let a = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            *tried |= 1 << a;
+            if partner[a] == u8::MAX || augment(usize::from(partner[a]), can_pair, partner, tried) {
+                partner[a] = l as u8;
+                return true;
+            }
+        }
+        false
+    }
+    (0..leaving.len()).all(|l| {
+        let mut tried = 0u8;
+        augment(l, &can_pair, &mut partner, &mut tried)
+    })
 }
 
 /// Whether every value of sorted `small` appears in sorted `large`, as
@@ -1337,6 +1441,9 @@ impl ReelSearch {
                     return true;
                 }
             }
+            if self.pruning.matching && !has_simultaneous_pairing(leavers, arrivals, &must) {
+                return true;
+            }
         }
         false
     }
@@ -1931,6 +2038,11 @@ mod tests {
     }
 
     #[test]
+    fn the_lost_table_keeps_every_verdict() {
+        check_rule("the lost table", |search| search.pruning.lost_table = false);
+    }
+
+    #[test]
     fn discrepancy_passes_keep_every_verdict() {
         check_rule("discrepancy passes", |search| search.passes = 0);
     }
@@ -2280,6 +2392,212 @@ mod tests {
         let verdict =
             solve(&search, Budget::positions(100)).map(|solution| solution.verdict.name());
         assert_eq!(verdict, Ok("winnable"));
+    }
+
+    #[test]
+    fn sub_multisets() {
+        let cases: [(&[u64], &[u64], bool); 7] = [
+            (&[], &[], true),
+            (&[], &[3], true),
+            (&[3], &[], false),
+            (&[1, 3], &[1, 2, 3], true),
+            (&[1, 4], &[1, 2, 3], false),
+            (&[2, 2], &[1, 2, 3], false),
+            (&[2, 2], &[2, 2, 3], true),
+        ];
+        for (small, large, expected) in cases {
+            assert_eq!(
+                is_sub_multiset(small, large),
+                expected,
+                "{small:?} in {large:?}"
+            );
+        }
+    }
+
+    /// `KEYED` with the stock out, so that its reserves are interchangeable.
+    fn stock_out(fixture: &str) -> ReelSearch {
+        ReelSearch::new(board(&fixture.replace("s: 9h Kc 8d 7s 6s Tc Jd Qc", "")))
+    }
+
+    /// A search whose position has these reserve cards frozen, by pile and depth.
+    fn with_frozen_builds(mut search: ReelSearch, builds: &[(usize, usize)]) -> ReelSearch {
+        let mut frozen = Frozen::default();
+        for &(pile, depth) in builds {
+            frozen.builds[pile] |= 1 << depth;
+        }
+        search.set_frozen(frozen);
+        assert_eq!(
+            search
+                .frozen
+                .builds
+                .iter()
+                .map(|bits| bits.count_ones())
+                .sum::<u32>() as usize,
+            builds.len(),
+            "every freeze is one that can matter"
+        );
+        search
+    }
+
+    #[test]
+    fn a_loss_under_fewer_freezes_covers_more_and_not_the_reverse() {
+        // Proved lost with the 9c on r1 frozen (pile 0, depth 1).
+        let mut proved = with_frozen_builds(stock_out(KEYED), &[(0, 1)]);
+        proved.proved_lost();
+        let table = Rc::clone(&proved.lost);
+        let check = |search: ReelSearch, expected: bool, what: &str| {
+            let search = ReelSearch {
+                lost: Rc::clone(&table),
+                ..search
+            };
+            assert_eq!(search.is_known_lost(), expected, "{what}");
+            if expected {
+                let mut moves = Vec::new();
+                search.search_moves(&mut moves);
+                assert!(moves.is_empty(), "{what}: moves offered");
+            }
+        };
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(0, 1)]),
+            true,
+            "the same freezes",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(0, 1), (4, 0)]),
+            true,
+            "one more freeze",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[]),
+            false,
+            "nothing frozen",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(4, 0)]),
+            false,
+            "another freeze instead",
+        );
+        // The stock is out, so r1 and r2 are interchangeable: the same
+        // position with them swapped is covered when the freeze moves along.
+        let swapped = KEYED.replace("r: 8h.9c Th -", "r: Th 8h.9c -");
+        check(
+            with_frozen_builds(stock_out(&swapped), &[(1, 1)]),
+            true,
+            "reserves swapped",
+        );
+        check(
+            with_frozen_builds(stock_out(&swapped), &[(1, 0)]),
+            false,
+            "reserves swapped, the card under frozen instead",
+        );
+    }
+
+    /// Virginia Reel's search, keeping every position it is told was proved
+    /// lost while nothing was frozen.
+    #[derive(Clone)]
+    struct Recording {
+        search: ReelSearch,
+        proved: Rc<RefCell<Vec<VirginiaReel>>>,
+    }
+
+    impl SolverGame for Recording {
+        type Game = VirginiaReel;
+
+        fn state(&self) -> &VirginiaReel {
+            self.search.state()
+        }
+
+        fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
+            self.search.apply(mv)
+        }
+
+        fn undo(&mut self, mv: ReelMove, outcome: &Outcome) {
+            self.search.undo(mv, outcome);
+        }
+
+        fn canonical_key(&self) -> u64 {
+            self.search.canonical_key()
+        }
+
+        fn search_moves(&self, moves: &mut Vec<ReelMove>) {
+            self.search.search_moves(moves);
+        }
+
+        fn discrepancy_passes(&self) -> u32 {
+            self.search.discrepancy_passes()
+        }
+
+        fn discrepancy_budget(&self, budget: u64) -> u64 {
+            self.search.discrepancy_budget(budget)
+        }
+
+        fn restart_unit(&self, budget: u64) -> Option<u64> {
+            self.search.restart_unit(budget)
+        }
+
+        fn set_round(&mut self, round: u64) {
+            self.search.set_round(round);
+        }
+
+        fn proved_lost(&mut self) {
+            if self.search.frozen == Frozen::default() {
+                self.proved.borrow_mut().push(self.search.state().clone());
+            }
+            self.search.proved_lost();
+        }
+    }
+
+    /// The search tells a game a position is proved lost only when nothing
+    /// below it was cut short: positions so told while nothing was frozen,
+    /// in the passes and rounds of searches from winnable positions, are
+    /// never won by the unpruned search. The starts themselves are among
+    /// them when a search wrongly says so, as a pass that cut its lines would.
+    #[test]
+    fn positions_told_lost_are_lost() {
+        let proved = Rc::new(RefCell::new(Vec::new()));
+        for (_, position) in test_positions()
+            .iter()
+            .filter(|(name, _)| name.starts_with("unplayed"))
+            .take(100)
+        {
+            let search = Recording {
+                search: ReelSearch::new(position.clone()),
+                proved: Rc::clone(&proved),
+            };
+            solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
+        }
+        let proved = proved.borrow();
+        assert!(proved.len() >= 20, "only {} told lost", proved.len());
+        // Every fifth, so that the plain search stays fast.
+        for position in proved.iter().step_by(5) {
+            let plain = solve(&Plain(position.clone()), Budget::positions(1_000)).expect("replay");
+            assert_ne!(plain.verdict.name(), "winnable", "told lost:\n{position:?}");
+        }
+    }
+
+    /// The table fires: on late positions of deals it saves positions
+    /// (and `the_lost_table_keeps_every_verdict` checks it changes no verdict).
+    #[test]
+    fn the_lost_table_saves_positions() {
+        let spent = |lost_table: bool| -> u64 {
+            test_positions()
+                .iter()
+                .filter(|(name, _)| name.starts_with("deal"))
+                .take(200)
+                .map(|(_, position)| {
+                    let mut search = ReelSearch::new(position.clone());
+                    search.pruning.lost_table = lost_table;
+                    solve(&search, Budget::positions(RULE_BUDGET))
+                        .expect("replay")
+                        .positions
+                })
+                .sum()
+        };
+        let (with, without) = (spent(true), spent(false));
+        assert!(
+            with < without,
+            "{with} positions with the table, {without} without"
+        );
     }
 
     #[test]
