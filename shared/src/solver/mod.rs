@@ -14,7 +14,9 @@
 //!   copies of a card, are one position) and an ordered, pruned list of
 //!   moves worth trying;
 //! - optional hooks: dead positions, limited-discrepancy passes and their
-//!   share of the budget, and the restart schedule.
+//!   share of the budget, the restart schedule, and word that a position
+//!   was searched to the end ([`SolverGame::proved_lost`], which a game
+//!   whose positions form a DAG may remember across passes and rounds).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
