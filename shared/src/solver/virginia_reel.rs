@@ -206,14 +206,7 @@
 //! many arrivals as departures. If a card must wait for more arrivals into a
 //! row (or departures from it) than there are other cards of that row that
 //! could move before it (those that do not have to wait for it), the
-//! position is lost. Last, the pairing: every move that takes a card out of
-//! a row fills its gap with a card arriving in the same move, so a winning
-//! line pairs each row's leaving cards with its arriving ones, and no pair
-//! may hold a card that must be home strictly before the other; if no such
-//! pairing exists (a bipartite matching per row), the position is lost. It
-//! sees what the counts, one card at a time, do not (4 more positions of
-//! 117 the precedence check proves beyond the relaxation, on the search's
-//! lines of deals 1..=1500). The check costs about as much as the rest of a node, so
+//! position is lost. The check costs about as much as the rest of a node, so
 //! it runs only in the last two deals, where nearly all of its proofs are.
 //!
 //! # Positions proved lost
