@@ -2375,62 +2375,6 @@ mod tests {
         );
     }
 
-    /// The pairing proves positions lost that neither the relaxation nor the
-    /// counts do: found on the search's own lines (first moves, a random one
-    /// now and then) in the last deal, where the precedence check runs, and
-    /// checked lost by the search without the pairing.
-    #[test]
-    fn a_row_whose_leaving_and_arriving_cards_cannot_pair_up_is_a_dead_position() {
-        let mut found = None;
-        'seeds: for seed in 1..=1500u64 {
-            let mut rng = TestRng::new(seed);
-            let mut search = ReelSearch::new(VirginiaReel::deal(seed));
-            let mut moves = Vec::new();
-            loop {
-                let mut counts_alone = search.clone();
-                counts_alone.pruning.matching = false;
-                if search.deals_left() == 0
-                    && !search.is_dead()
-                    && search.is_dead_by_precedence()
-                    && !counts_alone.is_dead_by_precedence()
-                {
-                    found = Some(search);
-                    break 'seeds;
-                }
-                search.moves_in_order(&mut moves);
-                let pick = if moves.len() > 1 && rng.below(3) == 0 {
-                    rng.below(moves.len())
-                } else {
-                    0
-                };
-                match moves.get(pick) {
-                    Some(&mv) => {
-                        search
-                            .apply(mv)
-                            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-                    }
-                    None => break,
-                }
-            }
-        }
-        let mut search = found.expect("the pairing proves some position the counts do not");
-        // Lost under what is frozen there: the search without the pairing,
-        // from the same position with the same freezes, finds no win.
-        search.pruning.matching = false;
-        let outcome = solve(&search, Budget::positions(20_000));
-        assert_eq!(
-            outcome.map(|solution| solution.verdict.name()),
-            Ok("unwinnable"),
-            "{}",
-            search.state().to_fixture()
-        );
-    }
-
-    #[test]
-    fn the_pairing_of_leaving_and_arriving_cards_keeps_every_verdict() {
-        check_rule("the pairing", |search| search.pruning.matching = false);
-    }
-
     #[test]
     fn a_position_where_only_a_swap_is_left_is_not_dead() {
         // The 3s in row A and the 2s in row B belong in each other's rows.
