@@ -336,9 +336,6 @@ pub struct Pruning {
     pub relaxation: bool,
     /// Declare a position lost when the precedence counts forbid it.
     pub precedence: bool,
-    /// Declare a position lost when a row's leaving and arriving cards
-    /// cannot be paired move by move (part of the precedence check).
-    pub matching: bool,
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
@@ -352,7 +349,6 @@ impl Pruning {
         freeze_passed_moves: true,
         relaxation: true,
         precedence: true,
-        matching: true,
         lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
@@ -362,7 +358,6 @@ impl Pruning {
         freeze_passed_moves: false,
         relaxation: false,
         precedence: false,
-        matching: false,
         lost_table: false,
     };
 }
@@ -539,69 +534,6 @@ impl LostTable {
         });
         self.tokens.extend_from_slice(tokens);
     }
-}
-
-/// Whether the cards leaving a row (`leavers`, a set of card numbers) can be
-/// paired one to one with the cards arriving in it (`arrivals`) so that no
-/// pair holds a card that must be home strictly before the other
-/// (`must[card]`, the cards that must be home strictly before `card`).
-///
-/// Each move that takes a card out of a row fills its gap in the same move
-/// with a base card of the row's rank, from a reserve or from another row
-/// (a chain, or a swap): so every winning line pairs each card leaving the
-/// row with the card arriving in its gap, the two in one move. A pair in
-/// which one card must be home strictly before the other cannot share a
-/// move. So if no pairing avoids such pairs (Hall's condition fails), no
-/// line wins. The counts before it check one card at a time; this checks
-/// the pairing as a whole (a bipartite matching, by augmenting paths; a row
-/// has at most eight cards to pair).
-fn has_simultaneous_pairing(leavers: u128, arrivals: u128, must: &[u128]) -> bool {
-    const MAX_PAIRS: usize = 8;
-    let mut leaving = ArrayVec::<usize, MAX_PAIRS>::new();
-    let mut arriving = ArrayVec::<usize, MAX_PAIRS>::new();
-    for (set, list) in [(leavers, &mut leaving), (arrivals, &mut arriving)] {
-        let mut rest = set;
-        while rest != 0 {
-            let id = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if list.try_push(id).is_err() {
-                // More than a row can hold: nothing is proved.
-                return true;
-            }
-        }
-    }
-    if leaving.len() != arriving.len() {
-        // The counts always agree (module docs); if not, prove nothing.
-        return true;
-    }
-    // `can_pair[l]`: the arrivals (by index) leaver `l` may share a move with.
-    let mut can_pair = [0u8; MAX_PAIRS];
-    for (l, &leaver) in leaving.iter().enumerate() {
-        for (a, &arrival) in arriving.iter().enumerate() {
-            if must[leaver] & (1 << arrival) == 0 && must[arrival] & (1 << leaver) == 0 {
-                can_pair[l] |= 1 << a;
-            }
-        }
-    }
-    // `partner[a]`: the leaver paired with arrival `a`, if any.
-    let mut partner = [u8::MAX; MAX_PAIRS];
-    fn augment(l: usize, can_pair: &[u8], partner: &mut [u8], tried: &mut u8) -> bool {
-        let mut rest = can_pair[l] & !*tried;
-        while rest != 0 {
-            let a = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            *tried |= 1 << a;
-            if partner[a] == u8::MAX || augment(usize::from(partner[a]), can_pair, partner, tried) {
-                partner[a] = l as u8;
-                return true;
-            }
-        }
-        false
-    }
-    (0..leaving.len()).all(|l| {
-        let mut tried = 0u8;
-        augment(l, &can_pair, &mut partner, &mut tried)
-    })
 }
 
 /// Whether every value of sorted `small` appears in sorted `large`, as
@@ -1440,9 +1372,6 @@ impl ReelSearch {
                 if forced > can_precede(leavers).min(can_precede(arrivals)) {
                     return true;
                 }
-            }
-            if self.pruning.matching && !has_simultaneous_pairing(leavers, arrivals, &must) {
-                return true;
             }
         }
         false
