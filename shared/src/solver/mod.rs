@@ -14,7 +14,9 @@
 //!   copies of a card, are one position) and an ordered, pruned list of
 //!   moves worth trying;
 //! - optional hooks: dead positions, limited-discrepancy passes and their
-//!   share of the budget, and the restart schedule.
+//!   share of the budget, the restart schedule, and word that a position
+//!   was searched to the end ([`SolverGame::proved_lost`], which a game
+//!   whose positions form a DAG may remember across passes and rounds).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
@@ -142,6 +144,18 @@ pub trait SolverGame: Clone {
     fn set_round(&mut self, round: u64) {
         let _ = round;
     }
+
+    /// Told, just before the search leaves the position, that every move
+    /// [`SolverGame::search_moves`] gave for it was tried and each led to a
+    /// position that is dead, already searched to the end in this pass or
+    /// round, or itself told so; no line below it was cut short by a
+    /// discrepancy limit. In a game whose positions form a DAG (no line
+    /// comes back to a position it has left), a position already seen in a
+    /// round is never one on the current line, so this proves the position
+    /// lost whatever the move order, and a game may remember it for later
+    /// passes and rounds. In a game with cycles it proves nothing. The
+    /// default ignores it.
+    fn proved_lost(&mut self) {}
 }
 
 /// How much work a search may do.
@@ -338,6 +352,12 @@ struct Frame<M> {
     /// How many more times the line below may stray from a first move;
     /// `u32::MAX`, never spent, in a search without a limit.
     strays_left: u32,
+    /// The position's canonical key.
+    key: u64,
+    /// Whether everything below this position so far was searched to the
+    /// end: no line cut at the discrepancy limit, no position skipped that
+    /// an earlier pass left unfinished ([`SolverGame::proved_lost`]).
+    complete: bool,
 }
 
 /// How often (in expanded positions) `should_stop` is asked.
@@ -462,34 +482,61 @@ fn search_round<G: SolverGame>(
     Ok(Solution { verdict, positions })
 }
 
+/// What the table of a search knew of a position met again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Not searched before (with enough strays): search it now.
+    New,
+    /// Searched before and left unfinished (a line below it was cut).
+    Unfinished,
+    /// Searched to the end before, or on the current line (only in a game
+    /// with cycles; see [`SolverGame::proved_lost`]).
+    Finished,
+}
+
 /// The table of positions a search has expanded.
 trait Seen: Default {
     /// Records that the position of `key` is being searched with
     /// `strays_left` strays left, unless it was searched before with as many
-    /// or more; returns whether it was recorded (the position is new).
-    fn first_visit(&mut self, key: u64, strays_left: u32) -> bool;
+    /// or more; says which.
+    fn first_visit(&mut self, key: u64, strays_left: u32) -> Visit;
+
+    /// Records that the position of `key` was searched to the end.
+    fn finished(&mut self, key: u64);
 }
 
 /// Without a discrepancy limit every search of a position is complete, so
 /// the table only remembers the keys.
 impl Seen for FxHashSet<u64> {
-    fn first_visit(&mut self, key: u64, _strays_left: u32) -> bool {
-        self.insert(key)
+    fn first_visit(&mut self, key: u64, _strays_left: u32) -> Visit {
+        if self.insert(key) {
+            Visit::New
+        } else {
+            Visit::Finished
+        }
     }
+
+    fn finished(&mut self, _key: u64) {}
 }
 
 /// With a limit, a position searched with fewer strays left may hide a win
-/// that more strays would find, so it comes back only with more.
+/// that more strays would find, so it comes back only with more; one
+/// searched to the end is marked with `u32::MAX` strays, which no pass
+/// reaches, and never comes back.
 impl Seen for FxHashMap<u64, u32> {
-    fn first_visit(&mut self, key: u64, strays_left: u32) -> bool {
-        if self
-            .get(&key)
-            .is_some_and(|&searched_with| searched_with >= strays_left)
-        {
-            return false;
+    fn first_visit(&mut self, key: u64, strays_left: u32) -> Visit {
+        match self.get(&key) {
+            Some(&u32::MAX) => Visit::Finished,
+            Some(&searched_with) if searched_with >= strays_left => Visit::Unfinished,
+            _ => {
+                self.insert(key, strays_left);
+                Visit::New
+            }
         }
-        self.insert(key, strays_left);
-        true
+    }
+
+    fn finished(&mut self, key: u64) {
+        self.insert(key, u32::MAX);
     }
 }
 
@@ -526,7 +573,8 @@ fn search_pass<G: SolverGame, S: Seen>(
         return Ok(Some(Verdict::Unknown));
     }
     let strays_left = limit.unwrap_or(u32::MAX);
-    seen.first_visit(state.canonical_key(), strays_left);
+    let key = state.canonical_key();
+    seen.first_visit(key, strays_left);
     *positions += 1;
     if state.is_dead() {
         return Ok(Some(Verdict::Unwinnable));
@@ -538,6 +586,8 @@ fn search_pass<G: SolverGame, S: Seen>(
         first: 0,
         next: 0,
         strays_left,
+        key,
+        complete: true,
     });
 
     while let Some(frame) = stack.last_mut() {
@@ -546,8 +596,13 @@ fn search_pass<G: SolverGame, S: Seen>(
         if frame.next == arena.len() || strays > frame.strays_left {
             // Every move from this position has been tried, or the limit
             // allows no more: leave it.
+            let complete = frame.complete && frame.next == arena.len();
             if frame.next < arena.len() {
                 cut = true;
+            }
+            if complete {
+                seen.finished(frame.key);
+                state.proved_lost();
             }
             let first = frame.first;
             let entered_by = frame.entered_by.take();
@@ -555,6 +610,9 @@ fn search_pass<G: SolverGame, S: Seen>(
             arena.truncate(first);
             if let Some((mv, outcome)) = entered_by {
                 state.undo(mv, &outcome);
+            }
+            if let Some(parent) = stack.last_mut() {
+                parent.complete &= complete;
             }
             continue;
         }
@@ -567,9 +625,18 @@ fn search_pass<G: SolverGame, S: Seen>(
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
         };
-        if !seen.first_visit(state.canonical_key(), strays_left) {
-            state.undo(mv, &outcome);
-            continue;
+        let key = state.canonical_key();
+        match seen.first_visit(key, strays_left) {
+            Visit::New => {}
+            Visit::Finished => {
+                state.undo(mv, &outcome);
+                continue;
+            }
+            Visit::Unfinished => {
+                frame.complete = false;
+                state.undo(mv, &outcome);
+                continue;
+            }
         }
         if state.state().is_won() {
             let mut line: Vec<MoveOf<G>> = stack
@@ -601,6 +668,8 @@ fn search_pass<G: SolverGame, S: Seen>(
             first,
             next: first,
             strays_left,
+            key,
+            complete: true,
         });
     }
     Ok((!cut).then_some(Verdict::Unwinnable))

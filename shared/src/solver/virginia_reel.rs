@@ -209,13 +209,52 @@
 //! position is lost. The check costs about as much as the rest of a node, so
 //! it runs only in the last two deals, where nearly all of its proofs are.
 //!
+//! # Positions proved lost
+//!
+//! A table shared by every pass and restart round of one search
+//! (`LostTable`) keeps each position the search has proved lost, keyed by
+//! the key *without* what is frozen, with what was frozen when it was
+//! proved. A position is lost at once if the table holds it proved lost
+//! under a sub-multiset of what is frozen now.
+//!
+//! Why this is sound. Say a line from a position *respects* a set of
+//! freezes when it plays none of the frozen moves while they are in force.
+//! What a search of a position P with freezes F proves when it finds no win
+//! is that no winning line from P respects F: a child that freezes a move m
+//! passed over covers every line that respects F and plays m (as the
+//! freezing argument above moves m to the front), so the children together
+//! cover every line that respects F; a dead-position check proves exactly
+//! this for the frozen builds it reads; dropping a freeze that no longer
+//! matters, or not recording one, only proves more. The search calls
+//! [`SolverGame::proved_lost`] only when every move of P was tried to the
+//! end: no line below it was cut at a discrepancy limit, and every position
+//! skipped below it as seen before was itself searched to the end. In a
+//! round, a position seen before is never one on the current line, since
+//! the positions form a DAG (every move is final), so it was searched to
+//! the end and lost. The claim "no winning line from P respects F" names
+//! neither a move order nor a pass, so it holds in every later pass and
+//! round, and for every F' that contains F, since a line that respects F'
+//! respects F. The table therefore never calls a position lost that a
+//! search without it would win.
+//!
+//! What is frozen is compared as a multiset of tokens in which a reserve
+//! is named by its share of the key (its contents and future) rather than
+//! by its index, as in the key: with the stock out two reserves with the
+//! same contents are interchangeable, and so are their freezes. The
+//! dead-position checks read only frozen builds, so a position one of them
+//! proves lost is kept under its frozen builds alone, which covers it under
+//! any frozen releases and swaps.
+//!
 //! Each rule can be switched off through [`Pruning`]; the tests compare
 //! verdicts with and without each on late positions of a thousand deals and on
 //! positions built backwards from a win, which must never be called lost.
 
+use std::cell::{Cell, RefCell};
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use arrayvec::ArrayVec;
+use rustc_hash::FxHashMap;
 
 use crate::card::{ACE, Card, Suit};
 use crate::games::virginia_reel::{
@@ -297,6 +336,9 @@ pub struct Pruning {
     pub relaxation: bool,
     /// Declare a position lost when the precedence counts forbid it.
     pub precedence: bool,
+    /// Declare a position lost when an earlier pass or round of the same
+    /// search proved it lost under no more freezes.
+    pub lost_table: bool,
 }
 
 impl Pruning {
@@ -307,6 +349,7 @@ impl Pruning {
         freeze_passed_moves: true,
         relaxation: true,
         precedence: true,
+        lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
     pub const NONE: Pruning = Pruning {
@@ -315,6 +358,7 @@ impl Pruning {
         freeze_passed_moves: false,
         relaxation: false,
         precedence: false,
+        lost_table: false,
     };
 }
 
@@ -437,6 +481,70 @@ struct Frozen {
     moves: ArrayVec<FrozenMove, MAX_FROZEN_MOVES>,
 }
 
+/// One position proved lost, in [`LostTable::entries`].
+#[derive(Clone, Copy, Debug)]
+struct LostEntry {
+    /// Its freezes are `LostTable::tokens[first..first + len]`, sorted.
+    first: u32,
+    len: u32,
+    /// The next entry with the same key without freezes, or `u32::MAX`.
+    next: u32,
+}
+
+/// Positions proved lost by any pass or round of one search, keyed without
+/// what is frozen, each with the freezes it was proved lost under (module
+/// docs, "Positions proved lost").
+#[derive(Debug, Default)]
+struct LostTable {
+    /// The newest entry for each key without freezes.
+    heads: FxHashMap<u64, u32>,
+    entries: Vec<LostEntry>,
+    /// Every entry's freezes as tokens ([`ReelSearch::frozen_tokens`]).
+    tokens: Vec<u64>,
+}
+
+impl LostTable {
+    /// Whether some entry for `key` was proved lost under a sub-multiset of
+    /// `tokens` (sorted).
+    fn covers(&self, key: u64, tokens: &[u64]) -> bool {
+        let mut at = self.heads.get(&key).copied().unwrap_or(u32::MAX);
+        while let Some(entry) = self.entries.get(at as usize) {
+            let first = entry.first as usize;
+            let proved = &self.tokens[first..first + entry.len as usize];
+            if is_sub_multiset(proved, tokens) {
+                return true;
+            }
+            at = entry.next;
+        }
+        false
+    }
+
+    /// Whether any entry has `key`.
+    fn has(&self, key: u64) -> bool {
+        self.heads.contains_key(&key)
+    }
+
+    fn insert(&mut self, key: u64, tokens: &[u64]) {
+        let at = self.entries.len() as u32;
+        let next = self.heads.insert(key, at).unwrap_or(u32::MAX);
+        self.entries.push(LostEntry {
+            first: self.tokens.len() as u32,
+            len: tokens.len() as u32,
+            next,
+        });
+        self.tokens.extend_from_slice(tokens);
+    }
+}
+
+/// Whether every value of sorted `small` appears in sorted `large`, as
+/// often or more.
+fn is_sub_multiset(small: &[u64], large: &[u64]) -> bool {
+    let mut large = large.iter();
+    small
+        .iter()
+        .all(|&value| large.by_ref().any(|&other| other == value))
+}
+
 /// A Virginia Reel position with what the solver keeps up to date beside it:
 /// the key's shares, the rows' counts and what is frozen.
 #[derive(Clone, Debug)]
@@ -467,6 +575,13 @@ pub struct ReelSearch {
     restart_unit: Option<u64>,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
+    /// Positions proved lost, shared by every clone of this search: the
+    /// passes and rounds of one `solve` (module docs).
+    lost: Rc<RefCell<LostTable>>,
+    /// The key of the last position a dead-position check proved lost:
+    /// those checks read no frozen release or swap, so that loss is
+    /// remembered under the frozen builds alone.
+    dead_key: Cell<u64>,
 }
 
 impl ReelSearch {
@@ -508,6 +623,8 @@ impl ReelSearch {
             passes: DISCREPANCY_PASSES,
             restart_unit: Some(RESTART_UNIT),
             round_salt: 0,
+            lost: Rc::default(),
+            dead_key: Cell::new(0),
         };
         for position in 0..POSITIONS {
             search.position_shares[position] = search.position_share(position);
@@ -685,6 +802,57 @@ impl ReelSearch {
             self.key = self.key.wrapping_sub(self.frozen_share).wrapping_add(term);
             self.frozen_share = term;
         }
+    }
+
+    /// What is frozen as a sorted multiset of tokens that do not depend on
+    /// which reserve is which: a frozen build or release names its reserve
+    /// by the reserve's share of the key (its contents and future), as the
+    /// key does, rather than by its index. Two positions with the same key
+    /// without freezes and the same tokens have the same freezes up to the
+    /// key's symmetries.
+    fn frozen_tokens(&self, with_moves: bool, tokens: &mut Vec<u64>) {
+        tokens.clear();
+        for (pile, &bits) in self.frozen.builds.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let depth = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                tokens.push(mix64(self.pile_shares[pile] ^ FROZEN_Z[depth]));
+            }
+        }
+        let moves = if with_moves {
+            &self.frozen.moves[..]
+        } else {
+            &[]
+        };
+        for frozen in moves {
+            let pile = if frozen.pile == NO_PILE {
+                0
+            } else {
+                self.pile_shares[usize::from(frozen.pile)]
+            };
+            let unnamed = FrozenMove { pile: 0, ..*frozen };
+            tokens.push(mix64(unnamed.share() ^ pile));
+        }
+        tokens.sort_unstable();
+    }
+
+    /// The key without its term for what is frozen.
+    fn unfrozen_key(&self) -> u64 {
+        self.key.wrapping_sub(self.frozen_share)
+    }
+
+    /// Whether an earlier pass or round proved this position lost under a
+    /// subset of what is frozen now.
+    fn is_known_lost(&self) -> bool {
+        let lost = self.lost.borrow();
+        let key = self.unfrozen_key();
+        if !lost.has(key) {
+            return false;
+        }
+        let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
+        self.frozen_tokens(true, &mut tokens);
+        lost.covers(key, &tokens)
     }
 
     /// Whether the top card of `pile` is frozen.
@@ -1403,16 +1571,34 @@ impl SolverGame for ReelSearch {
         self.round_salt = if round == 0 { 0 } else { mix64(round) };
     }
 
+    fn proved_lost(&mut self) {
+        if !self.pruning.lost_table {
+            return;
+        }
+        let key = self.unfrozen_key();
+        let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
+        self.frozen_tokens(self.dead_key.get() != self.key, &mut tokens);
+        let mut lost = self.lost.borrow_mut();
+        if !lost.covers(key, &tokens) {
+            lost.insert(key, &tokens);
+        }
+    }
+
     fn search_moves(&self, moves: &mut Vec<ReelMove>) {
         moves.clear();
         if self.state.is_won() {
+            return;
+        }
+        if self.pruning.lost_table && self.is_known_lost() {
             return;
         }
         let dead = (self.pruning.relaxation && self.is_dead())
             || (self.pruning.precedence
                 && self.deals_left() <= PRECEDENCE_DEALS_LEFT
                 && self.is_dead_by_precedence());
-        if !dead {
+        if dead {
+            self.dead_key.set(self.key);
+        } else {
             self.moves_in_order(moves);
         }
     }
@@ -1781,6 +1967,11 @@ mod tests {
     }
 
     #[test]
+    fn the_lost_table_keeps_every_verdict() {
+        check_rule("the lost table", |search| search.pruning.lost_table = false);
+    }
+
+    #[test]
     fn discrepancy_passes_keep_every_verdict() {
         check_rule("discrepancy passes", |search| search.passes = 0);
     }
@@ -2130,6 +2321,212 @@ mod tests {
         let verdict =
             solve(&search, Budget::positions(100)).map(|solution| solution.verdict.name());
         assert_eq!(verdict, Ok("winnable"));
+    }
+
+    #[test]
+    fn sub_multisets() {
+        let cases: [(&[u64], &[u64], bool); 7] = [
+            (&[], &[], true),
+            (&[], &[3], true),
+            (&[3], &[], false),
+            (&[1, 3], &[1, 2, 3], true),
+            (&[1, 4], &[1, 2, 3], false),
+            (&[2, 2], &[1, 2, 3], false),
+            (&[2, 2], &[2, 2, 3], true),
+        ];
+        for (small, large, expected) in cases {
+            assert_eq!(
+                is_sub_multiset(small, large),
+                expected,
+                "{small:?} in {large:?}"
+            );
+        }
+    }
+
+    /// `KEYED` with the stock out, so that its reserves are interchangeable.
+    fn stock_out(fixture: &str) -> ReelSearch {
+        ReelSearch::new(board(&fixture.replace("s: 9h Kc 8d 7s 6s Tc Jd Qc", "")))
+    }
+
+    /// A search whose position has these reserve cards frozen, by pile and depth.
+    fn with_frozen_builds(mut search: ReelSearch, builds: &[(usize, usize)]) -> ReelSearch {
+        let mut frozen = Frozen::default();
+        for &(pile, depth) in builds {
+            frozen.builds[pile] |= 1 << depth;
+        }
+        search.set_frozen(frozen);
+        assert_eq!(
+            search
+                .frozen
+                .builds
+                .iter()
+                .map(|bits| bits.count_ones())
+                .sum::<u32>() as usize,
+            builds.len(),
+            "every freeze is one that can matter"
+        );
+        search
+    }
+
+    #[test]
+    fn a_loss_under_fewer_freezes_covers_more_and_not_the_reverse() {
+        // Proved lost with the 9c on r1 frozen (pile 0, depth 1).
+        let mut proved = with_frozen_builds(stock_out(KEYED), &[(0, 1)]);
+        proved.proved_lost();
+        let table = Rc::clone(&proved.lost);
+        let check = |search: ReelSearch, expected: bool, what: &str| {
+            let search = ReelSearch {
+                lost: Rc::clone(&table),
+                ..search
+            };
+            assert_eq!(search.is_known_lost(), expected, "{what}");
+            if expected {
+                let mut moves = Vec::new();
+                search.search_moves(&mut moves);
+                assert!(moves.is_empty(), "{what}: moves offered");
+            }
+        };
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(0, 1)]),
+            true,
+            "the same freezes",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(0, 1), (4, 0)]),
+            true,
+            "one more freeze",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[]),
+            false,
+            "nothing frozen",
+        );
+        check(
+            with_frozen_builds(stock_out(KEYED), &[(4, 0)]),
+            false,
+            "another freeze instead",
+        );
+        // The stock is out, so r1 and r2 are interchangeable: the same
+        // position with them swapped is covered when the freeze moves along.
+        let swapped = KEYED.replace("r: 8h.9c Th -", "r: Th 8h.9c -");
+        check(
+            with_frozen_builds(stock_out(&swapped), &[(1, 1)]),
+            true,
+            "reserves swapped",
+        );
+        check(
+            with_frozen_builds(stock_out(&swapped), &[(1, 0)]),
+            false,
+            "reserves swapped, the card under frozen instead",
+        );
+    }
+
+    /// Virginia Reel's search, keeping every position it is told was proved
+    /// lost while nothing was frozen.
+    #[derive(Clone)]
+    struct Recording {
+        search: ReelSearch,
+        proved: Rc<RefCell<Vec<VirginiaReel>>>,
+    }
+
+    impl SolverGame for Recording {
+        type Game = VirginiaReel;
+
+        fn state(&self) -> &VirginiaReel {
+            self.search.state()
+        }
+
+        fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
+            self.search.apply(mv)
+        }
+
+        fn undo(&mut self, mv: ReelMove, outcome: &Outcome) {
+            self.search.undo(mv, outcome);
+        }
+
+        fn canonical_key(&self) -> u64 {
+            self.search.canonical_key()
+        }
+
+        fn search_moves(&self, moves: &mut Vec<ReelMove>) {
+            self.search.search_moves(moves);
+        }
+
+        fn discrepancy_passes(&self) -> u32 {
+            self.search.discrepancy_passes()
+        }
+
+        fn discrepancy_budget(&self, budget: u64) -> u64 {
+            self.search.discrepancy_budget(budget)
+        }
+
+        fn restart_unit(&self, budget: u64) -> Option<u64> {
+            self.search.restart_unit(budget)
+        }
+
+        fn set_round(&mut self, round: u64) {
+            self.search.set_round(round);
+        }
+
+        fn proved_lost(&mut self) {
+            if self.search.frozen == Frozen::default() {
+                self.proved.borrow_mut().push(self.search.state().clone());
+            }
+            self.search.proved_lost();
+        }
+    }
+
+    /// The search tells a game a position is proved lost only when nothing
+    /// below it was cut short: positions so told while nothing was frozen,
+    /// in the passes and rounds of searches from winnable positions, are
+    /// never won by the unpruned search. The starts themselves are among
+    /// them when a search wrongly says so, as a pass that cut its lines would.
+    #[test]
+    fn positions_told_lost_are_lost() {
+        let proved = Rc::new(RefCell::new(Vec::new()));
+        for (_, position) in test_positions()
+            .iter()
+            .filter(|(name, _)| name.starts_with("unplayed"))
+            .take(100)
+        {
+            let search = Recording {
+                search: ReelSearch::new(position.clone()),
+                proved: Rc::clone(&proved),
+            };
+            solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
+        }
+        let proved = proved.borrow();
+        assert!(proved.len() >= 20, "only {} told lost", proved.len());
+        // Every fifth, so that the plain search stays fast.
+        for position in proved.iter().step_by(5) {
+            let plain = solve(&Plain(position.clone()), Budget::positions(1_000)).expect("replay");
+            assert_ne!(plain.verdict.name(), "winnable", "told lost:\n{position:?}");
+        }
+    }
+
+    /// The table fires: on late positions of deals it saves positions
+    /// (and `the_lost_table_keeps_every_verdict` checks it changes no verdict).
+    #[test]
+    fn the_lost_table_saves_positions() {
+        let spent = |lost_table: bool| -> u64 {
+            test_positions()
+                .iter()
+                .filter(|(name, _)| name.starts_with("deal"))
+                .take(200)
+                .map(|(_, position)| {
+                    let mut search = ReelSearch::new(position.clone());
+                    search.pruning.lost_table = lost_table;
+                    solve(&search, Budget::positions(RULE_BUDGET))
+                        .expect("replay")
+                        .positions
+                })
+                .sum()
+        };
+        let (with, without) = (spent(true), spent(false));
+        assert!(
+            with < without,
+            "{with} positions with the table, {without} without"
+        );
     }
 
     #[test]
