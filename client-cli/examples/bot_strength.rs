@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use clap::Parser;
-use patience_cli::bot::{BotLevel, play_alone};
+use patience_cli::bot::{BotLevel, play_alone_timed};
 use patience_cli::solve::wilson_interval;
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
@@ -67,6 +67,8 @@ fn main() -> anyhow::Result<()> {
         let proving = started.elapsed();
         let next = AtomicUsize::new(0);
         let results = Mutex::new(Vec::with_capacity(seeds.len()));
+        // Microseconds each move took the bot to choose, over every game.
+        let thinking = Mutex::new(Vec::new());
         let playing = Instant::now();
         std::thread::scope(|scope| {
             for _ in 0..options.threads.max(1) {
@@ -75,12 +77,17 @@ fn main() -> anyhow::Result<()> {
                         let index = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&seed) = seeds.get(index) else { break };
                         let game_started = Instant::now();
-                        let alone = play_alone(
+                        let mut micros = Vec::new();
+                        let alone = play_alone_timed(
                             &AnyGame::deal(game, seed),
                             options.level,
                             seed,
                             options.max_moves,
+                            |took| micros.push(took.as_micros()),
                         );
+                        if let Ok(mut thinking) = thinking.lock() {
+                            thinking.extend(micros);
+                        }
                         let millis = game_started.elapsed().as_secs_f64() * 1000.0;
                         if options.each {
                             eprintln!(
@@ -105,6 +112,15 @@ fn main() -> anyhow::Result<()> {
         let mut millis: Vec<f64> = results.iter().map(|(_, _, millis)| *millis).collect();
         millis.sort_by(f64::total_cmp);
         let median = millis.get(millis.len() / 2).copied().unwrap_or(0.0);
+        let mut thinking = thinking.into_inner().unwrap_or_default();
+        thinking.sort_unstable();
+        let percentile = |share: f64| {
+            let index =
+                ((thinking.len() as f64 * share) as usize).min(thinking.len().saturating_sub(1));
+            thinking
+                .get(index)
+                .map_or(0.0, |&micros| micros as f64 / 1000.0)
+        };
         let won_moves: Vec<u64> = results
             .iter()
             .filter(|(_, alone, _)| alone.won)
@@ -136,6 +152,15 @@ fn main() -> anyhow::Result<()> {
             .map(|(seed, alone, _)| format!("{seed} ({} moves)", alone.moves))
             .collect();
         println!("  lost: {}", lost.join(", "));
+        println!(
+            "  time to choose a move over {} moves: median {:.1} ms, 99th percentile {:.0} ms, worst {:.0} ms",
+            thinking.len(),
+            percentile(0.5),
+            percentile(0.99),
+            thinking
+                .last()
+                .map_or(0.0, |&micros| micros as f64 / 1000.0),
+        );
     }
     Ok(())
 }

@@ -12,6 +12,15 @@
 //! plays the first move most of them share, from the shortest. A line plays its next card-showing move (a turn of
 //! the stock, a card turned up) as early as it commutes with the moves
 //! before it, so moves a guess wanted are put off until the card is seen.
+//!
+//! In Virginia Reel the strong level does more, because a line is right
+//! for its own guess only: when its lines start differently it judges
+//! their first moves against every guess of the plan and plays the one
+//! after which the most guesses still win, and when no guess wins it tries
+//! more guesses. Planning again before every final move (a move no legal
+//! move takes back) is a limit of its own, off at every level: measured,
+//! it won no more and was far slower.
+//!
 //! With no line found it plays one good move (home, the stock, uncovering a
 //! card) that leads to no board it has seen, and after too many of those in
 //! a row, or with none left, it resigns. How hard it tries is its
@@ -56,9 +65,8 @@ pub enum BotLevel {
     Easy,
     /// A few guesses, a search well under a human move's time.
     Normal,
-    /// Several guesses, voting among their shortened winning lines, and
-    /// the largest search that still plans within a second on a slow
-    /// machine.
+    /// Several guesses, voting among their shortened winning lines, and in
+    /// Virginia Reel their first moves judged against every guess.
     #[default]
     Strong,
 }
@@ -81,6 +89,23 @@ pub struct PlanLimits {
     /// How many moves in a row the bot makes with no winning line before
     /// it resigns: past that, its moves are wasted wandering.
     pub patience: u64,
+    /// More guesses a plan may try when none of its first `guesses` won:
+    /// a missing line is where more search pays, a line being followed
+    /// needs none.
+    pub rescue_guesses: u64,
+    /// How many different first moves of the winning lines are judged
+    /// against every guess of the plan before one is played (fewer than 2
+    /// judges none). A line's first move wins its own guess; the one to
+    /// play is the one after which the most guesses still win.
+    pub judged_moves: usize,
+    /// Positions per search of a guess after a judged move.
+    pub judge_budget: u64,
+    /// Whether a line is followed only through moves that can be taken
+    /// back: before a final move (a card home, a turn of the stock, a
+    /// card off the waste, every move of Virginia Reel) the bot plans
+    /// again on fresh guesses. A line is right for its own guess; a final
+    /// move that is right only for that guess can lose the deal.
+    pub replan_before_final_moves: bool,
 }
 
 impl BotLevel {
@@ -93,6 +118,16 @@ impl BotLevel {
             GameKind::Indian | GameKind::Midshipman => forty_thieves,
             GameKind::VirginiaReel => reel,
         };
+        // Judging first moves and more guesses when none wins: adopted for
+        // Virginia Reel only, where they won more of 100 proved deals
+        // (docs/BOTS.md); in Midshipman they won no more.
+        let reel = |other, virginia_reel| {
+            if game == GameKind::VirginiaReel {
+                virginia_reel
+            } else {
+                other
+            }
+        };
         match self {
             BotLevel::Easy => PlanLimits {
                 budget: budget(2_000, 2_000, 1_000),
@@ -100,6 +135,10 @@ impl BotLevel {
                 retry_unknown: false,
                 votes: 1,
                 patience: 100,
+                rescue_guesses: 0,
+                judged_moves: 0,
+                judge_budget: 0,
+                replan_before_final_moves: false,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
@@ -107,6 +146,10 @@ impl BotLevel {
                 retry_unknown: false,
                 votes: 1,
                 patience: 100,
+                rescue_guesses: 0,
+                judged_moves: 0,
+                judge_budget: 0,
+                replan_before_final_moves: false,
             },
             // Smaller plans than before lines were shortened before the vote
             // (100,000 positions, 12 guesses and 5 votes for Indian): on
@@ -116,8 +159,14 @@ impl BotLevel {
                 budget: budget(100_000, 50_000, 50_000),
                 guesses: 8,
                 retry_unknown: true,
-                votes: 3,
+                votes: reel(3, 4),
                 patience: 40,
+                rescue_guesses: reel(0, 8),
+                judged_moves: if game == GameKind::VirginiaReel { 3 } else { 0 },
+                judge_budget: budget(50_000, 25_000, 25_000),
+                // Measured in docs/BOTS.md: a plan before each final move
+                // won no more deals and made a game tens of times slower.
+                replan_before_final_moves: false,
             },
         }
     }
@@ -167,37 +216,45 @@ impl Bot {
             .take()
             .filter(|believed| believed.view() == *board)
             && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
+            && !(limits.replan_before_final_moves && is_final(&believed, mv))
         {
             return self.play(believed, mv);
         }
         // With nothing hidden every guess is the position: one search will do.
-        let (votes, guesses) = if board.zones.iter().any(|zone| zone.hidden > 0) {
-            (limits.votes.max(1), limits.guesses)
+        let (votes, guesses, rescue) = if board.zones.iter().any(|zone| zone.hidden > 0) {
+            (limits.votes.max(1), limits.guesses, limits.rescue_guesses)
         } else {
-            (1, 1)
+            (1, 1, 0)
         };
         let mut first_guess = None;
-        let mut winners: Vec<(AnyGame, Vec<AnyMove>)> = Vec::new();
-        for _ in 0..guesses {
-            if winners.len() as u64 >= votes {
+        let mut tried: Vec<Tried> = Vec::new();
+        let mut won = 0;
+        for index in 0..guesses + rescue {
+            if !keep_guessing(index, won, votes, guesses) {
                 break;
             }
             self.variation = self.variation.wrapping_add(1);
             let position = guess(board, self.variation).ok()?;
             first_guess.get_or_insert_with(|| position.clone());
             self.searches += 1;
-            match position.search(budget).map(|solution| solution.verdict) {
+            let outcome = match position.search(budget).map(|solution| solution.verdict) {
                 Ok(Verdict::Winnable(line)) if line.is_empty() => return None,
-                Ok(Verdict::Winnable(line)) => winners.push((position, line)),
-                Ok(Verdict::Unwinnable) => {}
-                Ok(Verdict::Unknown) | Err(_) if limits.retry_unknown => {}
+                Ok(Verdict::Winnable(line)) => {
+                    won += 1;
+                    GuessOutcome::Won(line)
+                }
+                Ok(Verdict::Unwinnable) => GuessOutcome::Lost,
+                Ok(Verdict::Unknown) | Err(_) if limits.retry_unknown => GuessOutcome::Unsettled,
                 // A search that ran out of budget on one guess will on the
                 // others too; only proofs of unwinnable guesses are worth
                 // another guess.
                 Ok(Verdict::Unknown) | Err(_) => break,
-            }
+            };
+            tried.push(Tried { position, outcome });
         }
-        if let Some((position, line)) = chosen_line(winners) {
+        let (chosen, judge_searches) = chosen_line(tried, &limits);
+        self.searches += judge_searches;
+        if let Some((position, line)) = chosen {
             // The hinter keeps the line for the moves to come while the
             // guess holds.
             self.hinter.adopt(&position, &line);
@@ -234,23 +291,158 @@ impl Bot {
     }
 }
 
+/// Whether `mv` cannot be taken back from `position`: no legal move of the
+/// position after it leads back.
+fn is_final(position: &AnyGame, mv: AnyMove) -> bool {
+    let mut after = position.clone();
+    if after.apply(mv).is_err() {
+        return true;
+    }
+    let mut moves = Vec::new();
+    after.legal_moves(&mut moves);
+    !moves.into_iter().any(|back| {
+        let mut undone = after.clone();
+        undone.apply(back).is_ok() && undone == *position
+    })
+}
+
+/// Whether a plan that has tried `tried` guesses and found `won` winning
+/// lines tries another: until it has `votes` lines, and past its first
+/// `guesses` only while it has none (the caller bounds the rescue guesses).
+fn keep_guessing(tried: u64, won: u64, votes: u64, guesses: u64) -> bool {
+    won < votes && (tried < guesses || won == 0)
+}
+
+/// One guess of a plan and what its search found.
+struct Tried {
+    /// The guessed position.
+    position: AnyGame,
+    /// Its search's verdict.
+    outcome: GuessOutcome,
+}
+
+/// What the search of one guess found.
+enum GuessOutcome {
+    /// A winning line.
+    Won(Vec<AnyMove>),
+    /// No win from this guess: nor after any move.
+    Lost,
+    /// The budget ran out.
+    Unsettled,
+}
+
 /// The line to play of the winning lines found on different guesses, each
-/// with its detours cut ([`shorten_line`]): of those whose first move the
-/// most lines share (a move that wins whatever the hidden cards are beats
-/// one that wins only if the guess is right), the shortest; the earliest
-/// found on a tie.
-fn chosen_line(winners: Vec<(AnyGame, Vec<AnyMove>)>) -> Option<(AnyGame, Vec<AnyMove>)> {
-    let winners: Vec<(AnyGame, Vec<AnyMove>)> = winners
-        .into_iter()
-        .map(|(position, line)| {
-            let line = reveal_early(&position, &shorten_line(&position, &line));
-            (position, line)
+/// with its detours cut ([`shorten_line`]), and the searches it ran.
+///
+/// The lines are ranked by [`ranked_lines`]: first those whose first move
+/// the most lines share (a move that wins whatever the hidden cards are
+/// beats one that wins only if the guess is right), then the shortest,
+/// then the earliest found. With `judged_moves` of 2 or more and lines that
+/// start differently, the first moves of the best-ranked lines are judged
+/// against every guess of the plan ([`guesses_won_after`]) and the line
+/// played is the best-ranked one starting with the move after which the
+/// most guesses still win: a line's first move wins its own guess, not
+/// necessarily the others.
+fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<AnyMove>)>, u64) {
+    let winners: Vec<(usize, Vec<AnyMove>)> = tried
+        .iter()
+        .enumerate()
+        .filter_map(|(index, tried)| match &tried.outcome {
+            GuessOutcome::Won(line) => {
+                let line = reveal_early(&tried.position, &shorten_line(&tried.position, line));
+                (!line.is_empty()).then_some((index, line))
+            }
+            GuessOutcome::Lost | GuessOutcome::Unsettled => None,
         })
-        .filter(|(_, line)| !line.is_empty())
         .collect();
     let lines: Vec<&[AnyMove]> = winners.iter().map(|(_, line)| line.as_slice()).collect();
-    let best = most_shared_shortest(&lines)?;
-    winners.into_iter().nth(best)
+    let ranked = ranked_lines(&lines);
+    let mut candidates: Vec<AnyMove> = Vec::new();
+    for &index in &ranked {
+        if let Some(&first) = lines[index].first()
+            && !candidates.contains(&first)
+            && candidates.len() < limits.judged_moves.max(1)
+        {
+            candidates.push(first);
+        }
+    }
+    let mut searches = 0;
+    let chosen_move = if candidates.len() >= 2 {
+        // Each guess's own line says it wins after that line's first move.
+        let own_first: Vec<Option<AnyMove>> = (0..tried.len())
+            .map(|index| {
+                winners
+                    .iter()
+                    .find(|(guess, _)| *guess == index)
+                    .and_then(|(_, line)| line.first().copied())
+            })
+            .collect();
+        let budget = Budget::positions(limits.judge_budget);
+        let wins_after = |candidate: usize, guess: usize| {
+            let (Some(&candidate), Some(tried)) = (candidates.get(candidate), tried.get(guess))
+            else {
+                return false;
+            };
+            match tried.outcome {
+                // No move wins a lost position.
+                GuessOutcome::Lost => return false,
+                _ if own_first.get(guess).copied().flatten() == Some(candidate) => return true,
+                GuessOutcome::Won(_) | GuessOutcome::Unsettled => {}
+            }
+            let mut after = tried.position.clone();
+            if after.apply(candidate).is_err() {
+                return false;
+            }
+            searches += 1;
+            // An unsettled search counts as no win.
+            after.is_won()
+                || matches!(
+                    after.search(budget).map(|solution| solution.verdict),
+                    Ok(Verdict::Winnable(_))
+                )
+        };
+        most_robust(candidates.len(), tried.len(), wins_after)
+            .and_then(|index| candidates.get(index).copied())
+    } else {
+        candidates.first().copied()
+    };
+    let chosen = ranked
+        .into_iter()
+        .find(|&index| lines[index].first().copied() == chosen_move)
+        .and_then(|index| {
+            let (guess, line) = winners.get(index)?;
+            Some((tried.get(*guess)?.position.clone(), line.clone()))
+        });
+    (chosen, searches)
+}
+
+/// Of `candidates` moves, best-ranked first, the index of the one after
+/// which the most of `guesses` guesses still win (`wins(candidate, guess)`),
+/// the best-ranked on a tie; `None` with no candidates. Asks no more than
+/// it must: a candidate's guesses stop being asked once it can no longer
+/// win more guesses than the best so far, since every question may be a
+/// search.
+fn most_robust(
+    candidates: usize,
+    guesses: usize,
+    mut wins: impl FnMut(usize, usize) -> bool,
+) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for candidate in 0..candidates {
+        // A later candidate must win strictly more guesses to be chosen.
+        let needed = best.map_or(0, |(_, most)| most + 1);
+        let mut won = 0;
+        for guess in 0..guesses {
+            if won + (guesses - guess) < needed {
+                break;
+            }
+            won += usize::from(wins(candidate, guess));
+        }
+        if won >= needed {
+            best = Some((candidate, won));
+        }
+    }
+    best.map(|(candidate, _)| candidate)
 }
 
 /// `line` with its first move that shows a hidden card (a turn of the
@@ -296,27 +488,32 @@ fn reveal_early(position: &AnyGame, line: &[AnyMove]) -> Vec<AnyMove> {
     line.to_vec()
 }
 
-/// The index of the line to play: of the lines whose first move the most
-/// lines share, the shortest; the first of those on a tie. `None` if every
-/// line is empty.
+/// The index of the line to play: the first of [`ranked_lines`]. `None`
+/// if every line is empty.
+#[cfg(test)]
 fn most_shared_shortest<M: Copy + Eq + std::hash::Hash>(lines: &[&[M]]) -> Option<usize> {
+    ranked_lines(lines).first().copied()
+}
+
+/// The indices of the non-empty lines, best first: those whose first move
+/// the most lines share, then the shortest, then the earliest.
+fn ranked_lines<M: Copy + Eq + std::hash::Hash>(lines: &[&[M]]) -> Vec<usize> {
     let mut votes: HashMap<M, usize> = HashMap::new();
     for line in lines {
         if let Some(&first) = line.first() {
             *votes.entry(first).or_default() += 1;
         }
     }
-    lines
+    let mut ranked: Vec<(usize, usize, usize)> = lines
         .iter()
         .enumerate()
         .filter_map(|(index, line)| {
             let shared = votes.get(line.first()?)?;
             Some((index, *shared, line.len()))
         })
-        .max_by_key(|&(index, shared, length)| {
-            (shared, std::cmp::Reverse(length), std::cmp::Reverse(index))
-        })
-        .map(|(index, _, _)| index)
+        .collect();
+    ranked.sort_by_key(|&(index, shared, length)| (std::cmp::Reverse(shared), length, index));
+    ranked.into_iter().map(|(index, _, _)| index).collect()
 }
 
 /// How a bot fared alone on a deal.
@@ -332,13 +529,28 @@ pub struct Alone {
 /// pace, at most `max_moves` moves: the bot sees each board as the server
 /// would send it, never the deal itself.
 pub fn play_alone(deal: &AnyGame, level: BotLevel, variation: u64, max_moves: u64) -> Alone {
+    play_alone_timed(deal, level, variation, max_moves, |_| {})
+}
+
+/// [`play_alone`], telling `thought` how long the bot took to choose each
+/// move: the time a bot at a human pace must fit in its pace.
+pub fn play_alone_timed(
+    deal: &AnyGame,
+    level: BotLevel,
+    variation: u64,
+    max_moves: u64,
+    mut thought: impl FnMut(Duration),
+) -> Alone {
     let mut position = deal.clone();
     let mut bot = Bot::new(level, variation);
     for moves in 0..max_moves {
         if position.is_won() {
             return Alone { won: true, moves };
         }
-        let Some(text) = bot.next_move(&position.view()) else {
+        let started = std::time::Instant::now();
+        let chosen = bot.next_move(&position.view());
+        thought(started.elapsed());
+        let Some(text) = chosen else {
             return Alone { won: false, moves };
         };
         let played = position
@@ -497,6 +709,7 @@ async fn sleep_until(due: Option<Instant>) {
 
 #[cfg(test)]
 mod tests {
+    use patience_shared::games::forty_thieves::FortyThieves;
     use patience_shared::solver::any::{ProvedDeal, first_winnable_deal};
 
     use super::*;
@@ -616,6 +829,100 @@ mod tests {
             let lines: Vec<Vec<char>> = lines.iter().map(|line| line.chars().collect()).collect();
             let slices: Vec<&[char]> = lines.iter().map(Vec::as_slice).collect();
             assert_eq!(most_shared_shortest(&slices), expected, "{lines:?}");
+        }
+    }
+
+    /// Of the first moves of winning lines, the one played is the one after
+    /// which the most guesses win, the best-ranked on a tie, and a
+    /// candidate's guesses stop being asked once it cannot beat the best.
+    #[test]
+    fn the_move_played_wins_the_most_guesses_and_no_guess_is_asked_in_vain() {
+        // (rows of wins, one per candidate and one column per guess; the
+        // candidate chosen; how many questions were asked)
+        let cases: [(&[&str], Option<usize>, usize); 7] = [
+            (&[], None, 0),
+            (&["1100"], Some(0), 4),
+            (&["1100", "1111", "0111"], Some(1), 8),
+            (&["1111", "1111"], Some(0), 4),
+            (&["0000", "0001", "0110"], Some(2), 4 + 4 + 4),
+            (&["1110", "0111"], Some(0), 4 + 1),
+            (&["0", "0"], Some(0), 1 + 1),
+        ];
+        for (rows, expected, expected_asked) in cases {
+            let guesses = rows.first().map_or(0, |row| row.len());
+            let mut asked = 0;
+            let chosen = most_robust(rows.len(), guesses, |candidate, guess| {
+                asked += 1;
+                rows[candidate].as_bytes()[guess] == b'1'
+            });
+            assert_eq!((chosen, asked), (expected, expected_asked), "{rows:?}");
+        }
+    }
+
+    /// A move is final when no move takes it back: a card home, a turn of
+    /// the stock, a dealt card moved off what it cannot go back on; a
+    /// card moved between piles where it fits both ways is not.
+    #[test]
+    fn a_move_is_final_when_no_move_takes_it_back() {
+        let indian = AnyGame::FortyThieves(
+            FortyThieves::from_fixture(
+                "game: indian\n\
+                 p1: 9c | Kh 7d\n\
+                 p2: 8s\n\
+                 p3: 2c\n\
+                 p4: 6c\n\
+                 stock: 4c 5h\n\
+                 waste: 6h\n\
+                 f1: Ac\n",
+            )
+            .expect("a fixture"),
+        );
+        // (move, final?)
+        let cases = [
+            ("s", true),
+            ("3>f", true),
+            ("1>2", true),
+            ("4>1", false),
+            ("w>1", true),
+        ];
+        for (text, expected) in cases {
+            let mv = indian.parse_move(text).expect("the notation reads");
+            assert!(indian.clone().apply(mv).is_ok(), "{text} is legal");
+            assert_eq!(is_final(&indian, mv), expected, "{text}");
+        }
+        // Every move of Virginia Reel is final.
+        let reel = AnyGame::deal(GameKind::VirginiaReel, 1);
+        let mut moves = Vec::new();
+        reel.legal_moves(&mut moves);
+        assert!(!moves.is_empty());
+        for mv in moves {
+            assert!(is_final(&reel, mv), "{}", reel.format_move(mv));
+        }
+    }
+
+    /// A plan guesses until it has its votes; past its guesses, only while
+    /// no guess has won.
+    #[test]
+    fn a_plan_guesses_more_only_while_it_has_no_line() {
+        // (guesses tried, lines found, votes, guesses, another guess?)
+        let cases = [
+            (0, 0, 4, 8, true),
+            (3, 3, 4, 8, true),
+            (3, 4, 4, 8, false),
+            (7, 1, 4, 8, true),
+            (8, 1, 4, 8, false),
+            (8, 0, 4, 8, true),
+            (15, 0, 4, 8, true),
+            (0, 0, 1, 1, true),
+            (1, 0, 1, 1, true),
+            (1, 1, 1, 1, false),
+        ];
+        for (tried, won, votes, guesses, expected) in cases {
+            assert_eq!(
+                keep_guessing(tried, won, votes, guesses),
+                expected,
+                "{tried} tried, {won} won, {votes} votes, {guesses} guesses"
+            );
         }
     }
 
