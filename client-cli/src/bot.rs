@@ -100,12 +100,6 @@ pub struct PlanLimits {
     pub judged_moves: usize,
     /// Positions per search of a guess after a judged move.
     pub judge_budget: u64,
-    /// Whether a line is followed only through moves that can be taken
-    /// back: before a final move (a card home, a turn of the stock, a
-    /// card off the waste, every move of Virginia Reel) the bot plans
-    /// again on fresh guesses. A line is right for its own guess; a final
-    /// move that is right only for that guess can lose the deal.
-    pub replan_before_final_moves: bool,
 }
 
 impl BotLevel {
@@ -138,7 +132,6 @@ impl BotLevel {
                 rescue_guesses: 0,
                 judged_moves: 0,
                 judge_budget: 0,
-                replan_before_final_moves: false,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
@@ -149,7 +142,6 @@ impl BotLevel {
                 rescue_guesses: 0,
                 judged_moves: 0,
                 judge_budget: 0,
-                replan_before_final_moves: false,
             },
             // Smaller plans than before lines were shortened before the vote
             // (100,000 positions, 12 guesses and 5 votes for Indian): on
@@ -166,7 +158,6 @@ impl BotLevel {
                 judge_budget: budget(50_000, 25_000, 25_000),
                 // Measured in docs/BOTS.md: a plan before each final move
                 // won no more deals and made a game tens of times slower.
-                replan_before_final_moves: false,
             },
         }
     }
@@ -216,7 +207,6 @@ impl Bot {
             .take()
             .filter(|believed| believed.view() == *board)
             && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
-            && !(limits.replan_before_final_moves && is_final(&believed, mv))
         {
             return self.play(believed, mv);
         }
@@ -289,21 +279,6 @@ impl Bot {
         self.believed = Some(believed);
         Some(text)
     }
-}
-
-/// Whether `mv` cannot be taken back from `position`: no legal move of the
-/// position after it leads back.
-fn is_final(position: &AnyGame, mv: AnyMove) -> bool {
-    let mut after = position.clone();
-    if after.apply(mv).is_err() {
-        return true;
-    }
-    let mut moves = Vec::new();
-    after.legal_moves(&mut moves);
-    !moves.into_iter().any(|back| {
-        let mut undone = after.clone();
-        undone.apply(back).is_ok() && undone == *position
-    })
 }
 
 /// Whether a plan that has tried `tried` guesses and found `won` winning
@@ -709,7 +684,6 @@ async fn sleep_until(due: Option<Instant>) {
 
 #[cfg(test)]
 mod tests {
-    use patience_shared::games::forty_thieves::FortyThieves;
     use patience_shared::solver::any::{ProvedDeal, first_winnable_deal};
 
     use super::*;
@@ -856,47 +830,6 @@ mod tests {
                 rows[candidate].as_bytes()[guess] == b'1'
             });
             assert_eq!((chosen, asked), (expected, expected_asked), "{rows:?}");
-        }
-    }
-
-    /// A move is final when no move takes it back: a card home, a turn of
-    /// the stock, a dealt card moved off what it cannot go back on; a
-    /// card moved between piles where it fits both ways is not.
-    #[test]
-    fn a_move_is_final_when_no_move_takes_it_back() {
-        let indian = AnyGame::FortyThieves(
-            FortyThieves::from_fixture(
-                "game: indian\n\
-                 p1: 9c | Kh 7d\n\
-                 p2: 8s\n\
-                 p3: 2c\n\
-                 p4: 6c\n\
-                 stock: 4c 5h\n\
-                 waste: 6h\n\
-                 f1: Ac\n",
-            )
-            .expect("a fixture"),
-        );
-        // (move, final?)
-        let cases = [
-            ("s", true),
-            ("3>f", true),
-            ("1>2", true),
-            ("4>1", false),
-            ("w>1", true),
-        ];
-        for (text, expected) in cases {
-            let mv = indian.parse_move(text).expect("the notation reads");
-            assert!(indian.clone().apply(mv).is_ok(), "{text} is legal");
-            assert_eq!(is_final(&indian, mv), expected, "{text}");
-        }
-        // Every move of Virginia Reel is final.
-        let reel = AnyGame::deal(GameKind::VirginiaReel, 1);
-        let mut moves = Vec::new();
-        reel.legal_moves(&mut moves);
-        assert!(!moves.is_empty());
-        for mv in moves {
-            assert!(is_final(&reel, mv), "{}", reel.format_move(mv));
         }
     }
 
