@@ -37,7 +37,11 @@
 //! - The discard is left out: which Aces left follows from the rest, and their
 //!   order changes nothing.
 //! - What is frozen (below) is part of the position the search explores, so
-//!   it is part of the key too.
+//!   it is part of the key too. A freeze names its reserve by the reserve's
+//!   share of the key, not by its index, so that it moves with the reserve:
+//!   by index, two positions with the stock out, reserves swapped and
+//!   different cards frozen would share a key, and the search, which skips
+//!   a key it has seen, could skip a win.
 //!
 //! [`ReelSearch`] keeps each position's and each pile's share of the key and,
 //! after a move, recomputes only the shares of what the move touched (a deal
@@ -239,8 +243,9 @@
 //!
 //! What is frozen is compared as a multiset of tokens in which a reserve
 //! is named by its share of the key (its contents and future) rather than
-//! by its index, as in the key: with the stock out two reserves with the
-//! same contents are interchangeable, and so are their freezes. The
+//! by its index, as in the key (whose term for what is frozen is the sum of
+//! the same tokens): with the stock out two reserves with the same contents
+//! are interchangeable, and so are their freezes. The
 //! dead-position checks read only frozen builds, so a position one of them
 //! proves lost is kept under its frozen builds alone, which covers it under
 //! any frozen releases and swaps.
@@ -294,8 +299,9 @@ static PILE_Z: [u64; PILE_DEPTH * 52] = table(0x5e12);
 static FUTURE_Z: [u64; MAX_DEALS_LEFT * 52] = table(0x5e13);
 /// Zobrist values by the number of deals left.
 static DEALS_Z: [u64; MAX_DEALS_LEFT + 1] = table(0x5e14);
-/// Zobrist values by `pile * 16 + depth` for frozen reserve cards.
-static FROZEN_Z: [u64; RESERVES * PILE_DEPTH] = table(0x5e15);
+/// Zobrist values by depth for frozen reserve cards (the reserve is named by
+/// its share of the key, [`ReelSearch::frozen_token_of_build`]).
+static FROZEN_Z: [u64; PILE_DEPTH] = table(0x5e15);
 
 /// The base rank of a row: 2, 3 or 4.
 const fn base_rank(row: usize) -> u8 {
@@ -682,20 +688,50 @@ impl ReelSearch {
         mix64(contents ^ self.futures[pile][self.deals_left()])
     }
 
-    /// The key's term for what is frozen.
+    /// The key's term for what is frozen: the sum of its tokens
+    /// ([`ReelSearch::frozen_token_of_build`], [`ReelSearch::frozen_token_of_move`]).
+    ///
+    /// Each freeze names its reserve by the reserve's share of the key, not
+    /// by its index. With the stock out the key treats reserves as a
+    /// multiset, so two positions whose reserves are swapped share the rest
+    /// of the key; freezes hashed by index would then give the same key to
+    /// "r1 = 8h, r2 = Th, the 8h frozen" and "r1 = Th, r2 = 8h, the Th
+    /// frozen", which differ: a win may need the one build frozen in the
+    /// other. The search skips a position whose key it has seen, so such a
+    /// collision could skip a winnable position and prove a deal lost
+    /// falsely. Named by share, a freeze moves with its reserve, and two
+    /// reserves with the same share are interchangeable freezes and all.
+    /// The tokens are added, not xored: two equal freezes count twice.
     fn frozen_term(&self) -> u64 {
-        let mut builds = 0;
+        let mut term = 0u64;
         for (pile, &bits) in self.frozen.builds.iter().enumerate() {
             let mut rest = bits;
             while rest != 0 {
                 let depth = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
-                builds ^= FROZEN_Z[pile * PILE_DEPTH + depth];
+                term = term.wrapping_add(self.frozen_token_of_build(pile, depth));
             }
         }
-        self.frozen.moves.iter().fold(mix64(builds), |sum, frozen| {
-            sum.wrapping_add(frozen.share())
+        self.frozen.moves.iter().fold(term, |sum, frozen| {
+            sum.wrapping_add(self.frozen_token_of_move(frozen))
         })
+    }
+
+    /// A frozen build's token: its depth in a reserve named by its share.
+    fn frozen_token_of_build(&self, pile: usize, depth: usize) -> u64 {
+        mix64(self.pile_shares[pile] ^ FROZEN_Z[depth])
+    }
+
+    /// A frozen release's or swap's token: its signature with the reserve
+    /// named by its share rather than its index.
+    fn frozen_token_of_move(&self, frozen: &FrozenMove) -> u64 {
+        let pile = if frozen.pile == NO_PILE {
+            0
+        } else {
+            self.pile_shares[usize::from(frozen.pile)]
+        };
+        let unnamed = FrozenMove { pile: 0, ..*frozen };
+        mix64(unnamed.share() ^ pile)
     }
 
     fn reposition(&mut self, position: u8) {
@@ -796,12 +832,12 @@ impl ReelSearch {
                         > usize::from(frozen.depth))
                 && !(frozen.lifts && self.rows.copies[card] > 0)
         });
-        if frozen != self.frozen {
-            self.frozen = frozen;
-            let term = self.frozen_term();
-            self.key = self.key.wrapping_sub(self.frozen_share).wrapping_add(term);
-            self.frozen_share = term;
-        }
+        self.frozen = frozen;
+        // Freezes name their reserves by share, so the term changes with the
+        // piles the move touched even when the freezes do not.
+        let term = self.frozen_term();
+        self.key = self.key.wrapping_sub(self.frozen_share).wrapping_add(term);
+        self.frozen_share = term;
     }
 
     /// What is frozen as a sorted multiset of tokens that do not depend on
@@ -817,22 +853,13 @@ impl ReelSearch {
             while rest != 0 {
                 let depth = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
-                tokens.push(mix64(self.pile_shares[pile] ^ FROZEN_Z[depth]));
+                tokens.push(self.frozen_token_of_build(pile, depth));
             }
         }
-        let moves = if with_moves {
-            &self.frozen.moves[..]
-        } else {
-            &[]
-        };
-        for frozen in moves {
-            let pile = if frozen.pile == NO_PILE {
-                0
-            } else {
-                self.pile_shares[usize::from(frozen.pile)]
-            };
-            let unnamed = FrozenMove { pile: 0, ..*frozen };
-            tokens.push(mix64(unnamed.share() ^ pile));
+        if with_moves {
+            for frozen in &self.frozen.moves {
+                tokens.push(self.frozen_token_of_move(frozen));
+            }
         }
         tokens.sort_unstable();
     }
@@ -2149,6 +2176,81 @@ mod tests {
         let with_futures =
             piles_only.replace("s: 9h Kc 8d 7s 6s Tc Jd Qc", "s: 9h Kc 8d 7s 6s Tc Qc Jd");
         assert_eq!(key(KEYED), key(&with_futures));
+    }
+
+    /// `KEYED` with the stock out and a base card of row A on r1 and r2,
+    /// which a release from row A could take.
+    const HELD: &str = "
+        A: 2h.5h Qs Kd 2c 7c 9d Ac 2s
+        B: 3c 3d.6d Jh 5s 3h Td 8c Ks
+        C: 4s 4d Qh 6c 9s 4h.7h 2d Jc
+        r: 8h.2d Th.2h - 5c.3s 7d 9c Qd.6h Js
+    ";
+
+    /// A search of `fixture` with `frozen` in force, every freeze one that
+    /// can matter (else the test would compare less than it says).
+    fn with_freezes(fixture: &str, frozen: &Frozen) -> ReelSearch {
+        let mut search = ReelSearch::new(board(fixture));
+        search.set_frozen(frozen.clone());
+        assert_eq!(&search.frozen, frozen, "a freeze that cannot matter");
+        assert_eq!(search.canonical_key(), search.key_from_scratch());
+        search
+    }
+
+    #[test]
+    fn a_freeze_on_interchangeable_reserves_moves_with_the_reserve() {
+        // The stock is out, so r1 and r2 swapped are the same position when
+        // their freezes move with them, and a different one when the freezes
+        // stay at the same index and so name other cards.
+        let swapped = HELD.replace("r: 8h.2d Th.2h", "r: Th.2h 8h.2d");
+        let build = |pile: usize, depth: usize| {
+            let mut frozen = Frozen::default();
+            frozen.builds[pile] |= 1 << depth;
+            frozen
+        };
+        let queen = Card::new(Suit::Spades, 12);
+        let release = |pile: u8| {
+            let mut frozen = Frozen::default();
+            frozen.moves.push(FrozenMove {
+                class: class_of(0, queen),
+                partners: [0; FROZEN_CHAIN],
+                n_partners: 0,
+                pile,
+                depth: 1,
+                lifts: true,
+            });
+            frozen
+        };
+        let cases = [
+            (build(0, 0), build(1, 0), true, "the 8h frozen in both"),
+            (
+                build(0, 0),
+                build(0, 0),
+                false,
+                "the 8h frozen, then the Th",
+            ),
+            (release(0), release(1), true, "the Qs with the 2d in both"),
+            (
+                release(0),
+                release(0),
+                false,
+                "the Qs with the 2d, then the 2h",
+            ),
+            (build(0, 0), release(1), false, "a build, then a release"),
+        ];
+        let wrong: Vec<&str> = cases
+            .iter()
+            .filter(|(frozen, frozen_swapped, same, _)| {
+                let key = with_freezes(HELD, frozen).canonical_key();
+                let other = with_freezes(&swapped, frozen_swapped).canonical_key();
+                (key == other) != *same
+            })
+            .map(|&(_, _, _, what)| what)
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "keys wrongly equal or different: {wrong:?}"
+        );
     }
 
     #[test]
