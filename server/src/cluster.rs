@@ -81,6 +81,7 @@
 //! daily leaderboards' changes from node to node.
 
 pub mod lease;
+pub mod pending;
 pub mod relay;
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -89,10 +90,11 @@ use std::time::{Duration, Instant};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::to_hex;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use self::lease::{LeaseBook, RENEW_BATCH};
+use self::pending::{FLUSH_BATCH, Taken, Write};
 use crate::metrics::{Metrics, bump};
 use crate::registry::{Registry, new_room_code};
 use crate::room_handle::Command;
@@ -100,9 +102,6 @@ use crate::secrets::{TokenHash, new_secret};
 
 /// Every key of the cluster starts with this, so a Redis may hold others.
 const PREFIX: &str = "patience:";
-
-/// Writes waiting for the writer task before more are dropped.
-pub const WRITE_QUEUE: usize = 1024;
 
 /// How long a token's pointer to its room lasts: longer than any race
 /// (the longest time limit is three hours) plus its grace and linger.
@@ -205,17 +204,13 @@ pub enum Owner {
     Nobody,
 }
 
-/// A write the writer task makes for a room's actor.
+/// The right to run the one task that flushes the writes the node owes
+/// Redis; see [`Cluster::write_forever`]. The writes themselves wait in
+/// the [lease book](LeaseBook).
 #[derive(Debug)]
-enum Write {
-    Token { hash: TokenHash, code: Arc<str> },
-    ForgetToken { hash: TokenHash },
-    Release { code: Arc<str> },
+pub struct WriteQueue {
+    _one_writer: (),
 }
-
-/// The queue the writer task drains; see [`Cluster::write_forever`].
-#[derive(Debug)]
-pub struct WriteQueue(mpsc::Receiver<Write>);
 
 /// This node's membership of the cluster, cheap to clone.
 #[derive(Clone)]
@@ -230,7 +225,10 @@ struct Inner {
     client: redis::Client,
     redis: ConnectionManager,
     book: Mutex<LeaseBook>,
-    writes: mpsc::Sender<Write>,
+    /// Wakes the writer task: a write is owed.
+    written: Notify,
+    /// Wakes the writer task even after a flush failed: a renewal tick.
+    ticked: Notify,
     metrics: Arc<Metrics>,
     /// The origin of the lease book's times: leases are about elapsed
     /// time, not the (possibly virtual) wall clock.
@@ -286,7 +284,6 @@ impl Cluster {
             .set_number_of_retries(2)
             .set_max_delay(REDIS_TIMEOUT);
         let redis = ConnectionManager::new_with_config(client.clone(), config).await?;
-        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         let cluster = Cluster {
             inner: Arc::new(Inner {
                 node_id: settings.node_id.unwrap_or_else(|| new_secret(8)),
@@ -294,7 +291,8 @@ impl Cluster {
                 client,
                 redis,
                 book: Mutex::new(LeaseBook::new(settings.lease_ms)),
-                writes,
+                written: Notify::new(),
+                ticked: Notify::new(),
                 metrics,
                 started: Instant::now(),
                 renew: redis::Script::new(RENEW_SCRIPT),
@@ -304,7 +302,7 @@ impl Cluster {
         };
         cluster.register().await?;
         tracing::info!(node = %cluster.inner.node_id, url = %cluster.inner.public_url, "joined the cluster");
-        Ok((cluster, WriteQueue(queue)))
+        Ok((cluster, WriteQueue { _one_writer: () }))
     }
 
     /// This node's id.
@@ -329,11 +327,15 @@ impl Cluster {
             .unwrap_or_else(PoisonError::into_inner);
         let answer = f(&mut book);
         let held = i64::try_from(book.rooms_held()).unwrap_or(i64::MAX);
+        let owed = i64::try_from(book.writes_owed()).unwrap_or(i64::MAX);
         drop(book);
-        self.inner
-            .metrics
+        let metrics = &self.inner.metrics;
+        metrics
             .cluster_leases_held
             .store(held, std::sync::atomic::Ordering::Relaxed);
+        metrics
+            .cluster_writes_pending
+            .store(owed, std::sync::atomic::Ordering::Relaxed);
         answer
     }
 
@@ -508,81 +510,124 @@ impl Cluster {
         Ok(set.is_some())
     }
 
-    /// Queues a write without waiting; one that does not fit is dropped.
-    fn queue(&self, write: Write) {
-        if self.inner.writes.try_send(write).is_err() {
+    /// Owes Redis a token's write, off the caller's path: the writer task
+    /// flushes it, and keeps it until it reaches Redis.
+    fn owe(&self, write: Write) {
+        let now = self.now_ms();
+        if let Some(given_up) = self.with_book(|book| book.owe(write, now)) {
             bump(&self.inner.metrics.cluster_writes_dropped);
-            tracing::warn!("the cluster's write queue is full: a write was dropped");
+            tracing::warn!(?given_up, "too many writes owed to Redis: a token's forget was given up");
         }
+        self.inner.written.notify_one();
     }
 
     /// Records, off the caller's path, that a token opens a seat of `code`.
     pub fn remember_token(&self, hash: TokenHash, code: Arc<str>) {
-        self.queue(Write::Token { hash, code });
+        self.owe(Write::SetToken { hash, code });
     }
 
     /// Forgets a token, off the caller's path.
     pub fn forget_token(&self, hash: TokenHash) {
-        self.queue(Write::ForgetToken { hash });
+        self.owe(Write::ForgetToken { hash });
     }
 
     /// Gives up the room `code`: its lease stops being renewed at once and
     /// is deleted off the caller's path.
     pub fn release(&self, code: &Arc<str>) {
-        if self.with_book(|book| book.release(code)) {
-            self.queue(Write::Release {
-                code: Arc::clone(code),
-            });
+        let now = self.now_ms();
+        if self.with_book(|book| book.give_up(code, now)) {
+            self.inner.written.notify_one();
         }
     }
 
-    /// Makes the queued writes until the server stops.
+    /// Flushes the writes the node owes until the server stops: when one is
+    /// owed, and at every renewal tick. After a flush failed, only the
+    /// renewal ticks wake it, so that a Redis that is down is tried once a
+    /// tick, not once a write.
     pub async fn write_forever(self, queue: WriteQueue, shutdown: CancellationToken) {
-        let WriteQueue(mut queue) = queue;
+        let WriteQueue { _one_writer: () } = queue;
+        let mut failing = false;
         loop {
-            let write = tokio::select! {
+            tokio::select! {
                 _ = shutdown.cancelled() => return,
-                write = queue.recv() => match write {
-                    Some(write) => write,
-                    None => return,
-                },
+                () = self.inner.ticked.notified() => {}
+                () = self.inner.written.notified(), if !failing => {}
+            }
+            failing = match self.flush_owed().await {
+                Ok(()) => false,
+                Err(error) => {
+                    tracing::warn!(%error, "cluster writes failed: they are tried again at the next renewal");
+                    true
+                }
             };
-            if let Err(error) = self.write(write).await {
-                tracing::warn!(%error, "a cluster write failed");
+        }
+    }
+
+    /// Flushes every write owed, in batches, until none is left or one
+    /// batch fails; the writes of a failed batch stay owed.
+    async fn flush_owed(&self) -> Result<(), ClusterError> {
+        loop {
+            let now = self.now_ms();
+            let batch = self.with_book(|book| book.writes_to_flush(FLUSH_BATCH, now));
+            if batch.is_empty() {
+                return Ok(());
+            }
+            match self.write_batch(&batch).await {
+                Ok(()) => self.with_book(|book| book.writes_flushed(&batch)),
+                Err(error) => {
+                    let deferred = self.with_book(|book| book.writes_failed(&batch));
+                    self.inner
+                        .metrics
+                        .cluster_writes_deferred
+                        .fetch_add(
+                            u64::try_from(deferred).unwrap_or(u64::MAX),
+                            std::sync::atomic::Ordering::Relaxed,
+                        );
+                    return Err(error);
+                }
             }
         }
     }
 
-    async fn write(&self, write: Write) -> Result<(), ClusterError> {
+    /// Makes the writes of `batch`: the tokens' in one pipeline, the
+    /// releases in one script call. Every write is idempotent, so a batch
+    /// that failed half way is made again whole.
+    async fn write_batch(&self, batch: &[Taken]) -> Result<(), ClusterError> {
         let mut redis = self.redis();
-        match write {
-            Write::Token { hash, code } => {
-                self.call(
-                    redis::cmd("SET")
-                        .arg(token_key(&hash))
-                        .arg(&*code)
+        let mut tokens = redis::pipe();
+        let mut n_tokens = 0;
+        let mut release = self.inner.release.prepare_invoke();
+        let mut n_releases = 0;
+        for taken in batch {
+            match &taken.write {
+                Write::SetToken { hash, code } => {
+                    tokens
+                        .cmd("SET")
+                        .arg(token_key(hash))
+                        .arg(&**code)
                         .arg("PX")
                         .arg(TOKEN_TTL_MS)
-                        .query_async::<()>(&mut redis),
-                )
-                .await
-            }
-            Write::ForgetToken { hash } => {
-                self.call(
-                    redis::cmd("DEL")
-                        .arg(token_key(&hash))
-                        .query_async::<()>(&mut redis),
-                )
-                .await
-            }
-            Write::Release { code } => {
-                let mut invocation = self.inner.release.prepare_invoke();
-                invocation.key(room_key(&code)).arg(&self.inner.node_id);
-                self.call(invocation.invoke_async::<i64>(&mut redis))
-                    .await
-                    .map(drop)
+                        .ignore();
+                    n_tokens += 1;
+                }
+                Write::ForgetToken { hash } => {
+                    tokens.cmd("DEL").arg(token_key(hash)).ignore();
+                    n_tokens += 1;
+                }
+                Write::Release { code } => {
+                    release.key(room_key(code));
+                    n_releases += 1;
+                }
             }
         }
+        if n_tokens > 0 {
+            self.call(tokens.query_async::<()>(&mut redis)).await?;
+        }
+        if n_releases > 0 {
+            release.arg(&self.inner.node_id);
+            self.call(release.invoke_async::<i64>(&mut redis)).await?;
+        }
+        Ok(())
     }
 
     /// Renews the node's key, its room leases and its advertisements
@@ -604,6 +649,10 @@ impl Cluster {
                     tracing::warn!(%error, "renewing the cluster leases failed");
                 }
             }
+            // The writes still owed are tried again (by the writer task,
+            // the one that flushes) once a tick, whether or not this
+            // renewal reached Redis: writes may pass where a renewal failed.
+            self.inner.ticked.notify_one();
         }
     }
 
@@ -669,6 +718,11 @@ impl Cluster {
     /// another node (or this one restarted) can take the rooms at once
     /// rather than a lease later.
     pub async fn leave(&self) -> Result<(), ClusterError> {
+        // The writer task has stopped; what it still owed goes now, as the
+        // releases of rooms closed before the shutdown are among it.
+        if let Err(error) = self.flush_owed().await {
+            tracing::warn!(%error, "writes owed to Redis were not made before leaving");
+        }
         let batches = self.with_book(|book| book.batches(RENEW_BATCH));
         let mut redis = self.redis();
         for batch in batches {

@@ -61,8 +61,14 @@ pub struct Metrics {
     pub cluster_redirects: AtomicU64,
     /// Redis calls that failed or timed out.
     pub cluster_redis_errors: AtomicU64,
-    /// Writes to Redis dropped because their queue was full.
+    /// Writes to other nodes given up: a token's forget that did not fit
+    /// the writes owed to Redis, a leaderboard change not relayed.
     pub cluster_writes_dropped: AtomicU64,
+    /// Writes to Redis (a token's pointer, its forget, a lease's release)
+    /// whose first try failed: they stay owed and are tried again.
+    pub cluster_writes_deferred: AtomicU64,
+    /// Writes owed to Redis now, not yet made.
+    pub cluster_writes_pending: AtomicI64,
     /// Races of a node that was gone, run on here.
     pub cluster_failovers: AtomicU64,
     move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
@@ -218,6 +224,12 @@ impl Metrics {
             "Room leases this node holds in the cluster.",
             load_i(&self.cluster_leases_held).to_string(),
         );
+        metric(
+            "patience_cluster_writes_pending",
+            "gauge",
+            "Writes owed to Redis (token pointers, their forgets, lease releases) not yet made.",
+            load_i(&self.cluster_writes_pending).to_string(),
+        );
         for (name, help, value) in [
             (
                 "patience_cluster_renew_failures_total",
@@ -241,8 +253,13 @@ impl Metrics {
             ),
             (
                 "patience_cluster_writes_dropped_total",
-                "Writes to Redis dropped because their queue was full.",
+                "Writes given up: token forgets beyond the writes owed to Redis, leaderboard changes not relayed.",
                 &self.cluster_writes_dropped,
+            ),
+            (
+                "patience_cluster_writes_deferred_total",
+                "Writes to Redis whose first try failed, kept to be tried again.",
+                &self.cluster_writes_deferred,
             ),
             (
                 "patience_cluster_failovers_total",

@@ -1,14 +1,18 @@
 //! The lease bookkeeping of one node, without I/O: which room codes and
 //! quick-race advertisements it holds, which to renew together, what a
-//! renewal's answer means, and whether the node still counts as holding
-//! its leases at a given time. The [`cluster`](super) shell does the Redis
-//! calls and hands their answers here, so these rules are tested without a
-//! Redis or a clock.
+//! renewal's answer means, whether the node still counts as holding its
+//! leases at a given time, and the [writes it owes](super::pending) Redis
+//! (kept here, under the same lock, because taking a room and giving it up
+//! change them). The [`cluster`](super) shell does the Redis calls and
+//! hands their answers here, so these rules are tested without a Redis or
+//! a clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use patience_shared::game::GameKind;
+
+use super::pending::{PENDING_CAP, PendingWrites, Taken, Write};
 
 /// Room leases renewed by one script call: small enough that the script
 /// holds Redis (single-threaded) for well under a millisecond, large
@@ -23,6 +27,7 @@ pub struct LeaseBook {
     adverts: BTreeMap<GameKind, Arc<str>>,
     /// When the last renewal that reached Redis began, on the node's clock.
     last_renewed_ms: Option<u64>,
+    pending: PendingWrites,
 }
 
 impl LeaseBook {
@@ -33,6 +38,7 @@ impl LeaseBook {
             rooms: BTreeSet::new(),
             adverts: BTreeMap::new(),
             last_renewed_ms: None,
+            pending: PendingWrites::new(lease_ms, PENDING_CAP),
         }
     }
 
@@ -47,9 +53,59 @@ impl LeaseBook {
         self.lease_ms
     }
 
-    /// Records that the node now holds the room `code`.
+    /// Records that the node now holds the room `code`; a release of it
+    /// still pending is cancelled, or it would delete the lease just taken.
     pub fn hold(&mut self, code: Arc<str>) {
+        self.pending.cancel_release(&code);
         self.rooms.insert(code);
+    }
+
+    /// Gives up the room `code` at `now_ms`: it is no longer renewed, and
+    /// the deletion of its lease is owed. Whether it was held (one that
+    /// was not owes nothing).
+    pub fn give_up(&mut self, code: &Arc<str>, now_ms: u64) -> bool {
+        let held = self.release(code);
+        if held {
+            // A release never gives up a forget: the book holds fewer
+            // rooms than the cap leaves room for.
+            self.pending.push(
+                Write::Release {
+                    code: Arc::clone(code),
+                },
+                now_ms,
+            );
+        }
+        held
+    }
+
+    /// Owes Redis `write` (a token's), made at `now_ms`; answers the write
+    /// given up to make room, if one was (see [`PendingWrites::push`]).
+    pub fn owe(&mut self, write: Write, now_ms: u64) -> Option<Write> {
+        self.pending.push(write, now_ms)
+    }
+
+    /// Writes owed.
+    pub fn writes_owed(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Up to `size` owed writes to flush at `now_ms`, less those no longer
+    /// to be written (see [`PendingWrites::batch`]).
+    pub fn writes_to_flush(&mut self, size: usize, now_ms: u64) -> Vec<Taken> {
+        let rooms = &self.rooms;
+        self.pending
+            .batch(size, now_ms, |code| rooms.contains(code))
+    }
+
+    /// Records that `batch` reached Redis.
+    pub fn writes_flushed(&mut self, batch: &[Taken]) {
+        self.pending.flushed(batch);
+    }
+
+    /// Records that `batch` failed; answers how many of its writes failed
+    /// for the first time.
+    pub fn writes_failed(&mut self, batch: &[Taken]) -> usize {
+        self.pending.failed(batch)
     }
 
     /// Forgets the room `code`; whether it was held.
@@ -207,6 +263,48 @@ mod tests {
         book.renewed(&codes("B"), &[0]);
         assert_eq!(book.advert(GameKind::ThreeBlindMice), None);
         assert!(!book.holds("B"));
+    }
+
+    #[test]
+    fn a_room_given_up_owes_its_release_until_it_is_taken_again() {
+        let mut book = book_of("A B");
+        let owed = |book: &mut LeaseBook| -> Vec<Write> {
+            book.writes_to_flush(usize::MAX, 0)
+                .into_iter()
+                .map(|taken| taken.write)
+                .collect()
+        };
+        let release = |code: &str| Write::Release {
+            code: Arc::from(code),
+        };
+        assert!(book.give_up(&Arc::from("A"), 0));
+        assert!(!book.give_up(&Arc::from("C"), 0), "never held: nothing owed");
+        assert_eq!(owed(&mut book), [release("A")]);
+        // A lost lease is another node's now: nothing to delete.
+        book.renewed(&codes("B"), &[0]);
+        assert_eq!(owed(&mut book), [release("A")]);
+        // The code is taken again before the release reached Redis.
+        book.hold(Arc::from("A"));
+        assert_eq!(owed(&mut book), []);
+        assert!(book.holds("A"));
+    }
+
+    #[test]
+    fn a_token_set_is_owed_while_its_room_is_held() {
+        let mut book = book_of("A");
+        let set = Write::SetToken {
+            hash: [7; 32],
+            code: Arc::from("A"),
+        };
+        assert_eq!(book.owe(set.clone(), 0), None);
+        let batch = book.writes_to_flush(usize::MAX, 0);
+        assert_eq!(batch.len(), 1);
+        assert_eq!(book.writes_failed(&batch), 1);
+        assert_eq!(book.writes_owed(), 1, "a failed write stays owed");
+        // The room is lost to another node, which sets the pointer itself.
+        book.renewed(&codes("A"), &[0]);
+        assert!(book.writes_to_flush(usize::MAX, 0).is_empty());
+        assert_eq!(book.writes_owed(), 0);
     }
 
     #[test]
