@@ -516,7 +516,10 @@ impl Cluster {
         let now = self.now_ms();
         if let Some(given_up) = self.with_book(|book| book.owe(write, now)) {
             bump(&self.inner.metrics.cluster_writes_dropped);
-            tracing::warn!(?given_up, "too many writes owed to Redis: a token's forget was given up");
+            tracing::warn!(
+                ?given_up,
+                "too many writes owed to Redis: a token's forget was given up"
+            );
         }
         self.inner.written.notify_one();
     }
@@ -576,13 +579,10 @@ impl Cluster {
                 Ok(()) => self.with_book(|book| book.writes_flushed(&batch)),
                 Err(error) => {
                     let deferred = self.with_book(|book| book.writes_failed(&batch));
-                    self.inner
-                        .metrics
-                        .cluster_writes_deferred
-                        .fetch_add(
-                            u64::try_from(deferred).unwrap_or(u64::MAX),
-                            std::sync::atomic::Ordering::Relaxed,
-                        );
+                    self.inner.metrics.cluster_writes_deferred.fetch_add(
+                        u64::try_from(deferred).unwrap_or(u64::MAX),
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
                     return Err(error);
                 }
             }

@@ -7,7 +7,8 @@
 //! the test client and with the real client's session; a quick race meets
 //! players who came to different nodes; `/healthz` answers 503 once Redis
 //! is gone; a renewal never extends a lease another node holds, and a room
-//! whose lease another node took closes; a race
+//! whose lease another node took closes; a resume token issued while Redis
+//! refuses writes reaches it once Redis takes them again; a race
 //! whose node is killed runs on at a node that shares its store, reached
 //! by the real client through the node it started with; and a player's one
 //! daily attempt is the same attempt at every node, and one only, and a day
@@ -342,6 +343,68 @@ async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() 
         .await;
     assert_eq!(carol.next_error().await, ErrorCode::Internal);
     drop(a);
+}
+
+/// Polls `metric` on `admin` until `wanted` holds of its value, within
+/// [`DEADLINE`]; answers the last value read.
+async fn metric_until(admin: SocketAddr, name: &str, wanted: impl Fn(u64) -> bool) -> u64 {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let value = metric(admin, name)
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("/metrics shows {name}"));
+        if wanted(value) || Instant::now() > deadline {
+            return value;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_issued_while_redis_refuses_writes_reaches_it_once_it_takes_them_again() {
+    let redis = RedisProcess::start();
+    let data = tempfile::tempdir().expect("a temporary directory");
+    let (a_flags, a_url) = node_flags(&redis, &[]);
+    let a_flags: Vec<&str> = a_flags.iter().map(String::as_str).collect();
+    let (a, a_admin) = ServerProcess::start_with_admin(&data.path().join("a"), &a_flags);
+    let (b_flags, _) = node_flags(&redis, &[]);
+    let b_flags: Vec<&str> = b_flags.iter().map(String::as_str).collect();
+    let (b, _) = ServerProcess::start_with_admin(&data.path().join("b"), &b_flags);
+    let tokens = || redis.cli(&["KEYS", "patience:token:*"]).lines().count();
+
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+    // Redis now refuses every write (it has no replica), reads still pass.
+    assert_eq!(
+        redis.cli(&["CONFIG", "SET", "min-replicas-to-write", "1"]),
+        "OK"
+    );
+    let mut bob = Client::hello_to(a.address, "bob").await;
+    let (_, bob_token) = bob.join_room(&code).await;
+    let deferred = metric_until(a_admin, "patience_cluster_writes_deferred_total", |n| n > 0).await;
+    assert!(
+        deferred > 0,
+        "the pointer of bob's token failed to reach Redis"
+    );
+    assert_eq!(
+        metric(a_admin, "patience_cluster_writes_pending").as_deref(),
+        Some("1"),
+        "and is still owed"
+    );
+    assert_eq!(tokens(), 1, "only ada's pointer, set before: {}", tokens());
+    assert_eq!(
+        redis.cli(&["CONFIG", "SET", "min-replicas-to-write", "0"]),
+        "OK"
+    );
+
+    // Nobody does anything more at A: its pointer arrives by itself, and
+    // bob's token, used at B, is sent to A.
+    let mut bob_at_b = Client::hello_to(b.address, "bob").await;
+    let answer = resume_until_known(&mut bob_at_b, &bob_token, bob.last_seq).await;
+    assert_eq!(answer, ServerMessage::Redirect { url: a_url });
+    assert_eq!(tokens(), 2);
+    let pending = metric_until(a_admin, "patience_cluster_writes_pending", |n| n == 0).await;
+    assert_eq!(pending, 0, "nothing is owed once it is written");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

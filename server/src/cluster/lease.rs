@@ -278,7 +278,10 @@ mod tests {
             code: Arc::from(code),
         };
         assert!(book.give_up(&Arc::from("A"), 0));
-        assert!(!book.give_up(&Arc::from("C"), 0), "never held: nothing owed");
+        assert!(
+            !book.give_up(&Arc::from("C"), 0),
+            "never held: nothing owed"
+        );
         assert_eq!(owed(&mut book), [release("A")]);
         // A lost lease is another node's now: nothing to delete.
         book.renewed(&codes("B"), &[0]);

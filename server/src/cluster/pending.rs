@@ -331,24 +331,65 @@ mod tests {
     #[test]
     fn a_full_set_gives_up_the_oldest_forget_and_nothing_else() {
         // (writes, cap, the write pushed last, what it gave up, left after)
-        let check = |writes: &[&str], cap: usize, last: &str, given_up: Option<&str>, left: &[&str]| {
-            let mut pending = pending_of(writes, cap);
-            let answer = pending.push(write(last), 99);
-            assert_eq!(answer.as_ref().map(text).as_deref(), given_up, "{writes:?} + {last}");
-            assert_eq!(everything(&mut pending), left, "{writes:?} + {last}");
-            assert!(pending.len() <= cap);
-        };
-        check(&["forget T1", "forget T2"], 2, "set T3 AAA", Some("forget T1"), &["forget T2", "set T3 AAA"]);
-        check(&["forget T2", "forget T1"], 2, "release AAA", Some("forget T2"), &["forget T1", "release AAA"]);
+        let check =
+            |writes: &[&str], cap: usize, last: &str, given_up: Option<&str>, left: &[&str]| {
+                let mut pending = pending_of(writes, cap);
+                let answer = pending.push(write(last), 99);
+                assert_eq!(
+                    answer.as_ref().map(text).as_deref(),
+                    given_up,
+                    "{writes:?} + {last}"
+                );
+                assert_eq!(everything(&mut pending), left, "{writes:?} + {last}");
+                assert!(pending.len() <= cap);
+            };
+        check(
+            &["forget T1", "forget T2"],
+            2,
+            "set T3 AAA",
+            Some("forget T1"),
+            &["forget T2", "set T3 AAA"],
+        );
+        check(
+            &["forget T2", "forget T1"],
+            2,
+            "release AAA",
+            Some("forget T2"),
+            &["forget T1", "release AAA"],
+        );
         // A new forget does not push out an older one: it is the one given up.
-        check(&["forget T1", "set T2 AAA"], 2, "forget T3", Some("forget T3"), &["forget T1", "set T2 AAA"]);
+        check(
+            &["forget T1", "set T2 AAA"],
+            2,
+            "forget T3",
+            Some("forget T3"),
+            &["forget T1", "set T2 AAA"],
+        );
         // Nothing to give up but sets and releases: the new write does not fit.
-        check(&["set T1 AAA", "release AAA"], 2, "set T2 AAA", Some("set T2 AAA"), &["set T1 AAA", "release AAA"]);
+        check(
+            &["set T1 AAA", "release AAA"],
+            2,
+            "set T2 AAA",
+            Some("set T2 AAA"),
+            &["set T1 AAA", "release AAA"],
+        );
         // A write to a key already pending always fits.
-        check(&["set T1 AAA", "release AAA"], 2, "forget T1", None, &["forget T1", "release AAA"]);
+        check(
+            &["set T1 AAA", "release AAA"],
+            2,
+            "forget T1",
+            None,
+            &["forget T1", "release AAA"],
+        );
         // A forget that replaced a set, then a set: the forget's place in
         // the age order goes with it.
-        check(&["forget T1", "set T1 AAA", "forget T2"], 2, "release BBB", Some("forget T2"), &["set T1 AAA", "release BBB"]);
+        check(
+            &["forget T1", "set T1 AAA", "forget T2"],
+            2,
+            "release BBB",
+            Some("forget T2"),
+            &["set T1 AAA", "release BBB"],
+        );
     }
 
     #[test]
@@ -370,7 +411,11 @@ mod tests {
         assert_eq!(pending.len(), 2);
         let again = pending.batch(FLUSH_BATCH, 0, |_| true);
         assert_eq!(again, batch, "the same writes are tried again");
-        assert_eq!(pending.failed(&again), 0, "counted at their first failure only");
+        assert_eq!(
+            pending.failed(&again),
+            0,
+            "counted at their first failure only"
+        );
         // A write that replaced a failed one is new: its failure counts.
         pending.push(write("forget T1"), 1);
         let third = pending.batch(FLUSH_BATCH, 0, |_| true);
@@ -385,15 +430,29 @@ mod tests {
         let check = |writes: &[&str], held: &[&str], now_ms: u64, expected: &[&str]| {
             let mut pending = pending_of(writes, PENDING_CAP);
             let batch = pending.batch(FLUSH_BATCH, now_ms, |code| held.contains(&code));
-            assert_eq!(texts(&batch), expected, "{writes:?} held {held:?} at {now_ms}");
+            assert_eq!(
+                texts(&batch),
+                expected,
+                "{writes:?} held {held:?} at {now_ms}"
+            );
             assert_eq!(pending.len(), expected.len(), "left out for good");
         };
         check(&["set T1 AAA", "set T2 BBB"], &["AAA"], 0, &["set T1 AAA"]);
         // A forget does not depend on the room: it is owed either way.
         check(&["forget T1"], &[], 0, &["forget T1"]);
         // Released at 0 and 1; the lease given up at 0 has lapsed at 9 000.
-        check(&["release AAA", "release BBB"], &[], LEASE_MS - 1, &["release AAA", "release BBB"]);
-        check(&["release AAA", "release BBB"], &[], LEASE_MS, &["release BBB"]);
+        check(
+            &["release AAA", "release BBB"],
+            &[],
+            LEASE_MS - 1,
+            &["release AAA", "release BBB"],
+        );
+        check(
+            &["release AAA", "release BBB"],
+            &[],
+            LEASE_MS,
+            &["release BBB"],
+        );
     }
 
     #[test]
