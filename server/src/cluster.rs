@@ -45,14 +45,19 @@
 //! redirected again; clients bound the hops.
 //!
 //! ## What is off the hot path
-//! No Redis call is made by a room's actor: the tokens it issues and the
-//! rooms it closes go to a **bounded** queue drained by one writer task
-//! (a write that does not fit is dropped and counted,
-//! `patience_cluster_writes_dropped_total`: a token dropped so only works
-//! at its owner node). Renewals run on their own task. Redis is called by
-//! a connection only to open a room, to look up a room, a token or an
-//! advertisement it does not have locally, never per move, and never while
-//! a map guard is held.
+//! No Redis call is made by a room's actor: the pointers of the tokens it
+//! issues, their forgets and the releases of the rooms it closes are
+//! **owed**, kept in the [lease book](lease::LeaseBook) as a bounded set of
+//! [pending writes](pending) with one write per key (the later replaces
+//! the earlier), which one writer task flushes in pipelined batches. A
+//! write stays owed until it reaches Redis: one that fails (Redis down, or
+//! refusing writes) is tried again at each renewal tick, and so within a
+//! third of a lease of Redis taking writes again. What is owed is counted
+//! (`patience_cluster_writes_pending`), and so is each write whose first
+//! try failed (`patience_cluster_writes_deferred_total`). Renewals run on
+//! their own task. Redis is called by a connection only to open a room, to
+//! look up a room, a token or an advertisement it does not have locally,
+//! never per move, and never while a map guard is held.
 //!
 //! The client is `redis` (redis-rs): the maintained Redis client for Rust,
 //! async on tokio, with scripts (`EVALSHA` falling back to `EVAL`) and a
@@ -74,11 +79,25 @@
 //! - Redis without persistence forgets the token pointers when it
 //!   restarts: resumes through another node fail until then (leases are
 //!   taken back by the next renewal; a resume at the room's own node works).
-//! - A write the queue dropped (full) is not retried.
+//! - The writes owed live in the node's memory only: those a node still
+//!   owes when it stops are made once as it leaves, and are lost if that
+//!   fails or the node is killed. A lost token pointer heals when the race
+//!   runs again (the node that runs it sets its pointers); a lost release
+//!   lets the lease lapse by itself.
+//! - The writes owed are bounded ([`pending::PENDING_CAP`]): past it, the
+//!   forgets of tokens are given up (counted,
+//!   `patience_cluster_writes_dropped_total`), never a pointer or a
+//!   release; a forget given up leaves a pointer that lapses within a day,
+//!   and that sends a resume of a dead token to a node that refuses it.
+//! - A release on its way to Redis when this node takes the same code again
+//!   (its lease lapsed meanwhile) may delete the lease just taken; the next
+//!   renewal takes it back, as it does any lease that lapsed with nobody
+//!   taking it.
 //!
 //! [`lease`] is the bookkeeping without I/O: what the node holds, the
-//! renewal batches, what a renewal's answer means. [`relay`] takes the
-//! daily leaderboards' changes from node to node.
+//! renewal batches, what a renewal's answer means, and (through
+//! [`pending`]) the writes it owes. [`relay`] takes the daily
+//! leaderboards' changes from node to node.
 
 pub mod lease;
 pub mod pending;
