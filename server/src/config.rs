@@ -200,7 +200,7 @@ impl Default for Config {
             // says the same in less than the events it replaces (one board
             // rather than one per move), so a longer log would buy resumes
             // nothing and cost every racing room its memory.
-            event_log_bytes: 16 * 1024,
+            event_log_bytes: 8 * 1024,
             deal_pool_size: 3,
             deal_pool_max: 500,
             deal_games: GameKind::ALL.to_vec(),
