@@ -110,9 +110,11 @@
 //! 1..=300 of Midshipman at a million positions this takes the winnable
 //! share from 57% to 97%. Restarts cannot change a verdict: a round that
 //! runs out of positions to expand has searched every reachable position.
-//! Other units (8,192) and other orders (the stock before a bare shift of a
-//! card between two parents, in every round or in every other one) win
-//! other deals but not more of them: `docs/WINNABILITY.md` has the figures.
+//! Other units (1,024, 4,096, 8,192) and other orders (the stock before a
+//! bare shift of a card between two parents, in every round or in every
+//! other one) win other deals but not more of them, and limited-discrepancy
+//! passes before the restarts change no verdict: `docs/WINNABILITY.md` has
+//! the figures.
 //!
 //! # Hints
 //!
