@@ -113,7 +113,7 @@
 //! Other units (1,024, 4,096, 8,192) and other orders (the stock before a
 //! bare shift of a card between two parents, in every round or in every
 //! other one) win other deals but not more of them, and limited-discrepancy
-//! passes before the restarts change no verdict: `docs/WINNABILITY.md` has
+//! passes before the restarts win nothing more: `docs/WINNABILITY.md` has
 //! the figures.
 //!
 //! # Hints
