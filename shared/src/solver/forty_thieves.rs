@@ -73,6 +73,16 @@
 //! position is lost. The test `no_position_on_a_winning_line_is_dead` checks
 //! that no position along thousands of winning lines is called dead.
 //!
+//! This proves nothing once a pile is empty or can be emptied: an empty
+//! pile takes any card, and a relaxation without time lets it take every
+//! card in turn. A stronger proof would have to count empty piles over time
+//! (how many cards need a pile of their own at once). The two ideas named
+//! in issue #14 were not built, for that reason: a card that every card
+//! which could free it lies under, and a waste that cannot be cleared once
+//! the stock is out, are cycles the least fixpoint already leaves out of M
+//! while no pile can be emptied, and neither holds once one can. No deal of
+//! either game has been proved lost (`docs/WINNABILITY.md`).
+//!
 //! # Pruning and ordering
 //!
 //! Of several piles with the same cards (empty piles above all) moves go
@@ -100,6 +110,11 @@
 //! 1..=300 of Midshipman at a million positions this takes the winnable
 //! share from 57% to 97%. Restarts cannot change a verdict: a round that
 //! runs out of positions to expand has searched every reachable position.
+//! Other units (1,024, 4,096, 8,192) and other orders (the stock before a
+//! bare shift of a card between two parents, in every round or in every
+//! other one) win other deals but not more of them, and limited-discrepancy
+//! passes before the restarts win nothing more: `docs/WINNABILITY.md` has
+//! the figures.
 //!
 //! # Hints
 //!
