@@ -12,6 +12,7 @@ const GRACE: u64 = 10_000;
 const LINGER: u64 = 60_000;
 const LIMIT: u64 = 600_000;
 const START: Millis = 1_000_000;
+const OUTAGE: u64 = 30_000;
 
 fn settings() -> Settings {
     Settings {
@@ -21,6 +22,7 @@ fn settings() -> Settings {
         default_time_limit_ms: LIMIT,
         event_log_capacity: 64,
         event_log_bytes: 1 << 20,
+        store_outage_ms: OUTAGE,
     }
 }
 
@@ -112,7 +114,9 @@ impl Room {
                 let _ = self.input(Input::DealReady { seed });
             }
             if matches!(output, Output::Keep(_)) && self.keeps {
-                let _ = self.input(Input::Kept { stored: true });
+                let _ = self.input(Input::Kept {
+                    stored: Stored::Committed,
+                });
             }
             // A shell with room in every outbox sends all missed events.
             if let Output::Replay { conn, missed, .. } = output {
@@ -964,7 +968,10 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         !tells_anyone(&started),
         "race_started waits for the room to be kept"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     assert!(
         room.drain(None)
             .iter()
@@ -998,25 +1005,34 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         .collect();
     assert_eq!(issued, [expected(0, 1_500), expected(1, 1_600)]);
     assert!(!tells_anyone(&first) && !tells_anyone(&second));
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     let told = room.drain(None);
     assert!(is_accepted(&Room::to(&told, 1)));
     assert!(
         !is_accepted(&Room::to(&told, 2)),
         "Bob's write is not committed yet"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     assert!(is_accepted(&Room::to(&room.drain(None), 2)));
 }
 
 #[test]
-fn a_write_that_fails_closes_the_room_and_its_move_is_never_told() {
+fn a_write_refused_closes_the_room_and_its_move_is_never_told() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
     room.keeps = false;
     let played = room.play(1, &line[0]);
     assert_eq!(writes(&played).len(), 1);
-    room.input(Input::Kept { stored: false }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Refused,
+    })
+    .expect("answered");
     let after = room.drain(None);
     assert!(room.core.is_closed());
     for conn in [1, 2] {
@@ -1056,7 +1072,10 @@ fn a_new_resume_token_is_kept_before_the_player_has_it() {
         Room::to(&asked, 11).is_empty(),
         "resumed waits for the write"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     let token = Room::to(&room.drain(None), 11)
         .into_iter()
         .find_map(|message| match message {
