@@ -1089,6 +1089,64 @@ mod tests {
         }
     }
 
+    /// A job of a sequence that registers `name` and answers it.
+    fn registers(
+        name: &'static str,
+    ) -> impl FnOnce(&mut dyn Store) -> Result<String, StoreError> + Send + 'static {
+        move |store| {
+            store
+                .register(name, &[name.as_bytes()[0]; 32], 0)
+                .map(|player| player.name)
+        }
+    }
+
+    #[tokio::test]
+    async fn no_write_of_a_sequence_commits_after_one_before_it_failed() {
+        let database = Database::open(None, 16).expect("opens");
+        let sequence = Sequence::new();
+        // Queued before any is awaited: they may share a batch, and the
+        // third would commit in it but for the second's failure.
+        let first = database.queue_in(&sequence, registers("ada")).await;
+        let second = database
+            .queue_in(&sequence, |_| {
+                Err::<String, _>(StoreError::Commit("planted".to_string()))
+            })
+            .await;
+        let third = database.queue_in(&sequence, registers("cal")).await;
+        assert_eq!(at_once(first).await.ok().as_deref(), Some("ada"));
+        assert!(at_once(second).await.is_err());
+        assert!(matches!(at_once(third).await, Err(StoreError::Skipped)));
+        assert!(sequence.is_broken());
+        // Later writes of it are skipped too; a new sequence writes.
+        let fourth = database.queue_in(&sequence, registers("dan")).await;
+        assert!(matches!(at_once(fourth).await, Err(StoreError::Skipped)));
+        let fresh = Sequence::new();
+        let again = database.queue_in(&fresh, registers("cal")).await;
+        assert_eq!(at_once(again).await.ok().as_deref(), Some("cal"));
+        assert!(!fresh.is_broken());
+        let dan = at_once(database.call(|store| store.player_by_token(&token("dan")))).await;
+        assert!(matches!(dan, Ok(None)), "{dan:?}");
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_batch_fails_or_that_is_dropped_unrun_breaks_its_sequence() {
+        // The commit fails after the write ran; the transaction cannot
+        // begin, so the write is dropped unrun.
+        for fault in [Fault::CommitFails, Fault::BeginFails] {
+            let database = Database::start(faulty(fault), 4).expect("starts");
+            let sequence = Sequence::new();
+            let written = database.queue_in(&sequence, registers("ada")).await;
+            assert!(at_once(written).await.is_err(), "{fault:?}");
+            assert!(sequence.is_broken(), "{fault:?}");
+        }
+        // One that commits leaves it whole.
+        let database = Database::open(None, 4).expect("opens");
+        let sequence = Sequence::new();
+        let written = database.queue_in(&sequence, registers("ada")).await;
+        assert!(at_once(written).await.is_ok());
+        assert!(!sequence.is_broken());
+    }
+
     #[tokio::test]
     async fn queued_calls_run_in_the_order_they_were_queued_whatever_is_awaited_first() {
         let database = Database::open(None, 64).expect("opens");
