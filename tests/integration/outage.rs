@@ -26,7 +26,13 @@ fn psql(url: &str, sql: &str) -> String {
         .find(|path| path.is_file())
         .expect("psql beside the server's binaries");
     let output = Command::new(program)
-        .args(["--no-psqlrc", "--tuples-only", "--no-align", "-v", "ON_ERROR_STOP=1"])
+        .args([
+            "--no-psqlrc",
+            "--tuples-only",
+            "--no-align",
+            "-v",
+            "ON_ERROR_STOP=1",
+        ])
         .arg(url)
         .args(["-c", sql])
         .output()
@@ -75,11 +81,17 @@ async fn a_race_rides_out_a_postgresql_outage_and_every_acknowledged_move_is_sto
     // The database goes: no new session, and the server's are ended (each
     // waited for, up to 5 s, so none writes after this).
     let admin = admin_url();
-    psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false"));
-    let ended = psql(&admin, &format!(
-        "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity \
+    psql(
+        &admin,
+        &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS false"),
+    );
+    let ended = psql(
+        &admin,
+        &format!(
+            "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity \
          WHERE datname = '{name}' AND pid <> pg_backend_pid()"
-    ));
+        ),
+    );
     assert_ne!(ended, "0", "the server had a session");
     // Ada moves, and so does Bob: the room cannot store either.
     ada.play(&line[2]).await;
@@ -95,7 +107,10 @@ async fn a_race_rides_out_a_postgresql_outage_and_every_acknowledged_move_is_sto
 
     // The database comes back: both moves are acknowledged, on the same
     // connections, and the room no longer waits.
-    psql(&admin, &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"));
+    psql(
+        &admin,
+        &format!("ALTER DATABASE {name} ALLOW_CONNECTIONS true"),
+    );
     match ada.move_answer().await {
         ServerMessage::MoveAccepted { text, .. } => assert_eq!(text, line[2]),
         other => panic!("ada's move is acknowledged once stored: {other:?}"),
