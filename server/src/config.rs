@@ -121,6 +121,14 @@ pub struct Config {
     pub daily_sweep_interval_ms: u64,
     /// Database calls waiting before callers wait.
     pub database_queue: usize,
+    /// How long a running race rides out a store whose writes fail (a
+    /// database server restarting or out of reach, a disk failing a write
+    /// for a moment): its players keep their connections, nobody is told
+    /// what is not stored, and the write is made again with growing
+    /// pauses. Past this the room closes, and the race resumes from its
+    /// last stored move when a server runs it again; 0 closes it at the
+    /// first failure.
+    pub store_outage_ms: u64,
     /// The most leaderboard rows one request gets.
     pub leaderboard_max_rows: u32,
     /// Accounts one source address may register per hour, on average (an
@@ -213,6 +221,7 @@ impl Default for Config {
             daily_time_limit_ms: 60 * 60 * 1000,
             daily_sweep_interval_ms: 60_000,
             database_queue: 4096,
+            store_outage_ms: 30_000,
             leaderboard_max_rows: 100,
             registrations_per_hour: 10,
             registration_burst: 5,
@@ -430,6 +439,10 @@ pub struct Cli {
     /// The time limit of a daily attempt, in milliseconds.
     #[arg(long, env = "PATIENCE_DAILY_TIME_LIMIT_MS")]
     pub daily_time_limit_ms: Option<u64>,
+    /// How long a running race waits for a store whose writes fail before
+    /// its room closes, in milliseconds (0: at the first failure).
+    #[arg(long, env = "PATIENCE_STORE_OUTAGE_MS")]
+    pub store_outage_ms: Option<u64>,
     /// Join a cluster through this Redis (redis://host:port or
     /// redis+unix:///path); needs --public-url.
     #[arg(long, env = "PATIENCE_REDIS_URL", hide_env_values = true)]
@@ -537,6 +550,7 @@ impl Cli {
             config.daily_secret = self.daily_secret;
         }
         set(&mut config.daily_time_limit_ms, self.daily_time_limit_ms);
+        set(&mut config.store_outage_ms, self.store_outage_ms);
         if self.redis_url.is_some() {
             config.redis_url = self.redis_url;
         }
@@ -876,6 +890,26 @@ mod tests {
         );
         check("host=db PASSWORD=x", "host=db PASSWORD=***");
         check("host=db passwordless=1", "host=db passwordless=1");
+    }
+
+    #[test]
+    fn the_store_outage_bound_comes_from_the_file_the_environment_and_the_flag() {
+        use clap::CommandFactory as _;
+        assert_eq!(Config::default().store_outage_ms, 30_000);
+        let from_file: Config = toml::from_str("store_outage_ms = 5000").expect("parses");
+        assert_eq!(from_file.store_outage_ms, 5_000);
+        let config = Cli::parse_from(["patience-server", "--store-outage-ms", "0"])
+            .into_config()
+            .expect("valid: 0 closes at the first failure");
+        assert_eq!(config.store_outage_ms, 0);
+        let from_env = Cli::command()
+            .get_arguments()
+            .find(|argument| argument.get_id() == "store_outage_ms")
+            .and_then(|argument| argument.get_env().map(|env| env.to_owned()));
+        assert_eq!(
+            from_env.as_deref(),
+            Some(std::ffi::OsStr::new("PATIENCE_STORE_OUTAGE_MS"))
+        );
     }
 
     #[test]

@@ -12,6 +12,12 @@
 //! other jobs of its batch commit. If a job cannot be undone, the whole batch
 //! is rolled back rather than commit half a job.
 //!
+//! Jobs run in the order they were queued, but one failing does not stop
+//! the next. Writes that must not commit without the ones before them (a
+//! running race's moves: the store cannot rebuild a race with a hole in a
+//! log) go in a [`Sequence`] ([`Database::queue_in`]): once one of its
+//! writes fails or is dropped unrun, every later one fails without running.
+//!
 //! The thread stops when every handle is dropped, when it panics (outside a
 //! job: a job's panic fails that job only), and after [`MAX_FAILED_BATCHES`]
 //! batches in a row could not begin or commit. A stopped thread is down for
@@ -251,6 +257,29 @@ impl Database {
         work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
     ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
         let (job, answer) = job(work);
+        self.enqueue(job, answer).await
+    }
+
+    /// [`Database::queue`] for one of a [`Sequence`] of writes: it runs
+    /// only if every write queued before it in `sequence` has committed or
+    /// is in its transaction, and otherwise fails without running
+    /// ([`StoreError::Skipped`]).
+    pub async fn queue_in<T: Send + 'static>(
+        &self,
+        sequence: &Sequence,
+        work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        let (job, answer) = sequenced(sequence, work);
+        self.enqueue(job, answer).await
+    }
+
+    /// Puts `job` in the thread's queue (waiting only while it is full);
+    /// the future gives its answer.
+    async fn enqueue<T: Send + 'static>(
+        &self,
+        job: Job,
+        answer: oneshot::Receiver<Result<T, StoreError>>,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
         let queued = if self.is_up() {
             self.jobs.send(job).await.map_err(|_| StoreError::Closed)
         } else {
@@ -355,6 +384,80 @@ fn job<T: Send + 'static>(
     (job, answer)
 }
 
+/// Writes that commit in the order they were queued, or not at all: once
+/// one of them fails (its own error or panic, its batch's commit, or
+/// dropped unrun, as while the thread reconnects), every later one fails
+/// without running ([`StoreError::Skipped`]). So no write of a sequence
+/// commits while one before it did not: a room keeps its race with one
+/// ([`Database::queue_in`]), and after a failure it starts a new sequence
+/// and writes again what was lost, in order.
+#[derive(Clone, Debug, Default)]
+pub struct Sequence {
+    broken: Arc<AtomicBool>,
+}
+
+impl Sequence {
+    /// A sequence none of whose writes has failed yet.
+    pub fn new() -> Sequence {
+        Sequence::default()
+    }
+
+    /// Whether a write of the sequence has failed: every later one fails.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+}
+
+/// Breaks its sequence when dropped, unless its write committed: a job
+/// dropped unrun, or whose answer is a failure, breaks it on the
+/// database thread before the next job runs.
+struct BreaksUnlessCommitted {
+    broken: Arc<AtomicBool>,
+    committed: bool,
+}
+
+impl Drop for BreaksUnlessCommitted {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.broken.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// `work` as a job of `sequence` ([`Database::queue_in`]).
+fn sequenced<T: Send + 'static>(
+    sequence: &Sequence,
+    work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+) -> (Job, oneshot::Receiver<Result<T, StoreError>>) {
+    let broken = Arc::clone(&sequence.broken);
+    let (inner, answer) = job(move |store| {
+        if broken.load(Ordering::Acquire) {
+            return Err(StoreError::Skipped);
+        }
+        work(store)
+    });
+    let mut guard = BreaksUnlessCommitted {
+        broken: Arc::clone(&sequence.broken),
+        committed: false,
+    };
+    let job: Job = Box::new(move |store| {
+        let Ran { succeeded, answer } = inner(store);
+        if !succeeded {
+            // At once: the next job of the sequence may share this batch.
+            guard.broken.store(true, Ordering::Release);
+        }
+        Ran {
+            succeeded,
+            answer: Box::new(move |committed: Result<(), &StoreError>| {
+                guard.committed = succeeded && committed.is_ok();
+                drop(guard);
+                answer(committed);
+            }),
+        }
+    });
+    (job, answer)
+}
+
 /// What the database thread owns. Dropping it, as the thread returns or
 /// unwinds, marks the database down before the queue closes, so that a
 /// caller that sees the queue closed also sees [`Database::is_up`] false.
@@ -373,14 +476,6 @@ impl Drop for Thread {
         // Fields drop after this: the queue closes and the jobs still in it
         // are dropped, so their callers get `StoreError::Closed` at once.
     }
-}
-
-/// Jobs of a batch once run, waiting for the commit.
-enum Pending {
-    /// Its outcome is the commit's.
-    Ran(Answer),
-    /// Undone: it fails whatever the commit does.
-    Failed(Answer, StoreError),
 }
 
 impl Thread {
@@ -512,18 +607,15 @@ impl Thread {
                 self.store.rollback();
             }
         }
-        for done in pending {
-            match done {
-                Pending::Ran(answer) => answer(committed.as_ref().map(|_| ())),
-                Pending::Failed(answer, error) => answer(Err(&error)),
-            }
+        for answer in pending {
+            answer(committed.as_ref().map(|_| ()));
         }
         committed.is_ok()
     }
 
     /// Runs one job in its own savepoint and adds its answer to `pending`.
     /// `Err` if a failed job could not be undone: the batch must not commit.
-    fn run_job(&mut self, job: Job, pending: &mut Vec<Pending>) -> Result<(), StoreError> {
+    fn run_job(&mut self, job: Job, pending: &mut Vec<Answer>) -> Result<(), StoreError> {
         if let Err(error) = self.store.savepoint() {
             // Without a savepoint the job could not be undone: it does not
             // run, and dropping it tells its caller `StoreError::Closed`.
@@ -534,16 +626,20 @@ impl Thread {
         let Ran { succeeded, answer } = job(self.store.as_mut());
         if succeeded {
             match self.store.release_savepoint() {
-                Ok(()) => pending.push(Pending::Ran(answer)),
+                Ok(()) => pending.push(answer),
                 Err(error) => {
                     tracing::error!(%error, "cannot release a savepoint; the call is undone");
-                    pending.push(Pending::Failed(answer, error));
+                    // Answered now, not after the commit: it has failed
+                    // whatever the commit does, and a later write of its
+                    // sequence, in this same batch, must know it.
+                    self.stats.jobs.fetch_add(1, Ordering::Relaxed);
+                    answer(Err(&error));
                     return self.undo();
                 }
             }
             Ok(())
         } else {
-            pending.push(Pending::Ran(answer));
+            pending.push(answer);
             self.undo()
         }
     }
@@ -991,6 +1087,64 @@ mod tests {
                 u64::from(MAX_FAILED_BATCHES)
             );
         }
+    }
+
+    /// A job of a sequence that registers `name` and answers it.
+    fn registers(
+        name: &'static str,
+    ) -> impl FnOnce(&mut dyn Store) -> Result<String, StoreError> + Send + 'static {
+        move |store| {
+            store
+                .register(name, &[name.as_bytes()[0]; 32], 0)
+                .map(|player| player.name)
+        }
+    }
+
+    #[tokio::test]
+    async fn no_write_of_a_sequence_commits_after_one_before_it_failed() {
+        let database = Database::open(None, 16).expect("opens");
+        let sequence = Sequence::new();
+        // Queued before any is awaited: they may share a batch, and the
+        // third would commit in it but for the second's failure.
+        let first = database.queue_in(&sequence, registers("ada")).await;
+        let second = database
+            .queue_in(&sequence, |_| {
+                Err::<String, _>(StoreError::Commit("planted".to_string()))
+            })
+            .await;
+        let third = database.queue_in(&sequence, registers("cal")).await;
+        assert_eq!(at_once(first).await.ok().as_deref(), Some("ada"));
+        assert!(at_once(second).await.is_err());
+        assert!(matches!(at_once(third).await, Err(StoreError::Skipped)));
+        assert!(sequence.is_broken());
+        // Later writes of it are skipped too; a new sequence writes.
+        let fourth = database.queue_in(&sequence, registers("dan")).await;
+        assert!(matches!(at_once(fourth).await, Err(StoreError::Skipped)));
+        let fresh = Sequence::new();
+        let again = database.queue_in(&fresh, registers("cal")).await;
+        assert_eq!(at_once(again).await.ok().as_deref(), Some("cal"));
+        assert!(!fresh.is_broken());
+        let dan = at_once(database.call(|store| store.player_by_token(&token("dan")))).await;
+        assert!(matches!(dan, Ok(None)), "{dan:?}");
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_batch_fails_or_that_is_dropped_unrun_breaks_its_sequence() {
+        // The commit fails after the write ran; the transaction cannot
+        // begin, so the write is dropped unrun.
+        for fault in [Fault::CommitFails, Fault::BeginFails] {
+            let database = Database::start(faulty(fault), 4).expect("starts");
+            let sequence = Sequence::new();
+            let written = database.queue_in(&sequence, registers("ada")).await;
+            assert!(at_once(written).await.is_err(), "{fault:?}");
+            assert!(sequence.is_broken(), "{fault:?}");
+        }
+        // One that commits leaves it whole.
+        let database = Database::open(None, 4).expect("opens");
+        let sequence = Sequence::new();
+        let written = database.queue_in(&sequence, registers("ada")).await;
+        assert!(at_once(written).await.is_ok());
+        assert!(!sequence.is_broken());
     }
 
     #[tokio::test]

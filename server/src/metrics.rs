@@ -49,6 +49,11 @@ pub struct Metrics {
     pub malformed_messages: AtomicU64,
     /// Database calls that failed (each is logged).
     pub storage_errors: AtomicU64,
+    /// Running races written again, whole, after a write of theirs failed.
+    pub store_retries: AtomicU64,
+    /// Rooms whose running race waits for the store now: a write failed
+    /// and none has committed since.
+    pub rooms_waiting_for_store: AtomicI64,
     /// Admin connections refused because the admin cap was reached.
     pub admin_connections_refused: AtomicU64,
     /// Room leases this cluster node holds now (0 on a node alone).
@@ -211,6 +216,18 @@ impl Metrics {
             "counter",
             "Database calls that failed.",
             load_u(&self.storage_errors).to_string(),
+        );
+        metric(
+            "patience_store_retries_total",
+            "counter",
+            "Running races written again after a write of theirs failed (the store out of reach or failing).",
+            load_u(&self.store_retries).to_string(),
+        );
+        metric(
+            "patience_rooms_waiting_for_store",
+            "gauge",
+            "Rooms whose running race waits for the store: a write failed and none has committed since.",
+            load_i(&self.rooms_waiting_for_store).to_string(),
         );
         metric(
             "patience_admin_connections_refused_total",

@@ -13,7 +13,11 @@
 //! The writes that keep a running race ([`Output::Keep`]) are sent to the
 //! database thread as they come and answered to the core in the same order
 //! as they commit, while the actor goes on serving: many moves of many rooms
-//! share one commit.
+//! share one commit. They go as one [`Sequence`]: none commits unless every
+//! one before it did. When one fails, the actor tells the core (which writes
+//! the race again after a pause, see [`core`]'s "Durability"), drops the
+//! answers of those after it (they fail too, unwritten) and starts a new
+//! sequence.
 
 pub mod core;
 
@@ -31,10 +35,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument as _;
 
-use self::core::{ConnId, Input, Keep, Output, RestoreError, RoomCore, RoomParams, Settings};
+use self::core::{
+    ConnId, Input, Keep, Output, RestoreError, RoomCore, RoomParams, Settings, Stored,
+};
 use crate::clock::Clock;
 use crate::cluster::Cluster;
-use crate::database::Database;
+use crate::database::{Database, Sequence};
 use crate::deal_pool::DealPool;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::outbox::{ConnectionHandle, SendFailure};
@@ -43,14 +49,16 @@ use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSumma
 use crate::secrets::fresh_seed;
 use crate::store::LiveRace;
 
-/// Writes of one room sent to the database and not yet answered. More wait
-/// for the oldest to commit (the database's batch is as large), so a room
-/// whose database is slow stops reading commands instead of queueing
-/// without bound.
-const MAX_WRITES_IN_FLIGHT: usize = crate::database::MAX_BATCH;
+/// Writes of one room not yet committed (sent and not answered, or waiting
+/// to be made again after a failure) past which the actor reads no more
+/// commands until some commit (the database's batch is as large): a room
+/// whose database is slow or out stops reading commands instead of
+/// queueing without bound. Its inbox fills, then its connections wait to
+/// hand it their messages.
+const MAX_UNKEPT_WRITES: u64 = crate::database::MAX_BATCH as u64;
 
-/// A write on its way to the database: whether it was committed.
-type Writing = FuturesOrdered<BoxFuture<'static, bool>>;
+/// A write on its way to the database: what became of it.
+type Writing = FuturesOrdered<BoxFuture<'static, Stored>>;
 
 /// The parts of the server a room uses, and nothing else.
 #[derive(Clone, Debug)]
@@ -222,6 +230,7 @@ fn spawn(
         inbox: handle.commands.clone(),
         connections: HashMap::new(),
         writing: FuturesOrdered::new(),
+        sequence: Sequence::new(),
     };
     gauge(&context.metrics.rooms, 1);
     let span = tracing::info_span!("room", code = %handle.code, %game);
@@ -241,6 +250,8 @@ struct Actor {
     connections: HashMap<ConnId, ConnectionHandle>,
     /// Writes sent and not yet answered, oldest first.
     writing: Writing,
+    /// The ordered sequence the room's writes go in.
+    sequence: Sequence,
 }
 
 impl Actor {
@@ -261,13 +272,14 @@ impl Actor {
                 }
                 // Commits before commands: what waited for them goes out.
                 Some(stored) = self.writing.next(), if !self.writing.is_empty() => {
-                    let now = self.now();
-                    self.feed(now, Input::Kept { stored });
+                    self.answer_write(stored);
                 }
-                command = commands.recv() => match command {
-                    Some(command) => self.handle(command),
-                    None => self.core.close_for_shutdown(),
-                },
+                command = commands.recv(), if self.core.unkept_writes() < MAX_UNKEPT_WRITES => {
+                    match command {
+                        Some(command) => self.handle(command),
+                        None => self.core.close_for_shutdown(),
+                    }
+                }
                 () = clock.sleep_until(deadline.unwrap_or(0)), if deadline.is_some() => {
                     self.core.on_timeout(clock.now_ms());
                 }
@@ -308,39 +320,50 @@ impl Actor {
         }
     }
 
-    /// Queues a write on the database thread; its answer comes back
-    /// through `writing`, in order. Past [`MAX_WRITES_IN_FLIGHT`] the oldest
-    /// is waited for first.
+    /// Queues a write on the database thread, in the room's sequence; its
+    /// answer comes back through `writing`, in order.
     async fn send_write(&mut self, write: Keep) {
-        while self.writing.len() >= MAX_WRITES_IN_FLIGHT {
-            let Some(stored) = self.writing.next().await else {
-                break;
-            };
-            let now = self.now();
-            self.feed(now, Input::Kept { stored });
-        }
         let metrics = Arc::clone(&self.context.metrics);
         let code = Arc::clone(&self.code);
         // Queued now, so that the room's writes commit in the order the
-        // core made them (a token kept twice keeps the later one).
+        // core made them (a token kept twice keeps the later one), and in
+        // its sequence, so that none commits after one before it failed.
         let written = self
             .context
             .database
-            .queue(move |store| match write {
+            .queue_in(&self.sequence, move |store| match write {
                 Keep::Race(race) => store.save_live_race(&race),
                 Keep::Move(kept) => store.record_live_move(&code, &kept),
             })
             .await;
         self.writing.push_back(Box::pin(async move {
             match written.await {
-                Ok(()) => true,
+                Ok(()) => Stored::Committed,
                 Err(error) => {
                     bump(&metrics.storage_errors);
-                    tracing::error!(%error, "a write of the running race failed");
-                    false
+                    if error.is_transient() {
+                        tracing::warn!(%error, "a write of the running race failed; it is made again");
+                        Stored::Failed
+                    } else {
+                        tracing::error!(%error, "a write of the running race was refused");
+                        Stored::Refused
+                    }
                 }
             }
         }));
+    }
+
+    /// Hands the core the answer to its oldest write. A write that did not
+    /// commit broke the room's sequence: the writes after it fail unwritten,
+    /// so their answers are dropped, and the core's next writes go in a new
+    /// sequence.
+    fn answer_write(&mut self, stored: Stored) {
+        let now = self.now();
+        self.feed(now, Input::Kept { stored });
+        if stored != Stored::Committed {
+            self.writing = FuturesOrdered::new();
+            self.sequence = Sequence::new();
+        }
     }
 
     fn now(&self) -> u64 {

@@ -76,6 +76,7 @@ impl Shared {
                 default_time_limit_ms: config.default_time_limit_ms,
                 event_log_capacity: config.event_log_capacity,
                 event_log_bytes: config.event_log_bytes,
+                store_outage_ms: config.store_outage_ms,
             },
         }
     }

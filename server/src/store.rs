@@ -97,6 +97,41 @@ pub enum StoreError {
     /// and the thread serves on.
     #[error("the database call panicked")]
     Panicked,
+    /// Not run: an earlier write of the same ordered sequence failed
+    /// (`database::Sequence`), and this one must not commit without it.
+    #[error("not written: an earlier write it follows failed")]
+    Skipped,
+}
+
+impl StoreError {
+    /// Whether the same call may succeed if it is made again: the database
+    /// was out of reach, busy, or failed for a moment. A refusal that
+    /// follows from what is stored (a name taken, a race claimed by
+    /// another server, a row that already exists) is permanent, and so
+    /// is a record that cannot be read.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::NameTaken(_)
+            | StoreError::AttemptExists
+            | StoreError::AttemptNotOpen
+            | StoreError::MoveConflict(_)
+            | StoreError::Corrupt(_)
+            | StoreError::NewerSchema { .. }
+            | StoreError::Fenced { .. } => false,
+            StoreError::Database(rusqlite::Error::SqliteFailure(failure, _)) => {
+                failure.code != rusqlite::ErrorCode::ConstraintViolation
+            }
+            StoreError::Database(_) => false,
+            // Class 23: an integrity constraint refused the row.
+            StoreError::Postgres(error) => error
+                .as_db_error()
+                .is_none_or(|db| !db.code().code().starts_with("23")),
+            StoreError::Commit(_)
+            | StoreError::Closed
+            | StoreError::Panicked
+            | StoreError::Skipped => true,
+        }
+    }
 }
 
 impl From<::postgres::Error> for StoreError {

@@ -13,6 +13,7 @@ mod follow;
 mod hostile;
 mod inspect;
 mod load;
+mod outage;
 mod postgres;
 mod race;
 mod resume;

@@ -38,6 +38,23 @@
 //! the database commits them together). So nothing is told that a crash
 //! could take back, and a race rebuilt from the store
 //! ([`RoomCore::restore`]) has every move any player heard acknowledged.
+//!
+//! A store outage: a write that fails ([`Stored::Failed`]: the database
+//! was out of reach or failed for a moment) takes every write after it
+//! with it (the shell writes a room's writes as one ordered sequence, so
+//! none commits without the ones before). The room goes on holding back
+//! everything after the failed write and writes the race again, whole
+//! (one [`Keep::Race`] of the room as it then stands, which covers every
+//! write lost), after a pause that doubles with each failure from
+//! [`RETRY_PAUSE_MIN_MS`] up to [`RETRY_PAUSE_MAX_MS`]; while it waits,
+//! new writes are not sent, since that one carries them. Once a write
+//! commits, what was held goes out, in order. While the room waits for the
+//! store its race clock stands still (the wait is charged to no one, as the
+//! time a server is down is not), and a room that has waited
+//! [`Settings::store_outage_ms`] closes as if the write had been refused
+//! ([`Stored::Refused`], e.g. another server claimed the race): its
+//! players are told why and the race resumes from what was kept when a
+//! server runs it again.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -100,7 +117,19 @@ pub struct Settings {
     /// in bytes, however large its frames (a `move_accepted` carries its
     /// player's board).
     pub event_log_bytes: usize,
+    /// How long a running race waits for a store whose writes fail before
+    /// its room closes (0: at the first failure).
+    pub store_outage_ms: u64,
 }
+
+/// The pause before a failed write is made again the first time; it
+/// doubles with each failure in a row, up to [`RETRY_PAUSE_MAX_MS`].
+pub const RETRY_PAUSE_MIN_MS: Millis = 100;
+
+/// The longest pause between two attempts to write a running race again:
+/// as long as the database thread's longest pause between reconnections,
+/// so a store that is back is found within it.
+pub const RETRY_PAUSE_MAX_MS: Millis = 2_000;
 
 /// What a room is, fixed when it opens.
 #[derive(Clone, Debug)]
@@ -199,14 +228,26 @@ pub enum Input {
         /// Its id in the store.
         race_id: Option<u64>,
     },
-    /// The oldest [`Output::Keep`] not yet answered is committed (`true`),
-    /// or could not be (`false`: the room closes, since it cannot tell
-    /// anyone what it cannot keep; the race resumes from what was kept when
-    /// the server runs it again).
+    /// The store's answer to the oldest [`Output::Keep`] not yet answered.
     Kept {
-        /// Whether it was committed.
-        stored: bool,
+        /// Committed, failed (with every write after it), or refused.
+        stored: Stored,
     },
+}
+
+/// What became of a write of the running race ([`Input::Kept`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// It is committed.
+    Committed,
+    /// It failed and may succeed if made again (the database was out of
+    /// reach, or failed for a moment). Every write sent after it failed
+    /// too, or will without being written: the shell answers no more of
+    /// them. The room writes the race again after a pause.
+    Failed,
+    /// It was refused for good (another server claimed the race): the
+    /// room closes, since it cannot tell anyone what it cannot keep.
+    Refused,
 }
 
 /// Something the room needs done.
@@ -268,8 +309,8 @@ pub enum Output {
     /// Store the finished race (and forget it as a running one, in the same
     /// transaction) and answer [`Input::RaceStored`].
     StoreRace(Box<NewRace>),
-    /// Keep this in the store, in order after the writes before it, and
-    /// answer [`Input::Kept`].
+    /// Keep this in the store, in order after the writes before it (and
+    /// never committed unless they are), and answer [`Input::Kept`].
     Keep(Keep),
     /// The room's phase and seats taken, for quick race.
     Summary {
@@ -389,14 +430,28 @@ pub struct RoomCore {
     changed: bool,
     closed: bool,
     outputs: VecDeque<Output>,
-    /// Writes issued, and writes the store has answered.
+    /// Writes made, and how many of them the store has committed.
     writes_issued: u64,
     writes_kept: u64,
+    /// The writes sent and not yet answered, oldest first: for each, how
+    /// many writes are kept once it commits (a write made again after a
+    /// failure carries every write before it).
+    in_flight: VecDeque<u64>,
     /// The event number when the last write was issued.
     seq_at_last_write: u64,
     /// Outputs waiting for the writes before them, each with the number of
     /// writes issued when it was made.
     held: VecDeque<(u64, Output)>,
+    /// Since when the room has waited for the store: a write failed and
+    /// none has committed since. The race clock stands still meanwhile.
+    waiting_since: Option<Millis>,
+    /// When the race is written again; writes are not sent until then.
+    retry_at: Option<Millis>,
+    /// Failed writes in a row, for the pause before the next attempt.
+    failures: u32,
+    /// The race as it ended, kept while writes from before its end are
+    /// not committed: what a write made again after the end writes.
+    final_race: Option<Box<LiveRace>>,
 }
 
 impl RoomCore {
@@ -447,9 +502,28 @@ impl RoomCore {
             outputs: VecDeque::new(),
             writes_issued: 0,
             writes_kept: 0,
+            in_flight: VecDeque::new(),
             seq_at_last_write: 0,
             held: VecDeque::new(),
+            waiting_since: None,
+            retry_at: None,
+            failures: 0,
+            final_race: None,
         }
+    }
+
+    /// Writes made and not yet committed (sent, or waiting to be made
+    /// again): the shell stops reading commands past a bound, so that a
+    /// room whose store is slow or out holds back a bounded number of
+    /// outputs.
+    pub fn unkept_writes(&self) -> u64 {
+        self.writes_issued - self.writes_kept
+    }
+
+    /// Whether the room waits for the store: a write failed and none has
+    /// committed since.
+    pub fn is_waiting_for_store(&self) -> bool {
+        self.waiting_since.is_some()
     }
 
     /// The room's phase.
@@ -501,8 +575,24 @@ impl RoomCore {
                 }
             }
             Input::RaceStored { race_id } => self.announce_end(race_id),
-            Input::Kept { stored: true } => self.kept(),
-            Input::Kept { stored: false } => self.cannot_keep(),
+            Input::Kept {
+                stored: Stored::Committed,
+            } => self.kept(),
+            Input::Kept {
+                stored: Stored::Failed,
+            } => self.write_failed(),
+            Input::Kept {
+                stored: Stored::Refused,
+            } => {
+                if !self.in_flight.is_empty() {
+                    tracing::error!("a write of the running race was refused: the room closes");
+                    self.cannot_keep(
+                        "the server could not store this race; it resumes from its last \
+                         stored move when a server runs it again (after a restart, or on \
+                         another node of a cluster)",
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -532,16 +622,27 @@ impl RoomCore {
             return None;
         }
         let grace = self.seats.iter().filter_map(|seat| seat.grace_until);
+        // The race clock stands still while the room waits for the store.
         let race = self
             .race
             .as_ref()
-            .filter(|_| self.phase == Phase::Racing)
+            .filter(|_| self.phase == Phase::Racing && self.waiting_since.is_none())
             .map(|race| race.deadline);
         let countdown = self
             .countdown_until
             .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
         let linger = self.close_at.filter(|_| self.ending.is_none());
-        grace.chain(race).chain(countdown).chain(linger).min()
+        let store = self
+            .waiting_since
+            .map(|since| since.saturating_add(self.settings.store_outage_ms))
+            .into_iter()
+            .chain(self.retry_at);
+        grace
+            .chain(race)
+            .chain(countdown)
+            .chain(linger)
+            .chain(store)
+            .min()
     }
 
     /// The next thing to do, if any. A change to the room's seats or phase
@@ -738,10 +839,15 @@ impl RoomCore {
         }
     }
 
-    /// Issues a write at once, ahead of what is held.
+    /// Issues a write at once, ahead of what is held; after a failure,
+    /// only counts it: the race written again carries it.
     fn keep(&mut self, write: Keep) {
         self.writes_issued += 1;
         self.seq_at_last_write = self.seq;
+        if self.retry_at.is_some() {
+            return;
+        }
+        self.in_flight.push_back(self.writes_issued);
         self.outputs.push_back(Output::Keep(write));
     }
 
@@ -753,12 +859,26 @@ impl RoomCore {
         }
     }
 
-    /// The oldest write is committed: what waited for it goes out.
+    /// The oldest write is committed: what waited for it goes out, and a
+    /// room that waited for the store runs its clock again.
     fn kept(&mut self) {
-        if self.writes_kept == self.writes_issued {
+        let Some(covers) = self.in_flight.pop_front() else {
             return;
+        };
+        self.writes_kept = self.writes_kept.max(covers);
+        self.failures = 0;
+        if let Some(since) = self.waiting_since.take() {
+            let waited = self.now.saturating_sub(since);
+            if let Some(race) = self.race.as_mut() {
+                race.started = race.started.saturating_add(waited);
+                race.deadline = race.deadline.saturating_add(waited);
+            }
+            gauge(&self.metrics.rooms_waiting_for_store, -1);
+            tracing::warn!(waited, "the store keeps the race again");
         }
-        self.writes_kept += 1;
+        if self.writes_kept == self.writes_issued {
+            self.final_race = None;
+        }
         while self
             .held
             .front()
@@ -770,13 +890,59 @@ impl RoomCore {
         }
     }
 
-    /// A write failed: nothing held may be told, and the room cannot go on
-    /// telling its players what it cannot keep. They are told why and the
-    /// room closes; the race stays in the store as far as it was kept, and
-    /// resumes from there when the server runs it again.
-    fn cannot_keep(&mut self) {
+    /// The oldest write failed, and with it every write sent after it:
+    /// nothing is sent until the race is written again, whole, after a
+    /// pause; what is held stays held.
+    fn write_failed(&mut self) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        self.in_flight.clear();
+        // Writes the shell has not taken yet are lost with the others.
+        self.outputs
+            .retain(|output| !matches!(output, Output::Keep(_)));
+        if self.waiting_since.is_none() {
+            self.waiting_since = Some(self.now);
+            gauge(&self.metrics.rooms_waiting_for_store, 1);
+            tracing::warn!("a write of the running race failed: the room waits for the store");
+        }
+        let pause = RETRY_PAUSE_MIN_MS
+            .saturating_mul(1 << self.failures.min(20))
+            .min(RETRY_PAUSE_MAX_MS);
+        self.failures = self.failures.saturating_add(1);
+        self.retry_at = Some(self.now.saturating_add(pause));
+    }
+
+    /// Writes the race again, whole, as it stands (or as it ended): it
+    /// replaces what was kept, so it carries every write that was lost.
+    fn write_again(&mut self) {
+        self.retry_at = None;
+        let Some(race) = self
+            .live_race()
+            .map(Box::new)
+            .or_else(|| self.final_race.clone())
+        else {
+            return self.cannot_keep(
+                "the server could not store this race; it resumes from its last stored \
+                 move when a server runs it again (after a restart, or on another node of \
+                 a cluster)",
+            );
+        };
+        bump(&self.metrics.store_retries);
+        self.in_flight.push_back(self.writes_issued);
+        self.outputs.push_back(Output::Keep(Keep::Race(race)));
+    }
+
+    /// A write was refused, or the store has failed for longer than the
+    /// room waits: nothing held may be told, and the room cannot go on
+    /// telling its players what it cannot keep. They are told why
+    /// (`message`) and the room closes; the race stays in the store as far
+    /// as it was kept, and resumes from there when a server runs it again.
+    fn cannot_keep(&mut self, message: &str) {
         tracing::error!("the running race could not be kept: the room closes");
         self.held.clear();
+        self.in_flight.clear();
+        self.retry_at = None;
         self.writes_kept = self.writes_issued;
         let conns: Vec<ConnId> = self
             .seats
@@ -788,9 +954,7 @@ impl RoomCore {
             self.out(Output::Kick {
                 conn,
                 code: ErrorCode::Internal,
-                message: "the server could not store this race; it resumes from its last \
-                          stored move when the server restarts"
-                    .to_string(),
+                message: message.to_string(),
             });
         }
         self.close(false);
@@ -921,10 +1085,14 @@ impl RoomCore {
         self.seats.iter().position(|seat| seat.conn == Some(conn))
     }
 
+    /// The race clock: it stands still while the room waits for the store.
     fn elapsed_ms(&self) -> u64 {
+        let now = self
+            .waiting_since
+            .map_or(self.now, |since| since.min(self.now));
         self.race
             .as_ref()
-            .map_or(0, |race| self.now.saturating_sub(race.started))
+            .map_or(0, |race| now.saturating_sub(race.started))
     }
 
     /// The race as `viewer` (a seat, or `None` for a spectator) may see it:
@@ -1498,6 +1666,10 @@ impl RoomCore {
     /// Everyone is done: the result goes to the store, and is announced
     /// (with the last player's `finished`) once it is stored.
     fn end_race(&mut self, seat: u8, status: PlayerStatus, elapsed_ms: u64) {
+        // A write made again after a failure writes the race as it ended.
+        if self.writes_kept < self.writes_issued {
+            self.final_race = self.live_race().map(Box::new);
+        }
         let Some(race) = self.race.as_ref() else {
             return;
         };
@@ -1600,6 +1772,19 @@ impl RoomCore {
     /// Acts on every deadline that has come by `self.now`.
     fn act_on_deadlines(&mut self) {
         let now = self.now;
+        if let Some(since) = self.waiting_since
+            && now >= since.saturating_add(self.settings.store_outage_ms)
+        {
+            let seconds = self.settings.store_outage_ms.div_ceil(1_000);
+            return self.cannot_keep(&format!(
+                "the server could not store this race for {seconds} s; it resumes from its \
+                 last stored move when a server runs it again (after a restart, or on \
+                 another node of a cluster)"
+            ));
+        }
+        if self.retry_at.is_some_and(|at| now >= at) {
+            self.write_again();
+        }
         if self.phase == Phase::Countdown
             && self.countdown_until.is_some_and(|until| now >= until)
             && let Some(seed) = self.seed
@@ -1622,6 +1807,7 @@ impl RoomCore {
             self.give_up_seat(index, PlayerStatus::Left);
         }
         if self.phase == Phase::Racing
+            && self.waiting_since.is_none()
             && self.race.as_ref().is_some_and(|race| now >= race.deadline)
         {
             for index in 0..self.seats.len() {
@@ -1678,6 +1864,9 @@ impl RoomCore {
         }
         if self.phase == Phase::Racing {
             gauge(&self.metrics.races_running, -1);
+        }
+        if self.waiting_since.take().is_some() {
+            gauge(&self.metrics.rooms_waiting_for_store, -1);
         }
         tracing::info!("room closed");
     }

@@ -15,12 +15,18 @@
 //! - the events a connection gets are numbered in increasing order;
 //! - a move is acknowledged only to the seat that made it;
 //! - nothing is told before it is kept: a move is acknowledged only once
-//!   its write is answered, and a race starts only once its room is (the
-//!   harness answers writes late, or fails them, as the script says).
+//!   the store the harness keeps (the writes it committed, in order) has
+//!   it, and a race starts only once its room is kept (the harness answers
+//!   writes late, fails them, as a store out of reach does, or refuses
+//!   them, as the script says; a failed write is made again after the
+//!   clock moves);
+//! - writes commit in order: a move written is the next of its seat's log
+//!   in that store, and none is written before its race;
+//! - the race clock never goes back in what a racer is told.
 //!
 //! A failed check panics, which is what the fuzzer looks for.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use patience_shared::any::{AnyGame, AnyMove};
@@ -28,8 +34,9 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{self, ClientMessage, Phase, RoomOptions, ServerMessage};
 use patience_shared::rules::{Outcome, Rules};
 
-use super::{ConnId, Input, Keep, Output, RoomCore, RoomParams, Settings};
+use super::{ConnId, Input, Keep, Output, RoomCore, RoomParams, Settings, Stored};
 use crate::secrets::token_hash;
+use crate::store::LiveRace;
 
 /// What the harness remembers of one connection.
 #[derive(Default)]
@@ -60,10 +67,14 @@ struct Harness {
     /// `holding`, the harness leaves them unanswered (a slow database).
     unkept: VecDeque<Keep>,
     holding: bool,
-    /// The moves whose writes were answered, by seat and number.
-    kept_moves: HashSet<(u8, u32)>,
-    /// Whether a write of the room was answered.
-    race_kept: bool,
+    /// The race as the store keeps it, from the writes committed in order.
+    stored: Option<LiveRace>,
+    /// The race clock a seat was last told.
+    told_elapsed: HashMap<u8, u64>,
+    /// Whether a write failed and none has committed since.
+    failed: bool,
+    /// Whether the store is out of reach: every write answered fails.
+    store_out: bool,
 
     race_over: bool,
     next_seed: u64,
@@ -80,6 +91,8 @@ pub struct Reached {
     pub moves: usize,
     /// Whether the race ended and was announced.
     pub ended: bool,
+    /// Failed writes the room made again and the store then committed.
+    pub rode_out: usize,
 }
 
 /// Reads `data` as a script and runs it; panics if a check fails.
@@ -109,6 +122,9 @@ pub fn exercise(data: &[u8]) -> Reached {
         event_log_capacity: 16,
         // A few boards: both bounds are reached.
         event_log_bytes: 4096,
+        // Within the clock's steps: rooms ride out failed writes and
+        // close when they fail too long.
+        store_outage_ms: 60_000,
     };
     let mut harness = Harness {
         core: RoomCore::new(params, settings, Arc::default(), [1; 32], 0),
@@ -122,8 +138,10 @@ pub fn exercise(data: &[u8]) -> Reached {
         storing: false,
         unkept: VecDeque::new(),
         holding: false,
-        kept_moves: HashSet::new(),
-        race_kept: false,
+        stored: None,
+        told_elapsed: HashMap::new(),
+        failed: false,
+        store_out: false,
 
         race_over: false,
         next_seed: 1,
@@ -179,10 +197,19 @@ pub fn exercise(data: &[u8]) -> Reached {
                 harness.holding = !harness.holding;
                 harness.drain();
             }
-            // The oldest write fails.
-            27 if !harness.unkept.is_empty() => {
+            // The store goes out of reach, or comes back: while it is
+            // out, every write fails (the oldest, and with it every write
+            // after it), and the room makes it again once the clock moves.
+            27 => {
+                harness.store_out = !harness.store_out;
+                harness.drain();
+            }
+            // The oldest write is refused for good: the room closes.
+            28 if !harness.unkept.is_empty() => {
                 harness.unkept.clear();
-                harness.input(Input::Kept { stored: false });
+                harness.input(Input::Kept {
+                    stored: Stored::Refused,
+                });
             }
             // The clock moves by up to about 25 s.
             _ => {
@@ -280,17 +307,74 @@ impl Harness {
             if self.holding {
                 return;
             }
+            if self.store_out && !self.unkept.is_empty() {
+                self.fail_oldest();
+                continue;
+            }
             let Some(write) = self.unkept.pop_front() else {
                 return;
             };
-            match write {
-                Keep::Move(kept) => {
-                    self.kept_moves.insert((kept.seat, kept.index));
-                }
-                Keep::Race(_) => self.race_kept = true,
-            }
-            let _ = self.core.handle(self.now, Input::Kept { stored: true });
+            self.commit(write);
+            let _ = self.core.handle(
+                self.now,
+                Input::Kept {
+                    stored: Stored::Committed,
+                },
+            );
         }
+    }
+
+    /// The oldest write fails, and with it every write after it (the
+    /// room writes them as one sequence): the room makes it again later.
+    fn fail_oldest(&mut self) {
+        self.unkept.clear();
+        self.failed = true;
+        let _ = self.core.handle(
+            self.now,
+            Input::Kept {
+                stored: Stored::Failed,
+            },
+        );
+    }
+
+    /// A write committed: the harness's store has it, in order.
+    fn commit(&mut self, write: Keep) {
+        if std::mem::take(&mut self.failed) {
+            self.reached.rode_out += 1;
+        }
+        match write {
+            Keep::Race(race) => self.stored = Some(*race),
+            Keep::Move(kept) => {
+                let race = self
+                    .stored
+                    .as_mut()
+                    .expect("a move is written only after its race");
+                let seat = race
+                    .seats
+                    .iter_mut()
+                    .find(|seat| seat.seat == kept.seat)
+                    .expect("a move of a seat the race has");
+                assert_eq!(
+                    usize::try_from(kept.index).ok(),
+                    Some(seat.log.len()),
+                    "seat {}'s move {} written after {} moves: writes out of order",
+                    kept.seat,
+                    kept.index,
+                    seat.log.len()
+                );
+                seat.log.push(kept.text);
+            }
+        }
+    }
+
+    /// Whether the harness's store has move `index` of `seat`.
+    fn is_stored(&self, seat: u8, index: u32) -> bool {
+        self.stored.as_ref().is_some_and(|race| {
+            race.seats.iter().any(|kept| {
+                kept.seat == seat
+                    && usize::try_from(index).is_ok_and(|index| index < kept.log.len())
+            })
+        })
     }
 
     fn drain_outputs(&mut self) {
@@ -389,7 +473,7 @@ impl Harness {
                 assert_ne!(own, Some(seat), "a mover is told its own progress");
             }
             ServerMessage::RaceStarted { .. } => {
-                assert!(self.race_kept, "the race started before it was kept");
+                assert!(self.stored.is_some(), "the race started before it was kept");
                 self.reached.raced = true;
                 if self.seed.is_none() {
                     self.seed = self.next_seed.checked_sub(1);
@@ -413,9 +497,16 @@ impl Harness {
                 // they are counted.
                 let index = progress.moves.saturating_sub(1);
                 assert!(
-                    self.kept_moves.contains(&(seat, index)),
+                    self.is_stored(seat, index),
                     "seat {seat}'s move {index} was acknowledged before it was kept"
                 );
+                let told = self.told_elapsed.entry(seat).or_default();
+                assert!(
+                    progress.elapsed_ms >= *told,
+                    "seat {seat}'s clock went back: {} after {told}",
+                    progress.elapsed_ms
+                );
+                *told = progress.elapsed_ms;
                 self.replay(seat, seq, &text);
             }
             ServerMessage::RaceEnded { .. } => {
@@ -489,14 +580,17 @@ mod tests {
     #[test]
     fn random_scripts_keep_every_check() {
         let mut rng = TestRng::new(16);
-        let mut deep = (0, 0, 0);
-        for round in 0..3_000 {
+        let mut deep = (0, 0, 0, 0);
+        for round in 0..4_000 {
             let steps = 1 + rng.below(120);
             let mut script = vec![u8::try_from(rng.below(256)).unwrap_or(0)];
             for _ in 0..steps {
-                const OPS: [u8; 28] = [
+                // With the store slowing down (26), failing (27, the
+                // write made again once the clock moves: 25) and refusing
+                // (28).
+                const OPS: [u8; 37] = [
                     14, 14, 14, 21, 25, 25, 6, 7, 8, 9, 10, 11, 12, 13, 6, 7, 8, 9, 23, 18, 19, 20,
-                    16, 17, 24, 24, 15, 0,
+                    16, 17, 24, 24, 15, 0, 26, 27, 27, 25, 28, 10, 11, 12, 13,
                 ];
                 let op = OPS[rng.below(OPS.len())];
                 let conn = u8::try_from(rng.below(4)).unwrap_or(0) << 5;
@@ -510,10 +604,14 @@ mod tests {
             deep.0 += usize::from(reached.raced);
             deep.1 += reached.moves;
             deep.2 += usize::from(reached.ended);
+            deep.3 += reached.rode_out;
         }
         // The scripts reach races, moves and ends, or the checks would
         // have had nothing to look at.
-        let (raced, moves, ended) = deep;
-        assert!(raced > 100 && moves > 250 && ended > 20, "{deep:?}");
+        let (raced, moves, ended, rode_out) = deep;
+        assert!(
+            raced > 100 && moves > 250 && ended > 20 && rode_out > 20,
+            "{deep:?}"
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! every test feeds inputs at chosen times and reads the frames the core
 //! asks to send and the writes it asks to keep.
 
+use std::sync::atomic::Ordering;
+
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 
@@ -12,6 +14,7 @@ const GRACE: u64 = 10_000;
 const LINGER: u64 = 60_000;
 const LIMIT: u64 = 600_000;
 const START: Millis = 1_000_000;
+const OUTAGE: u64 = 30_000;
 
 fn settings() -> Settings {
     Settings {
@@ -21,6 +24,7 @@ fn settings() -> Settings {
         default_time_limit_ms: LIMIT,
         event_log_capacity: 64,
         event_log_bytes: 1 << 20,
+        store_outage_ms: OUTAGE,
     }
 }
 
@@ -112,7 +116,9 @@ impl Room {
                 let _ = self.input(Input::DealReady { seed });
             }
             if matches!(output, Output::Keep(_)) && self.keeps {
-                let _ = self.input(Input::Kept { stored: true });
+                let _ = self.input(Input::Kept {
+                    stored: Stored::Committed,
+                });
             }
             // A shell with room in every outbox sends all missed events.
             if let Output::Replay { conn, missed, .. } = output {
@@ -964,7 +970,10 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         !tells_anyone(&started),
         "race_started waits for the room to be kept"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     assert!(
         room.drain(None)
             .iter()
@@ -998,25 +1007,34 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         .collect();
     assert_eq!(issued, [expected(0, 1_500), expected(1, 1_600)]);
     assert!(!tells_anyone(&first) && !tells_anyone(&second));
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     let told = room.drain(None);
     assert!(is_accepted(&Room::to(&told, 1)));
     assert!(
         !is_accepted(&Room::to(&told, 2)),
         "Bob's write is not committed yet"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     assert!(is_accepted(&Room::to(&room.drain(None), 2)));
 }
 
 #[test]
-fn a_write_that_fails_closes_the_room_and_its_move_is_never_told() {
+fn a_write_refused_closes_the_room_and_its_move_is_never_told() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
     room.keeps = false;
     let played = room.play(1, &line[0]);
     assert_eq!(writes(&played).len(), 1);
-    room.input(Input::Kept { stored: false }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Refused,
+    })
+    .expect("answered");
     let after = room.drain(None);
     assert!(room.core.is_closed());
     for conn in [1, 2] {
@@ -1056,7 +1074,10 @@ fn a_new_resume_token_is_kept_before_the_player_has_it() {
         Room::to(&asked, 11).is_empty(),
         "resumed waits for the write"
     );
-    room.input(Input::Kept { stored: true }).expect("answered");
+    room.input(Input::Kept {
+        stored: Stored::Committed,
+    })
+    .expect("answered");
     let token = Room::to(&room.drain(None), 11)
         .into_iter()
         .find_map(|message| match message {
@@ -1183,4 +1204,273 @@ fn a_race_won_by_a_move_kept_just_before_the_crash_ends_when_it_is_rebuilt() {
     assert_eq!((winner.seat, winner.status), (0, PlayerStatus::Won));
     assert_eq!(winner.progress.elapsed_ms, room.core.elapsed_ms() + 100);
     assert_eq!(stored.result.logs[0].moves, line);
+}
+
+/// The moves `conn` was told were accepted in `outputs`: each text with
+/// the race clock it was accepted at.
+fn accepted(outputs: &[Output], conn: ConnId) -> Vec<(String, u64)> {
+    Room::to(outputs, conn)
+        .into_iter()
+        .filter_map(|message| match message {
+            ServerMessage::MoveAccepted { text, progress, .. } => Some((text, progress.elapsed_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The texts of [`accepted`].
+fn accepted_texts(outputs: &[Output], conn: ConnId) -> Vec<String> {
+    accepted(outputs, conn)
+        .into_iter()
+        .map(|(text, _)| text)
+        .collect()
+}
+
+/// Whether the numbered events each of `conns` got in `outputs` are in
+/// increasing order.
+fn numbered_in_order(outputs: &[Output], conns: &[ConnId]) -> bool {
+    conns.iter().all(|&conn| {
+        let mine: Vec<Output> = outputs
+            .iter()
+            .filter(|output| matches!(output, Output::Send { conn: to, .. } if *to == conn))
+            .cloned()
+            .collect();
+        seqs(&mine).windows(2).all(|pair| pair[0] < pair[1])
+    })
+}
+
+fn answer(room: &mut Room, stored: Stored) {
+    room.input(Input::Kept { stored }).expect("answered");
+}
+
+#[test]
+fn a_failed_write_is_made_again_after_a_pause_and_what_it_held_goes_out_in_order() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    let first = room.play(1, &line[0]);
+    let second = room.play(2, &line[0]);
+    assert_eq!(writes(&first).len() + writes(&second).len(), 2);
+    // The store is out: the oldest write fails, and with it the other.
+    answer(&mut room, Stored::Failed);
+    let failed_at = room.now;
+    assert!(room.core.is_waiting_for_store());
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(failed_at + RETRY_PAUSE_MIN_MS)
+    );
+    // A move while the room waits is counted, neither written nor told.
+    room.now += 50;
+    let third = room.play(1, &line[1]);
+    assert!(
+        writes(&third).is_empty() && !tells_anyone(&third),
+        "{third:?}"
+    );
+    assert_eq!(room.core.unkept_writes(), 3);
+
+    // The first attempt, the race whole, fails too: the pause doubles.
+    room.advance(RETRY_PAUSE_MIN_MS - 50);
+    let again = room.drain(None);
+    assert!(
+        matches!(writes(&again)[..], [Keep::Race(_)]) && !tells_anyone(&again),
+        "{again:?}"
+    );
+    answer(&mut room, Stored::Failed);
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(room.now + 2 * RETRY_PAUSE_MIN_MS)
+    );
+    room.advance(2 * RETRY_PAUSE_MIN_MS);
+    let retried = room.drain(None);
+    let [Keep::Race(race)] = &writes(&retried)[..] else {
+        panic!("the race written again, whole: {retried:?}");
+    };
+    assert_eq!(race.seats[0].log, line[..2]);
+    assert_eq!(race.seats[1].log, line[..1]);
+    assert!(!tells_anyone(&retried));
+    let metrics = Arc::clone(&room.core.metrics);
+    assert_eq!(metrics.store_retries.load(Ordering::Relaxed), 2);
+    assert_eq!(metrics.rooms_waiting_for_store.load(Ordering::Relaxed), 1);
+
+    // It commits: everything held goes out, in order.
+    answer(&mut room, Stored::Committed);
+    let told = room.drain(None);
+    assert_eq!(accepted_texts(&told, 1), line[..2]);
+    assert_eq!(accepted_texts(&told, 2), line[..1]);
+    assert!(numbered_in_order(&told, &[1, 2]), "{told:?}");
+    assert!(!room.core.is_waiting_for_store());
+    assert_eq!(metrics.rooms_waiting_for_store.load(Ordering::Relaxed), 0);
+    assert_eq!(room.core.unkept_writes(), 0);
+    // And writes go out at once again.
+    let next = room.play(2, &line[1]);
+    assert!(matches!(writes(&next)[..], [Keep::Move(_)]), "{next:?}");
+}
+
+#[test]
+fn a_later_write_never_goes_out_before_an_earlier_one_that_failed() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    let started = writes(&room.taken);
+    room.keeps = false;
+    room.now += 1_000;
+    room.play(1, &line[0]);
+    // Bob's move is made, and its write asked for, but the shell has not
+    // taken it yet when Ada's fails: it is lost with hers.
+    room.input(Input::Move {
+        conn: 2,
+        text: line[0].clone(),
+        seat: None,
+    })
+    .expect("answered");
+    answer(&mut room, Stored::Failed);
+    let after = room.drain(None);
+    assert!(writes(&after).is_empty(), "{after:?}");
+    // Nor does a write of a move made while the room waits go out.
+    room.now += 10;
+    let during = room.play(1, &line[1]);
+    assert!(writes(&during).is_empty(), "{during:?}");
+
+    room.advance(RETRY_PAUSE_MIN_MS);
+    let retried = writes(&room.drain(None));
+    assert_eq!(retried.len(), 1, "one write carries them all");
+    answer(&mut room, Stored::Committed);
+    let told = room.drain(None);
+    // The store has what the writes it committed, in order, say: every
+    // move told, with no hole in any log.
+    let committed: Vec<Keep> = started.into_iter().chain(retried).collect();
+    let stored = store_of(&committed).expect("kept");
+    assert_eq!(accepted_texts(&told, 1), line[..2]);
+    assert_eq!(accepted_texts(&told, 2), line[..1]);
+    assert_eq!(stored.seats[0].log, line[..2]);
+    assert_eq!(stored.seats[1].log, line[..1]);
+}
+
+#[test]
+fn a_room_that_waits_for_the_store_past_its_bound_closes_and_its_race_resumes_from_what_was_kept() {
+    let (seed, line) = proved();
+    let (mut room, ada, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    room.play(1, &line[0]);
+    answer(&mut room, Stored::Committed);
+    assert_eq!(accepted_texts(&room.drain(None), 1), line[..1]);
+    let committed = writes(&room.taken);
+    room.now += 1_000;
+    room.play(1, &line[1]);
+    answer(&mut room, Stored::Failed);
+    let failed_at = room.now;
+
+    // Every attempt fails, each after a longer pause, up to the cap.
+    let mut attempts = Vec::new();
+    loop {
+        let due = room.core.poll_timeout().expect("a deadline");
+        if due >= failed_at + OUTAGE {
+            break;
+        }
+        room.now = due;
+        room.core.on_timeout(due);
+        let out = room.drain(None);
+        assert!(!tells_anyone(&out), "{out:?}");
+        if !writes(&out).is_empty() {
+            attempts.push(due);
+            answer(&mut room, Stored::Failed);
+        }
+    }
+    let pauses: Vec<u64> = std::iter::once(failed_at)
+        .chain(attempts.iter().copied())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .collect();
+    assert_eq!(pauses[..5], [100, 200, 400, 800, 1_600]);
+    assert!(
+        pauses[5..].iter().all(|&pause| pause == RETRY_PAUSE_MAX_MS),
+        "{pauses:?}"
+    );
+    assert!(!room.core.is_closed());
+
+    // The bound: the room closes, and says the race resumes.
+    room.now = failed_at + OUTAGE;
+    room.core.on_timeout(room.now);
+    let closed = room.drain(None);
+    assert!(room.core.is_closed());
+    for conn in [1, 2] {
+        assert!(
+            closed.iter().any(|output| matches!(
+                output,
+                Output::Kick { conn: to, code: ErrorCode::Internal, message }
+                    if *to == conn && message.contains("resumes from its last stored move")
+            )),
+            "{closed:?}"
+        );
+    }
+    assert!(
+        !closed
+            .iter()
+            .any(|output| matches!(output, Output::Send { .. })),
+        "nothing held is told: {closed:?}"
+    );
+    let metrics = &room.core.metrics;
+    assert_eq!(
+        metrics.store_retries.load(Ordering::Relaxed),
+        u64::try_from(attempts.len()).expect("few")
+    );
+    assert_eq!(metrics.rooms_waiting_for_store.load(Ordering::Relaxed), 0);
+
+    // A server that runs the race again finds every move told.
+    let kept = store_of(&committed).expect("kept");
+    let later = room.now + 60_000;
+    let restored =
+        RoomCore::restore(kept, settings(), Arc::default(), [9; 32], later).expect("rebuilds");
+    let mut again = Room::around(restored, later);
+    again.drain(None);
+    again
+        .input(Input::Resume {
+            conn: 11,
+            token: token_hash(&ada),
+            last_seq: 0,
+        })
+        .expect("the token Ada had opens her seat");
+    assert_eq!(again.core.seats[0].log.to_vec(), line[..1]);
+}
+
+#[test]
+fn the_race_clock_stands_still_while_the_room_waits_for_the_store() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    let deadline = START + COUNTDOWN + LIMIT;
+    room.keeps = false;
+    room.now += 1_000;
+    room.play(1, &line[0]);
+    answer(&mut room, Stored::Failed);
+    // The time limit is not a deadline while the clock stands still.
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(room.now + RETRY_PAUSE_MIN_MS)
+    );
+
+    // Ten seconds later: the race was written again meanwhile, and Bob
+    // moves, at the moment the wait began on the race clock.
+    room.now += 10_000;
+    room.core.on_timeout(room.now);
+    let retried = writes(&room.drain(None));
+    let [Keep::Race(race)] = &retried[..] else {
+        panic!("{retried:?}");
+    };
+    assert_eq!(race.elapsed_ms, 1_000);
+    let bob = room.play(2, &line[0]);
+    assert!(matches!(writes(&bob)[..], [Keep::Move(ref kept)] if kept.elapsed_ms == 1_000));
+    answer(&mut room, Stored::Committed);
+    answer(&mut room, Stored::Committed);
+    let told = room.drain(None);
+    assert_eq!(accepted(&told, 1), [(line[0].clone(), 1_000)]);
+    assert_eq!(accepted(&told, 2), [(line[0].clone(), 1_000)]);
+
+    // The clock runs again from there, and the time limit moved with it.
+    room.keeps = true;
+    room.now += 500;
+    let next = room.play(1, &line[1]);
+    assert_eq!(accepted(&next, 1), [(line[1].clone(), 1_500)]);
+    assert_eq!(room.core.poll_timeout(), Some(deadline + 10_000));
 }
