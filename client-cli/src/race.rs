@@ -118,7 +118,15 @@ pub struct RaceState {
     /// When the race started by this client's clock, as the last `resumed`
     /// said: a replayed `race_started` is read late.
     resumed_start: Option<Instant>,
+    /// The room's latest event when this client last resumed: events up to
+    /// it are replayed, and their times are the past's.
+    replayed_until_seq: u64,
 }
+
+/// How far this client's race clock may drift from the server's before an
+/// acknowledged move sets it right: more than a message's way across any
+/// working network, less than a wait a person would notice on the clock.
+const CLOCK_DRIFT_TOLERATED: Duration = Duration::from_secs(1);
 
 impl RaceState {
     /// This client's own board, when it is a racer.
@@ -176,6 +184,29 @@ impl RaceState {
     pub fn race_elapsed(&self, now: Instant) -> Option<Duration> {
         self.race_clock
             .map(|(started, _)| now.saturating_duration_since(started))
+    }
+
+    /// Sets the race clock by the server's, from a live event (`seq`) read
+    /// at `now` that says the race stood at `server_elapsed`. The server's
+    /// clock stands still while a room waits for its store (PROTOCOL.md, "A
+    /// race rides out a store outage"), which a clock counted here cannot
+    /// know of; a drift within [`CLOCK_DRIFT_TOLERATED`] is the network's
+    /// and left alone, so the clock does not jitter.
+    fn follow_server_clock(&mut self, seq: u64, server_elapsed: Duration, now: Instant) {
+        if seq <= self.replayed_until_seq {
+            return;
+        }
+        let Some((started, limit)) = self.race_clock else {
+            return;
+        };
+        if now
+            .saturating_duration_since(started)
+            .abs_diff(server_elapsed)
+            > CLOCK_DRIFT_TOLERATED
+        {
+            let started = now.checked_sub(server_elapsed).unwrap_or(now);
+            self.race_clock = Some((started, limit));
+        }
     }
 
     /// Applies a server message received at `now`; returns lines for people.
@@ -294,12 +325,15 @@ impl RaceState {
                 notes.push("the race has started: go!".into());
             }
             ServerMessage::MoveAccepted {
+                seq,
                 text,
                 effects,
                 board,
                 progress,
-                ..
             } => {
+                // Its time is the move's, which the server stamped a moment
+                // before this client read it.
+                self.follow_server_clock(seq, Duration::from_millis(progress.elapsed_ms), now);
                 notes.push(played_text(&text, &effects));
                 self.last_rejection = None;
                 self.last_effects = effects;
@@ -435,12 +469,13 @@ impl RaceState {
                 self.room = Some(room);
             }
             ServerMessage::Resumed {
+                seq,
                 room,
                 seat,
                 resume_token,
                 elapsed_ms,
-                ..
             } => {
+                self.replayed_until_seq = seq;
                 notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
                 // The race clock is the server's: anchored here, it survives
                 // the replayed `race_started` that may follow.
@@ -811,6 +846,59 @@ mod tests {
             state.race_elapsed(start + Duration::from_secs(4)),
             Some(Duration::from_secs(1))
         );
+    }
+
+    #[test]
+    fn an_acknowledged_move_sets_the_race_clock_by_the_servers_but_a_replayed_one_does_not() {
+        let start = Instant::now();
+        let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7).view();
+        let accepted = |seq, elapsed_ms| ServerMessage::MoveAccepted {
+            seq,
+            text: "7h>4".into(),
+            effects: Vec::new(),
+            board: deal.clone(),
+            progress: Progress::measure(&deal, &deal, 1, elapsed_ms),
+        };
+        let mut state = RaceState::default();
+        state.apply(
+            ServerMessage::RaceStarted {
+                seq: 2,
+                commitment: "c".into(),
+                board: deal.clone(),
+                time_limit_ms: 60_000,
+            },
+            start,
+        );
+        let at = |seconds| start + Duration::from_secs(seconds);
+        // (event, read at, race clock then), in order.
+        let script = [
+            // A move stamped a moment before it is read: the network's drift.
+            (accepted(3, 9_700), at(10), Duration::from_secs(10)),
+            // The room waited 5 s for its store: the server's clock stood still.
+            (accepted(4, 15_000), at(20), Duration::from_secs(15)),
+            // Ahead of this client's count (it read `race_started` late).
+            (accepted(5, 23_000), at(21), Duration::from_secs(23)),
+        ];
+        for (event, read_at, clock) in script {
+            state.apply(event, read_at);
+            assert_eq!(state.race_elapsed(read_at), Some(clock));
+        }
+        // After a resume the missed events are replayed with their old
+        // times; the clock stays the one `resumed` gave.
+        state.apply(
+            ServerMessage::Resumed {
+                seq: 9,
+                room: rival_moves(false).0.room.expect("a room"),
+                seat: 0,
+                resume_token: "token".into(),
+                elapsed_ms: Some(40_000),
+            },
+            at(40),
+        );
+        state.apply(accepted(8, 30_000), at(40));
+        assert_eq!(state.race_elapsed(at(40)), Some(Duration::from_secs(40)));
+        state.apply(accepted(10, 44_000), at(42));
+        assert_eq!(state.race_elapsed(at(42)), Some(Duration::from_secs(44)));
     }
 
     #[test]
