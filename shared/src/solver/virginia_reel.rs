@@ -245,51 +245,16 @@
 //! is named by its share of the key (its contents and future) rather than
 //! by its index, as in the key (whose term for what is frozen is the sum of
 //! the same tokens): with the stock out two reserves with the same contents
-//! are interchangeable, and so are their freezes.
-//!
-//! # The freezes a proof rests on
-//!
-//! A position is kept in the table not under everything frozen but under
-//! the freezes its search *consulted*: those that kept a move out where
-//! moves were generated (a frozen reserve top that had a parent to go to, a
-//! frozen release or swap that was otherwise there to play), the frozen
-//! builds a dead-position check needed (none, when the check also proves
-//! the position lost with nothing frozen; every frozen build otherwise, as
-//! the checks read no frozen release or swap), the freezes of a table entry
-//! that proved it, and what its children's searches consulted of the
-//! freezes they inherited from it. A child that the search skipped as seen
-//! before counts as consulting every freeze in force there, since what its
-//! earlier search consulted is not kept.
-//!
-//! Why this is sound: call U(P) what the search of P consulted, within
-//! F(P), what was frozen at P. The claim, by induction in the order the
-//! searches of positions finish, is that no winning line from P respects
-//! U(P). At P, a freeze outside U(P) kept no move out, so the moves
-//! generated under U(P) are the moves generated under F(P); by the freezing
-//! argument, a winning line from P that respects U(P) can be rearranged to
-//! begin with one of them, m, and then respect, after m, U(P) together
-//! with the freezes of the moves passed over for m (less those lifted by
-//! m). What the search of m's child consulted lies within exactly that set
-//! (of what it inherited from P, only U(P), by construction; the rest are
-//! the passed-over freezes), so that line respects the child's U, which the
-//! claim for the child forbids. A child skipped as seen before has the key,
-//! so the position and freezes, of a position whose search finished lost
-//! earlier, and U of that one lies within its freezes, the child's. A dead
-//! check proves exactly its claim for the frozen builds it was given, and a
-//! table entry its own. Freezes are identified from parent to child by
-//! reserve and depth (a move never takes a frozen reserve card, and one
-//! that leaves takes its freeze with it) or by their signature, so "what
-//! the child inherited" is well defined. The key still holds everything
-//! frozen, so the search skips a position only when all of it is the same.
-//!
-//! Measured on seeds 1..=200 at a million positions: see
-//! docs/WINNABILITY.md.
+//! are interchangeable, and so are their freezes. The
+//! dead-position checks read only frozen builds, so a position one of them
+//! proves lost is kept under its frozen builds alone, which covers it under
+//! any frozen releases and swaps.
 //!
 //! Each rule can be switched off through [`Pruning`]; the tests compare
 //! verdicts with and without each on late positions of a thousand deals and on
 //! positions built backwards from a win, which must never be called lost.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
@@ -540,30 +505,24 @@ struct LostTable {
     /// The newest entry for each key without freezes.
     heads: FxHashMap<u64, u32>,
     entries: Vec<LostEntry>,
-    /// Every entry's freezes as tokens ([`ReelSearch::tokens_of`]).
+    /// Every entry's freezes as tokens ([`ReelSearch::frozen_tokens`]).
     tokens: Vec<u64>,
 }
 
 impl LostTable {
-    /// The freezes (sorted tokens) of some entry for `key` proved lost
-    /// under a sub-multiset of `tokens` (sorted), if there is one.
-    fn covering(&self, key: u64, tokens: &[u64]) -> Option<&[u64]> {
+    /// Whether some entry for `key` was proved lost under a sub-multiset of
+    /// `tokens` (sorted).
+    fn covers(&self, key: u64, tokens: &[u64]) -> bool {
         let mut at = self.heads.get(&key).copied().unwrap_or(u32::MAX);
         while let Some(entry) = self.entries.get(at as usize) {
             let first = entry.first as usize;
             let proved = &self.tokens[first..first + entry.len as usize];
             if is_sub_multiset(proved, tokens) {
-                return Some(proved);
+                return true;
             }
             at = entry.next;
         }
-        None
-    }
-
-    /// Whether some entry for `key` was proved lost under a sub-multiset of
-    /// `tokens` (sorted).
-    fn covers(&self, key: u64, tokens: &[u64]) -> bool {
-        self.covering(key, tokens).is_some()
+        false
     }
 
     /// Whether any entry has `key`.
@@ -625,14 +584,10 @@ pub struct ReelSearch {
     /// Positions proved lost, shared by every clone of this search: the
     /// passes and rounds of one `solve` (module docs).
     lost: Rc<RefCell<LostTable>>,
-    /// The freezes in force that the search of the current position has
-    /// consulted so far: those that kept a move from being generated, that
-    /// a dead-position check or the lost table needed, or that the search
-    /// of a child consulted (module docs, "The freezes a proof rests on").
-    /// A position is remembered as lost under these alone.
-    consulted: RefCell<Frozen>,
-    /// `consulted` of each position on the line, for undo.
-    consulted_before: Vec<Frozen>,
+    /// The key of the last position a dead-position check proved lost:
+    /// those checks read no frozen release or swap, so that loss is
+    /// remembered under the frozen builds alone.
+    dead_key: Cell<u64>,
 }
 
 impl ReelSearch {
@@ -675,8 +630,7 @@ impl ReelSearch {
             restart_unit: Some(RESTART_UNIT),
             round_salt: 0,
             lost: Rc::default(),
-            consulted: RefCell::default(),
-            consulted_before: Vec::with_capacity(128),
+            dead_key: Cell::new(0),
         };
         for position in 0..POSITIONS {
             search.position_shares[position] = search.position_share(position);
@@ -892,9 +846,9 @@ impl ReelSearch {
     /// key does, rather than by its index. Two positions with the same key
     /// without freezes and the same tokens have the same freezes up to the
     /// key's symmetries.
-    fn tokens_of(&self, frozen: &Frozen, tokens: &mut Vec<u64>) {
+    fn frozen_tokens(&self, with_moves: bool, tokens: &mut Vec<u64>) {
         tokens.clear();
-        for (pile, &bits) in frozen.builds.iter().enumerate() {
+        for (pile, &bits) in self.frozen.builds.iter().enumerate() {
             let mut rest = bits;
             while rest != 0 {
                 let depth = rest.trailing_zeros() as usize;
@@ -902,8 +856,10 @@ impl ReelSearch {
                 tokens.push(self.frozen_token_of_build(pile, depth));
             }
         }
-        for frozen in &frozen.moves {
-            tokens.push(self.frozen_token_of_move(frozen));
+        if with_moves {
+            for frozen in &self.frozen.moves {
+                tokens.push(self.frozen_token_of_move(frozen));
+            }
         }
         tokens.sort_unstable();
     }
@@ -915,7 +871,6 @@ impl ReelSearch {
 
     /// Whether an earlier pass or round proved this position lost under a
     /// subset of what is frozen now.
-    /// If so, the freezes that loss was proved under are marked consulted.
     fn is_known_lost(&self) -> bool {
         let lost = self.lost.borrow();
         let key = self.unfrozen_key();
@@ -923,42 +878,8 @@ impl ReelSearch {
             return false;
         }
         let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
-        self.tokens_of(&self.frozen, &mut tokens);
-        let Some(proved) = lost.covering(key, &tokens) else {
-            return false;
-        };
-        // Every freeze whose token the entry names (a superset of the
-        // entry's multiset when two freezes share a token, which is sound).
-        for (pile, &bits) in self.frozen.builds.iter().enumerate() {
-            let mut rest = bits;
-            while rest != 0 {
-                let depth = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                if proved.contains(&self.frozen_token_of_build(pile, depth)) {
-                    self.consult_build(pile, depth);
-                }
-            }
-        }
-        for frozen in &self.frozen.moves {
-            if proved.contains(&self.frozen_token_of_move(frozen)) {
-                self.consult_move(*frozen);
-            }
-        }
-        true
-    }
-
-    /// Marks the frozen build of `pile` at `depth` consulted.
-    fn consult_build(&self, pile: usize, depth: usize) {
-        self.consulted.borrow_mut().builds[pile] |= 1 << depth;
-    }
-
-    /// Marks the frozen release or swap `frozen` consulted.
-    fn consult_move(&self, frozen: FrozenMove) {
-        let mut consulted = self.consulted.borrow_mut();
-        if !consulted.moves.contains(&frozen) {
-            // `consulted` holds freezes in force, so it has room.
-            let _ = consulted.moves.try_push(frozen);
-        }
+        self.frozen_tokens(true, &mut tokens);
+        lost.covers(key, &tokens)
     }
 
     /// Whether the top card of `pile` is frozen.
@@ -1008,16 +929,10 @@ impl ReelSearch {
         }
     }
 
-    /// Whether `mv` is frozen; if so, that freeze is marked consulted.
+    /// Whether `mv` is frozen.
     fn is_frozen(&self, mv: ReelMove) -> bool {
-        let Some(signature) = self.signature(mv) else {
-            return false;
-        };
-        let frozen = self.frozen.moves.contains(&signature);
-        if frozen {
-            self.consult_move(signature);
-        }
-        frozen
+        self.signature(mv)
+            .is_some_and(|signature| self.frozen.moves.contains(&signature))
     }
 
     /// What is frozen after `mv` is played from here: every move the search
@@ -1244,7 +1159,6 @@ impl ReelSearch {
                 continue;
             };
             if self.top_frozen(pile) {
-                self.consult_build(pile, self.state.reserve(pile).len() - 1);
                 continue;
             }
             let mv = ReelMove::Build {
@@ -1320,14 +1234,7 @@ impl ReelSearch {
     /// Whether the precedence counts of the module docs prove the position
     /// lost: some card must wait for itself, or must wait for more arrivals
     /// into a row than that row has other gaps to take them.
-    #[cfg(test)]
     fn is_dead_by_precedence(&self) -> bool {
-        self.is_dead_by_precedence_under(&self.frozen.builds)
-    }
-
-    /// [`ReelSearch::is_dead_by_precedence`] with `frozen_builds` taken as
-    /// the frozen reserve cards instead of what is frozen.
-    fn is_dead_by_precedence_under(&self, frozen_builds: &[u16; RESERVES]) -> bool {
         /// The most cards not yet home.
         const MAX: usize = 128;
         /// Where a card not yet home lies, for the counts.
@@ -1382,7 +1289,7 @@ impl ReelSearch {
             let first = out.n;
             for (depth, &card) in contents.iter().enumerate() {
                 let id = out.note(card, Place::Reserve);
-                if frozen_builds[pile] & (1 << depth) != 0 {
+                if self.frozen.builds[pile] & (1 << depth) != 0 {
                     frozen |= 1 << id;
                 }
             }
@@ -1499,14 +1406,7 @@ impl ReelSearch {
 
     /// Whether the relaxed game of the module docs cannot bring every card
     /// home, which proves the position lost.
-    #[cfg(test)]
     fn is_dead(&self) -> bool {
-        self.is_dead_under(&self.frozen.builds)
-    }
-
-    /// [`ReelSearch::is_dead`] with `frozen_builds` taken as the frozen
-    /// reserve cards instead of what is frozen.
-    fn is_dead_under(&self, frozen_builds: &[u16; RESERVES]) -> bool {
         /// A reserve pile in the relaxation: room for its cards and ten deals.
         struct Pile {
             cards: [Card; 24],
@@ -1546,7 +1446,7 @@ impl ReelSearch {
             Pile {
                 cards,
                 len: contents.len(),
-                frozen: u32::from(frozen_builds[pile]),
+                frozen: u32::from(self.frozen.builds[pile]),
             }
         });
         // Rows where some misplaced card has gone home, opening a gap.
@@ -1668,11 +1568,6 @@ impl SolverGame for ReelSearch {
         self.update_after(mv);
         self.frozen_before.push(self.frozen.clone());
         self.set_frozen(frozen);
-        // Until the child's own search starts (`search_moves`), it is
-        // taken to rest on every freeze in force: the search may skip it as
-        // seen before, and what that earlier search consulted is not known.
-        let parents = self.consulted.replace(self.frozen.clone());
-        self.consulted_before.push(parents);
         Ok(outcome)
     }
 
@@ -1681,21 +1576,6 @@ impl SolverGame for ReelSearch {
         self.update_after(mv);
         let frozen = self.frozen_before.pop().unwrap_or_default();
         self.set_frozen(frozen);
-        // What the child consulted of the freezes it inherited, the parent's
-        // search consulted too; the freezes of the moves passed over for the
-        // child are the parent's own split (module docs).
-        let child = self
-            .consulted
-            .replace(self.consulted_before.pop().unwrap_or_default());
-        let mut consulted = self.consulted.borrow_mut();
-        for (pile, bits) in consulted.builds.iter_mut().enumerate() {
-            *bits |= child.builds[pile] & self.frozen.builds[pile];
-        }
-        for frozen in child.moves {
-            if self.frozen.moves.contains(&frozen) && !consulted.moves.contains(&frozen) {
-                let _ = consulted.moves.try_push(frozen);
-            }
-        }
     }
 
     fn canonical_key(&self) -> u64 {
@@ -1724,8 +1604,7 @@ impl SolverGame for ReelSearch {
         }
         let key = self.unfrozen_key();
         let mut tokens = Vec::with_capacity(self.frozen.moves.len() + 16);
-        let consulted = self.consulted.borrow();
-        self.tokens_of(&consulted, &mut tokens);
+        self.frozen_tokens(self.dead_key.get() != self.key, &mut tokens);
         let mut lost = self.lost.borrow_mut();
         if !lost.covers(key, &tokens) {
             lost.insert(key, &tokens);
@@ -1734,28 +1613,18 @@ impl SolverGame for ReelSearch {
 
     fn search_moves(&self, moves: &mut Vec<ReelMove>) {
         moves.clear();
-        // The search of this position starts: nothing consulted yet.
-        *self.consulted.borrow_mut() = Frozen::default();
         if self.state.is_won() {
             return;
         }
         if self.pruning.lost_table && self.is_known_lost() {
             return;
         }
-        let dead_under = |frozen_builds: &[u16; RESERVES]| {
-            (self.pruning.relaxation && self.is_dead_under(frozen_builds))
-                || (self.pruning.precedence
-                    && self.deals_left() <= PRECEDENCE_DEALS_LEFT
-                    && self.is_dead_by_precedence_under(frozen_builds))
-        };
-        if dead_under(&self.frozen.builds) {
-            // The checks read only frozen builds. Dead with none frozen, the
-            // position is lost whatever is frozen; otherwise the loss rests
-            // on every frozen build.
-            let none = [0u16; RESERVES];
-            if self.frozen.builds != none && !dead_under(&none) {
-                self.consulted.borrow_mut().builds = self.frozen.builds;
-            }
+        let dead = (self.pruning.relaxation && self.is_dead())
+            || (self.pruning.precedence
+                && self.deals_left() <= PRECEDENCE_DEALS_LEFT
+                && self.is_dead_by_precedence());
+        if dead {
+            self.dead_key.set(self.key);
         } else {
             self.moves_in_order(moves);
         }
@@ -2603,10 +2472,8 @@ mod tests {
 
     #[test]
     fn a_loss_under_fewer_freezes_covers_more_and_not_the_reverse() {
-        // Proved lost with the 9c on r1 frozen (pile 0, depth 1), a proof
-        // that rests on that freeze.
+        // Proved lost with the 9c on r1 frozen (pile 0, depth 1).
         let mut proved = with_frozen_builds(stock_out(KEYED), &[(0, 1)]);
-        *proved.consulted.borrow_mut() = proved.frozen.clone();
         proved.proved_lost();
         let table = Rc::clone(&proved.lost);
         let check = |search: ReelSearch, expected: bool, what: &str| {
@@ -2656,119 +2523,12 @@ mod tests {
         );
     }
 
-    /// The stock is out and everything is home but the hearts of row A:
-    /// two lone 2h, the 5h on r3 and r4, an 8h on r1, an 8h under a Jh on
-    /// r2, a Jh on r5. Won by 5h, 5h, the 8h of r1, the Jh onto it, the 8h
-    /// of r2, the Jh of r5; lost with the 8h of r1 frozen, since its other
-    /// copy lies under a Jh that needs an 8h home first.
-    const TWO_EIGHTS: &str = "
-        A: 2h 2h 2c* 2c* 2d* 2d* 2s* 2s*
-        B: 3c* 3c* 3d* 3d* 3h* 3h* 3s* 3s*
-        C: 4c* 4c* 4d* 4d* 4h* 4h* 4s* 4s*
-        r: 8h 8h.Jh 5h 5h Jh - - -
-        x: Ac Ac Ad Ad Ah Ah As As
-    ";
-
-    /// As `TWO_EIGHTS`, but a Jh lies on each 8h: lost whatever is frozen.
-    const BURIED_EIGHTS: &str = "
-        A: 2h 2h 2c* 2c* 2d* 2d* 2s* 2s*
-        B: 3c* 3c* 3d* 3d* 3h* 3h* 3s* 3s*
-        C: 4c* 4c* 4d* 4d* 4h* 4h* 4s* 4s*
-        r: 8h.Jh 8h.Jh 5h 5h - - - -
-        x: Ac Ac Ad Ad Ah Ah As As
-    ";
-
-    /// Searches `fixture` with `builds` frozen and `pruning`, and says
-    /// whether the table that search filled holds the same position lost
-    /// with nothing frozen, and with `builds` frozen.
-    fn lost_after_search(
-        fixture: &str,
-        builds: &[(usize, usize)],
-        pruning: Pruning,
-    ) -> (&'static str, bool, bool) {
-        let searched = with_frozen_builds(ReelSearch::with_pruning(board(fixture), pruning), builds);
-        let verdict = solve(&searched, Budget::positions(1_000))
-            .expect("replay")
-            .verdict
-            .name();
-        let sharing = |search: ReelSearch| ReelSearch {
-            lost: Rc::clone(&searched.lost),
-            ..search
-        };
-        let unfrozen = sharing(ReelSearch::with_pruning(board(fixture), pruning));
-        let frozen = sharing(with_frozen_builds(
-            ReelSearch::with_pruning(board(fixture), pruning),
-            builds,
-        ));
-        (verdict, unfrozen.is_known_lost(), frozen.is_known_lost())
-    }
-
-    #[test]
-    fn a_loss_found_by_search_rests_on_the_freezes_consulted_below() {
-        let search_only = Pruning {
-            relaxation: false,
-            precedence: false,
-            ..Pruning::ALL
-        };
-        let plain = |fixture: &str| {
-            solve(&Plain(board(fixture)), Budget::positions(10_000))
-                .expect("replay")
-                .verdict
-                .name()
-        };
-        assert_eq!(plain(TWO_EIGHTS), "winnable");
-        assert_eq!(plain(BURIED_EIGHTS), "unwinnable");
-        // The frozen 8h is consulted only two safe builds down, where a 5h
-        // is home for it: the loss rests on it and covers nothing without it.
-        assert_eq!(
-            lost_after_search(TWO_EIGHTS, &[(0, 0)], search_only),
-            ("unwinnable", false, true),
-            "the 8h frozen"
-        );
-        // The frozen Jh never has a parent home, so it keeps no move out: the
-        // loss rests on nothing and covers the position with nothing frozen.
-        assert_eq!(
-            lost_after_search(BURIED_EIGHTS, &[(0, 1)], search_only),
-            ("unwinnable", true, true),
-            "the Jh frozen"
-        );
-    }
-
-    #[test]
-    fn a_loss_a_dead_position_check_finds_rests_on_frozen_builds_only_if_it_needs_them() {
-        // The relaxation proves TWO_EIGHTS lost only with its 8h frozen, and
-        // BURIED_EIGHTS lost with or without its Jh frozen.
-        let dead = |fixture: &str, builds: &[(usize, usize)]| {
-            let search = with_frozen_builds(ReelSearch::new(board(fixture)), builds);
-            let mut moves = Vec::new();
-            search.search_moves(&mut moves);
-            assert!(moves.is_empty(), "dead");
-            search.consulted.borrow().builds
-        };
-        let mut eight = [0u16; RESERVES];
-        eight[0] = 1;
-        assert_eq!(dead(TWO_EIGHTS, &[(0, 0)]), eight, "rests on the 8h");
-        assert_eq!(dead(BURIED_EIGHTS, &[(0, 1)]), [0; RESERVES], "on nothing");
-        assert_eq!(
-            lost_after_search(TWO_EIGHTS, &[(0, 0)], Pruning::ALL),
-            ("unwinnable", false, true),
-            "the 8h frozen"
-        );
-        assert_eq!(
-            lost_after_search(BURIED_EIGHTS, &[(0, 1)], Pruning::ALL),
-            ("unwinnable", true, true),
-            "the Jh frozen"
-        );
-    }
-
     /// Virginia Reel's search, keeping every position it is told was proved
-    /// lost by a search that consulted no freeze (which covers those proved
-    /// while nothing was frozen).
+    /// lost while nothing was frozen.
     #[derive(Clone)]
     struct Recording {
         search: ReelSearch,
-        /// Each position with whether something was frozen.
-        proved: Rc<RefCell<Vec<(VirginiaReel, bool)>>>,
+        proved: Rc<RefCell<Vec<VirginiaReel>>>,
     }
 
     impl SolverGame for Recording {
@@ -2811,22 +2571,17 @@ mod tests {
         }
 
         fn proved_lost(&mut self) {
-            if *self.search.consulted.borrow() == Frozen::default() {
-                let frozen = self.search.frozen != Frozen::default();
-                self.proved
-                    .borrow_mut()
-                    .push((self.search.state().clone(), frozen));
+            if self.search.frozen == Frozen::default() {
+                self.proved.borrow_mut().push(self.search.state().clone());
             }
             self.search.proved_lost();
         }
     }
 
     /// The search tells a game a position is proved lost only when nothing
-    /// below it was cut short: positions so told by a search that consulted
-    /// no freeze (while nothing was frozen, or while only freezes were in
-    /// force that kept no move out anywhere below), in the passes and rounds
-    /// of searches from winnable positions, are never won by the unpruned
-    /// search. The starts themselves are among
+    /// below it was cut short: positions so told while nothing was frozen,
+    /// in the passes and rounds of searches from winnable positions, are
+    /// never won by the unpruned search. The starts themselves are among
     /// them when a search wrongly says so, as a pass that cut its lines would.
     #[test]
     fn positions_told_lost_are_lost() {
@@ -2844,20 +2599,8 @@ mod tests {
         }
         let proved = proved.borrow();
         assert!(proved.len() >= 20, "only {} told lost", proved.len());
-        let despite_freezes = proved.iter().filter(|(_, frozen)| *frozen).count();
-        assert!(
-            despite_freezes >= 20,
-            "only {despite_freezes} told lost with freezes none of which was consulted"
-        );
-        // Every fifth, and the first hundred proved despite freezes, so that
-        // the plain search stays fast.
-        let checked = proved.iter().step_by(5).chain(
-            proved
-                .iter()
-                .filter(|(_, frozen)| *frozen)
-                .take(100),
-        );
-        for (position, _) in checked {
+        // Every fifth, so that the plain search stays fast.
+        for position in proved.iter().step_by(5) {
             let plain = solve(&Plain(position.clone()), Budget::positions(1_000)).expect("replay");
             assert_ne!(plain.verdict.name(), "winnable", "told lost:\n{position:?}");
         }
