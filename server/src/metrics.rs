@@ -7,10 +7,45 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Upper bounds of the move-handling latency buckets, in seconds.
-const MOVE_BUCKETS: [f64; 11] = [
+/// Upper bounds of the latency histograms' buckets, in seconds.
+const BUCKETS: [f64; 11] = [
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
 ];
+
+/// A Prometheus histogram of durations over [`BUCKETS`], in atomics.
+#[derive(Debug, Default)]
+pub struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_nanos: AtomicU64,
+}
+
+impl Histogram {
+    /// Records one duration.
+    pub fn observe(&self, took: Duration) {
+        let seconds = took.as_secs_f64();
+        if let Some(bucket) = BUCKETS.iter().position(|&bound| seconds <= bound) {
+            self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Appends the histogram as `name`, with its `help`, to `out`.
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        let mut cumulative = 0;
+        for (bound, count) in BUCKETS.iter().zip(&self.buckets) {
+            cumulative += count.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let sum = self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+    }
+}
 
 /// Every metric the server exports.
 #[derive(Debug, Default)]
@@ -76,9 +111,11 @@ pub struct Metrics {
     pub cluster_writes_pending: AtomicI64,
     /// Races of a node that was gone, run on here.
     pub cluster_failovers: AtomicU64,
-    move_buckets: [AtomicU64; MOVE_BUCKETS.len()],
-    move_count: AtomicU64,
-    move_sum_nanos: AtomicU64,
+    /// Time to validate, apply and broadcast a move.
+    pub move_handling: Histogram,
+    /// Time from a room asking for a proved deal to having one: the pool's
+    /// handout, and the wait for the solver when none was ready.
+    pub deal_handout: Histogram,
 }
 
 /// Adds one to a counter.
@@ -92,17 +129,6 @@ pub(crate) fn gauge(gauge: &AtomicI64, delta: i64) {
 }
 
 impl Metrics {
-    /// Records how long the server took to handle one move.
-    pub fn observe_move(&self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        if let Some(bucket) = MOVE_BUCKETS.iter().position(|&bound| seconds <= bound) {
-            self.move_buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        }
-        self.move_count.fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.move_sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-    }
-
     /// The Prometheus text exposition of every metric; `pool` lists the
     /// proved deals ready per game.
     pub fn render(&self, pool: &[(String, usize)], database: &crate::database::Stats) -> String {
@@ -337,20 +363,16 @@ impl Metrics {
             let _ = writeln!(out, "patience_deal_pool_ready{{game=\"{game}\"}} {ready}");
         }
 
-        let name = "patience_move_handling_seconds";
-        let _ = writeln!(
-            out,
-            "# HELP {name} Time to validate, apply and broadcast a move.\n# TYPE {name} histogram"
+        self.move_handling.render(
+            &mut out,
+            "patience_move_handling_seconds",
+            "Time to validate, apply and broadcast a move.",
         );
-        let mut cumulative = 0;
-        for (bound, count) in MOVE_BUCKETS.iter().zip(&self.move_buckets) {
-            cumulative += count.load(Ordering::Relaxed);
-            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
-        }
-        let count = load_u(&self.move_count);
-        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
-        let sum = load_u(&self.move_sum_nanos) as f64 / 1e9;
-        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+        self.deal_handout.render(
+            &mut out,
+            "patience_deal_handout_seconds",
+            "Time from a race asking for a proved deal to having one (with any wait for the solver).",
+        );
         out
     }
 }
@@ -362,9 +384,9 @@ mod tests {
     #[test]
     fn histogram_buckets_are_cumulative() {
         let metrics = Metrics::default();
-        metrics.observe_move(Duration::from_micros(70));
-        metrics.observe_move(Duration::from_millis(3));
-        metrics.observe_move(Duration::from_secs(1));
+        metrics.move_handling.observe(Duration::from_micros(70));
+        metrics.move_handling.observe(Duration::from_millis(3));
+        metrics.move_handling.observe(Duration::from_secs(1));
         let text = metrics.render(
             &[("three-blind-mice".to_string(), 2)],
             &crate::database::Stats::default(),
@@ -384,6 +406,25 @@ mod tests {
         assert!(
             text.contains("patience_move_handling_seconds_count 3\n"),
             "{text}"
+        );
+        // Each histogram renders its own observations under its own name.
+        assert!(
+            text.contains("patience_deal_handout_seconds_count 0\n"),
+            "{text}"
+        );
+        metrics.deal_handout.observe(Duration::from_micros(30));
+        let text = metrics.render(&[], &crate::database::Stats::default());
+        assert!(
+            text.contains("patience_deal_handout_seconds_bucket{le=\"0.00005\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("patience_move_handling_seconds_count 3\n"),
+            "{text}"
+        );
+        let text = metrics.render(
+            &[("three-blind-mice".to_string(), 2)],
+            &crate::database::Stats::default(),
         );
         assert!(
             text.contains("patience_deal_pool_ready{game=\"three-blind-mice\"} 2\n"),

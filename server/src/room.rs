@@ -23,6 +23,7 @@ pub mod core;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures::StreamExt as _;
@@ -421,7 +422,10 @@ impl Actor {
                     seat,
                 };
                 self.feed(received_ms, input);
-                self.context.metrics.observe_move(received.elapsed());
+                self.context
+                    .metrics
+                    .move_handling
+                    .observe(received.elapsed());
             }
             Command::Undo { conn_id } => self.feed(now, Input::Undo { conn: conn_id }),
             Command::Resign { conn_id } => self.feed(now, Input::Resign { conn: conn_id }),
@@ -596,7 +600,9 @@ impl Actor {
     /// Takes a proved deal if one is ready; otherwise waits for the pool
     /// off the actor, which keeps serving.
     fn fetch_deal(&mut self) {
+        let asked = Instant::now();
         if let Some(seed) = self.context.pool.try_take(self.game) {
+            self.context.metrics.deal_handout.observe(asked.elapsed());
             let now = self.now();
             return self.feed(now, Input::DealReady { seed });
         }
@@ -605,8 +611,10 @@ impl Actor {
         let pool = self.context.pool.clone();
         let inbox = self.inbox.clone();
         let game = self.game;
+        let metrics = Arc::clone(&self.context.metrics);
         self.context.tracker.spawn(async move {
             if let Some(seed) = pool.take(game).await {
+                metrics.deal_handout.observe(asked.elapsed());
                 let _ = inbox.send(Command::DealReady { seed }).await;
             }
         });
