@@ -325,6 +325,7 @@ impl Actor {
     /// answer comes back through `writing`, in order.
     async fn send_write(&mut self, write: Keep) {
         let metrics = Arc::clone(&self.context.metrics);
+        let database = self.context.database.clone();
         let code = Arc::clone(&self.code);
         // Queued now, so that the room's writes commit in the order the
         // core made them (a token kept twice keeps the later one), and in
@@ -342,7 +343,11 @@ impl Actor {
                 Ok(()) => Stored::Committed,
                 Err(error) => {
                     bump(&metrics.storage_errors);
-                    if error.is_transient() {
+                    // A database thread that stopped for good answers
+                    // every call `Closed`, as one reconnecting does: only
+                    // the second is worth waiting for.
+                    let may_come_back = database.is_up() || database.is_reconnecting();
+                    if error.is_transient() && may_come_back {
                         tracing::warn!(%error, "a write of the running race failed; it is made again");
                         Stored::Failed
                     } else {
