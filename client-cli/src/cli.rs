@@ -291,7 +291,7 @@ pub enum Command {
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
-        /// Print the summary as JSON.
+        /// Print the summary as JSON, with the seeds left unknown and those proved lost.
         #[arg(long)]
         json: bool,
     },

@@ -98,6 +98,10 @@ pub struct SurveySummary {
     pub positions: u64,
     /// The seeds left unknown, in order, so they can be studied one by one.
     pub unknown_seeds: Vec<u64>,
+    /// The seeds proved unwinnable, in order, so that a later search can
+    /// be checked against them deal by deal (in the JSON only: in most
+    /// deals of some games they would fill the screen).
+    pub unwinnable_seeds: Vec<u64>,
 }
 
 /// The Wilson score interval for `successes` out of `trials` at 95%.
@@ -165,6 +169,7 @@ pub fn summarise(
         total_millis,
         positions: results.iter().map(|(_, _, positions)| positions).sum(),
         unknown_seeds: Vec::new(),
+        unwinnable_seeds: Vec::new(),
     }
 }
 
@@ -192,7 +197,8 @@ pub fn survey(
     let next = AtomicU64::new(0);
     let results: Mutex<Vec<(VerdictKind, f64, u64)>> =
         Mutex::new(Vec::with_capacity(deals as usize));
-    let unknown_seeds: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    // The seeds of the deals not won, with their verdicts.
+    let unsettled_or_lost: Mutex<Vec<(VerdictKind, u64)>> = Mutex::new(Vec::new());
     let failure: Mutex<Option<ReplayFailure>> = Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -210,10 +216,10 @@ pub fn survey(
                             if let Ok(mut results) = results.lock() {
                                 results.push((report.verdict, millis, report.positions));
                             }
-                            if report.verdict == VerdictKind::Unknown
-                                && let Ok(mut seeds) = unknown_seeds.lock()
+                            if report.verdict != VerdictKind::Winnable
+                                && let Ok(mut seeds) = unsettled_or_lost.lock()
                             {
-                                seeds.push(from + index);
+                                seeds.push((report.verdict, from + index));
                             }
                         }
                         Err(error) => {
@@ -239,8 +245,17 @@ pub fn survey(
         &results,
         started.elapsed().as_millis() as u64,
     );
-    summary.unknown_seeds = unknown_seeds.into_inner().unwrap_or_default();
-    summary.unknown_seeds.sort_unstable();
+    let mut seeds = unsettled_or_lost.into_inner().unwrap_or_default();
+    seeds.sort_unstable_by_key(|&(_, seed)| seed);
+    let seeds_of = |kind: VerdictKind| -> Vec<u64> {
+        seeds
+            .iter()
+            .filter(|&&(verdict, _)| verdict == kind)
+            .map(|&(_, seed)| seed)
+            .collect()
+    };
+    summary.unknown_seeds = seeds_of(VerdictKind::Unknown);
+    summary.unwinnable_seeds = seeds_of(VerdictKind::Unwinnable);
     if json {
         return Ok(serde_json::to_string_pretty(&summary).unwrap_or_default());
     }
@@ -344,5 +359,36 @@ mod tests {
             let line = text.lines().find(|line| line.starts_with("unknown seeds"));
             assert_eq!(line, listed, "{text}");
         }
+    }
+
+    /// The JSON lists the seeds proved lost as well as those left unknown,
+    /// each in order, and no seed in both.
+    #[test]
+    fn survey_json_lists_its_lost_and_unknown_seeds() {
+        let json = survey(GameKind::ThreeBlindMice, 8, 1, 100_000, Some(2), true).expect("survey");
+        let summary: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let seeds = |field: &str| -> Vec<u64> {
+            summary[field]
+                .as_array()
+                .expect("a list")
+                .iter()
+                .filter_map(serde_json::Value::as_u64)
+                .collect()
+        };
+        let lost = seeds("unwinnable_seeds");
+        // Most Three Blind Mice deals are lost, so these eight hold some.
+        assert!(!lost.is_empty(), "{json}");
+        assert_eq!(
+            Some(lost.len() as u64),
+            summary["unwinnable"].as_u64(),
+            "{json}"
+        );
+        assert!(lost.is_sorted(), "{json}");
+        for seed in &lost {
+            let report = solve_deal(GameKind::ThreeBlindMice, *seed, Budget::positions(100_000))
+                .expect("solves");
+            assert_eq!(report.verdict, VerdictKind::Unwinnable, "seed {seed}");
+        }
+        assert_eq!(seeds("unknown_seeds"), Vec::<u64>::new(), "{json}");
     }
 }
