@@ -243,6 +243,31 @@ const MIGRATION_LOCK: i64 = 0x7061_7469_656e_6365;
 /// How long a connection may take when the URL sets no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long what was sent to the database server may stay unacknowledged
+/// before the connection counts as lost, when the URL sets no
+/// `tcp_user_timeout`. Without it a server that vanished from the network
+/// (a host down, a partition) would hold a call until the kernel gave up
+/// retransmitting, a quarter of an hour: a running race waiting for the
+/// store counts its bound (`store_outage_ms`) from the first failed answer,
+/// so an answer that never comes must become a failure.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `url` read as libpq reads it, with this server's defaults for what it
+/// leaves out.
+fn connection_config(url: &str) -> Result<postgres::Config, StoreError> {
+    let mut config = postgres::Config::from_str(url)?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("patience-server");
+    }
+    Ok(config)
+}
+
 /// Where the store is in a transaction, as SQLite would track it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transaction {
@@ -373,13 +398,7 @@ impl PostgresStore {
     /// `key=value` pairs, as libpq reads them) and migrates it. Call it
     /// outside any async runtime: the client blocks on a runtime of its own.
     pub fn connect(url: &str) -> Result<PostgresStore, StoreError> {
-        let mut config = postgres::Config::from_str(url)?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("patience-server");
-        }
+        let config = connection_config(url)?;
         let client = config.connect(NoTls)?;
         let mut store = PostgresStore {
             config,

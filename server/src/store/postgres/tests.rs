@@ -196,3 +196,35 @@ fn a_test_database_url_names_the_database_in_either_form() {
         postgres::Config::from_str("host=/tmp/pg dbname=postgres dbname=t1").expect("parses");
     assert_eq!(config.get_dbname(), Some("t1"));
 }
+
+/// What the URL leaves out gets this server's defaults; what it sets is
+/// kept. No server is needed: nothing connects.
+#[test]
+fn a_url_keeps_its_own_timeouts_and_gets_the_defaults_for_the_rest() {
+    let cases = [
+        (
+            "postgres://ada@db/patience",
+            CONNECT_TIMEOUT,
+            TCP_USER_TIMEOUT,
+            "patience-server",
+        ),
+        (
+            "postgres://ada@db/patience?connect_timeout=3&tcp_user_timeout=4&application_name=ops",
+            Duration::from_secs(3),
+            Duration::from_secs(4),
+            "ops",
+        ),
+        (
+            "host=/run/postgresql dbname=patience tcp_user_timeout=30",
+            CONNECT_TIMEOUT,
+            Duration::from_secs(30),
+            "patience-server",
+        ),
+    ];
+    for (url, connect, tcp_user, application) in cases {
+        let config = connection_config(url).expect("a valid URL");
+        assert_eq!(config.get_connect_timeout(), Some(&connect), "{url}");
+        assert_eq!(config.get_tcp_user_timeout(), Some(&tcp_user), "{url}");
+        assert_eq!(config.get_application_name(), Some(application), "{url}");
+    }
+}
