@@ -586,11 +586,7 @@ impl RoomCore {
             } => {
                 if !self.in_flight.is_empty() {
                     tracing::error!("a write of the running race was refused: the room closes");
-                    self.cannot_keep(
-                        "the server could not store this race; it resumes from its last \
-                         stored move when a server runs it again (after a restart, or on \
-                         another node of a cluster)",
-                    );
+                    self.cannot_keep("the server could not store this race");
                 }
             }
         }
@@ -922,11 +918,7 @@ impl RoomCore {
             .map(Box::new)
             .or_else(|| self.final_race.clone())
         else {
-            return self.cannot_keep(
-                "the server could not store this race; it resumes from its last stored \
-                 move when a server runs it again (after a restart, or on another node of \
-                 a cluster)",
-            );
+            return self.cannot_keep("the server could not store this race");
         };
         bump(&self.metrics.store_retries);
         self.in_flight.push_back(self.writes_issued);
@@ -935,10 +927,11 @@ impl RoomCore {
 
     /// A write was refused, or the store has failed for longer than the
     /// room waits: nothing held may be told, and the room cannot go on
-    /// telling its players what it cannot keep. They are told why
-    /// (`message`) and the room closes; the race stays in the store as far
-    /// as it was kept, and resumes from there when a server runs it again.
-    fn cannot_keep(&mut self, message: &str) {
+    /// telling its players what it cannot keep. They are told why (`why`,
+    /// and that the race resumes) and the room closes; the race stays in
+    /// the store as far as it was kept, and resumes from there when a
+    /// server runs it again.
+    fn cannot_keep(&mut self, why: &str) {
         tracing::error!("the running race could not be kept: the room closes");
         self.held.clear();
         self.in_flight.clear();
@@ -950,11 +943,15 @@ impl RoomCore {
             .filter_map(|seat| seat.conn)
             .chain(self.spectators.iter().copied())
             .collect();
+        let message = format!(
+            "{why}; it resumes from its last stored move when a server runs it again \
+             (after a restart, or on another node of a cluster)"
+        );
         for conn in conns {
             self.out(Output::Kick {
                 conn,
                 code: ErrorCode::Internal,
-                message: message.to_string(),
+                message: message.clone(),
             });
         }
         self.close(false);
@@ -1777,9 +1774,7 @@ impl RoomCore {
         {
             let seconds = self.settings.store_outage_ms.div_ceil(1_000);
             return self.cannot_keep(&format!(
-                "the server could not store this race for {seconds} s; it resumes from its \
-                 last stored move when a server runs it again (after a restart, or on \
-                 another node of a cluster)"
+                "the server could not store this race for {seconds} s"
             ));
         }
         if self.retry_at.is_some_and(|at| now >= at) {
