@@ -1078,6 +1078,80 @@ fn the_practice_loop_keeps_the_cursor_reversed_without_colors() {
     );
 }
 
+/// The online loop wipes the screen first (a client restarted after one
+/// that died must not draw over its leftovers) while the thread reading
+/// keys already waits in crossterm, which then cannot read the terminal's
+/// answer to "where is the cursor?": the wipe must not ask it. A backend
+/// that cannot answer, as crossterm's then, must still be wiped, and the
+/// next frame drawn whole.
+#[test]
+fn wiping_the_screen_asks_the_terminal_nothing() {
+    use ratatui::backend::{Backend, ClearType, WindowSize};
+    use ratatui::buffer::Cell;
+    use ratatui::layout::{Position, Size};
+
+    /// A test backend whose cursor position cannot be read.
+    struct NoCursorAnswer(TestBackend);
+    impl Backend for NoCursorAnswer {
+        type Error = std::io::Error;
+        fn draw<'a, I>(&mut self, content: I) -> std::io::Result<()>
+        where
+            I: Iterator<Item = (u16, u16, &'a Cell)>,
+        {
+            let Ok(()) = self.0.draw(content);
+            Ok(())
+        }
+        fn hide_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn show_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn get_cursor_position(&mut self) -> std::io::Result<Position> {
+            Err(std::io::Error::other(
+                "The cursor position could not be read within a normal duration",
+            ))
+        }
+        fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> std::io::Result<()> {
+            let Ok(()) = self.0.set_cursor_position(position);
+            Ok(())
+        }
+        fn clear(&mut self) -> std::io::Result<()> {
+            let Ok(()) = self.0.clear();
+            Ok(())
+        }
+        fn clear_region(&mut self, clear_type: ClearType) -> std::io::Result<()> {
+            let Ok(()) = self.0.clear_region(clear_type);
+            Ok(())
+        }
+        fn size(&self) -> std::io::Result<Size> {
+            let Ok(size) = self.0.size();
+            Ok(size)
+        }
+        fn window_size(&mut self) -> std::io::Result<WindowSize> {
+            let Ok(size) = self.0.window_size();
+            Ok(size)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let mut painter = Painter {
+        terminal: Terminal::new(NoCursorAnswer(TestBackend::new(12, 2))).expect("a test terminal"),
+        colorless: false,
+    };
+    let frame = |frame: &mut Frame| frame.render_widget("left over", frame.area());
+    painter.draw(frame).expect("drawing");
+    painter.clear().expect("the screen is wiped without asking");
+    let shown = painter.terminal.backend().0.to_string();
+    assert!(!shown.contains("left over"), "{shown}");
+    // The same frame again: drawn whole, not diffed against the old one.
+    painter.draw(frame).expect("drawing");
+    let shown = painter.terminal.backend().0.to_string();
+    assert!(shown.contains("left over"), "{shown}");
+}
+
 /// The last line of a rendered frame.
 fn last_line(frame: &str) -> &str {
     frame.lines().last().unwrap_or_default()
