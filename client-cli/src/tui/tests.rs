@@ -2,7 +2,6 @@
 //! each game's board at 80×24, the lobby, a race with its panel, watch
 //! mode, the results, and the help.
 
-use patience_shared::solver::any::hint_any;
 use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
@@ -1338,7 +1337,8 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
     // pile and its target's, as the solver's move says.
     let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 5).collect();
     let position = AnyGame::deal(GameKind::ThreeBlindMice, 128_917_432);
-    let Ok(Hint::Play(mv)) = hint_any(&position, Budget::positions(PRACTICE_BUDGET)) else {
+    let mut hinter = patience_shared::solver::hinter::Hinter::new();
+    let Ok(Hint::Play(mv)) = hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) else {
         panic!("the deal has a hint");
     };
     let shape = move_shapes(&position)
