@@ -1333,6 +1333,8 @@ pub struct PracticeEnd {
     pub won: bool,
     /// Moves on the board (taken-back moves not counted).
     pub moves: usize,
+    /// How many hints needed a search: hints that follow one line need one.
+    pub hint_searches: u64,
 }
 
 /// Practice in the terminal UI, offline. The solver runs on this thread
@@ -1366,6 +1368,7 @@ pub fn practice_loop(
         let end = PracticeEnd {
             won: position.is_won(),
             moves: history.len(),
+            hint_searches: hinter.searches(),
         };
         let state = if end.won {
             Some("won!")

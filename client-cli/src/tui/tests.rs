@@ -1355,6 +1355,82 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
     assert_eq!(piles, expected, "{lit:?}\n{frame}");
 }
 
+/// Issue 12, broken 7, and issue 14: `h` in practice follows one line.
+/// Hints solved afresh at each `h` moved Indian's J♦ back and forth for
+/// 40 moves; here each hint shown is played (typed, as a person would copy
+/// it) until the game is won, which must take exactly the first hint's
+/// line, found by the one search the whole game needs.
+#[test]
+fn practice_hints_in_a_row_follow_one_line_to_the_win() {
+    use patience_shared::solver::hinter::Hinter;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    /// A practice screen whose last frame the scripted player reads.
+    struct Watched {
+        inner: Scripted<TestBackend>,
+        last_frame: Rc<RefCell<String>>,
+    }
+    impl Screen for Watched {
+        fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+            self.inner.draw_frame(render)?;
+            *self.last_frame.borrow_mut() = self.inner.frame();
+            Ok(())
+        }
+        fn area(&self) -> Rect {
+            self.inner.area()
+        }
+        fn suspend(&mut self) -> std::io::Result<()> {
+            self.inner.suspend()
+        }
+        fn clear(&mut self) -> std::io::Result<()> {
+            self.inner.clear()
+        }
+    }
+
+    let (game, seed) = (GameKind::Indian, 1);
+    let deal = AnyGame::deal(game, seed);
+    let mut own = Hinter::new();
+    let Ok(Hint::Play(_)) = own.hint(&deal, Budget::positions(PRACTICE_BUDGET)) else {
+        panic!("Indian seed 1 is won within the practice budget");
+    };
+    let length = own.rest_of_line(&deal).map_or(0, <[AnyMove]>::len);
+    let last_frame = Rc::new(RefCell::new(String::new()));
+    let mut screen = Watched {
+        inner: Scripted::new(80, 24, false),
+        last_frame: Rc::clone(&last_frame),
+    };
+    let mut pending: VecDeque<KeyCode> = VecDeque::new();
+    let mut hints_asked = 0;
+    let events = std::iter::from_fn(|| {
+        if pending.is_empty() {
+            let frame = last_frame.borrow();
+            if frame.contains("won!") || hints_asked > 2 * length {
+                return None;
+            }
+            match frame.split_once("hint: ") {
+                // The hint shown: type its move.
+                Some((_, rest)) => {
+                    let text = rest.split_once(": ").map_or(rest, |(text, _)| text);
+                    pending.push_back(KeyCode::Char(':'));
+                    pending.extend(text.chars().map(KeyCode::Char));
+                    pending.push_back(KeyCode::Enter);
+                }
+                None => {
+                    hints_asked += 1;
+                    pending.push_back(KeyCode::Char('h'));
+                }
+            }
+        }
+        pending.pop_front().map(pressed)
+    });
+    let end = practice_loop(&mut screen, events, game, seed, None).expect("the loop runs");
+    let frame = screen.inner.frame();
+    assert!(end.won, "not won after {} moves\n{frame}", end.moves);
+    assert_eq!(end.moves, length, "the line's length\n{frame}");
+    assert_eq!(end.hint_searches, 1, "one search for the whole game");
+}
 #[test]
 fn leaving_a_race_resigns_and_stays_for_the_standings_a_watcher_leaves_at_once() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
