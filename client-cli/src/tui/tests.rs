@@ -353,6 +353,28 @@ fn lobby() {
     )));
 }
 
+/// A watcher's lobby speaks of the racers' progress, not of "your"
+/// progress: a watcher has none.
+#[test]
+fn a_watchers_lobby_says_it_will_show_each_racers_progress() {
+    let start = Instant::now();
+    let mut state = RaceState::default();
+    state.apply(
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: room(Phase::Lobby, &[("ada", PlayerStatus::Waiting)], 2),
+            seat: None,
+            resume_token: None,
+        },
+        start,
+    );
+    let frame = render(80, 24, |frame| {
+        draw_online(frame, &state, &Ui::default(), start)
+    });
+    assert!(!frame.contains("your progress"), "{frame}");
+    assert!(frame.contains("each racer's progress"), "{frame}");
+}
+
 #[test]
 fn race_with_its_panel() {
     let (state, now, _) = racing(Some(0));
