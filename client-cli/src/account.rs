@@ -94,6 +94,9 @@ pub enum AccountError {
 
 /// Registers `name` on `connection` and stores the new account. Returns the
 /// account and the file it is kept in.
+///
+/// Not cancel-safe: dropped after the request went out, the server may
+/// have registered the name while its token is never stored.
 pub async fn register(
     connection: &mut Connection,
     name: &str,
@@ -153,6 +156,9 @@ pub async fn register(
 }
 
 /// Says which player `connection` is, with the stored account's token.
+///
+/// Not cancel-safe: dropped between the request and its answer, the
+/// answer is left unread on `connection`.
 pub async fn authenticate(
     connection: &mut Connection,
     account: &Account,
@@ -204,6 +210,9 @@ pub enum Anonymous {
 /// A connection to `server` past `hello`, authenticated as the account
 /// stored for it. Without one it registers (`Anonymous::Register`) or stays
 /// anonymous. Returns the account, if any, and lines to show.
+///
+/// Cancel-safe in effect, except while it registers (see [`register`]):
+/// dropped early, the connection it opened is dropped.
 pub async fn connect(
     server: &str,
     store: &Store,

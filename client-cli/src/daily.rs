@@ -99,6 +99,10 @@ pub enum Opened {
 /// opens the day's attempt at `game`. A registration's lines go to
 /// `announce` at once, whatever happens next: they carry the warning about
 /// the new account's token.
+///
+/// Cancel-safe in effect: dropped after `daily_play` went out, the attempt
+/// may be open on the server with its clock running, and running
+/// `patience daily` again takes it back.
 pub async fn open(
     server: &str,
     store: &Store,
@@ -502,6 +506,9 @@ pub const HELP: &str = "Type a move in the notation (e.g. 7h>4, 3>f, w>7, s, r3>
 /// Plays the attempt line by line: moves from `input`, board and events to
 /// `output`, until the attempt ends, `quit`, or the end of input once every
 /// move sent is answered (the attempt then stays open).
+///
+/// Cancel-safe in effect: dropped early, the connection is dropped and the
+/// attempt stays open, as after `q`; moves sent stand.
 pub async fn plain(
     mut connection: Connection,
     mut state: DailyState,

@@ -18,6 +18,9 @@ use crate::race::{status_text, tenths_text};
 /// Signs in if an account is stored for `server`, then asks for the page.
 /// Returns the page and lines for standard error (a stored token the
 /// server no longer knows is a warning here, not a failure).
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn fetch(
     server: &str,
     store: &Store,
@@ -44,6 +47,8 @@ pub async fn fetch(
 /// server no longer knows is a warning, for standard error, and the
 /// connection is anonymous: `doing` says what goes on, e.g. "showing the
 /// leaderboard".
+///
+/// Cancel-safe: dropped early, the connection it opened is dropped.
 pub async fn connect_signed_in_if_stored(
     server: &str,
     store: &Store,

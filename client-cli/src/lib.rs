@@ -47,3 +47,56 @@ pub mod solve;
 pub mod text;
 pub mod tournament;
 pub mod tui;
+
+#[cfg(test)]
+mod tests {
+    /// The public `async fn`s of `dir` (recursively) whose doc comment does
+    /// not say how they bear being dropped (cancelled), as `path: line`.
+    fn undocumented_cancel_safety(dir: &std::path::Path, found: &mut Vec<String>) {
+        let entries = std::fs::read_dir(dir).expect("the source directory reads");
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                undocumented_cancel_safety(&path, found);
+                continue;
+            }
+            if path.extension().is_none_or(|extension| extension != "rs") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).expect("a source file reads");
+            let lines: Vec<&str> = source.lines().collect();
+            for (index, line) in lines.iter().enumerate() {
+                let line = line.trim_start();
+                if !(line.starts_with("pub async fn") || line.starts_with("pub(crate) async fn")) {
+                    continue;
+                }
+                let doc: String = lines[..index]
+                    .iter()
+                    .rev()
+                    .map(|line| line.trim_start())
+                    .take_while(|line| line.starts_with("///") || line.starts_with("#["))
+                    .collect();
+                if !doc.to_lowercase().contains("cancel-safe") {
+                    found.push(format!("{}: {line}", path.display()));
+                }
+            }
+        }
+    }
+
+    /// Issue 12, broken 2: every public `async fn` of the client says
+    /// whether it is cancel-safe (front ends `select!` them, and a cancel
+    /// at the wrong point once lost a rotated resume token).
+    #[test]
+    fn every_public_async_fn_documents_its_cancel_safety() {
+        let mut found = Vec::new();
+        undocumented_cancel_safety(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut found,
+        );
+        assert!(
+            found.is_empty(),
+            "no word on cancel safety:\n{}",
+            found.join("\n")
+        );
+    }
+}

@@ -208,6 +208,9 @@ pub fn change_text(board: &LiveBoard, change: &Change) -> String {
 /// Signs in if an account is stored (so the page has the player's own
 /// row), sends `follow` and reads the page. Returns the open connection,
 /// the board and lines for standard error.
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn follow(
     server: &str,
     store: &Store,
@@ -258,6 +261,9 @@ pub enum Output {
 /// Writes the page, then each change as it comes, until the connection
 /// ends. A day already over gets no updates: its page is all, and the
 /// function returns at once.
+///
+/// Cancel-safe: it only reads; dropped early, the lines written stay
+/// written and `connection` is dropped.
 pub async fn plain(
     mut connection: Connection,
     mut board: LiveBoard,

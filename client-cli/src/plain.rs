@@ -267,6 +267,44 @@ mod tests {
 
     use super::*;
 
+    /// Issue 12, broken 7: `h` asked before every move follows one line.
+    /// Hints solved afresh each time moved Indian's J♦ back and forth; here
+    /// each hint must be the next move of the first hint's line.
+    #[test]
+    fn hints_before_every_move_are_the_moves_of_one_line() {
+        let (game, seed) = (GameKind::Indian, 1);
+        let deal = AnyGame::deal(game, seed);
+        let mut own = Hinter::new();
+        let Ok(Hint::Play(_)) = own.hint(&deal, Budget::positions(PRACTICE_BUDGET)) else {
+            panic!("Indian seed 1 is won within the practice budget");
+        };
+        let line = own
+            .rest_of_line(&deal)
+            .expect("the deal is on its line")
+            .to_vec();
+        let mut position = deal.clone();
+        let mut script = String::new();
+        let mut expected = Vec::new();
+        for &mv in &line {
+            let text = position.format_move(mv);
+            script.push_str(&format!("h\n{text}\n"));
+            expected.push(format!("hint: {text}"));
+            position.apply(mv).expect("the line's moves are legal");
+        }
+        let mut output = Vec::new();
+        let won = practice(game, seed, None, script.as_bytes(), &mut output)
+            .expect("writing to a vector");
+        let output = String::from_utf8_lossy(&output);
+        let hints: Vec<&str> = output
+            .lines()
+            .filter(|line| line.starts_with("hint"))
+            .collect();
+        assert_eq!(hints, expected);
+        let tail: Vec<&str> = output.lines().rev().take(20).collect();
+        assert!(won, "not won: {tail:?}");
+        assert!(output.contains(&format!("won in {} moves", line.len())));
+    }
+
     #[test]
     fn a_practice_game_is_won_by_the_solver_line_with_a_refusal_and_an_undo() {
         let game = GameKind::ThreeBlindMice;

@@ -40,6 +40,9 @@ pub enum Fetched {
 /// Returns it and lines for standard error. A refusal the server types
 /// (`replay_not_yet`) comes back as [`AccountError::Refused`] with words
 /// that say what is refused and until when.
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn fetch(
     server: &str,
     store: &Store,

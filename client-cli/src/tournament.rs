@@ -53,6 +53,9 @@ async fn ask(
 
 /// Past closed days of `game`, newest first. Returns the page and lines for
 /// standard error.
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn fetch_days(
     server: &str,
     store: &Store,
@@ -75,6 +78,9 @@ pub async fn fetch_days(
 
 /// A player's records: `name`'s, or the stored account's without one (which
 /// must then sign in).
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn fetch_record(
     server: &str,
     store: &Store,
@@ -100,6 +106,9 @@ pub async fn fetch_record(
 
 /// A week's or a month's standings of `game` (`key` `None`: the current
 /// one), with the stored account's own row when signed in.
+///
+/// Cancel-safe: it changes nothing on the server; dropped early, its
+/// connection is dropped.
 pub async fn fetch_standings(
     server: &str,
     store: &Store,

@@ -1203,9 +1203,21 @@ impl<B: ratatui::backend::Backend> Painter<B> {
     }
 
     /// Wipes the screen, so that the next frame is drawn whole.
+    ///
+    /// Not `Terminal::clear`: ratatui 0.30 first asks the terminal where
+    /// its cursor is, and while a thread of ours waits for keys
+    /// ([`terminal_events`]) crossterm cannot read the answer, so the
+    /// question fails after 2 s (the online client then ended with "the
+    /// cursor position could not be read") or waits for the next key with
+    /// the screen blank. Resizing a full-screen terminal to its own size
+    /// wipes the screen and the frame last drawn, and asks nothing.
     pub fn clear(&mut self) -> std::io::Result<()> {
+        let size = self
+            .terminal
+            .size()
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
         self.terminal
-            .clear()
+            .resize(Rect::new(0, 0, size.width, size.height))
             .map_err(|error| std::io::Error::other(error.to_string()))
     }
 
@@ -1273,7 +1285,7 @@ impl TerminalGuard {
         stop_this_process()?;
         enter_terminal()?;
         // The shell drew over the screen meanwhile: draw it all again.
-        self.0.terminal.clear()
+        self.0.clear()
     }
 }
 
@@ -1321,6 +1333,8 @@ pub struct PracticeEnd {
     pub won: bool,
     /// Moves on the board (taken-back moves not counted).
     pub moves: usize,
+    /// How many hints needed a search: hints that follow one line need one.
+    pub hint_searches: u64,
 }
 
 /// Practice in the terminal UI, offline. The solver runs on this thread
@@ -1354,6 +1368,7 @@ pub fn practice_loop(
         let end = PracticeEnd {
             won: position.is_won(),
             moves: history.len(),
+            hint_searches: hinter.searches(),
         };
         let state = if end.won {
             Some("won!")

@@ -267,6 +267,9 @@ fn daily_board_area(area: Rect, ui: &Ui, state: &DailyState) -> Rect {
 /// Plays the attempt in the terminal UI until it ends and the player
 /// leaves, or the player leaves it open. Prints the result (or how to come
 /// back) once the terminal is restored.
+///
+/// Cancel-safe in effect: dropped early, the terminal is restored and the
+/// connection dropped; the attempt stays open, as after `q`.
 pub async fn run(
     mut connection: Connection,
     state: DailyState,
@@ -286,6 +289,9 @@ pub async fn run(
 /// until the attempt ends and the player leaves, or the player leaves it
 /// open. Returns the state and how the connection fared; drawing and
 /// suspending failures are errors.
+///
+/// Cancel-safe in effect: dropped early, moves already sent stand and
+/// their answers are left unread on `connection`.
 pub async fn run_on(
     screen: &mut impl Screen,
     mut events: tokio::sync::mpsc::Receiver<Event>,

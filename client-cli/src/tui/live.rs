@@ -220,6 +220,9 @@ pub fn standings_lines(board: &LiveBoard, width: u16, height: usize) -> Vec<Line
 
 /// Follows the day in the terminal UI until the player leaves; a broken
 /// connection is said once the terminal is restored.
+///
+/// Cancel-safe: it only reads; dropped early, the terminal is restored
+/// and the connection dropped.
 pub async fn run(mut connection: Connection, board: LiveBoard) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
     let events = terminal_events();
@@ -233,6 +236,9 @@ pub async fn run(mut connection: Connection, board: LiveBoard) -> anyhow::Result
 /// The live leaderboard's loop on any [`Screen`]: draws, then waits for a
 /// key or a server message, until `q` (or the events end). Returns the
 /// board and how the connection fared; drawing failures are errors.
+///
+/// Cancel-safe: it only reads; dropped early, `connection` is left as it
+/// is.
 pub async fn run_on(
     screen: &mut impl Screen,
     mut events: tokio::sync::mpsc::Receiver<Event>,

@@ -52,8 +52,10 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
         Line::from(Span::styled(
             if room.options.open_boards {
                 "Open boards: everyone in the room sees every board and move live."
-            } else {
+            } else if state.seat.is_some() {
                 "Boards stay private until the race ends; others see only your progress."
+            } else {
+                "Boards stay private until the race ends; you will see each racer's progress."
             },
             if room.options.open_boards {
                 Style::default().fg(Color::Yellow)

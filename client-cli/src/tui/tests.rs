@@ -2,7 +2,6 @@
 //! each game's board at 80×24, the lobby, a race with its panel, watch
 //! mode, the results, and the help.
 
-use patience_shared::solver::any::hint_any;
 use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
@@ -352,6 +351,28 @@ fn lobby() {
         &Ui::default(),
         start
     )));
+}
+
+/// A watcher's lobby speaks of the racers' progress, not of "your"
+/// progress: a watcher has none.
+#[test]
+fn a_watchers_lobby_says_it_will_show_each_racers_progress() {
+    let start = Instant::now();
+    let mut state = RaceState::default();
+    state.apply(
+        ServerMessage::RoomJoined {
+            seq: 1,
+            room: room(Phase::Lobby, &[("ada", PlayerStatus::Waiting)], 2),
+            seat: None,
+            resume_token: None,
+        },
+        start,
+    );
+    let frame = render(80, 24, |frame| {
+        draw_online(frame, &state, &Ui::default(), start)
+    });
+    assert!(!frame.contains("your progress"), "{frame}");
+    assert!(frame.contains("each racer's progress"), "{frame}");
 }
 
 #[test]
@@ -1078,6 +1099,80 @@ fn the_practice_loop_keeps_the_cursor_reversed_without_colors() {
     );
 }
 
+/// The online loop wipes the screen first (a client restarted after one
+/// that died must not draw over its leftovers) while the thread reading
+/// keys already waits in crossterm, which then cannot read the terminal's
+/// answer to "where is the cursor?": the wipe must not ask it. A backend
+/// that cannot answer, as crossterm's then, must still be wiped, and the
+/// next frame drawn whole.
+#[test]
+fn wiping_the_screen_asks_the_terminal_nothing() {
+    use ratatui::backend::{Backend, ClearType, WindowSize};
+    use ratatui::buffer::Cell;
+    use ratatui::layout::{Position, Size};
+
+    /// A test backend whose cursor position cannot be read.
+    struct NoCursorAnswer(TestBackend);
+    impl Backend for NoCursorAnswer {
+        type Error = std::io::Error;
+        fn draw<'a, I>(&mut self, content: I) -> std::io::Result<()>
+        where
+            I: Iterator<Item = (u16, u16, &'a Cell)>,
+        {
+            let Ok(()) = self.0.draw(content);
+            Ok(())
+        }
+        fn hide_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn show_cursor(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn get_cursor_position(&mut self) -> std::io::Result<Position> {
+            Err(std::io::Error::other(
+                "The cursor position could not be read within a normal duration",
+            ))
+        }
+        fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> std::io::Result<()> {
+            let Ok(()) = self.0.set_cursor_position(position);
+            Ok(())
+        }
+        fn clear(&mut self) -> std::io::Result<()> {
+            let Ok(()) = self.0.clear();
+            Ok(())
+        }
+        fn clear_region(&mut self, clear_type: ClearType) -> std::io::Result<()> {
+            let Ok(()) = self.0.clear_region(clear_type);
+            Ok(())
+        }
+        fn size(&self) -> std::io::Result<Size> {
+            let Ok(size) = self.0.size();
+            Ok(size)
+        }
+        fn window_size(&mut self) -> std::io::Result<WindowSize> {
+            let Ok(size) = self.0.window_size();
+            Ok(size)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let mut painter = Painter {
+        terminal: Terminal::new(NoCursorAnswer(TestBackend::new(12, 2))).expect("a test terminal"),
+        colorless: false,
+    };
+    let frame = |frame: &mut Frame| frame.render_widget("left over", frame.area());
+    painter.draw(frame).expect("drawing");
+    painter.clear().expect("the screen is wiped without asking");
+    let shown = painter.terminal.backend().0.to_string();
+    assert!(!shown.contains("left over"), "{shown}");
+    // The same frame again: drawn whole, not diffed against the old one.
+    painter.draw(frame).expect("drawing");
+    let shown = painter.terminal.backend().0.to_string();
+    assert!(shown.contains("left over"), "{shown}");
+}
+
 /// The last line of a rendered frame.
 fn last_line(frame: &str) -> &str {
     frame.lines().last().unwrap_or_default()
@@ -1264,7 +1359,8 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
     // pile and its target's, as the solver's move says.
     let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 5).collect();
     let position = AnyGame::deal(GameKind::ThreeBlindMice, 128_917_432);
-    let Ok(Hint::Play(mv)) = hint_any(&position, Budget::positions(PRACTICE_BUDGET)) else {
+    let mut hinter = patience_shared::solver::hinter::Hinter::new();
+    let Ok(Hint::Play(mv)) = hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) else {
         panic!("the deal has a hint");
     };
     let shape = move_shapes(&position)
@@ -1281,6 +1377,82 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
     assert_eq!(piles, expected, "{lit:?}\n{frame}");
 }
 
+/// Issue 12, broken 7, and issue 14: `h` in practice follows one line.
+/// Hints solved afresh at each `h` moved Indian's J♦ back and forth for
+/// 40 moves; here each hint shown is played (typed, as a person would copy
+/// it) until the game is won, which must take exactly the first hint's
+/// line, found by the one search the whole game needs.
+#[test]
+fn practice_hints_in_a_row_follow_one_line_to_the_win() {
+    use patience_shared::solver::hinter::Hinter;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    /// A practice screen whose last frame the scripted player reads.
+    struct Watched {
+        inner: Scripted<TestBackend>,
+        last_frame: Rc<RefCell<String>>,
+    }
+    impl Screen for Watched {
+        fn draw_frame(&mut self, render: &mut dyn FnMut(&mut Frame)) -> std::io::Result<()> {
+            self.inner.draw_frame(render)?;
+            *self.last_frame.borrow_mut() = self.inner.frame();
+            Ok(())
+        }
+        fn area(&self) -> Rect {
+            self.inner.area()
+        }
+        fn suspend(&mut self) -> std::io::Result<()> {
+            self.inner.suspend()
+        }
+        fn clear(&mut self) -> std::io::Result<()> {
+            self.inner.clear()
+        }
+    }
+
+    let (game, seed) = (GameKind::Indian, 1);
+    let deal = AnyGame::deal(game, seed);
+    let mut own = Hinter::new();
+    let Ok(Hint::Play(_)) = own.hint(&deal, Budget::positions(PRACTICE_BUDGET)) else {
+        panic!("Indian seed 1 is won within the practice budget");
+    };
+    let length = own.rest_of_line(&deal).map_or(0, <[AnyMove]>::len);
+    let last_frame = Rc::new(RefCell::new(String::new()));
+    let mut screen = Watched {
+        inner: Scripted::new(80, 24, false),
+        last_frame: Rc::clone(&last_frame),
+    };
+    let mut pending: VecDeque<KeyCode> = VecDeque::new();
+    let mut hints_asked = 0;
+    let events = std::iter::from_fn(|| {
+        if pending.is_empty() {
+            let frame = last_frame.borrow();
+            if frame.contains("won!") || hints_asked > 2 * length {
+                return None;
+            }
+            match frame.split_once("hint: ") {
+                // The hint shown: type its move.
+                Some((_, rest)) => {
+                    let text = rest.split_once(": ").map_or(rest, |(text, _)| text);
+                    pending.push_back(KeyCode::Char(':'));
+                    pending.extend(text.chars().map(KeyCode::Char));
+                    pending.push_back(KeyCode::Enter);
+                }
+                None => {
+                    hints_asked += 1;
+                    pending.push_back(KeyCode::Char('h'));
+                }
+            }
+        }
+        pending.pop_front().map(pressed)
+    });
+    let end = practice_loop(&mut screen, events, game, seed, None).expect("the loop runs");
+    let frame = screen.inner.frame();
+    assert!(end.won, "not won after {} moves\n{frame}", end.moves);
+    assert_eq!(end.moves, length, "the line's length\n{frame}");
+    assert_eq!(end.hint_searches, 1, "one search for the whole game");
+}
 #[test]
 fn leaving_a_race_resigns_and_stays_for_the_standings_a_watcher_leaves_at_once() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);

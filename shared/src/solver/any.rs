@@ -18,7 +18,7 @@ use crate::solver::forty_thieves::FtSearch;
 use crate::solver::hinter::Searchable;
 use crate::solver::three_blind_mice::TbmSearch;
 use crate::solver::virginia_reel::ReelSearch;
-use crate::solver::{Budget, Hint, ReplayFailure, Solution, Verdict, solve};
+use crate::solver::{Budget, ReplayFailure, Solution, Verdict, solve};
 
 impl Searchable for ThreeBlindMice {
     fn search(&self, budget: Budget<'_>) -> Result<Solution<Self::Move>, ReplayFailure> {
@@ -122,19 +122,6 @@ pub fn solve_deal(
     })
 }
 
-/// A hint for a position of any game, from a search of its own (a
-/// [`crate::solver::hinter::Hinter`] keeps its line between hints).
-pub fn hint_any(position: &AnyGame, budget: Budget<'_>) -> Result<Hint<AnyMove>, ReplayFailure> {
-    if position.is_won() {
-        return Ok(Hint::AlreadyWon);
-    }
-    Ok(match position.search(budget)?.verdict {
-        Verdict::Winnable(line) => line.first().map_or(Hint::AlreadyWon, |&mv| Hint::Play(mv)),
-        Verdict::Unwinnable => Hint::NoWinningLine,
-        Verdict::Unknown => Hint::Unknown,
-    })
-}
-
 /// A seed of `game` proved winnable, with its line as moves of [`AnyMove`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProvedDeal {
@@ -167,4 +154,52 @@ pub fn first_winnable_deal(
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::plain::Plain;
+
+    /// Issue 14: the commands, hints and bots reach each game's own pruned
+    /// search through here (`TbmSearch`, `FtSearch`, `ReelSearch`), never
+    /// the plain reference search: the client once copied this dispatch
+    /// and picked `Plain` for the two-deck games. A deal searched through
+    /// `AnyGame` comes out exactly as from its game's search type, and
+    /// otherwise than from the plain search.
+    #[test]
+    fn each_game_is_searched_with_its_own_pruned_search() {
+        fn positions_and_settled<M>(solution: Result<Solution<M>, ReplayFailure>) -> (u64, bool) {
+            let solution = solution.expect("the lines replay");
+            (solution.positions, solution.verdict.is_settled())
+        }
+        let budget = Budget::positions(20_000);
+        for game in GameKind::ALL {
+            let mut told_apart = 0;
+            for seed in 1..=5 {
+                let deal = AnyGame::deal(game, seed);
+                let (own, plain) = match &deal {
+                    AnyGame::ThreeBlindMice(state) => (
+                        positions_and_settled(solve(&TbmSearch::new(state.clone()), budget)),
+                        positions_and_settled(solve(&Plain(state.clone()), budget)),
+                    ),
+                    AnyGame::FortyThieves(state) => (
+                        positions_and_settled(solve(&FtSearch::new(state.clone()), budget)),
+                        positions_and_settled(solve(&Plain(state.clone()), budget)),
+                    ),
+                    AnyGame::VirginiaReel(state) => (
+                        positions_and_settled(solve(&ReelSearch::new(state.clone()), budget)),
+                        positions_and_settled(solve(&Plain(state.clone()), budget)),
+                    ),
+                };
+                assert_eq!(
+                    positions_and_settled(deal.search(budget)),
+                    own,
+                    "{game} seed {seed}"
+                );
+                told_apart += usize::from(own != plain);
+            }
+            assert!(told_apart > 0, "{game}: no deal tells the searches apart");
+        }
+    }
 }
