@@ -55,6 +55,12 @@
 //! ([`Stored::Refused`], e.g. another server claimed the race): its
 //! players are told why and the race resumes from what was kept when a
 //! server runs it again.
+//!
+//! A write the store never answers (a disk that hangs rather than fails)
+//! is bounded the same way: a room whose oldest write sent has gone
+//! unanswered for [`Settings::store_outage_ms`] (at least
+//! [`UNANSWERED_WRITE_MIN_MS`]) closes as one whose store failed that
+//! long. Until then an unanswered write is only slow: the race clock runs.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -121,6 +127,12 @@ pub struct Settings {
     /// its room closes (0: at the first failure).
     pub store_outage_ms: u64,
 }
+
+/// The shortest time a room waits for the answer to a write before it
+/// closes ([`Settings::store_outage_ms`] when that is longer): with a
+/// `store_outage_ms` of 0 (close at the first failure) a write that is
+/// merely slow must not close the room.
+pub const UNANSWERED_WRITE_MIN_MS: Millis = 5_000;
 
 /// The pause before a failed write is made again the first time; it
 /// doubles with each failure in a row, up to [`RETRY_PAUSE_MAX_MS`].
@@ -330,6 +342,15 @@ pub enum Keep {
     Move(LiveMove),
 }
 
+/// A write sent to the store and not yet answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InFlight {
+    /// How many writes are kept once it commits.
+    covers: u64,
+    /// When the core asked for it.
+    sent_at: Millis,
+}
+
 /// Who an event is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Audience {
@@ -435,8 +456,8 @@ pub struct RoomCore {
     writes_kept: u64,
     /// The writes sent and not yet answered, oldest first: for each, how
     /// many writes are kept once it commits (a write made again after a
-    /// failure carries every write before it).
-    in_flight: VecDeque<u64>,
+    /// failure carries every write before it), and when it was sent.
+    in_flight: VecDeque<InFlight>,
     /// The event number when the last write was issued.
     seq_at_last_write: u64,
     /// Outputs waiting for the writes before them, each with the number of
@@ -632,6 +653,7 @@ impl RoomCore {
             .waiting_since
             .map(|since| since.saturating_add(self.settings.store_outage_ms))
             .into_iter()
+            .chain(self.unanswered_deadline())
             .chain(self.retry_at);
         grace
             .chain(race)
@@ -843,8 +865,20 @@ impl RoomCore {
         if self.retry_at.is_some() {
             return;
         }
-        self.in_flight.push_back(self.writes_issued);
+        self.in_flight.push_back(InFlight {
+            covers: self.writes_issued,
+            sent_at: self.now,
+        });
         self.outputs.push_back(Output::Keep(write));
+    }
+
+    /// When the oldest write sent, if it is still unanswered then, has
+    /// waited too long for the store.
+    fn unanswered_deadline(&self) -> Option<Millis> {
+        let bound = self.settings.store_outage_ms.max(UNANSWERED_WRITE_MIN_MS);
+        self.in_flight
+            .front()
+            .map(|write| write.sent_at.saturating_add(bound))
     }
 
     /// Keeps the running race's room as it stands; nothing in a lobby or
@@ -858,7 +892,7 @@ impl RoomCore {
     /// The oldest write is committed: what waited for it goes out, and a
     /// room that waited for the store runs its clock again.
     fn kept(&mut self) {
-        let Some(covers) = self.in_flight.pop_front() else {
+        let Some(InFlight { covers, .. }) = self.in_flight.pop_front() else {
             return;
         };
         self.writes_kept = self.writes_kept.max(covers);
@@ -921,7 +955,10 @@ impl RoomCore {
             return self.cannot_keep("the server could not store this race");
         };
         bump(&self.metrics.store_retries);
-        self.in_flight.push_back(self.writes_issued);
+        self.in_flight.push_back(InFlight {
+            covers: self.writes_issued,
+            sent_at: self.now,
+        });
         self.outputs.push_back(Output::Keep(Keep::Race(race)));
     }
 
@@ -1775,6 +1812,19 @@ impl RoomCore {
             let seconds = self.settings.store_outage_ms.div_ceil(1_000);
             return self.cannot_keep(&format!(
                 "the server could not store this race for {seconds} s"
+            ));
+        }
+        if let Some(due) = self.unanswered_deadline()
+            && now >= due
+        {
+            let seconds = self
+                .settings
+                .store_outage_ms
+                .max(UNANSWERED_WRITE_MIN_MS)
+                .div_ceil(1_000);
+            tracing::error!("a write of the running race has gone unanswered too long");
+            return self.cannot_keep(&format!(
+                "the server's store did not answer for {seconds} s"
             ));
         }
         if self.retry_at.is_some_and(|at| now >= at) {

@@ -1474,3 +1474,107 @@ fn the_race_clock_stands_still_while_the_room_waits_for_the_store() {
     assert_eq!(accepted(&next, 1), [(line[1].clone(), 1_500)]);
     assert_eq!(room.core.poll_timeout(), Some(deadline + 10_000));
 }
+
+/// Whether `outputs` kick both racers `internal` with a text containing
+/// `why`, and tell nothing else.
+fn kicks_both_saying(outputs: &[Output], why: &str) -> bool {
+    let kicked = |conn: ConnId| {
+        outputs.iter().any(|output| {
+            matches!(
+                output,
+                Output::Kick { conn: to, code: ErrorCode::Internal, message }
+                    if *to == conn && message.contains(why)
+                        && message.contains("resumes from its last stored move")
+            )
+        })
+    };
+    let sent = outputs
+        .iter()
+        .any(|output| matches!(output, Output::Send { .. } | Output::Replay { .. }));
+    kicked(1) && kicked(2) && !sent
+}
+
+#[test]
+fn a_write_the_store_never_answers_closes_the_room_at_the_outage_bound() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    let sent_at = room.now;
+    let first = room.play(1, &line[0]);
+    assert_eq!(writes(&first).len(), 1);
+    // The store neither commits nor fails it (a disk that hangs): the
+    // room's next deadline is the bound, well before the time limit.
+    assert_eq!(room.core.poll_timeout(), Some(sent_at + OUTAGE));
+    // Bob moves meanwhile: judged and written, told nobody.
+    room.now += 5_000;
+    let second = room.play(2, &line[0]);
+    assert!(
+        writes(&second).len() == 1 && !tells_anyone(&second),
+        "{second:?}"
+    );
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(sent_at + OUTAGE),
+        "counted from the oldest write"
+    );
+
+    room.now = sent_at + OUTAGE - 1;
+    room.core.on_timeout(room.now);
+    assert!(!room.core.is_closed() && !tells_anyone(&room.drain(None)));
+    room.now += 1;
+    room.core.on_timeout(room.now);
+    let closed = room.drain(None);
+    assert!(room.core.is_closed());
+    assert!(
+        kicks_both_saying(&closed, "did not answer for 30 s"),
+        "{closed:?}"
+    );
+    // An answer that comes after changes nothing.
+    assert!(
+        room.input(Input::Kept {
+            stored: Stored::Committed
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn a_slow_write_answered_within_the_bound_keeps_the_room_and_the_next_counts_afresh() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    room.play(1, &line[0]);
+    room.now += OUTAGE - 1;
+    room.core.on_timeout(room.now);
+    answer(&mut room, Stored::Committed);
+    assert_eq!(accepted_texts(&room.drain(None), 1), line[..1]);
+    assert!(!room.core.is_closed());
+    let sent_at = room.now;
+    room.play(1, &line[1]);
+    assert_eq!(room.core.poll_timeout(), Some(sent_at + OUTAGE));
+}
+
+#[test]
+fn with_no_outage_allowed_an_unanswered_write_still_gets_its_floor() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.core.settings.store_outage_ms = 0;
+    room.keeps = false;
+    room.now += 1_000;
+    let sent_at = room.now;
+    room.play(1, &line[0]);
+    // A slow write is no failure: the room waits its floor for it.
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(sent_at + UNANSWERED_WRITE_MIN_MS)
+    );
+    room.now = sent_at + UNANSWERED_WRITE_MIN_MS;
+    room.core.on_timeout(room.now);
+    assert!(room.core.is_closed());
+    assert!(kicks_both_saying(
+        &room.drain(None),
+        "did not answer for 5 s"
+    ));
+}
