@@ -17,7 +17,14 @@
 //! one before it did. When one fails, the actor tells the core (which writes
 //! the race again after a pause, see [`core`]'s "Durability"), drops the
 //! answers of those after it (they fail too, unwritten) and starts a new
-//! sequence.
+//! sequence. A race's result is stored the same way, off the actor's path,
+//! so a store that never answers holds no actor: the core's deadlines go on
+//! (it bounds every unanswered write, see [`core`]'s "Durability").
+//!
+//! What still waits: queueing a write waits while the database thread's
+//! queue (`database_queue` jobs) is full, and the actor runs no deadline
+//! meanwhile. With a hung disk that happens once the rooms' writes fill
+//! the queue (each room stops at [`MAX_UNKEPT_WRITES`]).
 
 pub mod core;
 
@@ -48,7 +55,7 @@ use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
 use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
 use crate::secrets::fresh_seed;
-use crate::store::LiveRace;
+use crate::store::{LiveRace, NewRace};
 
 /// Writes of one room not yet committed (sent and not answered, or waiting
 /// to be made again after a failure) past which the actor reads no more
@@ -60,6 +67,9 @@ const MAX_UNKEPT_WRITES: u64 = crate::database::MAX_BATCH as u64;
 
 /// A write on its way to the database: what became of it.
 type Writing = FuturesOrdered<BoxFuture<'static, Stored>>;
+
+/// A race's result on its way to the database: its id once stored.
+type StoringResult = FuturesOrdered<BoxFuture<'static, Option<u64>>>;
 
 /// The parts of the server a room uses, and nothing else.
 #[derive(Clone, Debug)]
@@ -231,6 +241,7 @@ fn spawn(
         inbox: handle.commands.clone(),
         connections: HashMap::new(),
         writing: FuturesOrdered::new(),
+        storing: FuturesOrdered::new(),
         sequence: Sequence::new(),
     };
     gauge(&context.metrics.rooms, 1);
@@ -251,6 +262,8 @@ struct Actor {
     connections: HashMap<ConnId, ConnectionHandle>,
     /// Writes sent and not yet answered, oldest first.
     writing: Writing,
+    /// The race's result, sent and not yet answered.
+    storing: StoringResult,
     /// The ordered sequence the room's writes go in.
     sequence: Sequence,
 }
@@ -274,6 +287,10 @@ impl Actor {
                 // Commits before commands: what waited for them goes out.
                 Some(stored) = self.writing.next(), if !self.writing.is_empty() => {
                     self.answer_write(stored);
+                }
+                Some(race_id) = self.storing.next(), if !self.storing.is_empty() => {
+                    let now = self.now();
+                    self.feed(now, Input::RaceStored { race_id });
                 }
                 command = commands.recv(), if self.core.unkept_writes() < MAX_UNKEPT_WRITES => {
                     match command {
@@ -304,6 +321,7 @@ impl Actor {
     /// without charging anyone the time it was down.
     async fn keep_for_restart(&mut self) {
         while self.writing.next().await.is_some() {}
+        while self.storing.next().await.is_some() {}
         let Some(saved) = self.core.live_race() else {
             return;
         };
@@ -524,35 +542,40 @@ impl Actor {
                 }
                 Output::NeedDeal => self.fetch_deal(),
                 Output::Keep(write) => self.send_write(write).await,
-                Output::StoreRace(race) => {
-                    let code = Arc::clone(&self.code);
-                    let epoch = self.core.epoch();
-                    let stored = self
-                        .context
-                        .database
-                        .call(move |store| {
-                            let race_id = store.record_race(&race)?;
-                            store.end_live_race(&code, epoch)?;
-                            Ok(race_id)
-                        })
-                        .await;
-                    let race_id = match stored {
-                        Ok(race_id) => {
-                            tracing::info!(race_id, "race stored");
-                            Some(race_id)
-                        }
-                        Err(error) => {
-                            bump(&self.context.metrics.storage_errors);
-                            tracing::error!(%error, "the race's result could not be stored");
-                            None
-                        }
-                    };
-                    let now = self.now();
-                    self.feed(now, Input::RaceStored { race_id });
-                }
+                Output::StoreRace(race) => self.store_result(race).await,
                 Output::Summary { phase, players } => self.summary.set(phase, players),
             }
         }
+    }
+
+    /// Queues the race's result on the database thread; its answer comes
+    /// back through `storing`, and the actor goes on serving meanwhile.
+    async fn store_result(&mut self, race: Box<NewRace>) {
+        let code = Arc::clone(&self.code);
+        let epoch = self.core.epoch();
+        let metrics = Arc::clone(&self.context.metrics);
+        let stored = self
+            .context
+            .database
+            .queue(move |store| {
+                let race_id = store.record_race(&race)?;
+                store.end_live_race(&code, epoch)?;
+                Ok(race_id)
+            })
+            .await;
+        self.storing.push_back(Box::pin(async move {
+            match stored.await {
+                Ok(race_id) => {
+                    tracing::info!(race_id, "race stored");
+                    Some(race_id)
+                }
+                Err(error) => {
+                    bump(&metrics.storage_errors);
+                    tracing::error!(%error, "the race's result could not be stored");
+                    None
+                }
+            }
+        }));
     }
 
     fn send(&mut self, conn: ConnId, frame: Bytes) {

@@ -61,6 +61,9 @@
 //! unanswered for [`Settings::store_outage_ms`] (at least
 //! [`UNANSWERED_WRITE_MIN_MS`]) closes as one whose store failed that
 //! long. Until then an unanswered write is only slow: the race clock runs.
+//! A race's result ([`Output::StoreRace`]) the store does not answer for
+//! as long is announced as one that could not be stored (no `race_id`),
+//! as a result whose write failed is.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -319,7 +322,9 @@ pub enum Output {
     /// No proved deal was at hand: fetch one and answer [`Input::DealReady`].
     NeedDeal,
     /// Store the finished race (and forget it as a running one, in the same
-    /// transaction) and answer [`Input::RaceStored`].
+    /// transaction) and answer [`Input::RaceStored`]; without an answer
+    /// within the bound on unanswered writes, the core announces the end
+    /// without a `race_id`.
     StoreRace(Box<NewRace>),
     /// Keep this in the store, in order after the writes before it (and
     /// never committed unless they are), and answer [`Input::Kept`].
@@ -414,6 +419,9 @@ struct Ending {
     status: PlayerStatus,
     elapsed_ms: u64,
     result: RaceResult,
+    /// When the shell was asked to store the result ([`Output::StoreRace`]),
+    /// once it has been: it waits for the writes before it.
+    asked_at: Option<Millis>,
 }
 
 /// A room and its race.
@@ -649,11 +657,13 @@ impl RoomCore {
             .countdown_until
             .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
         let linger = self.close_at.filter(|_| self.ending.is_none());
+        let result = self.result_deadline();
         let store = self
             .waiting_since
             .map(|since| since.saturating_add(self.settings.store_outage_ms))
             .into_iter()
             .chain(self.unanswered_deadline())
+            .chain(result)
             .chain(self.retry_at);
         grace
             .chain(race)
@@ -875,10 +885,21 @@ impl RoomCore {
     /// When the oldest write sent, if it is still unanswered then, has
     /// waited too long for the store.
     fn unanswered_deadline(&self) -> Option<Millis> {
-        let bound = self.settings.store_outage_ms.max(UNANSWERED_WRITE_MIN_MS);
         self.in_flight
             .front()
-            .map(|write| write.sent_at.saturating_add(bound))
+            .map(|write| write.sent_at.saturating_add(self.unanswered_bound()))
+    }
+
+    /// When the race's result, if the store has not answered for it by
+    /// then, is announced as one that could not be stored.
+    fn result_deadline(&self) -> Option<Millis> {
+        let asked_at = self.ending.as_ref()?.asked_at?;
+        Some(asked_at.saturating_add(self.unanswered_bound()))
+    }
+
+    /// How long a write may go unanswered.
+    fn unanswered_bound(&self) -> Millis {
+        self.settings.store_outage_ms.max(UNANSWERED_WRITE_MIN_MS)
     }
 
     /// Keeps the running race's room as it stands; nothing in a lobby or
@@ -915,6 +936,11 @@ impl RoomCore {
             .is_some_and(|(after, _)| *after <= self.writes_kept)
         {
             if let Some((_, output)) = self.held.pop_front() {
+                if matches!(output, Output::StoreRace(_))
+                    && let Some(ending) = self.ending.as_mut()
+                {
+                    ending.asked_at = Some(self.now);
+                }
                 self.outputs.push_back(output);
             }
         }
@@ -1766,11 +1792,14 @@ impl RoomCore {
                 .filter_map(|seat| Some((seat.seat, seat.player?)))
                 .collect(),
         };
+        // Asked now, unless it waits for the writes before it.
+        let asked_at = (self.writes_kept == self.writes_issued).then_some(self.now);
         self.ending = Some(Ending {
             seat,
             status,
             elapsed_ms,
             result,
+            asked_at,
         });
         self.out(Output::StoreRace(Box::new(stored)));
     }
@@ -1783,6 +1812,7 @@ impl RoomCore {
             status,
             elapsed_ms,
             mut result,
+            ..
         }) = self.ending.take()
         else {
             return;
@@ -1814,14 +1844,15 @@ impl RoomCore {
                 "the server could not store this race for {seconds} s"
             ));
         }
+        if self.result_deadline().is_some_and(|due| now >= due) {
+            tracing::error!("the race's result has gone unanswered too long: announced without an id");
+            bump(&self.metrics.storage_errors);
+            self.announce_end(None);
+        }
         if let Some(due) = self.unanswered_deadline()
             && now >= due
         {
-            let seconds = self
-                .settings
-                .store_outage_ms
-                .max(UNANSWERED_WRITE_MIN_MS)
-                .div_ceil(1_000);
+            let seconds = self.unanswered_bound().div_ceil(1_000);
             tracing::error!("a write of the running race has gone unanswered too long");
             return self.cannot_keep(&format!(
                 "the server's store did not answer for {seconds} s"

@@ -373,9 +373,10 @@ fn a_won_race_is_announced_only_after_it_is_stored() {
         last.iter()
             .any(|output| matches!(output, Output::StoreRace(_)))
     );
-    // The room does not close while the store works, however long.
-    room.advance(LINGER * 10);
+    // The room waits for the store, up to its bound on unanswered writes.
+    room.advance(OUTAGE - 1);
     assert!(!room.core.is_closed());
+    assert!(!tells_anyone(&room.drain(None)));
     room.input(Input::RaceStored { race_id: None })
         .expect("answered");
     let told = Room::to(&room.drain(None), 1);
@@ -1577,4 +1578,43 @@ fn with_no_outage_allowed_an_unanswered_write_still_gets_its_floor() {
         &room.drain(None),
         "did not answer for 5 s"
     ));
+}
+
+#[test]
+fn a_result_the_store_never_answers_is_announced_without_an_id_at_the_bound() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    room.drain(None);
+    for text in &line {
+        room.play(1, text);
+    }
+    let asked_at = room.now;
+    assert!(
+        room.taken
+            .iter()
+            .any(|output| matches!(output, Output::StoreRace(_)))
+    );
+    // The store holds the result (a hung disk): the core's next deadline
+    // is the bound, not the linger, which waits for the result.
+    assert_eq!(room.core.poll_timeout(), Some(asked_at + OUTAGE));
+    room.advance(OUTAGE);
+    let told = Room::to(&room.drain(None), 1);
+    let ended = told
+        .iter()
+        .find_map(|message| match message {
+            ServerMessage::RaceEnded { result, .. } => Some(result),
+            _ => None,
+        })
+        .expect("the end is announced");
+    assert_eq!(ended.race_id, None, "as a result that could not be stored");
+    assert_eq!(room.core.metrics.storage_errors.load(Ordering::Relaxed), 1);
+    assert_eq!(ended.standings[0].status, PlayerStatus::Won);
+    // The room then lingers and closes; an answer that comes late
+    // announces nothing twice.
+    room.input(Input::RaceStored { race_id: Some(7) })
+        .expect("answered");
+    assert!(!tells_anyone(&room.drain(None)));
+    room.advance(LINGER);
+    assert!(room.core.is_closed());
 }
