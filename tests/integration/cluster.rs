@@ -342,6 +342,17 @@ async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() 
         })
         .await;
     assert_eq!(carol.next_error().await, ErrorCode::Internal);
+    // A leaderboard change made now (a daily attempt begun) cannot reach
+    // the other nodes: it is counted as a write given up.
+    assert_eq!(
+        metric(admin, "patience_cluster_writes_dropped_total").as_deref(),
+        Some("0")
+    );
+    let mut dan = Client::hello_to(a.address, "dan").await;
+    dan.register("dan").await;
+    dan.daily_play().await;
+    let dropped = metric_until(admin, "patience_cluster_writes_dropped_total", |n| n > 0).await;
+    assert_eq!(dropped, 1, "the attempt's change was not relayed");
     drop(a);
 }
 
