@@ -119,7 +119,10 @@ pub struct Config {
     pub daily_time_limit_ms: u64,
     /// How often open daily attempts whose time is up are closed.
     pub daily_sweep_interval_ms: u64,
-    /// Database calls waiting before callers wait.
+    /// Database calls waiting before callers wait. A room's write of its
+    /// running race never waits: one that finds the queue full fails at
+    /// once and the room makes it again after a pause, as in an outage
+    /// (`store_outage_ms` bounds it).
     pub database_queue: usize,
     /// How long a running race rides out a store whose writes fail (a
     /// database server restarting or out of reach, a disk failing a write

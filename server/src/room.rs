@@ -21,10 +21,11 @@
 //! so a store that never answers holds no actor: the core's deadlines go on
 //! (it bounds every unanswered write, see [`core`]'s "Durability").
 //!
-//! What still waits: queueing a write waits while the database thread's
-//! queue (`database_queue` jobs) is full, and the actor runs no deadline
-//! meanwhile. With a hung disk that happens once the rooms' writes fill
-//! the queue (each room stops at [`MAX_UNKEPT_WRITES`]).
+//! A write of the running race is never waited for even to be queued: with
+//! the database thread's queue (`database_queue` jobs) full, it fails at
+//! once and the core makes it again after a pause. What still waits for
+//! room in that queue is a race's result (rarely: one per race), and the
+//! last keeping of a race at shutdown, which the shutdown grace bounds.
 
 pub mod core;
 
@@ -340,22 +341,26 @@ impl Actor {
     }
 
     /// Queues a write on the database thread, in the room's sequence; its
-    /// answer comes back through `writing`, in order.
-    async fn send_write(&mut self, write: Keep) {
+    /// answer comes back through `writing`, in order. It never waits: with
+    /// the database's queue full, the write fails at once
+    /// ([`StoreError::QueueFull`](crate::store::StoreError::QueueFull)) and
+    /// the core makes it again after a pause, as after any failed write, so
+    /// the room keeps its deadlines (and its bound on the store) whatever
+    /// the database does.
+    fn send_write(&mut self, write: Keep) {
         let metrics = Arc::clone(&self.context.metrics);
         let database = self.context.database.clone();
         let code = Arc::clone(&self.code);
         // Queued now, so that the room's writes commit in the order the
         // core made them (a token kept twice keeps the later one), and in
         // its sequence, so that none commits after one before it failed.
-        let written = self
-            .context
-            .database
-            .queue_in(&self.sequence, move |store| match write {
-                Keep::Race(race) => store.save_live_race(&race),
-                Keep::Move(kept) => store.record_live_move(&code, &kept),
-            })
-            .await;
+        let written =
+            self.context
+                .database
+                .queue_in_now(&self.sequence, move |store| match write {
+                    Keep::Race(race) => store.save_live_race(&race),
+                    Keep::Move(kept) => store.record_live_move(&code, &kept),
+                });
         self.writing.push_back(Box::pin(async move {
             match written.await {
                 Ok(()) => Stored::Committed,
@@ -541,7 +546,7 @@ impl Actor {
                     }
                 }
                 Output::NeedDeal => self.fetch_deal(),
-                Output::Keep(write) => self.send_write(write).await,
+                Output::Keep(write) => self.send_write(write),
                 Output::StoreRace(race) => self.store_result(race).await,
                 Output::Summary { phase, players } => self.summary.set(phase, players),
             }
