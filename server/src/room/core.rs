@@ -1845,7 +1845,9 @@ impl RoomCore {
             ));
         }
         if self.result_deadline().is_some_and(|due| now >= due) {
-            tracing::error!("the race's result has gone unanswered too long: announced without an id");
+            tracing::error!(
+                "the race's result has gone unanswered too long: announced without an id"
+            );
             bump(&self.metrics.storage_errors);
             self.announce_end(None);
         }
