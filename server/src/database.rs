@@ -1159,7 +1159,7 @@ mod tests {
         let database = Database::open(None, 1).expect("opens");
         // The thread is held inside a job (as by a disk that hangs), and
         // one more job fills its queue of one.
-        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (release, held) = std::sync::mpsc::sync_channel::<()>(1);
         let (entered, inside) = oneshot::channel();
         let holding = database
             .queue(move |_| {
