@@ -14,7 +14,8 @@
 //! `patience_cluster_writes_dropped_total`, one per change, besides the
 //! failed call in `patience_cluster_redis_errors_total`. While the
 //! subscription is lost the relay goes on publishing (and counting what
-//! fails) and subscribes again every [`REDIS_TIMEOUT`].
+//! fails) and tries to subscribe again a second (its Redis timeout) after
+//! each failed try.
 
 use futures::StreamExt as _;
 use redis::aio::PubSubStream;
