@@ -767,4 +767,32 @@ async fn a_day_followed_at_one_node_sees_the_attempts_played_at_the_other() {
         "begun at A"
     );
     assert_eq!(next_counts(&mut watcher_at_a).await, (0, 1, 1));
+
+    // Redis drops the nodes' subscriptions (as when it restarts): each
+    // node subscribes again by itself, and changes travel as before.
+    let subscribers = || {
+        redis
+            .cli(&["PUBSUB", "NUMSUB", "patience:leaderboards"])
+            .lines()
+            .last()
+            .map(str::to_string)
+    };
+    assert_eq!(subscribers().as_deref(), Some("2"));
+    redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let deadline = Instant::now() + DEADLINE;
+    while subscribers().as_deref() != Some("2") {
+        assert!(
+            Instant::now() < deadline,
+            "the nodes never subscribed again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut carol = Client::hello_to(b.address, "carol").await;
+    carol.register("carol").await;
+    carol.daily_play().await;
+    assert_eq!(
+        next_counts(&mut watcher_at_a).await,
+        (0, 1, 2),
+        "begun at B, after the subscriptions were cut"
+    );
 }
