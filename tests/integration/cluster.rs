@@ -431,6 +431,19 @@ async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
     let (cluster, _writes) = Cluster::connect(settings, Arc::clone(&metrics))
         .await
         .expect("joins");
+    // The node is registered under a lease, with its public URL.
+    assert_eq!(
+        redis.cli(&["GET", "patience:node:node-a"]),
+        "ws://127.0.0.1:1"
+    );
+    let ttl: i64 = redis
+        .cli(&["PTTL", "patience:node:node-a"])
+        .parse()
+        .expect("a number");
+    assert!(
+        (1..=60_000).contains(&ttl),
+        "the node's key lapses within a lease: {ttl} ms"
+    );
     let registry = Registry::default();
     let kept = cluster.claim_new_code(&registry).await.expect("a code");
     let lost = cluster.claim_new_code(&registry).await.expect("a code");
