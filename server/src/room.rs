@@ -23,9 +23,10 @@
 //!
 //! A write of the running race is never waited for even to be queued: with
 //! the database thread's queue (`database_queue` jobs) full, it fails at
-//! once and the core makes it again after a pause. What still waits for
-//! room in that queue is a race's result (rarely: one per race), and the
-//! last keeping of a race at shutdown, which the shutdown grace bounds.
+//! once and the core makes it again after a pause. A race's result waits
+//! for room in that queue off the actor's path. What the actor itself
+//! still waits for is the last keeping of a race at shutdown, which the
+//! shutdown grace bounds.
 
 pub mod core;
 
@@ -547,29 +548,31 @@ impl Actor {
                 }
                 Output::NeedDeal => self.fetch_deal(),
                 Output::Keep(write) => self.send_write(write),
-                Output::StoreRace(race) => self.store_result(race).await,
+                Output::StoreRace(race) => self.store_result(race),
                 Output::Summary { phase, players } => self.summary.set(phase, players),
             }
         }
     }
 
-    /// Queues the race's result on the database thread; its answer comes
-    /// back through `storing`, and the actor goes on serving meanwhile.
-    async fn store_result(&mut self, race: Box<NewRace>) {
+    /// Stores the race's result on the database thread; its answer comes
+    /// back through `storing`, and the actor goes on serving meanwhile,
+    /// even while it waits for room in the database's queue (the core
+    /// bounds the wait). It follows every write of the room: the core asks
+    /// for it only once they have committed.
+    fn store_result(&mut self, race: Box<NewRace>) {
         let code = Arc::clone(&self.code);
         let epoch = self.core.epoch();
         let metrics = Arc::clone(&self.context.metrics);
-        let stored = self
-            .context
-            .database
-            .queue(move |store| {
-                let race_id = store.record_race(&race)?;
-                store.end_live_race(&code, epoch)?;
-                Ok(race_id)
-            })
-            .await;
+        let database = self.context.database.clone();
         self.storing.push_back(Box::pin(async move {
-            match stored.await {
+            let stored = database
+                .call(move |store| {
+                    let race_id = store.record_race(&race)?;
+                    store.end_live_race(&code, epoch)?;
+                    Ok(race_id)
+                })
+                .await;
+            match stored {
                 Ok(race_id) => {
                     tracing::info!(race_id, "race stored");
                     Some(race_id)
