@@ -70,12 +70,17 @@
 //! node that claims its lapsed lease, when the nodes share a store.
 //!
 //! ## What this does not do
-//! - No fencing in the store: a node cut off from Redis while the others
-//!   reach it keeps running its rooms until a renewal reaches Redis again
-//!   and finds a lease lost. With a shared store another node may have
-//!   taken such a race over meanwhile, and both then write to it for that
-//!   time (a move kept by the old owner after the new one rebuilt the race
-//!   is not in the new owner's race).
+//! - A node cut off from Redis while the others reach it keeps running
+//!   its rooms until a renewal reaches Redis again and finds a lease lost.
+//!   With a shared store another node may have taken such a race over
+//!   meanwhile; the store fences the old owner out
+//!   ([`Store::claim_live_race`](crate::store::Store::claim_live_race)
+//!   gives the new owner a later claim, and a write under an older one is
+//!   refused, [`StoreError::Fenced`](crate::store::StoreError::Fenced)), so
+//!   the old owner's room closes at its next write instead of writing over
+//!   the new owner's race. Its players are told `internal`, and resume at
+//!   the new owner; no move is acknowledged there after the claim, since
+//!   each waits for its write.
 //! - Redis without persistence forgets the token pointers when it
 //!   restarts: resumes through another node fail until then (leases are
 //!   taken back by the next renewal; a resume at the room's own node works).

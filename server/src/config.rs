@@ -119,7 +119,10 @@ pub struct Config {
     pub daily_time_limit_ms: u64,
     /// How often open daily attempts whose time is up are closed.
     pub daily_sweep_interval_ms: u64,
-    /// Database calls waiting before callers wait.
+    /// Database calls waiting before callers wait. A room's write of its
+    /// running race never waits: one that finds the queue full fails at
+    /// once and the room makes it again after a pause, as in an outage
+    /// (`store_outage_ms` bounds it).
     pub database_queue: usize,
     /// How long a running race rides out a store whose writes fail (a
     /// database server restarting or out of reach, a disk failing a write
@@ -127,7 +130,10 @@ pub struct Config {
     /// what is not stored, and the write is made again with growing
     /// pauses. Past this the room closes, and the race resumes from its
     /// last stored move when a server runs it again; 0 closes it at the
-    /// first failure.
+    /// first failure. A write the store does not answer at all (a disk
+    /// that hangs) closes the room the same way once it has waited this
+    /// long, and never less than
+    /// [`UNANSWERED_WRITE_MIN_MS`](crate::room::core::UNANSWERED_WRITE_MIN_MS).
     pub store_outage_ms: u64,
     /// The most leaderboard rows one request gets.
     pub leaderboard_max_rows: u32,
@@ -439,8 +445,9 @@ pub struct Cli {
     /// The time limit of a daily attempt, in milliseconds.
     #[arg(long, env = "PATIENCE_DAILY_TIME_LIMIT_MS")]
     pub daily_time_limit_ms: Option<u64>,
-    /// How long a running race waits for a store whose writes fail before
-    /// its room closes, in milliseconds (0: at the first failure).
+    /// How long a running race waits for a store whose writes fail, or do
+    /// not answer, before its room closes, in milliseconds (0: at the first
+    /// failure; a write not answered gets at least 5 s).
     #[arg(long, env = "PATIENCE_STORE_OUTAGE_MS")]
     pub store_outage_ms: Option<u64>,
     /// Join a cluster through this Redis (redis://host:port or

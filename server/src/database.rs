@@ -273,6 +273,32 @@ impl Database {
         self.enqueue(job, answer).await
     }
 
+    /// [`Database::queue_in`] without waiting: with the thread's queue full
+    /// (a database that is far behind, or a disk that hangs) the write is
+    /// not queued, its answer is [`StoreError::QueueFull`], and, dropped
+    /// unrun, it breaks `sequence`. For a room's actor, which must go on
+    /// keeping its deadlines whatever the database does.
+    pub fn queue_in_now<T: Send + 'static>(
+        &self,
+        sequence: &Sequence,
+        work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+        let (job, answer) = sequenced(sequence, work);
+        let queued = if self.is_up() {
+            // A job refused here is dropped unrun, which breaks its sequence.
+            self.jobs.try_send(job).map_err(|refused| match refused {
+                mpsc::error::TrySendError::Full(_) => StoreError::QueueFull,
+                mpsc::error::TrySendError::Closed(_) => StoreError::Closed,
+            })
+        } else {
+            Err(StoreError::Closed)
+        };
+        async move {
+            queued?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        }
+    }
+
     /// Puts `job` in the thread's queue (waiting only while it is full);
     /// the future gives its answer.
     async fn enqueue<T: Send + 'static>(
@@ -1126,6 +1152,45 @@ mod tests {
         assert!(!fresh.is_broken());
         let dan = at_once(database.call(|store| store.player_by_token(&token("dan")))).await;
         assert!(matches!(dan, Ok(None)), "{dan:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_that_will_not_wait_fails_at_once_on_a_full_queue_and_breaks_its_sequence() {
+        let database = Database::open(None, 1).expect("opens");
+        // The thread is held inside a job (as by a disk that hangs), and
+        // one more job fills its queue of one.
+        let (release, held) = std::sync::mpsc::sync_channel::<()>(1);
+        let (entered, inside) = oneshot::channel();
+        let holding = database
+            .queue(move |_| {
+                let _ = entered.send(());
+                let _ = held.recv();
+                Ok(())
+            })
+            .await;
+        at_once(inside).await.expect("the thread runs the job");
+        let waiting = database.queue(registers("ada")).await;
+
+        let sequence = Sequence::new();
+        let refused = database.queue_in_now(&sequence, registers("bob"));
+        assert!(matches!(at_once(refused).await, Err(StoreError::QueueFull)));
+        assert!(StoreError::QueueFull.is_transient());
+        assert!(
+            sequence.is_broken(),
+            "a write not queued breaks its sequence"
+        );
+
+        release.send(()).expect("the job waits");
+        assert!(at_once(holding).await.is_ok());
+        assert_eq!(at_once(waiting).await.ok().as_deref(), Some("ada"));
+        // Later writes of the broken sequence are skipped; a new one writes.
+        let later = database.queue_in_now(&sequence, registers("cal"));
+        assert!(matches!(at_once(later).await, Err(StoreError::Skipped)));
+        let fresh = Sequence::new();
+        let written = database.queue_in_now(&fresh, registers("cal"));
+        assert_eq!(at_once(written).await.ok().as_deref(), Some("cal"));
+        let bob = at_once(database.call(|store| store.player_by_token(&[b'b'; 32]))).await;
+        assert!(matches!(bob, Ok(None)), "{bob:?}");
     }
 
     #[tokio::test]

@@ -17,7 +17,16 @@
 //! one before it did. When one fails, the actor tells the core (which writes
 //! the race again after a pause, see [`core`]'s "Durability"), drops the
 //! answers of those after it (they fail too, unwritten) and starts a new
-//! sequence.
+//! sequence. A race's result is stored the same way, off the actor's path,
+//! so a store that never answers holds no actor: the core's deadlines go on
+//! (it bounds every unanswered write, see [`core`]'s "Durability").
+//!
+//! A write of the running race is never waited for even to be queued: with
+//! the database thread's queue (`database_queue` jobs) full, it fails at
+//! once and the core makes it again after a pause. A race's result waits
+//! for room in that queue off the actor's path. What the actor itself
+//! still waits for is the last keeping of a race at shutdown, which the
+//! shutdown grace bounds.
 
 pub mod core;
 
@@ -48,7 +57,7 @@ use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
 use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
 use crate::secrets::fresh_seed;
-use crate::store::LiveRace;
+use crate::store::{LiveRace, NewRace};
 
 /// Writes of one room not yet committed (sent and not answered, or waiting
 /// to be made again after a failure) past which the actor reads no more
@@ -60,6 +69,9 @@ const MAX_UNKEPT_WRITES: u64 = crate::database::MAX_BATCH as u64;
 
 /// A write on its way to the database: what became of it.
 type Writing = FuturesOrdered<BoxFuture<'static, Stored>>;
+
+/// A race's result on its way to the database: its id once stored.
+type StoringResult = FuturesOrdered<BoxFuture<'static, Option<u64>>>;
 
 /// The parts of the server a room uses, and nothing else.
 #[derive(Clone, Debug)]
@@ -231,6 +243,7 @@ fn spawn(
         inbox: handle.commands.clone(),
         connections: HashMap::new(),
         writing: FuturesOrdered::new(),
+        storing: FuturesOrdered::new(),
         sequence: Sequence::new(),
     };
     gauge(&context.metrics.rooms, 1);
@@ -251,6 +264,8 @@ struct Actor {
     connections: HashMap<ConnId, ConnectionHandle>,
     /// Writes sent and not yet answered, oldest first.
     writing: Writing,
+    /// The race's result, sent and not yet answered.
+    storing: StoringResult,
     /// The ordered sequence the room's writes go in.
     sequence: Sequence,
 }
@@ -274,6 +289,10 @@ impl Actor {
                 // Commits before commands: what waited for them goes out.
                 Some(stored) = self.writing.next(), if !self.writing.is_empty() => {
                     self.answer_write(stored);
+                }
+                Some(race_id) = self.storing.next(), if !self.storing.is_empty() => {
+                    let now = self.now();
+                    self.feed(now, Input::RaceStored { race_id });
                 }
                 command = commands.recv(), if self.core.unkept_writes() < MAX_UNKEPT_WRITES => {
                     match command {
@@ -304,6 +323,7 @@ impl Actor {
     /// without charging anyone the time it was down.
     async fn keep_for_restart(&mut self) {
         while self.writing.next().await.is_some() {}
+        while self.storing.next().await.is_some() {}
         let Some(saved) = self.core.live_race() else {
             return;
         };
@@ -322,22 +342,26 @@ impl Actor {
     }
 
     /// Queues a write on the database thread, in the room's sequence; its
-    /// answer comes back through `writing`, in order.
-    async fn send_write(&mut self, write: Keep) {
+    /// answer comes back through `writing`, in order. It never waits: with
+    /// the database's queue full, the write fails at once
+    /// ([`StoreError::QueueFull`](crate::store::StoreError::QueueFull)) and
+    /// the core makes it again after a pause, as after any failed write, so
+    /// the room keeps its deadlines (and its bound on the store) whatever
+    /// the database does.
+    fn send_write(&mut self, write: Keep) {
         let metrics = Arc::clone(&self.context.metrics);
         let database = self.context.database.clone();
         let code = Arc::clone(&self.code);
         // Queued now, so that the room's writes commit in the order the
         // core made them (a token kept twice keeps the later one), and in
         // its sequence, so that none commits after one before it failed.
-        let written = self
-            .context
-            .database
-            .queue_in(&self.sequence, move |store| match write {
-                Keep::Race(race) => store.save_live_race(&race),
-                Keep::Move(kept) => store.record_live_move(&code, &kept),
-            })
-            .await;
+        let written =
+            self.context
+                .database
+                .queue_in_now(&self.sequence, move |store| match write {
+                    Keep::Race(race) => store.save_live_race(&race),
+                    Keep::Move(kept) => store.record_live_move(&code, &kept),
+                });
         self.writing.push_back(Box::pin(async move {
             match written.await {
                 Ok(()) => Stored::Committed,
@@ -523,36 +547,43 @@ impl Actor {
                     }
                 }
                 Output::NeedDeal => self.fetch_deal(),
-                Output::Keep(write) => self.send_write(write).await,
-                Output::StoreRace(race) => {
-                    let code = Arc::clone(&self.code);
-                    let epoch = self.core.epoch();
-                    let stored = self
-                        .context
-                        .database
-                        .call(move |store| {
-                            let race_id = store.record_race(&race)?;
-                            store.end_live_race(&code, epoch)?;
-                            Ok(race_id)
-                        })
-                        .await;
-                    let race_id = match stored {
-                        Ok(race_id) => {
-                            tracing::info!(race_id, "race stored");
-                            Some(race_id)
-                        }
-                        Err(error) => {
-                            bump(&self.context.metrics.storage_errors);
-                            tracing::error!(%error, "the race's result could not be stored");
-                            None
-                        }
-                    };
-                    let now = self.now();
-                    self.feed(now, Input::RaceStored { race_id });
-                }
+                Output::Keep(write) => self.send_write(write),
+                Output::StoreRace(race) => self.store_result(race),
                 Output::Summary { phase, players } => self.summary.set(phase, players),
             }
         }
+    }
+
+    /// Stores the race's result on the database thread; its answer comes
+    /// back through `storing`, and the actor goes on serving meanwhile,
+    /// even while it waits for room in the database's queue (the core
+    /// bounds the wait). It follows every write of the room: the core asks
+    /// for it only once they have committed.
+    fn store_result(&mut self, race: Box<NewRace>) {
+        let code = Arc::clone(&self.code);
+        let epoch = self.core.epoch();
+        let metrics = Arc::clone(&self.context.metrics);
+        let database = self.context.database.clone();
+        self.storing.push_back(Box::pin(async move {
+            let stored = database
+                .call(move |store| {
+                    let race_id = store.record_race(&race)?;
+                    store.end_live_race(&code, epoch)?;
+                    Ok(race_id)
+                })
+                .await;
+            match stored {
+                Ok(race_id) => {
+                    tracing::info!(race_id, "race stored");
+                    Some(race_id)
+                }
+                Err(error) => {
+                    bump(&metrics.storage_errors);
+                    tracing::error!(%error, "the race's result could not be stored");
+                    None
+                }
+            }
+        }));
     }
 
     fn send(&mut self, conn: ConnId, frame: Bytes) {

@@ -101,6 +101,10 @@ pub enum StoreError {
     /// (`database::Sequence`), and this one must not commit without it.
     #[error("not written: an earlier write it follows failed")]
     Skipped,
+    /// Not queued: the database thread's queue was full (it is behind, or
+    /// stuck), and the caller would not wait (`Database::queue_in_now`).
+    #[error("not written: the database's queue is full")]
+    QueueFull,
 }
 
 impl StoreError {
@@ -129,7 +133,8 @@ impl StoreError {
             StoreError::Commit(_)
             | StoreError::Closed
             | StoreError::Panicked
-            | StoreError::Skipped => true,
+            | StoreError::Skipped
+            | StoreError::QueueFull => true,
         }
     }
 }

@@ -342,6 +342,17 @@ async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() 
         })
         .await;
     assert_eq!(carol.next_error().await, ErrorCode::Internal);
+    // A leaderboard change made now (a daily attempt begun) cannot reach
+    // the other nodes: it is counted as a write given up.
+    assert_eq!(
+        metric(admin, "patience_cluster_writes_dropped_total").as_deref(),
+        Some("0")
+    );
+    let mut dan = Client::hello_to(a.address, "dan").await;
+    dan.register("dan").await;
+    dan.daily_play().await;
+    let dropped = metric_until(admin, "patience_cluster_writes_dropped_total", |n| n > 0).await;
+    assert_eq!(dropped, 1, "the attempt's change was not relayed");
     drop(a);
 }
 
@@ -420,6 +431,19 @@ async fn a_renewal_keeps_this_nodes_leases_and_never_extends_another_nodes() {
     let (cluster, _writes) = Cluster::connect(settings, Arc::clone(&metrics))
         .await
         .expect("joins");
+    // The node is registered under a lease, with its public URL.
+    assert_eq!(
+        redis.cli(&["GET", "patience:node:node-a"]),
+        "ws://127.0.0.1:1"
+    );
+    let ttl: i64 = redis
+        .cli(&["PTTL", "patience:node:node-a"])
+        .parse()
+        .expect("a number");
+    assert!(
+        (1..=60_000).contains(&ttl),
+        "the node's key lapses within a lease: {ttl} ms"
+    );
     let registry = Registry::default();
     let kept = cluster.claim_new_code(&registry).await.expect("a code");
     let lost = cluster.claim_new_code(&registry).await.expect("a code");
@@ -486,11 +510,9 @@ async fn failover(scan_ms: &str, wait_for_the_scan: bool) {
     bob.join_room(&code).await;
     ada.race_started().await;
     bob.race_started().await;
-    ada.play(&line[0]).await;
-    assert!(matches!(
-        ada.move_answer().await,
-        ServerMessage::MoveAccepted { .. }
-    ));
+    // Three moves acknowledged at A.
+    let acknowledged = 3;
+    ada.play_all(&line[..acknowledged]).await;
     // B sees the race in the store but leaves it to its owner.
     let mut watcher = Client::hello_to(b.address, "carol").await;
     watcher
@@ -551,8 +573,24 @@ async fn failover(scan_ms: &str, wait_for_the_scan: bool) {
         matches!(&resumed, ServerMessage::Resumed { room, .. } if room.code == code),
         "{resumed:?}"
     );
-    // The move A acknowledged is there: the next one of the line follows it.
-    ada_at_b.play(&line[1]).await;
+    // Every move A acknowledged is on her board at B (a race rebuilt from
+    // the store has no events to replay: she gets a snapshot), and the
+    // next one of the line follows them.
+    let kept = match ada_at_b
+        .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await
+    {
+        ServerMessage::Snapshot {
+            race: Some(race), ..
+        } => race
+            .boards
+            .iter()
+            .find(|board| board.seat == 0)
+            .map(|board| board.progress.moves),
+        other => panic!("ada gets a snapshot of the race at B: {other:?}"),
+    };
+    assert_eq!(kept, Some(acknowledged as u32), "moves kept at B");
+    ada_at_b.play(&line[acknowledged]).await;
     let answer = ada_at_b.move_answer().await;
     assert!(
         matches!(answer, ServerMessage::MoveAccepted { .. }),
@@ -742,4 +780,32 @@ async fn a_day_followed_at_one_node_sees_the_attempts_played_at_the_other() {
         "begun at A"
     );
     assert_eq!(next_counts(&mut watcher_at_a).await, (0, 1, 1));
+
+    // Redis drops the nodes' subscriptions (as when it restarts): each
+    // node subscribes again by itself, and changes travel as before.
+    let subscribers = || {
+        redis
+            .cli(&["PUBSUB", "NUMSUB", "patience:leaderboards"])
+            .lines()
+            .last()
+            .map(str::to_string)
+    };
+    assert_eq!(subscribers().as_deref(), Some("2"));
+    redis.cli(&["CLIENT", "KILL", "TYPE", "pubsub"]);
+    let deadline = Instant::now() + DEADLINE;
+    while subscribers().as_deref() != Some("2") {
+        assert!(
+            Instant::now() < deadline,
+            "the nodes never subscribed again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut carol = Client::hello_to(b.address, "carol").await;
+    carol.register("carol").await;
+    carol.daily_play().await;
+    assert_eq!(
+        next_counts(&mut watcher_at_a).await,
+        (0, 1, 2),
+        "begun at B, after the subscriptions were cut"
+    );
 }

@@ -2,30 +2,39 @@
 //! refuses new connections and its sessions are ended, a player moves,
 //! the database comes back. The race rides it out: its players keep their
 //! connections, the move is acknowledged once it is stored, the race goes
-//! on and ends, and every acknowledged move is stored once. The database
-//! is one of the test's own on the server `tests/with-services` starts.
+//! on and ends, and every acknowledged move is stored once. And a write
+//! the database never answers (held by a lock, as a disk that hangs holds
+//! it): the room closes at its bound, on the server's virtual clock,
+//! having told nobody the move. The database is one of the test's own on
+//! the server `tests/with-services` starts.
 
-use std::process::Command;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use patience_server::clock::Clock;
 use patience_server::store::postgres::{ScratchDatabase, TEST_URL_VARIABLE};
 use patience_shared::protocol::{ClientMessage, ErrorCode, RoomOptions, ServerMessage};
-use patience_tests::{Client, first_deal, start_server};
+use patience_tests::{Client, first_deal, start_server, test_config};
 
 /// The test server's own database, which never refuses connections.
 fn admin_url() -> String {
     std::env::var(TEST_URL_VARIABLE).expect("run through tests/with-services")
 }
 
-/// Runs `sql` with `psql` on the database `url`, and returns what it printed.
-fn psql(url: &str, sql: &str) -> String {
-    let program = std::fs::read_dir("/usr/lib/postgresql")
+/// `psql`, beside the server's binaries.
+fn psql_program() -> std::path::PathBuf {
+    std::fs::read_dir("/usr/lib/postgresql")
         .expect("PostgreSQL's binaries (tests/with-services needs them too)")
         .filter_map(|version| Some(version.ok()?.path().join("bin/psql")))
         .find(|path| path.is_file())
-        .expect("psql beside the server's binaries");
-    let output = Command::new(program)
+        .expect("psql beside the server's binaries")
+}
+
+/// Runs `sql` with `psql` on the database `url`, and returns what it printed.
+fn psql(url: &str, sql: &str) -> String {
+    let output = Command::new(psql_program())
         .args([
             "--no-psqlrc",
             "--tuples-only",
@@ -163,5 +172,116 @@ async fn a_race_rides_out_a_postgresql_outage_and_every_acknowledged_move_is_sto
         (count("races"), count("live_races"), count("live_moves")),
         ("1".to_string(), "0".to_string(), "0".to_string())
     );
+    server.shutdown().await;
+}
+
+/// The database queue of the server whose write is never answered.
+const QUEUE: usize = 8;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_whose_write_is_never_answered_closes_the_room_at_the_bound_untold() {
+    let database = ScratchDatabase::create();
+    let clock = Clock::virtual_at(1_000_000_000);
+    let outage_ms = 10_000;
+    let server = start_server(|config| {
+        config.database_url = Some(database.url().parse().expect("any text"));
+        config.clock = clock.clone();
+        config.store_outage_ms = outage_ms;
+        // A short queue, so that the room's writes fill it while the
+        // thread is held.
+        config.database_queue = QUEUE;
+    })
+    .await;
+    let (_, line) = first_deal();
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut bob = Client::hello(&server, "bob").await;
+    let (code, _) = ada.create_room(2, RoomOptions::default()).await;
+    bob.join_room(&code).await;
+    clock.advance(test_config().countdown_ms);
+    ada.race_started().await;
+    bob.race_started().await;
+    ada.play_all(&line[..2]).await;
+
+    // A session of the test's own holds the moves' table: the server's
+    // next write waits for it, neither committing nor failing.
+    let mut holder = Command::new(psql_program())
+        .args(["--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1"])
+        .arg(database.url())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("psql runs");
+    let mut holding = holder.stdin.take().expect("psql's input");
+    holding
+        .write_all(b"BEGIN;\nLOCK TABLE live_moves IN ACCESS EXCLUSIVE MODE;\n")
+        .expect("psql reads");
+    holding.flush().expect("psql reads");
+    let url = database.url().to_string();
+    eventually("the test's session holds the lock", || {
+        psql(
+            &url,
+            "SELECT count(*) FROM pg_locks WHERE relation = 'live_moves'::regclass \
+             AND mode = 'AccessExclusiveLock' AND granted",
+        ) == "1"
+    })
+    .await;
+    ada.play(&line[2]).await;
+    let name = database_name(database.url()).to_string();
+    eventually("the server's write waits for the lock", || {
+        psql(
+            &admin_url(),
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = '{name}' AND wait_event_type = 'Lock'"
+            ),
+        ) == "1"
+    })
+    .await;
+
+    // More moves: their writes fill the database's queue, and the last
+    // finds it full. The room's actor does not wait for room in it (it
+    // would then keep no deadline at all).
+    bob.play(&line[0]).await;
+    for text in &line[3..3 + QUEUE] {
+        ada.play(text).await;
+    }
+    let metrics = server.metrics();
+    eventually("a write finds the database's queue full", || {
+        metrics.storage_errors.load(Ordering::Relaxed) >= 1
+    })
+    .await;
+
+    // The bound passes on the server's clock: the room closes, and says
+    // why; no move made since the lock was acknowledged.
+    clock.advance(outage_ms);
+    for (client, name) in [(&mut ada, "ada"), (&mut bob, "bob")] {
+        let closed = client.closed().await;
+        let told: Vec<ServerMessage> = client
+            .received()
+            .into_iter()
+            .chain(closed.messages)
+            .collect();
+        assert!(
+            told.iter().any(|message| matches!(
+                message,
+                ServerMessage::Error { code: ErrorCode::Internal, message }
+                    if message.contains("did not answer for 10 s")
+            )),
+            "{name}: {told:?}"
+        );
+        let acknowledged = told
+            .iter()
+            .filter(|message| matches!(message, ServerMessage::MoveAccepted { .. }))
+            .count();
+        let before_the_lock = if name == "ada" { 2 } else { 0 };
+        assert_eq!(
+            acknowledged, before_the_lock,
+            "{name} was told of a move not stored: {told:?}"
+        );
+    }
+
+    // The lock goes (its session ends): the write made long ago commits.
+    drop(holding);
+    let _ = holder.wait();
     server.shutdown().await;
 }

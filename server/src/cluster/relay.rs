@@ -8,6 +8,14 @@
 //! Nothing is lost for good by that: changes are numbered, so a follower
 //! that misses one is sent the whole page at the next (see
 //! [`leaderboard_feed`](crate::leaderboard_feed)).
+//!
+//! A change made here that does not reach Redis (its `PUBLISH` fails or
+//! times out, or the relay fell behind the feed) is counted in
+//! `patience_cluster_writes_dropped_total`, one per change, besides the
+//! failed call in `patience_cluster_redis_errors_total`. While the
+//! subscription is lost the relay goes on publishing (and counting what
+//! fails) and tries to subscribe again a second (its Redis timeout) after
+//! each failed try.
 
 use futures::StreamExt as _;
 use redis::aio::PubSubStream;
@@ -16,7 +24,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Cluster, ClusterError, PREFIX, REDIS_TIMEOUT};
 use crate::leaderboard_feed::{Change, LeaderboardFeed, Origin};
-use crate::metrics::bump;
 
 /// The channel, under the cluster's prefix.
 fn channel() -> String {
@@ -46,7 +53,8 @@ fn parse(message: &[u8]) -> Option<(&[u8], &[u8])> {
 /// This node's subscription to the other nodes' changes.
 pub struct Relay {
     cluster: Cluster,
-    messages: PubSubStream,
+    /// The other nodes' changes; `None` while the subscription is lost.
+    messages: Option<PubSubStream>,
 }
 
 impl Cluster {
@@ -55,7 +63,7 @@ impl Cluster {
     pub async fn subscribe_leaderboards(&self) -> Result<Relay, ClusterError> {
         Ok(Relay {
             cluster: self.clone(),
-            messages: self.leaderboard_messages().await?,
+            messages: Some(self.leaderboard_messages().await?),
         })
     }
 
@@ -70,6 +78,8 @@ impl Relay {
     /// Relays changes both ways until the server stops.
     pub async fn run_forever(mut self, feed: LeaderboardFeed, shutdown: CancellationToken) {
         let mut made_here = feed.changes();
+        // When to subscribe again, while the subscription is lost.
+        let mut resubscribe_at = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -80,22 +90,38 @@ impl Relay {
                     // their next change.
                     Err(RecvError::Lagged(missed)) => {
                         tracing::warn!(missed, "leaderboard changes were not relayed");
-                        bump(&self.cluster.inner.metrics.cluster_writes_dropped);
+                        self.dropped(missed);
                     }
                     Err(RecvError::Closed) => return,
                 },
-                message = self.messages.next() => match message {
-                    Some(message) => self.take(message.get_payload_bytes(), &feed),
-                    None => {
-                        if !self.resubscribe(&shutdown).await {
-                            return;
+                message = next_message(self.messages.as_mut()), if self.messages.is_some() => {
+                    match message {
+                        Some(message) => self.take(message.get_payload_bytes(), &feed),
+                        None => {
+                            tracing::warn!("the subscription to the leaderboards channel is lost");
+                            self.messages = None;
+                            resubscribe_at = tokio::time::Instant::now();
                         }
                     }
-                },
+                }
+                () = tokio::time::sleep_until(resubscribe_at), if self.messages.is_none() => {
+                    match self.cluster.leaderboard_messages().await {
+                        Ok(messages) => {
+                            self.messages = Some(messages);
+                            tracing::info!("subscribed to the leaderboards channel again");
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "cannot subscribe to the leaderboards channel");
+                            resubscribe_at = tokio::time::Instant::now() + REDIS_TIMEOUT;
+                        }
+                    }
+                }
             }
         }
     }
 
+    /// Publishes a change made here; one that does not reach Redis is
+    /// counted as dropped (the failed call is counted by `call`).
     async fn send(&self, change: &Change) {
         let mut redis = self.cluster.redis();
         let payload = message(self.cluster.node_id(), &change.frame);
@@ -110,7 +136,17 @@ impl Relay {
             .await;
         if let Err(error) = published {
             tracing::warn!(%error, "a leaderboard change was not relayed");
+            self.dropped(1);
         }
+    }
+
+    /// Counts `changes` made here that the other nodes will not get.
+    fn dropped(&self, changes: u64) {
+        self.cluster
+            .inner
+            .metrics
+            .cluster_writes_dropped
+            .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn take(&self, message: &[u8], feed: &LeaderboardFeed) {
@@ -125,26 +161,14 @@ impl Relay {
             tracing::warn!(%error, "another node's leaderboard change does not decode");
         }
     }
+}
 
-    /// Subscribes again after the connection was lost, trying every
-    /// [`REDIS_TIMEOUT`]; false if the server stopped first.
-    async fn resubscribe(&mut self, shutdown: &CancellationToken) -> bool {
-        loop {
-            match self.cluster.leaderboard_messages().await {
-                Ok(messages) => {
-                    self.messages = messages;
-                    tracing::info!("subscribed to the leaderboards channel again");
-                    return true;
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "cannot subscribe to the leaderboards channel");
-                }
-            }
-            tokio::select! {
-                _ = shutdown.cancelled() => return false,
-                () = tokio::time::sleep(REDIS_TIMEOUT) => {}
-            }
-        }
+/// The next message of the subscription (`None` once it is lost; never
+/// ready without one, though the caller polls only with one).
+async fn next_message(messages: Option<&mut PubSubStream>) -> Option<redis::Msg> {
+    match messages {
+        Some(messages) => messages.next().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -55,6 +55,15 @@
 //! ([`Stored::Refused`], e.g. another server claimed the race): its
 //! players are told why and the race resumes from what was kept when a
 //! server runs it again.
+//!
+//! A write the store never answers (a disk that hangs rather than fails)
+//! is bounded the same way: a room whose oldest write sent has gone
+//! unanswered for [`Settings::store_outage_ms`] (at least
+//! [`UNANSWERED_WRITE_MIN_MS`]) closes as one whose store failed that
+//! long. Until then an unanswered write is only slow: the race clock runs.
+//! A race's result ([`Output::StoreRace`]) the store does not answer for
+//! as long is announced as one that could not be stored (no `race_id`),
+//! as a result whose write failed is.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -121,6 +130,12 @@ pub struct Settings {
     /// its room closes (0: at the first failure).
     pub store_outage_ms: u64,
 }
+
+/// The shortest time a room waits for the answer to a write before it
+/// closes ([`Settings::store_outage_ms`] when that is longer): with a
+/// `store_outage_ms` of 0 (close at the first failure) a write that is
+/// merely slow must not close the room.
+pub const UNANSWERED_WRITE_MIN_MS: Millis = 5_000;
 
 /// The pause before a failed write is made again the first time; it
 /// doubles with each failure in a row, up to [`RETRY_PAUSE_MAX_MS`].
@@ -307,7 +322,9 @@ pub enum Output {
     /// No proved deal was at hand: fetch one and answer [`Input::DealReady`].
     NeedDeal,
     /// Store the finished race (and forget it as a running one, in the same
-    /// transaction) and answer [`Input::RaceStored`].
+    /// transaction) and answer [`Input::RaceStored`]; without an answer
+    /// within the bound on unanswered writes, the core announces the end
+    /// without a `race_id`.
     StoreRace(Box<NewRace>),
     /// Keep this in the store, in order after the writes before it (and
     /// never committed unless they are), and answer [`Input::Kept`].
@@ -328,6 +345,15 @@ pub enum Keep {
     Race(Box<LiveRace>),
     /// One accepted move ([`crate::store::Store::record_live_move`]).
     Move(LiveMove),
+}
+
+/// A write sent to the store and not yet answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InFlight {
+    /// How many writes are kept once it commits.
+    covers: u64,
+    /// When the core asked for it.
+    sent_at: Millis,
 }
 
 /// Who an event is for.
@@ -393,6 +419,9 @@ struct Ending {
     status: PlayerStatus,
     elapsed_ms: u64,
     result: RaceResult,
+    /// When the shell was asked to store the result ([`Output::StoreRace`]),
+    /// once it has been: it waits for the writes before it.
+    asked_at: Option<Millis>,
 }
 
 /// A room and its race.
@@ -435,8 +464,8 @@ pub struct RoomCore {
     writes_kept: u64,
     /// The writes sent and not yet answered, oldest first: for each, how
     /// many writes are kept once it commits (a write made again after a
-    /// failure carries every write before it).
-    in_flight: VecDeque<u64>,
+    /// failure carries every write before it), and when it was sent.
+    in_flight: VecDeque<InFlight>,
     /// The event number when the last write was issued.
     seq_at_last_write: u64,
     /// Outputs waiting for the writes before them, each with the number of
@@ -628,10 +657,13 @@ impl RoomCore {
             .countdown_until
             .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
         let linger = self.close_at.filter(|_| self.ending.is_none());
+        let result = self.result_deadline();
         let store = self
             .waiting_since
             .map(|since| since.saturating_add(self.settings.store_outage_ms))
             .into_iter()
+            .chain(self.unanswered_deadline())
+            .chain(result)
             .chain(self.retry_at);
         grace
             .chain(race)
@@ -843,8 +875,31 @@ impl RoomCore {
         if self.retry_at.is_some() {
             return;
         }
-        self.in_flight.push_back(self.writes_issued);
+        self.in_flight.push_back(InFlight {
+            covers: self.writes_issued,
+            sent_at: self.now,
+        });
         self.outputs.push_back(Output::Keep(write));
+    }
+
+    /// When the oldest write sent, if it is still unanswered then, has
+    /// waited too long for the store.
+    fn unanswered_deadline(&self) -> Option<Millis> {
+        self.in_flight
+            .front()
+            .map(|write| write.sent_at.saturating_add(self.unanswered_bound()))
+    }
+
+    /// When the race's result, if the store has not answered for it by
+    /// then, is announced as one that could not be stored.
+    fn result_deadline(&self) -> Option<Millis> {
+        let asked_at = self.ending.as_ref()?.asked_at?;
+        Some(asked_at.saturating_add(self.unanswered_bound()))
+    }
+
+    /// How long a write may go unanswered.
+    fn unanswered_bound(&self) -> Millis {
+        self.settings.store_outage_ms.max(UNANSWERED_WRITE_MIN_MS)
     }
 
     /// Keeps the running race's room as it stands; nothing in a lobby or
@@ -858,7 +913,7 @@ impl RoomCore {
     /// The oldest write is committed: what waited for it goes out, and a
     /// room that waited for the store runs its clock again.
     fn kept(&mut self) {
-        let Some(covers) = self.in_flight.pop_front() else {
+        let Some(InFlight { covers, .. }) = self.in_flight.pop_front() else {
             return;
         };
         self.writes_kept = self.writes_kept.max(covers);
@@ -881,6 +936,11 @@ impl RoomCore {
             .is_some_and(|(after, _)| *after <= self.writes_kept)
         {
             if let Some((_, output)) = self.held.pop_front() {
+                if matches!(output, Output::StoreRace(_))
+                    && let Some(ending) = self.ending.as_mut()
+                {
+                    ending.asked_at = Some(self.now);
+                }
                 self.outputs.push_back(output);
             }
         }
@@ -921,7 +981,10 @@ impl RoomCore {
             return self.cannot_keep("the server could not store this race");
         };
         bump(&self.metrics.store_retries);
-        self.in_flight.push_back(self.writes_issued);
+        self.in_flight.push_back(InFlight {
+            covers: self.writes_issued,
+            sent_at: self.now,
+        });
         self.outputs.push_back(Output::Keep(Keep::Race(race)));
     }
 
@@ -1729,11 +1792,14 @@ impl RoomCore {
                 .filter_map(|seat| Some((seat.seat, seat.player?)))
                 .collect(),
         };
+        // Asked now, unless it waits for the writes before it.
+        let asked_at = (self.writes_kept == self.writes_issued).then_some(self.now);
         self.ending = Some(Ending {
             seat,
             status,
             elapsed_ms,
             result,
+            asked_at,
         });
         self.out(Output::StoreRace(Box::new(stored)));
     }
@@ -1746,6 +1812,7 @@ impl RoomCore {
             status,
             elapsed_ms,
             mut result,
+            ..
         }) = self.ending.take()
         else {
             return;
@@ -1775,6 +1842,22 @@ impl RoomCore {
             let seconds = self.settings.store_outage_ms.div_ceil(1_000);
             return self.cannot_keep(&format!(
                 "the server could not store this race for {seconds} s"
+            ));
+        }
+        if self.result_deadline().is_some_and(|due| now >= due) {
+            tracing::error!(
+                "the race's result has gone unanswered too long: announced without an id"
+            );
+            bump(&self.metrics.storage_errors);
+            self.announce_end(None);
+        }
+        if let Some(due) = self.unanswered_deadline()
+            && now >= due
+        {
+            let seconds = self.unanswered_bound().div_ceil(1_000);
+            tracing::error!("a write of the running race has gone unanswered too long");
+            return self.cannot_keep(&format!(
+                "the server's store did not answer for {seconds} s"
             ));
         }
         if self.retry_at.is_some_and(|at| now >= at) {

@@ -373,9 +373,10 @@ fn a_won_race_is_announced_only_after_it_is_stored() {
         last.iter()
             .any(|output| matches!(output, Output::StoreRace(_)))
     );
-    // The room does not close while the store works, however long.
-    room.advance(LINGER * 10);
+    // The room waits for the store, up to its bound on unanswered writes.
+    room.advance(OUTAGE - 1);
     assert!(!room.core.is_closed());
+    assert!(!tells_anyone(&room.drain(None)));
     room.input(Input::RaceStored { race_id: None })
         .expect("answered");
     let told = Room::to(&room.drain(None), 1);
@@ -1473,4 +1474,147 @@ fn the_race_clock_stands_still_while_the_room_waits_for_the_store() {
     let next = room.play(1, &line[1]);
     assert_eq!(accepted(&next, 1), [(line[1].clone(), 1_500)]);
     assert_eq!(room.core.poll_timeout(), Some(deadline + 10_000));
+}
+
+/// Whether `outputs` kick both racers `internal` with a text containing
+/// `why`, and tell nothing else.
+fn kicks_both_saying(outputs: &[Output], why: &str) -> bool {
+    let kicked = |conn: ConnId| {
+        outputs.iter().any(|output| {
+            matches!(
+                output,
+                Output::Kick { conn: to, code: ErrorCode::Internal, message }
+                    if *to == conn && message.contains(why)
+                        && message.contains("resumes from its last stored move")
+            )
+        })
+    };
+    let sent = outputs
+        .iter()
+        .any(|output| matches!(output, Output::Send { .. } | Output::Replay { .. }));
+    kicked(1) && kicked(2) && !sent
+}
+
+#[test]
+fn a_write_the_store_never_answers_closes_the_room_at_the_outage_bound() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    let sent_at = room.now;
+    let first = room.play(1, &line[0]);
+    assert_eq!(writes(&first).len(), 1);
+    // The store neither commits nor fails it (a disk that hangs): the
+    // room's next deadline is the bound, well before the time limit.
+    assert_eq!(room.core.poll_timeout(), Some(sent_at + OUTAGE));
+    // Bob moves meanwhile: judged and written, told nobody.
+    room.now += 5_000;
+    let second = room.play(2, &line[0]);
+    assert!(
+        writes(&second).len() == 1 && !tells_anyone(&second),
+        "{second:?}"
+    );
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(sent_at + OUTAGE),
+        "counted from the oldest write"
+    );
+
+    room.now = sent_at + OUTAGE - 1;
+    room.core.on_timeout(room.now);
+    assert!(!room.core.is_closed() && !tells_anyone(&room.drain(None)));
+    room.now += 1;
+    room.core.on_timeout(room.now);
+    let closed = room.drain(None);
+    assert!(room.core.is_closed());
+    assert!(
+        kicks_both_saying(&closed, "did not answer for 30 s"),
+        "{closed:?}"
+    );
+    // An answer that comes after changes nothing.
+    assert!(
+        room.input(Input::Kept {
+            stored: Stored::Committed
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn a_slow_write_answered_within_the_bound_keeps_the_room_and_the_next_counts_afresh() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.keeps = false;
+    room.now += 1_000;
+    room.play(1, &line[0]);
+    room.now += OUTAGE - 1;
+    room.core.on_timeout(room.now);
+    answer(&mut room, Stored::Committed);
+    assert_eq!(accepted_texts(&room.drain(None), 1), line[..1]);
+    assert!(!room.core.is_closed());
+    let sent_at = room.now;
+    room.play(1, &line[1]);
+    assert_eq!(room.core.poll_timeout(), Some(sent_at + OUTAGE));
+}
+
+#[test]
+fn with_no_outage_allowed_an_unanswered_write_still_gets_its_floor() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.core.settings.store_outage_ms = 0;
+    room.keeps = false;
+    room.now += 1_000;
+    let sent_at = room.now;
+    room.play(1, &line[0]);
+    // A slow write is no failure: the room waits its floor for it.
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(sent_at + UNANSWERED_WRITE_MIN_MS)
+    );
+    room.now = sent_at + UNANSWERED_WRITE_MIN_MS;
+    room.core.on_timeout(room.now);
+    assert!(room.core.is_closed());
+    assert!(kicks_both_saying(
+        &room.drain(None),
+        "did not answer for 5 s"
+    ));
+}
+
+#[test]
+fn a_result_the_store_never_answers_is_announced_without_an_id_at_the_bound() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    room.drain(None);
+    for text in &line {
+        room.play(1, text);
+    }
+    let asked_at = room.now;
+    assert!(
+        room.taken
+            .iter()
+            .any(|output| matches!(output, Output::StoreRace(_)))
+    );
+    // The store holds the result (a hung disk): the core's next deadline
+    // is the bound, not the linger, which waits for the result.
+    assert_eq!(room.core.poll_timeout(), Some(asked_at + OUTAGE));
+    room.advance(OUTAGE);
+    let told = Room::to(&room.drain(None), 1);
+    let ended = told
+        .iter()
+        .find_map(|message| match message {
+            ServerMessage::RaceEnded { result, .. } => Some(result),
+            _ => None,
+        })
+        .expect("the end is announced");
+    assert_eq!(ended.race_id, None, "as a result that could not be stored");
+    assert_eq!(room.core.metrics.storage_errors.load(Ordering::Relaxed), 1);
+    assert_eq!(ended.standings[0].status, PlayerStatus::Won);
+    // The room then lingers and closes; an answer that comes late
+    // announces nothing twice.
+    room.input(Input::RaceStored { race_id: Some(7) })
+        .expect("answered");
+    assert!(!tells_anyone(&room.drain(None)));
+    room.advance(LINGER);
+    assert!(room.core.is_closed());
 }
