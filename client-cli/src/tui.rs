@@ -1206,7 +1206,7 @@ impl<B: ratatui::backend::Backend> Painter<B> {
     ///
     /// Not `Terminal::clear`: ratatui 0.30 first asks the terminal where
     /// its cursor is, and while a thread of ours waits for keys
-    /// ([`terminal_events`]) crossterm cannot read the answer, so the
+    /// (`terminal_events`) crossterm cannot read the answer, so the
     /// question fails after 2 s (the online client then ended with "the
     /// cursor position could not be read") or waits for the next key with
     /// the screen blank. Resizing a full-screen terminal to its own size
