@@ -151,6 +151,11 @@ static STOCK_LEN: [u64; MAX_STOCK + 1] = table(0x4f03);
 /// round wins at all, it wins within a few thousand positions.
 const RESTART_UNIT: u64 = 2048;
 
+/// The share of the budget, in percent, that the best-first phase spends
+/// beside the depth-first restarts.
+fn default_share() -> u8 { scratch_weights()[8] as u8 }
+const BEST_FIRST_PERCENT: u8 = 50;
+
 /// Which of the search's shortcuts are on. All are on by default; the
 /// soundness tests turn each off to check that it changes no verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +170,9 @@ pub struct FtOptions {
     /// Restart the search on a Luby schedule, breaking ties in the move
     /// order differently in each round.
     pub restarts: bool,
+    /// The percentage of the budget the best-first phase spends, beside
+    /// the depth-first search (0 for none, 100 for it alone).
+    pub best_first_percent: u8,
 }
 
 impl Default for FtOptions {
@@ -174,6 +182,7 @@ impl Default for FtOptions {
             dead_positions: true,
             twin_piles: true,
             restarts: true,
+            best_first_percent: default_share(),
         }
     }
 }
@@ -445,6 +454,23 @@ struct Toggles {
     waste: Option<(usize, Card)>,
 }
 
+/// SCRATCH weights: home, face down, empty, ordered, buried, waste, depth,
+/// stock, share %, buried-in-stock.
+fn scratch_weights() -> &'static [i64; 10] {
+    static W: std::sync::OnceLock<[i64; 10]> = std::sync::OnceLock::new();
+    W.get_or_init(|| {
+        let mut w = [20, 15, 10, 5, 3, 4, 1, 0, 50, 3];
+        if let Ok(text) = std::env::var("BF_W") {
+            for (slot, part) in w.iter_mut().zip(text.split(',')) {
+                if let Ok(v) = part.trim().parse() {
+                    *slot = v;
+                }
+            }
+        }
+        w
+    })
+}
+
 /// A number for each move of a position, to hash for tie-breaks.
 fn move_code(mv: FtMove) -> u64 {
     match mv {
@@ -545,6 +571,59 @@ impl SolverGame for FtSearch {
         self.round_salt = if round == 0 { 0 } else { mix64(round) };
     }
 
+    fn best_first_budget(&self, budget: u64) -> u64 {
+        let percent = u64::from(self.options.best_first_percent.min(100));
+        // Budgets are far below u64::MAX / 100.
+        budget.saturating_mul(percent) / 100
+    }
+
+    fn best_first_score(&self, depth: u32) -> i64 {
+        let w = scratch_weights();
+        let state = &self.state;
+        let n_piles = state.n_piles();
+        let home: i64 = (0..FOUNDATIONS).map(|f| i64::from(state.foundation_rank(f))).sum();
+        let mut face_down = 0i64;
+        let mut empty = 0i64;
+        let mut ordered = 0i64;
+        for pile in 0..n_piles {
+            let cards = state.pile(pile);
+            face_down += i64::from(state.face_down(pile));
+            if cards.is_empty() {
+                empty += 1;
+            }
+            ordered += cards.windows(2).filter(|pair| builds_on(pair[1], pair[0])).count() as i64;
+        }
+        // How deep the next card of each foundation lies under other cards
+        // (in a pile or the waste).
+        let tops: [u8; FOUNDATIONS] = std::array::from_fn(|f| state.foundation_rank(f));
+        let mut depth_of_next = [i64::MAX; FOUNDATIONS];
+        let mut look = |cards: &[Card]| {
+            for (at, card) in cards.iter().enumerate() {
+                let suit = card.suit().index();
+                for f in 2 * suit..2 * suit + 2 {
+                    if tops[f] + 1 == card.rank() {
+                        let above = (cards.len() - 1 - at) as i64;
+                        depth_of_next[f] = depth_of_next[f].min(above);
+                    }
+                }
+            }
+        };
+        for pile in 0..n_piles {
+            look(state.pile(pile));
+        }
+        look(state.waste());
+        let buried: i64 = (0..FOUNDATIONS)
+            .filter(|&f| tops[f] < KING)
+            .map(|f| if depth_of_next[f] == i64::MAX { w[9] } else { depth_of_next[f] })
+            .sum();
+        let waste = state.waste().len() as i64;
+        let stock = state.stock().len() as i64;
+        w[0] * home - w[1] * face_down + w[2] * empty + w[3] * ordered - w[4] * buried
+            - w[5] * waste
+            - w[6] * i64::from(depth)
+            - w[7] * stock
+    }
+
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
         self.state.legal_moves(moves);
         if self.options.safe_foundation {
@@ -642,6 +721,7 @@ mod tests {
     fn compare_verdicts(options: FtOptions) -> (usize, usize) {
         let all_on = FtOptions {
             restarts: false,
+            best_first_percent: 0,
             ..FtOptions::default()
         };
         let (mut compared, mut winnable) = (0, 0);
@@ -655,6 +735,40 @@ mod tests {
             }
         }
         (compared, winnable)
+    }
+
+    /// The best-first search alone settles what one depth-first round does
+    /// the same way, and a loss it reports (its queue emptied) is the
+    /// depth-first round's loss: the same positions, as many of them.
+    #[test]
+    fn best_first_search_keeps_every_verdict() {
+        let best_first_only = FtOptions {
+            restarts: false,
+            best_first_percent: 100,
+            ..FtOptions::default()
+        };
+        let (compared, winnable) = compare_verdicts(best_first_only);
+        assert!(
+            compared >= 500 && winnable >= 100,
+            "{compared} compared, {winnable} winnable"
+        );
+        let depth_first = FtOptions {
+            restarts: false,
+            best_first_percent: 0,
+            ..FtOptions::default()
+        };
+        let pairs = late_solutions(depth_first)
+            .iter()
+            .zip(late_solutions(best_first_only));
+        let mut lost = 0;
+        for (seed, (depth, best)) in (1..).zip(pairs) {
+            if depth.verdict == Verdict::Unwinnable || best.verdict == Verdict::Unwinnable {
+                assert_eq!(depth.verdict, best.verdict, "seed {seed}");
+                assert_eq!(depth.positions, best.positions, "seed {seed}");
+                lost += 1;
+            }
+        }
+        assert!(lost >= 100, "only {lost} losses compared");
     }
 
     #[test]
