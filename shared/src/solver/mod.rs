@@ -14,21 +14,29 @@
 //!   copies of a card, are one position) and an ordered, pruned list of
 //!   moves worth trying;
 //! - optional hooks: dead positions, limited-discrepancy passes and their
-//!   share of the budget, the restart schedule, and word that a position
+//!   share of the budget, the restart schedule, word that a position
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
-//!   whose positions form a DAG may remember across passes and rounds).
+//!   whose positions form a DAG may remember across passes and rounds),
+//!   and a best-first phase: its share of the budget and the score it
+//!   ranks positions by ([`SolverGame::best_first_budget`],
+//!   [`SolverGame::best_first_score`]).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
 //! One loop, `search_pass`, does every search: a limited-discrepancy pass
 //! (a line may stray from the first move a bounded number of times) and a
 //! round of the full search (no limit) differ only in that limit and in
-//! what their table remembers of a position.
+//! what their table remembers of a position. The best-first phase
+//! (`best_first`) is a second search beside it: it keeps pace with the
+//! restart rounds, a share of what they spend at a time, and the deal is
+//! settled by whichever settles it first.
 //!
 //! Layout:
 //! - this module: the trait, the iterative depth-first search with its
 //!   transposition table, budgets, verdicts, hints and the search for
 //!   winnable seeds;
+//! - `best_first`: the best-first phase, which keeps a line of moves per
+//!   open position rather than the position;
 //! - one module per game with its search type ([`three_blind_mice`],
 //!   [`forty_thieves`], [`virginia_reel`]) and [`plain`];
 //! - [`hinter`]: hints that follow one winning line while the position
@@ -388,6 +396,14 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 /// ([`SolverGame::restart_unit`]). The game's limited-discrepancy passes, if
 /// any, come first, within their share of the budget
 /// ([`SolverGame::discrepancy_passes`], [`SolverGame::discrepancy_budget`]).
+/// A game with a best-first phase ([`SolverGame::best_first_budget`]) has
+/// it run beside the restart rounds: after each round it expands positions
+/// until it has spent its share of what the rounds have spent so far, and
+/// all of its share once the rounds' is spent. So each of the two searches
+/// gets its whole share by the end, and a deal is won at the full budget if
+/// either search wins it within its share (the pacing only decides which
+/// comes first). A game without restarts runs the phase before its one
+/// round.
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
@@ -452,7 +468,8 @@ pub fn solve<G: SolverGame>(
         }
     };
     let unit = start.restart_unit(depth_first_total);
-    if unit.is_none() || best_first_schedule() == 1 {
+    if unit.is_none() {
+        // No rounds to keep pace with: the best-first phase goes first.
         if let Some(verdict) =
             run_best_first(&mut best_first, &mut best_first_spent, best_first_total)?
         {
@@ -528,11 +545,6 @@ pub fn solve<G: SolverGame>(
         verdict: Verdict::Unknown,
         positions: positions + depth_first_spent + best_first_spent,
     })
-}
-
-/// SCRATCH: 0 interleave, 1 best-first first.
-fn best_first_schedule() -> u32 {
-    std::env::var("BF_SCHEDULE").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 /// Term `index` (0-based) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1,
