@@ -120,18 +120,21 @@
 //! # Best-first phase
 //!
 //! Beside the restarts runs a best-first search (`solver::best_first`) on
-//! 15% of the budget, a share of what the restart rounds spend at a
-//! time. It expands the open position of highest score, where the score
-//! counts (per unit) 40 for each card home, -15 for each face-down card,
-//! 10 for each empty pile, 5 for each card lying on its parent, -3 for
-//! each card above the next card of a foundation (the shallowest copy, in
-//! a pile or the waste; 3 if it is in the stock), -4 for each waste card,
-//! and -1 per move from the start, which keeps it from wandering. The
-//! two searches win different deals: on Midshipman's seeds 1–1,000 at a
-//! million positions the portfolio wins 17 of the 40 deals the restarts
-//! alone left unknown, and loses 6 that the restarts alone won beyond
-//! their three quarters of the budget (`docs/WINNABILITY.md` has the
-//! figures, with other shares and weights).
+//! 35% of the budget, a share of what the restart rounds spend at a time.
+//! It expands the open position of highest score, where the score counts
+//! (per unit) 40 for each card home, -15 for each face-down card, 10 for
+//! each empty pile, 5 for each card lying on its parent, -3 for each card
+//! above the next card of a foundation (the shallowest copy, in a pile or
+//! the waste; 3 if it is in the stock), -4 for each waste card, and a cost
+//! per move from the start, which keeps it from wandering down one line:
+//! 5 in Midshipman, 1 in Indian. Tuned on 46 hard Midshipman deals at
+//! 150,000 positions, a cost of 1 won 16 of them, 2 won 22, 3 won 24, 5
+//! won 26, 8 won 16 and 12 won 4; but Indian's seeds 1–1,000 lost three
+//! wins with 5 (996 won against 999 with 1 or 3). The two searches win
+//! different deals: on Midshipman's seeds 1–1,000 at a million positions
+//! the portfolio wins 26 of the 40 deals the restarts alone left unknown
+//! and loses one that they won (the restarts' share is smaller);
+//! `docs/WINNABILITY.md` has the figures, with other shares and weights.
 //!
 //! # Hints
 //!
@@ -151,7 +154,7 @@
 
 use crate::card::{Card, KING};
 use crate::games::forty_thieves::{
-    FOUNDATIONS, FortyThieves, FtMove, MAX_PILE_LEN, MAX_PILES, MAX_STOCK,
+    FOUNDATIONS, FortyThieves, FtMove, MAX_PILE_LEN, MAX_PILES, MAX_STOCK, Variant,
 };
 use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
@@ -170,19 +173,28 @@ const RESTART_UNIT: u64 = 2048;
 
 /// The share of the budget, in percent, that the best-first phase spends
 /// beside the depth-first restarts (see the module docs).
-const BEST_FIRST_PERCENT: u8 = 15;
+const BEST_FIRST_PERCENT: u8 = 35;
 
 /// The weights of the best-first score (see the module docs), per unit of
 /// each feature: cards home, face-down cards, empty piles, cards on their
-/// parent, cards above the next card of each foundation, waste cards, and
-/// moves from the start.
+/// parent, cards above the next card of each foundation, and waste cards
+/// (and [`weight_depth`]).
 const WEIGHT_HOME: i64 = 40;
 const WEIGHT_FACE_DOWN: i64 = 15;
 const WEIGHT_EMPTY_PILE: i64 = 10;
 const WEIGHT_ON_PARENT: i64 = 5;
 const WEIGHT_ABOVE_NEXT: i64 = 3;
 const WEIGHT_WASTE: i64 = 4;
-const WEIGHT_DEPTH: i64 = 1;
+
+/// The weight of each move from the start, per game: Midshipman's hard
+/// deals are won by a search kept closer to the start than Indian's (see
+/// the module docs).
+fn weight_depth(variant: Variant) -> i64 {
+    match variant {
+        Variant::Indian => 1,
+        Variant::Midshipman => 5,
+    }
+}
 /// What [`WEIGHT_ABOVE_NEXT`] counts for a foundation whose next card is
 /// in neither a pile nor the waste (it is in the stock or on a foundation
 /// already): as if three cards lay on it.
@@ -633,7 +645,7 @@ impl SolverGame for FtSearch {
             + WEIGHT_ON_PARENT * on_parent
             - WEIGHT_ABOVE_NEXT * buried
             - WEIGHT_WASTE * state.waste().len() as i64
-            - WEIGHT_DEPTH * i64::from(depth)
+            - weight_depth(state.variant()) * i64::from(depth)
     }
 
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
