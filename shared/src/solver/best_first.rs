@@ -16,14 +16,14 @@
 //! A position of a two-deck game is a few hundred bytes, and a search of a
 //! million positions generates several million. So no position is kept:
 //! an expanded position is a node (its parent node, the move from it, its
-//! depth: 12 bytes or so), and an open position is a queue entry (its
-//! score, a sequence number, its parent node and the move). The search
-//! holds one position, the last expanded, with the line of moves from the
-//! root that reaches it; to expand another it takes back moves to the two
-//! positions' last common node and plays the moves down from there (in a
-//! best-first search the next position is usually a child of the last, one
-//! move away). A table of the canonical keys of every position generated
-//! keeps each from being queued twice.
+//! depth: 12 bytes in Indian and Midshipman), and an open position is a
+//! queue entry (its score, a sequence number, its parent node and the
+//! move: 16 bytes). The search holds one position, the last expanded, with
+//! the line of moves from the root that reaches it; to expand another it
+//! takes back moves to the two positions' last common node and plays the
+//! moves down from there (the next position is often a child of the last,
+//! one move away). A table of the canonical keys of every position
+//! generated keeps each from being queued twice.
 //!
 //! # Verdicts
 //!
@@ -47,7 +47,9 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashSet;
 
 use crate::rules::{Outcome, Rules};
-use crate::solver::{Budget, MoveOf, ReplayFailure, STOP_CHECK_INTERVAL, SolverGame, Verdict, verify_line};
+use crate::solver::{
+    Budget, MoveOf, ReplayFailure, STOP_CHECK_INTERVAL, SolverGame, Verdict, verify_line,
+};
 
 /// An expanded position: how it was reached.
 struct Node<M> {
@@ -61,8 +63,10 @@ struct Node<M> {
 
 /// A generated position waiting to be expanded.
 struct Open<M> {
-    /// [`SolverGame::best_first_score`] of the position: higher first.
-    score: i64,
+    /// [`SolverGame::best_first_score`] of the position, held in 32 bits
+    /// (scores beyond them are clamped, which changes an order, never a
+    /// verdict) so that an entry is 16 bytes: higher first.
+    score: i32,
     /// When it was generated: among equal scores the latest goes first, so
     /// ties go depth first, and the order is fixed.
     sequence: u32,
@@ -233,6 +237,8 @@ impl<G: SolverGame> BestFirst<G> {
                     return Ok(Some(Verdict::Winnable(line)));
                 }
                 let score = self.state.best_first_score(depth);
+                let score =
+                    i32::try_from(score).unwrap_or(if score < 0 { i32::MIN } else { i32::MAX });
                 // Sequence numbers only break ties; wrapping after four
                 // billion entries changes an order, never a verdict.
                 self.generated = self.generated.wrapping_add(1);
@@ -280,14 +286,6 @@ impl<G: SolverGame> BestFirst<G> {
         }
         true
     }
-
-    /// Bytes held by the search's tables, roughly (for measurements).
-    #[allow(dead_code)]
-    pub(crate) fn bytes(&self) -> usize {
-        self.nodes.capacity() * size_of::<Node<MoveOf<G>>>()
-            + self.open.capacity() * size_of::<Open<MoveOf<G>>>()
-            + self.seen.capacity() * (size_of::<u64>() + 1)
-    }
 }
 
 #[cfg(test)]
@@ -311,6 +309,14 @@ mod tests {
         (Verdict::Unknown, positions)
     }
 
+    /// What keeps a search of a million positions within tens of
+    /// megabytes: a node and a queue entry hold no position.
+    #[test]
+    fn nodes_and_queue_entries_are_small() {
+        assert_eq!(size_of::<Node<MoveOf<FtSearch>>>(), 12);
+        assert_eq!(size_of::<Open<MoveOf<FtSearch>>>(), 16);
+    }
+
     /// The search goes on where it stopped: run a few positions at a time
     /// (as `solve` runs it beside the restart rounds), it finds the same
     /// line in the same positions as in one run, so how the two searches
@@ -320,10 +326,8 @@ mod tests {
         let mut won = 0;
         for seed in 1..=12 {
             let variant = Variant::ALL[(seed % 2) as usize];
-            let start = FtSearch::with_options(
-                FortyThieves::deal(variant, seed),
-                FtOptions::default(),
-            );
+            let start =
+                FtSearch::with_options(FortyThieves::deal(variant, seed), FtOptions::default());
             let whole = run_in_steps(&start, 20_000, 20_000);
             assert_eq!(run_in_steps(&start, 20_000, 7), whole, "seed {seed}");
             won += usize::from(matches!(whole.0, Verdict::Winnable(_)));

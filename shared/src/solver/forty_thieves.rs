@@ -641,7 +641,8 @@ impl SolverGame for FtSearch {
                 above => above,
             })
             .sum();
-        WEIGHT_HOME * home - WEIGHT_FACE_DOWN * face_down + WEIGHT_EMPTY_PILE * empty_piles
+        WEIGHT_HOME * home - WEIGHT_FACE_DOWN * face_down
+            + WEIGHT_EMPTY_PILE * empty_piles
             + WEIGHT_ON_PARENT * on_parent
             - WEIGHT_ABOVE_NEXT * buried
             - WEIGHT_WASTE * state.waste().len() as i64

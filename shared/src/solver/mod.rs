@@ -448,8 +448,8 @@ pub fn solve<G: SolverGame>(
     // Runs the best-first phase until it has spent `target` positions in
     // all; `Some` when that settles the deal or `should_stop` stops it.
     let run_best_first = |best_first: &mut Option<BestFirst<G>>,
-                              spent: &mut u64,
-                              target: u64|
+                          spent: &mut u64,
+                          target: u64|
      -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
         let Some(search) = best_first else {
             return Ok(None);
@@ -532,7 +532,9 @@ pub fn solve<G: SolverGame>(
         } else {
             let paced = u128::from(depth_first_spent) * u128::from(best_first_total)
                 / u128::from(depth_first_total.max(1));
-            u64::try_from(paced).unwrap_or(u64::MAX).min(best_first_total)
+            u64::try_from(paced)
+                .unwrap_or(u64::MAX)
+                .min(best_first_total)
         };
         if let Some(verdict) = run_best_first(&mut best_first, &mut best_first_spent, target)? {
             return Ok(Solution {
