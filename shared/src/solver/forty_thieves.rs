@@ -175,6 +175,13 @@ const RESTART_UNIT: u64 = 2048;
 /// beside the depth-first restarts (see the module docs).
 const BEST_FIRST_PERCENT: u8 = 35;
 
+/// The smallest budget, in positions, that the best-first phase takes a
+/// share of. Seeds 1–1,000 at 5,000 positions: Indian 543 won without it,
+/// 498 with it; Midshipman 312 and 248. At 50,000: Indian 975 and 981,
+/// Midshipman 753 and 778. Most deals the restarts win at all they win in
+/// their first rounds, which a small budget cannot spare.
+const BEST_FIRST_FROM: u64 = 50_000;
+
 /// The weights of the best-first score (see the module docs), per unit of
 /// each feature: cards home, face-down cards, empty piles, cards on their
 /// parent, cards above the next card of each foundation, and waste cards
@@ -599,6 +606,9 @@ impl SolverGame for FtSearch {
     }
 
     fn best_first_budget(&self, budget: u64) -> u64 {
+        if budget < BEST_FIRST_FROM {
+            return 0;
+        }
         let percent = u64::from(self.options.best_first_percent.min(100));
         // Budgets are far below u64::MAX / 100.
         budget.saturating_mul(percent) / 100
@@ -1064,14 +1074,18 @@ mod tests {
     #[test]
     fn hints_along_a_winning_line_are_moves_to_play() {
         for variant in Variant::ALL {
-            let deal = FortyThieves::deal(variant, 2);
             let budget = Budget::positions(100_000);
-            let Verdict::Winnable(line) = solve(&FtSearch::new(deal.clone()), budget)
-                .expect("replay")
-                .verdict
-            else {
-                panic!("{variant:?} deal 2 is winnable");
-            };
+            // The first deal proved winnable (deal 2 in both games with the
+            // restarts alone; the best-first phase takes a share of them).
+            let (deal, line) = (1..=20)
+                .find_map(|seed| {
+                    let deal = FortyThieves::deal(variant, seed);
+                    match solve(&FtSearch::new(deal.clone()), budget).ok()?.verdict {
+                        Verdict::Winnable(line) => Some((deal, line)),
+                        _ => None,
+                    }
+                })
+                .unwrap_or_else(|| panic!("{variant:?}: no deal of 1..=20 proved"));
             let mut position = FtSearch::new(deal);
             for (index, &mv) in line.iter().enumerate() {
                 // Every fourth position keeps the test quick.

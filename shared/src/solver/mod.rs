@@ -35,8 +35,8 @@
 //! - this module: the trait, the iterative depth-first search with its
 //!   transposition table, budgets, verdicts, hints and the search for
 //!   winnable seeds;
-//! - `best_first`: the best-first phase, which keeps a line of moves per
-//!   open position rather than the position;
+//! - `best_first`: the best-first phase, which keeps a parent and a move
+//!   per open position, never the position;
 //! - one module per game with its search type ([`three_blind_mice`],
 //!   [`forty_thieves`], [`virginia_reel`]) and [`plain`];
 //! - [`hinter`]: hints that follow one winning line while the position
@@ -168,7 +168,7 @@ pub trait SolverGame: Clone {
     fn proved_lost(&mut self) {}
 
     /// How many of a search's `budget` positions (what the discrepancy
-    /// passes left) go to the best-first phase (see [`best_first`]), run
+    /// passes left) go to the best-first phase (module `best_first`), run
     /// beside the restart rounds; 0, the default, for none.
     fn best_first_budget(&self, budget: u64) -> u64 {
         let _ = budget;
