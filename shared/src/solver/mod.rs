@@ -14,21 +14,29 @@
 //!   copies of a card, are one position) and an ordered, pruned list of
 //!   moves worth trying;
 //! - optional hooks: dead positions, limited-discrepancy passes and their
-//!   share of the budget, the restart schedule, and word that a position
+//!   share of the budget, the restart schedule, word that a position
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
-//!   whose positions form a DAG may remember across passes and rounds).
+//!   whose positions form a DAG may remember across passes and rounds),
+//!   and a best-first phase: its share of the budget and the score it
+//!   ranks positions by ([`SolverGame::best_first_budget`],
+//!   [`SolverGame::best_first_score`]).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
 //! One loop, `search_pass`, does every search: a limited-discrepancy pass
 //! (a line may stray from the first move a bounded number of times) and a
 //! round of the full search (no limit) differ only in that limit and in
-//! what their table remembers of a position.
+//! what their table remembers of a position. The best-first phase
+//! (`best_first`) is a second search beside it: it keeps pace with the
+//! restart rounds, a share of what they spend at a time, and the deal is
+//! settled by whichever settles it first.
 //!
 //! Layout:
 //! - this module: the trait, the iterative depth-first search with its
 //!   transposition table, budgets, verdicts, hints and the search for
 //!   winnable seeds;
+//! - `best_first`: the best-first phase, which keeps a parent and a move
+//!   per open position, never the position;
 //! - one module per game with its search type ([`three_blind_mice`],
 //!   [`forty_thieves`], [`virginia_reel`]) and [`plain`];
 //! - [`hinter`]: hints that follow one winning line while the position
@@ -47,6 +55,7 @@
 //! replay `solve`'s lines again.
 
 pub mod any;
+mod best_first;
 pub mod forty_thieves;
 pub mod hinter;
 pub mod plain;
@@ -59,6 +68,7 @@ use std::fmt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::rules::{MoveError, Outcome, Rules};
+use crate::solver::best_first::BestFirst;
 
 /// The move type of a search's game.
 pub type MoveOf<G> = <<G as SolverGame>::Game as Rules>::Move;
@@ -156,6 +166,23 @@ pub trait SolverGame: Clone {
     /// passes and rounds. In a game with cycles it proves nothing. The
     /// default ignores it.
     fn proved_lost(&mut self) {}
+
+    /// How many of a search's `budget` positions (what the discrepancy
+    /// passes left) go to the best-first phase (module `best_first`), run
+    /// beside the restart rounds; 0, the default, for none.
+    fn best_first_budget(&self, budget: u64) -> u64 {
+        let _ = budget;
+        0
+    }
+
+    /// How promising the position is for the best-first phase, reached by a
+    /// line of `depth` moves: the open position with the highest score is
+    /// expanded first. Read only when [`SolverGame::best_first_budget`] is
+    /// not 0.
+    fn best_first_score(&self, depth: u32) -> i64 {
+        let _ = depth;
+        0
+    }
 }
 
 /// How much work a search may do.
@@ -369,6 +396,14 @@ const STOP_CHECK_INTERVAL: u64 = 4096;
 /// ([`SolverGame::restart_unit`]). The game's limited-discrepancy passes, if
 /// any, come first, within their share of the budget
 /// ([`SolverGame::discrepancy_passes`], [`SolverGame::discrepancy_budget`]).
+/// A game with a best-first phase ([`SolverGame::best_first_budget`]) has
+/// it run beside the restart rounds: after each round it expands positions
+/// until it has spent its share of what the rounds have spent so far, and
+/// all of its share once the rounds' is spent. So each of the two searches
+/// gets its whole share by the end, and a deal is won at the full budget if
+/// either search wins it within its share (the pacing only decides which
+/// comes first). A game without restarts runs the phase before its one
+/// round.
 ///
 /// With no `should_stop`, the same position and budget always give the same
 /// result. The line of a winnable verdict has been replayed through the
@@ -405,49 +440,112 @@ pub fn solve<G: SolverGame>(
             None => {}
         }
     }
-    let rest = Budget {
-        positions: budget.positions - positions,
-        should_stop: budget.should_stop,
+    let rest = budget.positions - positions;
+    let best_first_total = start.best_first_budget(rest).min(rest);
+    let depth_first_total = rest - best_first_total;
+    let mut best_first = (best_first_total > 0).then(|| BestFirst::new(start));
+    let mut best_first_spent = 0;
+    // Runs the best-first phase until it has spent `target` positions in
+    // all; `Some` when that settles the deal or `should_stop` stops it.
+    let run_best_first = |best_first: &mut Option<BestFirst<G>>,
+                          spent: &mut u64,
+                          target: u64|
+     -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
+        let Some(search) = best_first else {
+            return Ok(None);
+        };
+        if *spent >= target {
+            return Ok(None);
+        }
+        let share = Budget {
+            positions: target,
+            should_stop: budget.should_stop,
+        };
+        match search.run(share, spent)? {
+            Some(verdict) => Ok(Some(verdict)),
+            None if *spent < target => Ok(Some(Verdict::Unknown)),
+            None => Ok(None),
+        }
     };
-    let Some(unit) = start.restart_unit(rest.positions) else {
-        let found = search_round(start, start, rest)?;
+    let unit = start.restart_unit(depth_first_total);
+    if unit.is_none() {
+        // No rounds to keep pace with: the best-first phase goes first.
+        if let Some(verdict) =
+            run_best_first(&mut best_first, &mut best_first_spent, best_first_total)?
+        {
+            return Ok(Solution {
+                verdict,
+                positions: positions + best_first_spent,
+            });
+        }
+        positions += best_first_spent;
+        best_first = None;
+    }
+    let Some(unit) = unit else {
+        let found = search_round(
+            start,
+            start,
+            Budget {
+                positions: depth_first_total,
+                should_stop: budget.should_stop,
+            },
+        )?;
         return Ok(Solution {
             verdict: found.verdict,
             positions: positions + found.positions,
         });
     };
     let unit = unit.max(1);
+    let mut depth_first_spent = 0;
     let mut round = 0;
-    while positions < budget.positions {
-        let mut position = start.clone();
-        position.set_round(round);
-        let share = luby(round)
-            .saturating_mul(unit)
-            .min(budget.positions - positions);
-        let found = search_round(
-            start,
-            &position,
-            Budget {
-                positions: share,
-                should_stop: budget.should_stop,
-            },
-        )?;
-        positions += found.positions;
-        if found.verdict.is_settled() {
-            return Ok(Solution {
-                verdict: found.verdict,
-                positions,
-            });
-        }
-        if found.positions < share {
-            // Stopped by `should_stop`.
+    loop {
+        if depth_first_spent < depth_first_total {
+            let mut position = start.clone();
+            position.set_round(round);
+            let share = luby(round)
+                .saturating_mul(unit)
+                .min(depth_first_total - depth_first_spent);
+            let found = search_round(
+                start,
+                &position,
+                Budget {
+                    positions: share,
+                    should_stop: budget.should_stop,
+                },
+            )?;
+            depth_first_spent += found.positions;
+            if found.verdict.is_settled() || found.positions < share {
+                // Settled, or stopped by `should_stop`.
+                return Ok(Solution {
+                    verdict: found.verdict,
+                    positions: positions + depth_first_spent + best_first_spent,
+                });
+            }
+            round += 1;
+        } else if best_first.is_none() || best_first_spent >= best_first_total {
             break;
         }
-        round += 1;
+        // The best-first phase keeps pace: its share of what the rounds
+        // have spent so far, all of it once they are done.
+        let target = if depth_first_spent >= depth_first_total {
+            best_first_total
+        } else {
+            let paced = u128::from(depth_first_spent) * u128::from(best_first_total)
+                / u128::from(depth_first_total.max(1));
+            u64::try_from(paced)
+                .unwrap_or(u64::MAX)
+                .min(best_first_total)
+        };
+        if let Some(verdict) = run_best_first(&mut best_first, &mut best_first_spent, target)? {
+            return Ok(Solution {
+                verdict,
+                positions: positions + depth_first_spent + best_first_spent,
+            });
+        }
     }
     Ok(Solution {
         verdict: Verdict::Unknown,
-        positions,
+        positions: positions + depth_first_spent + best_first_spent,
     })
 }
 
