@@ -462,11 +462,18 @@ fn sequenced<T: Send + 'static>(
         }
         work(store)
     });
-    let mut guard = BreaksUnlessCommitted {
+    let guard = BreaksUnlessCommitted {
         broken: Arc::clone(&sequence.broken),
         committed: false,
     };
+    // One tuple, guard first: a job dropped unrun drops its fields in this
+    // order, so the sequence is broken before the answer's sender goes and
+    // a caller woken by that sees it broken. (Captured one by one, their
+    // drop order is the compiler's choice: the caller could see the answer
+    // first.)
+    let parts = (guard, inner);
     let job: Job = Box::new(move |store| {
+        let (mut guard, inner) = parts;
         let Ran { succeeded, answer } = inner(store);
         if !succeeded {
             // At once: the next job of the sequence may share this batch.
