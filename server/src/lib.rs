@@ -323,6 +323,15 @@ impl Server {
         &self.shared.metrics
     }
 
+    /// Waits until the database thread has answered every job queued
+    /// before this call (its queue is first in, first out): for tests that
+    /// must know the server's own writes are done before they move a
+    /// virtual clock.
+    #[doc(hidden)]
+    pub async fn database_caught_up_for_tests(&self) {
+        let _ = self.shared.database.call(|_| Ok(())).await;
+    }
+
     /// Kills the database thread as a crash would, and waits until it has
     /// stopped: for tests of a server that can no longer store anything.
     #[doc(hidden)]

@@ -197,6 +197,10 @@ async fn a_move_whose_write_is_never_answered_closes_the_room_at_the_bound_untol
     let mut bob = Client::hello(&server, "bob").await;
     let (code, _) = ada.create_room(2, RoomOptions::default()).await;
     bob.join_room(&code).await;
+    // The set-up's writes (players, deals) done first: with a queue of
+    // eight, the race's first write could otherwise find it full, and its
+    // next try waits on the virtual clock, which only the test moves.
+    server.database_caught_up_for_tests().await;
     clock.advance(test_config().countdown_ms);
     ada.race_started().await;
     bob.race_started().await;
