@@ -43,7 +43,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use tokio::sync::mpsc;
 
-use self::board::{Marks, Spot, board_lines, card_label, spot_at};
+use self::board::{Marks, Spot, board_lines, card_label, spot_at, widest_board_width};
 use self::screens::{
     help_lines, lobby_lines, progress_words, race_panel_lines, results_lines, watch_table_lines,
 };
@@ -884,15 +884,15 @@ pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
 /// Width of the race panel beside the board.
 const PANEL_WIDTH: u16 = 26;
 
-/// The board's width at its widest columns (ten piles of seven): beyond it
-/// a wide terminal's extra width goes to the race panel.
-const WIDE_BOARD: u16 = 90;
-
 /// The board and the race panel side by side in `body`: the panel takes
-/// [`PANEL_WIDTH`], or on a wide terminal everything the board does not use.
-fn race_columns(body: Rect) -> [Rect; 2] {
-    let panel = if body.width >= WIDE_BOARD + 2 * PANEL_WIDTH {
-        body.width - WIDE_BOARD
+/// [`PANEL_WIDTH`], or, when the board at its widest columns leaves room
+/// for a rich panel, everything the board does not use. The board's own
+/// width decides, not a fixed one: Virginia Reel's board is half as wide as
+/// Indian's, and a fixed width left its race screen's middle empty.
+fn race_columns(body: Rect, view: &View) -> [Rect; 2] {
+    let board = widest_board_width(view);
+    let panel = if body.width >= board.saturating_add(screens::RICH_PANEL) {
+        body.width - board
     } else {
         PANEL_WIDTH
     };
@@ -905,8 +905,8 @@ fn practice_board_area(area: Rect, ui: &Ui) -> Rect {
 }
 
 /// Where a race draws the player's board in a terminal of `area`.
-fn race_board_area(area: Rect, ui: &Ui) -> Rect {
-    race_columns(body_area(area, ui, RACE_QUIT))[0]
+fn race_board_area(area: Rect, ui: &Ui, view: &View) -> Rect {
+    race_columns(body_area(area, ui, RACE_QUIT), view)[0]
 }
 
 impl Ui {
@@ -988,7 +988,7 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
     } else if state.racers.is_empty() {
         frame.render_widget(Paragraph::new(lobby_lines(state, now)), body);
     } else if let Some(board) = state.my_board() {
-        let [left, right] = race_columns(body);
+        let [left, right] = race_columns(body, board);
         frame.render_widget(
             Paragraph::new(board_lines(board, ui.marks(board), left.width, left.height)),
             left,

@@ -138,12 +138,36 @@ fn zones<'a>(view: &'a View, wanted: impl Fn(Zone) -> bool + 'a) -> Vec<&'a Zone
     view.zones.iter().filter(|zone| wanted(zone.zone)).collect()
 }
 
+/// The widest a pile's column is drawn, card and gap.
+const WIDEST_COLUMN: usize = 7;
+
+/// How many terminal columns the board takes at its widest columns: what
+/// a wider screen has beyond it is room the board does not use.
+pub fn widest_board_width(view: &View) -> u16 {
+    let widest = board_lines(view, Marks::default(), u16::MAX, MIN_BOARD_HEIGHT)
+        .iter()
+        .map(Line::width)
+        .max()
+        .unwrap_or(0);
+    u16::try_from(widest).unwrap_or(u16::MAX)
+}
+
+/// A board's height for [`widest_board_width`]: the width does not depend
+/// on it, since a short board folds its piles' cards, never its columns.
+const MIN_BOARD_HEIGHT: u16 = 12;
+
 /// The board as lines that fit `width` × `height` where they can.
 pub fn board_lines(view: &View, marks: Marks, width: u16, height: u16) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    // Wider columns when the terminal has room; 4 still fits ten piles in 40.
-    let column_width = match width {
-        90.. => 7,
+    let columns = if view.game == GameKind::VirginiaReel {
+        zones(view, |z| matches!(z, Zone::Reserve(_)))
+    } else {
+        zones(view, |z| matches!(z, Zone::Pile(_)))
+    };
+    // The widest columns wherever they fit (every other line of a board is
+    // narrower than its piles at that width); 4 still fits ten piles in 40.
+    let column_width = match usize::from(width) {
+        fits if fits >= columns.len() * WIDEST_COLUMN => WIDEST_COLUMN,
         60.. => 5,
         _ => 4,
     };
@@ -201,11 +225,6 @@ pub fn board_lines(view: &View, marks: Marks, width: u16, height: u16) -> Vec<Li
             lines.extend(reel_rows(view, marks));
         }
     }
-    let columns = if view.game == GameKind::VirginiaReel {
-        zones(view, |z| matches!(z, Zone::Reserve(_)))
-    } else {
-        zones(view, |z| matches!(z, Zone::Pile(_)))
-    };
     let mut header = Vec::new();
     for (number, zone) in columns.iter().enumerate() {
         let label = format!("{:<column_width$}", (number + 1) % 100);

@@ -194,7 +194,7 @@ fn dealt_face_down(game: GameKind) -> u16 {
 }
 
 /// The panel is rich from this width on: every count on lines of its own.
-const RICH_PANEL: u16 = 40;
+pub const RICH_PANEL: u16 = 40;
 
 /// The race panel: the clock, then each racer's bar, moves and state; on a
 /// wide panel also its counts (home, runs, uncovered, stock) and its pace.

@@ -196,8 +196,9 @@ fn keys_pick_a_card_and_drop_it_or_send_it_to_its_natural_place() {
 #[test]
 fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
     let view = AnyGame::deal(GameKind::Indian, 1).view();
-    // Line 4 is the first face-up row; column 10 is pile 3 (five columns each).
-    let spot = board::spot_at(&view, None, 80, 22, 10, 4);
+    // Line 4 is the first face-up row; column 15 is pile 3 (seven columns
+    // each: ten piles of seven fit in 80).
+    let spot = board::spot_at(&view, None, 80, 22, 15, 4);
     assert_eq!(
         spot,
         Some(Spot {
@@ -206,7 +207,7 @@ fn a_click_finds_the_card_drawn_there_and_picks_it_up() {
         })
     );
     assert_eq!(
-        board::spot_at(&view, None, 80, 22, 10, 5).map(|spot| spot.depth),
+        board::spot_at(&view, None, 80, 22, 15, 5).map(|spot| spot.depth),
         Some(0)
     );
     assert_eq!(board::spot_at(&view, None, 80, 22, 79, 5), None);
@@ -1355,9 +1356,9 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
         .filter(|(_, cell)| cell.bg == Color::Cyan)
         .map(|(index, _)| screen.buffer().pos_of(index))
         .collect();
-    // Five columns a pile at this width: the lit cells are the hinted card's
-    // pile and its target's, as the solver's move says.
-    let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 5).collect();
+    // Seven columns a pile at this width: the lit cells are the hinted
+    // card's pile and its target's, as the solver's move says.
+    let piles: std::collections::BTreeSet<u16> = lit.iter().map(|&(x, _)| x / 7).collect();
     let position = AnyGame::deal(GameKind::ThreeBlindMice, 128_917_432);
     let mut hinter = patience_shared::solver::hinter::Hinter::new();
     let Ok(Hint::Play(mv)) = hinter.hint(&position, Budget::positions(PRACTICE_BUDGET)) else {
@@ -1708,6 +1709,25 @@ fn the_header_counts_one_move_and_many_moves() {
             draw_practice(frame, &screen, &Ui::default())
         });
         assert!(frame.contains(expected), "{frame}");
+    }
+}
+
+/// Issue 12: a wide terminal's spare width goes to the race panel, measured
+/// from the game's own board, so Virginia Reel's narrow board leaves no empty
+/// middle; the board keeps its widest columns and loses nothing.
+#[test]
+fn a_wide_race_screen_gives_the_board_its_width_and_the_panel_the_rest() {
+    for game in GameKind::ALL {
+        let view = AnyGame::deal(game, 1).view();
+        let board = board::widest_board_width(&view);
+        let [left, right] = race_columns(Rect::new(0, 0, 140, 30), &view);
+        assert_eq!(left.width, board, "{game:?}");
+        assert!(right.width >= screens::RICH_PANEL, "{game:?}: {right:?}");
+        let lines = board_lines(&view, Marks::default(), left.width, left.height);
+        let drawn = lines.iter().map(Line::width).max();
+        assert_eq!(drawn, Some(usize::from(board)), "{game:?}: nothing cut");
+        let [_, narrow] = race_columns(Rect::new(0, 0, 80, 30), &view);
+        assert_eq!(narrow.width, PANEL_WIDTH, "{game:?}");
     }
 }
 
