@@ -84,56 +84,6 @@
 //! while no pile can be emptied, and neither holds once one can. No deal of
 //! either game has been proved lost (`docs/WINNABILITY.md`).
 //!
-//! # Lost positions shared across rounds
-//!
-//! Each restart round searches with a fresh table, so without help a
-//! later round searches again the endings an earlier one exhausted. The
-//! search keeps a table of positions *proved* lost, shared by every clone
-//! of one search (the rounds and the best-first phase), and
-//! [`SolverGame::is_dead`] calls them dead.
-//!
-//! Tableau moves can be taken back, so a position the depth-first search
-//! leaves after trying every move is not proved lost in general: a move
-//! may have led back to a position on the current line, which was skipped
-//! as seen and is not searched to the end yet. What proves it is a
-//! *layer*. Every move but one between two piles lowers the triple (stock
-//! length, waste length, minus cards home) in lexicographic order: turning
-//! the stock shortens it, a waste card played shortens the waste with the
-//! stock unchanged, a card sent home from a pile leaves both and adds one
-//! home. A move between piles leaves all three alone. The triple is read
-//! off the key (the key holds the stock's length and the waste, and the
-//! cards in play fix the foundations), so positions with one key have one
-//! triple, and no line ever comes back to a higher triple.
-//!
-//! Call a position entered by a move that lowers the triple (or the start)
-//! a layer's *entry* E. When the depth-first search leaves E having tried
-//! every move below it, without a win and without running out of budget
-//! (which is when [`SolverGame::proved_lost`] is called), every position
-//! reachable from E by the moves [`SolverGame::search_moves`] offers has
-//! been searched to the end in this round, or is dead: a position the
-//! round has left had each of its moves lead to a dead position, a won one
-//! (never, or the round would have stopped), or one already in the round's
-//! table, which is either left already or still on the line. The positions
-//! on the line when E is left are E's ancestors, whose triples are all
-//! higher than E's, and a position reachable from E has E's triple or a
-//! lower one: not one of them, and not one with the same key. So the
-//! positions reachable from E form a closed set with no won position, and
-//! with the pruning rules (which keep a win wherever there is one) E is
-//! lost, and so is every position reachable from it: the table takes E
-//! and every position left complete since E was entered (they are all
-//! reachable from E). A position left complete in E's layer before its
-//! entry is finished waits in a pending list, since it may have led back
-//! to a position on the line; it goes into the table with its entry, or is
-//! forgotten if the search gives up first. Tests:
-//! `lost_table_keeps_every_verdict` (the same verdicts with and without
-//! the table, with restarts) and `no_position_on_a_winning_line_is_proved_lost`.
-//!
-//! The table never proves a deal lost by itself: a round still has to
-//! exhaust every position it does not call dead, and a lost deal's layers
-//! above the stock's end hold far more positions than any budget here
-//! (`docs/WINNABILITY.md`). It saves later rounds the endings earlier
-//! rounds exhausted.
-//!
 //! # Pruning and ordering
 //!
 //! Of several piles with the same cards (empty piles above all) moves go
@@ -202,10 +152,6 @@
 //! (small enough for a search of 3,000 positions to settle most of them)
 //! and compare the verdicts with and without it. Winning lines of hundreds
 //! of deals are replayed through the plain rules engine.
-
-use std::sync::{Arc, Mutex, PoisonError};
-
-use rustc_hash::FxHashSet;
 
 use crate::card::{Card, KING};
 use crate::games::forty_thieves::{
@@ -282,10 +228,6 @@ pub struct FtOptions {
     pub best_first_percent: u8,
     /// The smallest budget the best-first phase takes a share of.
     pub best_first_from: u64,
-    /// Remember the positions a depth-first round proves lost (see "Lost
-    /// positions shared across rounds" in the module docs) and call them
-    /// dead in later rounds and in the best-first phase.
-    pub lost_table: bool,
 }
 
 impl Default for FtOptions {
@@ -297,7 +239,6 @@ impl Default for FtOptions {
             restarts: true,
             best_first_percent: BEST_FIRST_PERCENT,
             best_first_from: BEST_FIRST_FROM,
-            lost_table: true,
         }
     }
 }
@@ -316,17 +257,6 @@ pub struct FtSearch {
     options: FtOptions,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
-    /// The keys of positions proved lost, shared by every clone of the
-    /// search (the rounds, the best-first phase); see "Lost positions
-    /// shared across rounds" in the module docs.
-    lost: Arc<Mutex<FxHashSet<u64>>>,
-    /// Per move applied and not yet undone: for a move that lowers the
-    /// layer (every move but one between piles), the length `pending` had
-    /// before it; `None` for a move between piles.
-    entered: Vec<Option<usize>>,
-    /// Keys of positions left complete by the depth-first search whose
-    /// layer's entry is not finished yet: lost once it is.
-    pending: Vec<u64>,
 }
 
 impl FtSearch {
@@ -344,9 +274,6 @@ impl FtSearch {
             waste_hash: 0,
             options,
             round_salt: 0,
-            lost: Arc::default(),
-            entered: Vec::new(),
-            pending: Vec::new(),
         };
         for pile in 0..MAX_PILES {
             let hash = fresh_pile_hash(search.state.pile(pile));
@@ -497,21 +424,6 @@ impl FtSearch {
             FtMove::WasteToPile { to } => first_twin(to),
             FtMove::WasteToFoundation { .. } | FtMove::Draw => true,
         });
-    }
-
-    /// How many positions the depth-first rounds of searches from this one
-    /// (or from the position it was cloned from) have proved lost so far.
-    pub fn positions_proved_lost(&self) -> usize {
-        self.lost.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-
-    /// Whether an earlier depth-first round proved this position lost.
-    fn is_known_lost(&self) -> bool {
-        let key = self.canonical_key();
-        self.lost
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&key)
     }
 
     /// Whether some card still in play can provably never move again: the
@@ -673,8 +585,6 @@ impl SolverGame for FtSearch {
         let toggles = self.toggles(mv);
         let outcome = self.state.apply(mv)?;
         self.apply_toggles(toggles);
-        let lowers_layer = !matches!(mv, FtMove::PileToPile { .. });
-        self.entered.push(lowers_layer.then_some(self.pending.len()));
         Ok(outcome)
     }
 
@@ -682,12 +592,6 @@ impl SolverGame for FtSearch {
         self.state.undo(mv, outcome);
         let toggles = self.toggles(mv);
         self.apply_toggles(toggles);
-        // Leaving a layer's entry unfinished (the search never does: it
-        // leaves a position unfinished only by giving up) forgets what
-        // its layer left pending.
-        if let Some(Some(pending)) = self.entered.pop() {
-            self.pending.truncate(pending);
-        }
     }
 
     fn canonical_key(&self) -> u64 {
@@ -695,29 +599,7 @@ impl SolverGame for FtSearch {
     }
 
     fn is_dead(&self) -> bool {
-        (self.options.dead_positions && self.has_immovable_card())
-            || (self.options.lost_table && self.is_known_lost())
-    }
-
-    /// The depth-first search has searched everything below this position
-    /// (see "Lost positions shared across rounds" in the module docs): a
-    /// layer's entry proves itself and every position left pending since it
-    /// was entered lost.
-    fn proved_lost(&mut self) {
-        if !self.options.lost_table {
-            return;
-        }
-        let key = self.canonical_key();
-        // The start is an entry too: nothing leads back above it.
-        match self.entered.last().copied() {
-            Some(None) => self.pending.push(key),
-            entry => {
-                let from = entry.flatten().unwrap_or(0);
-                let mut lost = self.lost.lock().unwrap_or_else(PoisonError::into_inner);
-                lost.extend(self.pending.drain(from..));
-                lost.insert(key);
-            }
-        }
+        self.options.dead_positions && self.has_immovable_card()
     }
 
     fn restart_unit(&self, _budget: u64) -> Option<u64> {
@@ -980,74 +862,6 @@ mod tests {
         assert!(
             compared >= 500 && winnable >= 100,
             "{compared} compared, {winnable} winnable"
-        );
-    }
-
-    /// The table of lost positions, read by later restart rounds and the
-    /// best-first phase, changes no verdict; and it fires: some searches
-    /// spend fewer positions with it.
-    #[test]
-    fn lost_table_keeps_every_verdict() {
-        let without = FtOptions {
-            best_first_from: 0,
-            lost_table: false,
-            ..FtOptions::default()
-        };
-        let with = FtOptions {
-            best_first_from: 0,
-            ..FtOptions::default()
-        };
-        let pairs = late_solutions(without).iter().zip(late_solutions(with));
-        let (mut compared, mut lost, mut cheaper) = (0, 0, 0);
-        for (seed, (without, with)) in (1..).zip(pairs) {
-            if with.verdict.is_settled() && without.verdict.is_settled() {
-                assert_eq!(with.verdict.name(), without.verdict.name(), "seed {seed}");
-                compared += 1;
-                lost += usize::from(with.verdict == Verdict::Unwinnable);
-            }
-            cheaper += usize::from(with.positions < without.positions);
-        }
-        assert!(
-            compared >= 500 && lost >= 100 && cheaper >= 3,
-            "{compared} compared, {lost} lost, {cheaper} cheaper"
-        );
-    }
-
-    /// A sharper check of the table: a search that spends several restart
-    /// rounds on a deal fills it, and no position along a winning line of
-    /// that deal (found by another search) is in it.
-    #[test]
-    fn no_position_on_a_winning_line_is_proved_lost() {
-        let restarts_only = FtOptions {
-            best_first_percent: 0,
-            ..FtOptions::default()
-        };
-        let (mut checked, mut proved) = (0, 0);
-        for seed in 1..=40 {
-            for variant in Variant::ALL {
-                let deal = FortyThieves::deal(variant, seed);
-                let filled = FtSearch::with_options(deal.clone(), restarts_only);
-                solve(&filled, Budget::positions(8_000)).expect("replay");
-                proved += filled.positions_proved_lost();
-                let found = solve(&FtSearch::new(deal), Budget::positions(20_000)).expect("replay");
-                let Verdict::Winnable(line) = found.verdict else {
-                    continue;
-                };
-                let mut search = filled.clone();
-                for mv in line {
-                    assert!(
-                        !search.is_known_lost(),
-                        "proved lost on a winning line:\n{}",
-                        search.state().to_fixture()
-                    );
-                    search.apply(mv).expect("the line is legal");
-                    checked += 1;
-                }
-            }
-        }
-        assert!(
-            checked >= 5_000 && proved >= 10_000,
-            "{checked} positions checked, {proved} proved lost"
         );
     }
 
