@@ -286,6 +286,19 @@ const DISCREPANCY_PASSES: u32 = 6;
 const DISCREPANCY_SHARE_PERCENT: u64 = 40;
 /// The unit of the restart schedule, in positions (module docs).
 const RESTART_UNIT: u64 = 4096;
+/// The best-first phase's share of what the discrepancy passes leave, in
+/// percent (module docs).
+const BEST_FIRST_PERCENT: u64 = 30;
+/// The smallest budget (what the passes leave) the best-first phase takes
+/// a share of (module docs).
+const BEST_FIRST_FROM: u64 = 100_000;
+/// The weights of the best-first score, per card on a reserve, per
+/// misplaced card and per reserve top that can be used at once (module
+/// docs, "Best-first phase").
+const WEIGHT_RESERVE_CARD: i64 = 10;
+const WEIGHT_MISPLACED: i64 = 10;
+const WEIGHT_USABLE_TOP: i64 = 3;
+
 /// `top` of a position that holds no home pile.
 const NOT_HOME: u8 = u8::MAX;
 /// A placeholder card for fixed arrays.
@@ -579,6 +592,10 @@ pub struct ReelSearch {
     passes: u32,
     /// Positions per unit of the restart schedule; `None` for one search.
     restart_unit: Option<u64>,
+    /// The best-first phase's share of the budget, in percent, and the
+    /// smallest budget it takes a share of (module docs).
+    best_first_percent: u64,
+    best_first_from: u64,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
     /// Positions proved lost, shared by every clone of this search: the
@@ -628,6 +645,8 @@ impl ReelSearch {
             pruning,
             passes: DISCREPANCY_PASSES,
             restart_unit: Some(RESTART_UNIT),
+            best_first_percent: BEST_FIRST_PERCENT,
+            best_first_from: BEST_FIRST_FROM,
             round_salt: 0,
             lost: Rc::default(),
             dead_key: Cell::new(0),
@@ -1404,6 +1423,46 @@ impl ReelSearch {
         false
     }
 
+    /// The best-first score (module docs, "Best-first phase"): fewer
+    /// cards on the reserves and fewer misplaced cards are better, and a
+    /// reserve top that can be used at once is worth a little.
+    fn best_first_score_now(&self) -> i64 {
+        // Rows with a misplaced card that could leave now if a base card
+        // of the row filled its gap.
+        let mut gap_ready = [false; ROWS];
+        for (row, ready) in gap_ready.iter_mut().enumerate() {
+            let mut rest = self.rows.misplaced[row];
+            while rest != 0 {
+                let position = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if self.release_target(position).is_some() {
+                    *ready = true;
+                    break;
+                }
+            }
+        }
+        let (mut reserve_cards, mut usable_tops) = (0i64, 0i64);
+        for pile in 0..RESERVES {
+            let cards = self.state.reserve(pile);
+            reserve_cards += cards.len() as i64;
+            let usable = cards.last().is_some_and(|&top| match home_row(top) {
+                Some(row) => gap_ready[row],
+                None => {
+                    parent(top).is_some_and(|parent| self.rows.pile_topped_by(parent).is_some())
+                }
+            });
+            usable_tops += i64::from(usable);
+        }
+        let misplaced: i64 = self
+            .rows
+            .misplaced
+            .iter()
+            .map(|set| i64::from(set.count_ones()))
+            .sum();
+        -WEIGHT_RESERVE_CARD * reserve_cards - WEIGHT_MISPLACED * misplaced
+            + WEIGHT_USABLE_TOP * usable_tops
+    }
+
     /// Whether the relaxed game of the module docs cannot bring every card
     /// home, which proves the position lost.
     fn is_dead(&self) -> bool {
@@ -1588,6 +1647,18 @@ impl SolverGame for ReelSearch {
 
     fn discrepancy_budget(&self, budget: u64) -> u64 {
         budget / 100 * DISCREPANCY_SHARE_PERCENT
+    }
+
+    fn best_first_budget(&self, budget: u64) -> u64 {
+        if budget < self.best_first_from {
+            return 0;
+        }
+        // Budgets are far below u64::MAX / 100.
+        budget.saturating_mul(self.best_first_percent.min(100)) / 100
+    }
+
+    fn best_first_score(&self, _depth: u32) -> i64 {
+        self.best_first_score_now()
     }
 
     fn restart_unit(&self, _budget: u64) -> Option<u64> {
@@ -2012,6 +2083,52 @@ mod tests {
         check_rule("restarts every few positions", |search| {
             search.restart_unit = Some(64)
         });
+    }
+
+    /// The best-first phase beside the restarts (on at every budget here,
+    /// on half of what the passes leave) changes the order of the search,
+    /// never a verdict.
+    #[test]
+    fn the_best_first_phase_keeps_every_verdict() {
+        check_rule("the best-first phase", |search| {
+            search.best_first_from = 0;
+            search.best_first_percent = 50;
+        });
+    }
+
+    /// The best-first search alone proves a position lost (its queue
+    /// empties) exactly when one round of the depth-first search does, after
+    /// as many positions: both generate every position reachable through
+    /// `search_moves` once by key, with the same freezes (module docs,
+    /// "Best-first phase"). The table of lost positions is off in both, since
+    /// a depth-first round fills it as it goes and so skips positions the
+    /// best-first search, which never fills it, expands.
+    #[test]
+    fn the_best_first_search_alone_proves_the_losses_a_round_proves() {
+        let solve_with = |position: &VirginiaReel, best_first_percent: u64| {
+            let mut search = ReelSearch::new(position.clone());
+            search.passes = 0;
+            search.restart_unit = None;
+            search.pruning.lost_table = false;
+            search.best_first_from = 0;
+            search.best_first_percent = best_first_percent;
+            solve(&search, Budget::positions(RULE_BUDGET)).expect("a line that replays")
+        };
+        let (mut lost, mut won) = (0, 0);
+        for (name, position) in test_positions() {
+            let depth_first = solve_with(position, 0);
+            let best_first = solve_with(position, 100);
+            if depth_first.verdict == Verdict::Unwinnable
+                || best_first.verdict == Verdict::Unwinnable
+            {
+                assert_eq!(depth_first.verdict, best_first.verdict, "{name}");
+                assert_eq!(depth_first.positions, best_first.positions, "{name}");
+                lost += 1;
+            } else if best_first.verdict.is_settled() {
+                won += 1;
+            }
+        }
+        assert!(lost >= 300 && won >= 300, "{lost} losses, {won} wins");
     }
 
     /// `solve` replays every line it finds through the rules and reports a
