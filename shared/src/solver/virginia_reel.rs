@@ -94,6 +94,62 @@
 //! freeze onto newly dealt cards (a false "lost" the rule tests caught);
 //! the last was measured again after the fix, with the same counts.
 //!
+//! # Best-first phase
+//!
+//! Beside the restart rounds runs the best-first search of
+//! `solver::best_first` on 30% of what the discrepancy passes leave (so
+//! 180,000 of a million when the passes spend their 40%), a share of what
+//! the rounds spend at a time, when what the passes leave is at least
+//! 100,000 positions (`BEST_FIRST_FROM`: so from a budget of about
+//! 167,000; not at the bots' 50,000 per guess, nor in the hint tests). It expands the
+//! open position of highest score, where the score is, per unit, -10 for
+//! each card on a reserve, -10 for each misplaced card, and +3 for each
+//! reserve top that can be used at once (a card of rank 5 or more whose
+//! parent tops a home pile, or a base card of a row with a misplaced card
+//! that has somewhere to go). Why these: a card on a reserve is the game's
+//! trouble (it leaves only from the top, and every deal puts a card on
+//! it), and counting reserve cards rather than cards home compares
+//! positions across deals fairly: a deal adds eight reserve cards, so it
+//! ranks below the builds and releases still open before it, and a
+//! position three deals on ranks beside an earlier one only if it has as
+//! few cards left on the reserves. A misplaced card needs a release (a
+//! target and a filler), so it weighs like a reserve card. The usable tops
+//! break ties toward positions with something to play. No cost per move
+//! (a cost of 5 per move lost most of what the search alone wins), no
+//! weight for how deep cards lie (the sum over piles of pairs of cards,
+//! or the cards lying on a usable one: both won fewer). Measured with the
+//! search alone at 200,000 positions on the 62 deals of seeds 1–200 that
+//! the passes and rounds leave unknown: these weights won 8 of them, the
+//! others 1 to 8. With the phase, seeds 1–200 at a million positions give
+//! 141 won, 5 lost, 54 unknown (133, 5, 62 before): the same 8 deals won,
+//! none lost (taking the share from the passes instead, 20% for them and
+//! 25% of the rest for the phase, gave the same verdicts).
+//! `docs/WINNABILITY.md` has the figures, and those of seeds 1,001–1,200,
+//! on which nothing was chosen.
+//!
+//! A loss the best-first search reports (its queue emptied) is as sound as
+//! one a depth-first round proves, for the same reasons. What is frozen
+//! after a move is a fixed function of the position before it and the
+//! move (the moves tried before it in the order of round 0, the order the
+//! phase uses), and it is part of the key, so replaying a node's moves
+//! rebuilds the same freezes, and two positions with one key are the same
+//! position with the same freezes up to the key's symmetries. The children
+//! of a position split its winning lines that respect its freezes between
+//! them (the freezing argument above), whatever order they are expanded
+//! in; `search_moves` gives no move for a position it proves lost under
+//! its freezes (the dead-position checks, and the table of lost positions,
+//! which the passes and rounds fill as the phase runs: each of its entries
+//! holds in any later search, see "Positions proved lost"). So when every
+//! position generated has been expanded and none is won, each is lost
+//! under its freezes, by induction on the length of the shortest winning
+//! line that respects them: the child that covers that line has a shorter
+//! one. The phase never tells the game a position was proved lost (it
+//! does not call [`SolverGame::proved_lost`]), so it adds nothing to the
+//! table. The test
+//! `the_best_first_search_alone_proves_the_losses_a_round_proves` checks
+//! that, with the table off, it proves the same losses as one round after
+//! as many positions.
+//!
 //! # Safe moves
 //!
 //! A safe move is played alone: the search tries nothing else there. Each
@@ -287,10 +343,15 @@ const DISCREPANCY_SHARE_PERCENT: u64 = 40;
 /// The unit of the restart schedule, in positions (module docs).
 const RESTART_UNIT: u64 = 4096;
 /// The best-first phase's share of what the discrepancy passes leave, in
-/// percent (module docs).
+/// percent (module docs, "Best-first phase"). Its wins on seeds 1–200 came
+/// within 170,000 positions, and the search alone at 400,000 won one deal
+/// more than at 200,000, so a larger share would mostly take positions
+/// from the restart rounds.
 const BEST_FIRST_PERCENT: u64 = 30;
 /// The smallest budget (what the passes leave) the best-first phase takes
-/// a share of (module docs).
+/// a share of (module docs): a small budget is better spent on the restart
+/// rounds' first rounds, as in Indian and Midshipman, and the bots' budget
+/// of 50,000 per guess stays as it was. Budgets between were not measured.
 const BEST_FIRST_FROM: u64 = 100_000;
 /// The weights of the best-first score, per card on a reserve, per
 /// misplaced card and per reserve top that can be used at once (module
@@ -2128,7 +2189,7 @@ mod tests {
                 won += 1;
             }
         }
-        assert!(lost >= 300 && won >= 300, "{lost} losses, {won} wins");
+        assert!(lost >= 800 && won >= 350, "{lost} losses, {won} wins");
     }
 
     /// `solve` replays every line it finds through the rules and reports a
