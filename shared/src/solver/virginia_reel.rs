@@ -101,10 +101,10 @@
 //! 180,000 of a million when the passes spend their 40%), a share of what
 //! the rounds spend at a time, when what the passes leave is at least
 //! 100,000 positions (`BEST_FIRST_FROM`: so from a budget of about
-//! 167,000; not at the bots' 50,000 per guess, nor in the hint tests). It expands the
-//! open position of highest score, where the score is, per unit, -10 for
-//! each card on a reserve, -10 for each misplaced card, and +3 for each
-//! reserve top that can be used at once (a card of rank 5 or more whose
+//! 167,000; not at the bots' 50,000 per guess, nor in the hint tests).
+//! It expands the open position of highest score, where the score is, per
+//! unit, -10 for each card on a reserve, -10 for each misplaced card, and
+//! +3 for each reserve top that can be used at once (a card of rank 5 or more whose
 //! parent tops a home pile, or a base card of a row with a misplaced card
 //! that has somewhere to go). Why these: a card on a reserve is the game's
 //! trouble (it leaves only from the top, and every deal puts a card on
