@@ -104,9 +104,9 @@
 //! 167,000; not at the bots' 50,000 per guess, nor in the hint tests).
 //! It expands the open position of highest score, where the score is, per
 //! unit, -10 for each card on a reserve, -10 for each misplaced card, and
-//! +3 for each reserve top that can be used at once (a card of rank 5 or more whose
-//! parent tops a home pile, or a base card of a row with a misplaced card
-//! that has somewhere to go). Why these: a card on a reserve is the game's
+//! +3 for each reserve top that can be used at once (a card of rank 5 or
+//! more whose parent tops a home pile, or a base card of a row with a
+//! misplaced card that has somewhere to go). Why these: a card on a reserve is the game's
 //! trouble (it leaves only from the top, and every deal puts a card on
 //! it), and counting reserve cards rather than cards home compares
 //! positions across deals fairly: a deal adds eight reserve cards, so it
