@@ -94,6 +94,62 @@
 //! freeze onto newly dealt cards (a false "lost" the rule tests caught);
 //! the last was measured again after the fix, with the same counts.
 //!
+//! # Best-first phase
+//!
+//! Beside the restart rounds runs the best-first search of
+//! `solver::best_first` on half of what the discrepancy passes leave (so
+//! 300,000 of a million when the passes spend their 40%), a share of what
+//! the rounds spend at a time, when what the passes leave is at least
+//! 100,000 positions (`BEST_FIRST_FROM`: so from a budget of about
+//! 167,000; not at the bots' 50,000 per guess, nor in the hint tests).
+//! It expands the open position of highest score, where the score is, per
+//! unit, -10 for each card on a reserve, -10 for each misplaced card, and
+//! +3 for each reserve top that can be used at once (a card of rank 5 or
+//! more whose parent tops a home pile, or a base card of a row with a
+//! misplaced card that has somewhere to go). Why these: a card on a reserve is the game's
+//! trouble (it leaves only from the top, and every deal puts a card on
+//! it), and counting reserve cards rather than cards home compares
+//! positions across deals fairly: a deal adds eight reserve cards, so it
+//! ranks below the builds and releases still open before it, and a
+//! position three deals on ranks beside an earlier one only if it has as
+//! few cards left on the reserves. A misplaced card needs a release (a
+//! target and a filler), so it weighs like a reserve card. The usable tops
+//! break ties toward positions with something to play. No cost per move
+//! (a cost of 5 per move lost most of what the search alone wins), no
+//! weight for how deep cards lie (the sum over piles of pairs of cards,
+//! or the cards lying on a usable one: both won fewer). Measured with the
+//! search alone at 200,000 positions on the 62 deals of seeds 1–200 that
+//! the passes and rounds leave unknown: these weights won 8 of them, the
+//! others 1 to 8. With the phase, seeds 1–200 at a million positions give
+//! 142 won, 5 lost, 53 unknown (133, 5, 62 before; with a share of 30%,
+//! 141, 5, 54), and no deal settled before goes unknown; seeds
+//! 1,001–1,200, on which the weights were not chosen, give 126, 14, 60
+//! (119, 14, 67 before, 124, 14, 62 with 30%: 8 deals newly won, one,
+//! seed 1085, newly unknown). `docs/WINNABILITY.md` has the figures.
+//!
+//! A loss the best-first search reports (its queue emptied) is as sound as
+//! one a depth-first round proves, for the same reasons. What is frozen
+//! after a move is a fixed function of the position before it and the
+//! move (the moves tried before it in the order of round 0, the order the
+//! phase uses), and it is part of the key, so replaying a node's moves
+//! rebuilds the same freezes, and two positions with one key are the same
+//! position with the same freezes up to the key's symmetries. The children
+//! of a position split its winning lines that respect its freezes between
+//! them (the freezing argument above), whatever order they are expanded
+//! in; `search_moves` gives no move for a position it proves lost under
+//! its freezes (the dead-position checks, and the table of lost positions,
+//! which the passes and rounds fill as the phase runs: each of its entries
+//! holds in any later search, see "Positions proved lost"). So when every
+//! position generated has been expanded and none is won, each is lost
+//! under its freezes, by induction on the length of the shortest winning
+//! line that respects them: the child that covers that line has a shorter
+//! one. The phase never tells the game a position was proved lost (it
+//! does not call [`SolverGame::proved_lost`]), so it adds nothing to the
+//! table. The test
+//! `the_best_first_search_alone_proves_the_losses_a_round_proves` checks
+//! that, with the table off, it proves the same losses as one round after
+//! as many positions.
+//!
 //! # Safe moves
 //!
 //! A safe move is played alone: the search tries nothing else there. Each
@@ -286,6 +342,23 @@ const DISCREPANCY_PASSES: u32 = 6;
 const DISCREPANCY_SHARE_PERCENT: u64 = 40;
 /// The unit of the restart schedule, in positions (module docs).
 const RESTART_UNIT: u64 = 4096;
+/// The best-first phase's share of what the discrepancy passes leave, in
+/// percent (module docs, "Best-first phase"): 50 settled one deal more of
+/// seeds 1–200 than 30, and two more of seeds 1,001–1,200, and lost none
+/// that 30 settled.
+const BEST_FIRST_PERCENT: u64 = 50;
+/// The smallest budget (what the passes leave) the best-first phase takes
+/// a share of (module docs): a small budget is better spent on the restart
+/// rounds' first rounds, as in Indian and Midshipman, and the bots' budget
+/// of 50,000 per guess stays as it was. Budgets between were not measured.
+const BEST_FIRST_FROM: u64 = 100_000;
+/// The weights of the best-first score, per card on a reserve, per
+/// misplaced card and per reserve top that can be used at once (module
+/// docs, "Best-first phase").
+const WEIGHT_RESERVE_CARD: i64 = 10;
+const WEIGHT_MISPLACED: i64 = 10;
+const WEIGHT_USABLE_TOP: i64 = 3;
+
 /// `top` of a position that holds no home pile.
 const NOT_HOME: u8 = u8::MAX;
 /// A placeholder card for fixed arrays.
@@ -579,6 +652,10 @@ pub struct ReelSearch {
     passes: u32,
     /// Positions per unit of the restart schedule; `None` for one search.
     restart_unit: Option<u64>,
+    /// The best-first phase's share of the budget, in percent, and the
+    /// smallest budget it takes a share of (module docs).
+    best_first_percent: u64,
+    best_first_from: u64,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
     /// Positions proved lost, shared by every clone of this search: the
@@ -628,6 +705,8 @@ impl ReelSearch {
             pruning,
             passes: DISCREPANCY_PASSES,
             restart_unit: Some(RESTART_UNIT),
+            best_first_percent: BEST_FIRST_PERCENT,
+            best_first_from: BEST_FIRST_FROM,
             round_salt: 0,
             lost: Rc::default(),
             dead_key: Cell::new(0),
@@ -1404,6 +1483,46 @@ impl ReelSearch {
         false
     }
 
+    /// The best-first score (module docs, "Best-first phase"): fewer
+    /// cards on the reserves and fewer misplaced cards are better, and a
+    /// reserve top that can be used at once is worth a little.
+    fn best_first_score_now(&self) -> i64 {
+        // Rows with a misplaced card that could leave now if a base card
+        // of the row filled its gap.
+        let mut gap_ready = [false; ROWS];
+        for (row, ready) in gap_ready.iter_mut().enumerate() {
+            let mut rest = self.rows.misplaced[row];
+            while rest != 0 {
+                let position = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if self.release_target(position).is_some() {
+                    *ready = true;
+                    break;
+                }
+            }
+        }
+        let (mut reserve_cards, mut usable_tops) = (0i64, 0i64);
+        for pile in 0..RESERVES {
+            let cards = self.state.reserve(pile);
+            reserve_cards += cards.len() as i64;
+            let usable = cards.last().is_some_and(|&top| match home_row(top) {
+                Some(row) => gap_ready[row],
+                None => {
+                    parent(top).is_some_and(|parent| self.rows.pile_topped_by(parent).is_some())
+                }
+            });
+            usable_tops += i64::from(usable);
+        }
+        let misplaced: i64 = self
+            .rows
+            .misplaced
+            .iter()
+            .map(|set| i64::from(set.count_ones()))
+            .sum();
+        -WEIGHT_RESERVE_CARD * reserve_cards - WEIGHT_MISPLACED * misplaced
+            + WEIGHT_USABLE_TOP * usable_tops
+    }
+
     /// Whether the relaxed game of the module docs cannot bring every card
     /// home, which proves the position lost.
     fn is_dead(&self) -> bool {
@@ -1588,6 +1707,18 @@ impl SolverGame for ReelSearch {
 
     fn discrepancy_budget(&self, budget: u64) -> u64 {
         budget / 100 * DISCREPANCY_SHARE_PERCENT
+    }
+
+    fn best_first_budget(&self, budget: u64) -> u64 {
+        if budget < self.best_first_from {
+            return 0;
+        }
+        // Budgets are far below u64::MAX / 100.
+        budget.saturating_mul(self.best_first_percent.min(100)) / 100
+    }
+
+    fn best_first_score(&self, _depth: u32) -> i64 {
+        self.best_first_score_now()
     }
 
     fn restart_unit(&self, _budget: u64) -> Option<u64> {
@@ -2012,6 +2143,52 @@ mod tests {
         check_rule("restarts every few positions", |search| {
             search.restart_unit = Some(64)
         });
+    }
+
+    /// The best-first phase beside the restarts (on at every budget here,
+    /// on half of what the passes leave) changes the order of the search,
+    /// never a verdict.
+    #[test]
+    fn the_best_first_phase_keeps_every_verdict() {
+        check_rule("the best-first phase", |search| {
+            search.best_first_from = 0;
+            search.best_first_percent = 50;
+        });
+    }
+
+    /// The best-first search alone proves a position lost (its queue
+    /// empties) exactly when one round of the depth-first search does, after
+    /// as many positions: both generate every position reachable through
+    /// `search_moves` once by key, with the same freezes (module docs,
+    /// "Best-first phase"). The table of lost positions is off in both, since
+    /// a depth-first round fills it as it goes and so skips positions the
+    /// best-first search, which never fills it, expands.
+    #[test]
+    fn the_best_first_search_alone_proves_the_losses_a_round_proves() {
+        let solve_with = |position: &VirginiaReel, best_first_percent: u64| {
+            let mut search = ReelSearch::new(position.clone());
+            search.passes = 0;
+            search.restart_unit = None;
+            search.pruning.lost_table = false;
+            search.best_first_from = 0;
+            search.best_first_percent = best_first_percent;
+            solve(&search, Budget::positions(RULE_BUDGET)).expect("a line that replays")
+        };
+        let (mut lost, mut won) = (0, 0);
+        for (name, position) in test_positions() {
+            let depth_first = solve_with(position, 0);
+            let best_first = solve_with(position, 100);
+            if depth_first.verdict == Verdict::Unwinnable
+                || best_first.verdict == Verdict::Unwinnable
+            {
+                assert_eq!(depth_first.verdict, best_first.verdict, "{name}");
+                assert_eq!(depth_first.positions, best_first.positions, "{name}");
+                lost += 1;
+            } else if best_first.verdict.is_settled() {
+                won += 1;
+            }
+        }
+        assert!(lost >= 800 && won >= 350, "{lost} losses, {won} wins");
     }
 
     /// `solve` replays every line it finds through the rules and reports a
