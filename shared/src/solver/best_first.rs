@@ -213,6 +213,12 @@ impl<G: SolverGame> BestFirst<G> {
                 return Ok(Some(verdict));
             }
         }
+        // The budget ran out, but if the last position expanded queued
+        // nothing new and the queue is empty, every position is expanded:
+        // the loss is proved as surely as by the empty queue above.
+        if self.open.is_empty() && self.sound {
+            return Ok(Some(Verdict::Unwinnable));
+        }
         Ok(None)
     }
 
@@ -307,6 +313,39 @@ mod tests {
             }
         }
         (Verdict::Unknown, positions)
+    }
+
+    /// A search whose queue empties just as the budget runs out has
+    /// expanded every position, as one with budget to spare has: both
+    /// prove the loss, whatever the shares it was run in.
+    #[test]
+    fn a_queue_emptied_by_the_last_position_of_the_budget_proves_the_loss() {
+        // Nothing can go home (no Four is left) or leave a pile of two, and
+        // a King sits on the Queens the waste would need, but the Six of
+        // spades can shift between the Sevens of diamonds and the Fives onto
+        // it. The dead-position rule, which would stop at the start, is off
+        // so that the search has positions to expand.
+        let fixture = "game: midshipman\np1: Ks 5h\np2: Ks 5h\np3: Kh 5d\np4: Kh 5d\n\
+                       p5: Kd 7d\np6: Kd 7d\np7: 8h\np8: 8h\np9: 8d 6s\nwaste: Qc Qc Kc\n\
+                       f1: Jc\nf2: Jc\nf3: 3d\nf4: 3d\nf5: 3h\nf6: 3h\nf7: 3s\nf8: 3s";
+        let state = FortyThieves::from_fixture(fixture).expect("fixture");
+        let start = FtSearch::with_options(
+            state,
+            FtOptions {
+                dead_positions: false,
+                ..FtOptions::default()
+            },
+        );
+        let (verdict, spent) = run_in_steps(&start, 1_000_000, 1_000_000);
+        assert_eq!(verdict, Verdict::Unwinnable);
+        assert!(spent >= 5, "only {spent} positions");
+        for step in [1, 2, spent] {
+            assert_eq!(
+                run_in_steps(&start, spent, step),
+                (Verdict::Unwinnable, spent),
+                "in steps of {step}"
+            );
+        }
     }
 
     /// What keeps a search of a million positions within tens of
