@@ -198,7 +198,7 @@ const BEST_FIRST_FROM: u64 = 50_000;
 /// The weights of the best-first score (see the module docs), per unit of
 /// each feature: cards home, face-down cards, empty piles, cards on their
 /// parent, cards above the next card of each foundation, and waste cards
-/// (and [`weight_depth`]).
+/// (and [`depth_weights`]).
 const WEIGHT_HOME: i64 = 40;
 const WEIGHT_FACE_DOWN: i64 = 15;
 const WEIGHT_EMPTY_PILE: i64 = 10;
@@ -206,13 +206,14 @@ const WEIGHT_ON_PARENT: i64 = 5;
 const WEIGHT_ABOVE_NEXT: i64 = 3;
 const WEIGHT_WASTE: i64 = 4;
 
-/// The weight of each move from the start, per game: Midshipman's hard
-/// deals are won by a search kept closer to the start than Indian's (see
-/// the module docs).
-fn weight_depth(variant: Variant) -> i64 {
+/// The weight of each move from the start, per game and per search of the
+/// best-first portfolio (one search per weight): Midshipman's hard deals
+/// are won by searches kept closer to the start than Indian's, and its
+/// two weights win different deals (see the module docs).
+fn depth_weights(variant: Variant) -> &'static [i64] {
     match variant {
-        Variant::Indian => 1,
-        Variant::Midshipman => 5,
+        Variant::Indian => &[1],
+        Variant::Midshipman => &[5, 3, 2],
     }
 }
 /// What [`WEIGHT_ABOVE_NEXT`] counts for a foundation whose next card is
@@ -239,6 +240,9 @@ pub struct FtOptions {
     pub best_first_percent: u8,
     /// The smallest budget the best-first phase takes a share of.
     pub best_first_from: u64,
+    /// Split the best-first phase between one search per weight of the
+    /// game's [`depth_weights`]; with `false`, one search with the first.
+    pub best_first_portfolio: bool,
 }
 
 impl Default for FtOptions {
@@ -250,6 +254,7 @@ impl Default for FtOptions {
             restarts: true,
             best_first_percent: BEST_FIRST_PERCENT,
             best_first_from: BEST_FIRST_FROM,
+            best_first_portfolio: true,
         }
     }
 }
@@ -268,6 +273,9 @@ pub struct FtSearch {
     options: FtOptions,
     /// Breaks ties in the move order; 0 in the first round of a search.
     round_salt: u64,
+    /// Which search of the best-first portfolio this is: the index of its
+    /// weight in [`depth_weights`].
+    best_first_search: usize,
 }
 
 impl FtSearch {
@@ -285,6 +293,7 @@ impl FtSearch {
             waste_hash: 0,
             options,
             round_salt: 0,
+            best_first_search: 0,
         };
         for pile in 0..MAX_PILES {
             let hash = fresh_pile_hash(search.state.pile(pile));
@@ -416,6 +425,17 @@ impl FtSearch {
             }
             FtMove::Draw => 10,
         }
+    }
+
+    /// The best-first score's weight per move from the start, in this
+    /// search of the portfolio.
+    fn depth_weight(&self) -> i64 {
+        let weights = depth_weights(self.state.variant());
+        weights
+            .get(self.best_first_search)
+            .or(weights.first())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Keeps only moves from the first of several identical piles and onto
@@ -672,7 +692,20 @@ impl SolverGame for FtSearch {
             + WEIGHT_ON_PARENT * on_parent
             - WEIGHT_ABOVE_NEXT * buried
             - WEIGHT_WASTE * state.waste().len() as i64
-            - weight_depth(state.variant()) * i64::from(depth)
+            - self.depth_weight() * i64::from(depth)
+    }
+
+    fn best_first_searches(&self) -> u32 {
+        if self.options.best_first_portfolio {
+            // A handful of weights per game.
+            depth_weights(self.state.variant()).len() as u32
+        } else {
+            1
+        }
+    }
+
+    fn set_best_first_search(&mut self, index: u32) {
+        self.best_first_search = index as usize;
     }
 
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
@@ -797,6 +830,7 @@ mod tests {
             restarts: false,
             best_first_percent: 100,
             best_first_from: 0,
+            best_first_portfolio: false,
             ..FtOptions::default()
         };
         let (compared, winnable) = compare_verdicts(best_first_only);
@@ -821,6 +855,23 @@ mod tests {
             }
         }
         assert!(lost >= 100, "only {lost} losses compared");
+    }
+
+    /// Midshipman's portfolio of best-first searches, alone, settles what
+    /// one depth-first round does the same way (a loss is proved by the
+    /// first search whose queue empties).
+    #[test]
+    fn the_best_first_portfolio_keeps_every_verdict() {
+        let (compared, winnable) = compare_verdicts(FtOptions {
+            restarts: false,
+            best_first_percent: 100,
+            best_first_from: 0,
+            ..FtOptions::default()
+        });
+        assert!(
+            compared >= 500 && winnable >= 100,
+            "{compared} compared, {winnable} winnable"
+        );
     }
 
     #[test]
