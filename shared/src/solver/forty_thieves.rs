@@ -256,12 +256,12 @@ pub struct FtOptions {
     pub restarts: bool,
     /// The percentage of the budget the best-first phase spends, beside
     /// the depth-first search (0 for none, 100 for it alone); `None` for
-    /// the game's own ([`best_first_plan`]).
+    /// the game's own (`best_first_plan`).
     pub best_first_percent: Option<u8>,
     /// The smallest budget the best-first phase takes a share of.
     pub best_first_from: u64,
     /// Split the best-first phase between one search per weight of the
-    /// game's [`best_first_plan`]; with `false`, one search with the first.
+    /// game's `best_first_plan`; with `false`, one search with the first.
     pub best_first_portfolio: bool,
 }
 
