@@ -11,6 +11,21 @@
 //! The two fail on different deals, so [`crate::solver::solve`] runs them
 //! side by side as a portfolio.
 //!
+//! # Several searches
+//!
+//! How a best-first search ranks positions decides which hard deals it
+//! wins, and two rankings win different ones. So the phase may itself be
+//! a portfolio ([`SolverGame::best_first_searches`]): several searches
+//! from the same start, each prepared by
+//! [`SolverGame::set_best_first_search`] (a different weight in its
+//! score), sharing the phase's budget in equal parts and run one after
+//! the other each time the phase is given more. Each keeps its own queue,
+//! nodes and table; a search gets the same part of a budget however the
+//! phase is paced, so the phase wins a deal at a budget exactly when one
+//! of its searches wins it within its part. A loss needs only one search
+//! whose queue empties (all of them meet the same positions), though it
+//! comes after the others have spent as much.
+//!
 //! # Memory
 //!
 //! A position of a two-deck game is a few hundred bytes, and a search of a
@@ -30,7 +45,8 @@
 //! A win is returned only after its line was replayed from the start
 //! through the bare rules engine, as every search's line is.
 //!
-//! A loss is reported when the queue empties, and only if no step failed:
+//! A loss is reported when the queue empties (with budget to spare or by
+//! the budget's last position), and only if no step failed:
 //! then every position reachable from the start by the moves
 //! [`SolverGame::search_moves`] offers, without passing through a position
 //! [`SolverGame::is_dead`] calls dead, has been generated (a position is
@@ -103,9 +119,68 @@ struct Step<M> {
     outcome: Outcome,
 }
 
-/// A best-first search that can be run a share of its budget at a time:
-/// [`BestFirst::run`] goes on where the last call stopped.
+/// The best-first phase: the game's portfolio of searches
+/// ([`SolverGame::best_first_searches`]), which share its budget in equal
+/// parts; [`BestFirst::run`] goes on where the last call stopped.
 pub(crate) struct BestFirst<G: SolverGame> {
+    /// Each search, with the positions it has expanded.
+    searches: Vec<(Search<G>, u64)>,
+}
+
+impl<G: SolverGame> BestFirst<G> {
+    /// The phase from `start`, nothing expanded yet: search `i` starts
+    /// from a copy prepared by [`SolverGame::set_best_first_search`].
+    pub(crate) fn new(start: &G) -> BestFirst<G> {
+        let searches = (0..start.best_first_searches().max(1))
+            .map(|index| {
+                let mut prepared = start.clone();
+                prepared.set_best_first_search(index);
+                (Search::new(&prepared), 0)
+            })
+            .collect();
+        BestFirst { searches }
+    }
+
+    /// Runs each search until it has spent its part of `budget.positions`
+    /// (the first searches take one more when it does not divide evenly),
+    /// the deal is settled or `should_stop` says so. `positions` counts the
+    /// positions all of them expanded, and is their sum on entry. Returns
+    /// the verdict when one search settles the deal, `None` otherwise.
+    ///
+    /// A part only grows with the budget, so a search run in shares finds
+    /// what it finds in one run, and the portfolio wins at a budget exactly
+    /// the deals some search wins within its part. A loss proved by one
+    /// search is the portfolio's: each searches every position reachable.
+    pub(crate) fn run(
+        &mut self,
+        budget: Budget<'_>,
+        positions: &mut u64,
+    ) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
+        let count = self.searches.len() as u64;
+        let mut result = Ok(None);
+        for (index, (search, spent)) in (0..).zip(self.searches.iter_mut()) {
+            let part = budget.positions / count + u64::from(index < budget.positions % count);
+            if *spent >= part {
+                continue;
+            }
+            let share = Budget {
+                positions: part,
+                should_stop: budget.should_stop,
+            };
+            result = search.run(share, spent);
+            // Settled, stopped by `should_stop`, or failed.
+            if !matches!(result, Ok(None)) || *spent < part {
+                break;
+            }
+        }
+        *positions = self.searches.iter().map(|(_, spent)| spent).sum();
+        result
+    }
+}
+
+/// One best-first search that can be run a share of its budget at a time:
+/// [`Search::run`] goes on where the last call stopped.
+struct Search<G: SolverGame> {
     /// The position searched, as given (for the replay of a line).
     start: G,
     /// The position of the last node of `line`.
@@ -127,10 +202,10 @@ pub(crate) struct BestFirst<G: SolverGame> {
     down: Vec<u32>,
 }
 
-impl<G: SolverGame> BestFirst<G> {
+impl<G: SolverGame> Search<G> {
     /// A search from `start`, nothing expanded yet.
-    pub(crate) fn new(start: &G) -> BestFirst<G> {
-        BestFirst {
+    fn new(start: &G) -> Search<G> {
+        Search {
             start: start.clone(),
             state: start.clone(),
             nodes: Vec::new(),
@@ -148,7 +223,7 @@ impl<G: SolverGame> BestFirst<G> {
     /// deal is settled or `should_stop` says so. `positions` counts expanded
     /// positions, as the depth-first search does, and goes on from its value
     /// on entry. Returns the verdict when settled, `None` otherwise.
-    pub(crate) fn run(
+    fn run(
         &mut self,
         budget: Budget<'_>,
         positions: &mut u64,
@@ -212,6 +287,12 @@ impl<G: SolverGame> BestFirst<G> {
             if let Some(verdict) = self.expand(node)? {
                 return Ok(Some(verdict));
             }
+        }
+        // The budget ran out, but if the last position expanded queued
+        // nothing new and the queue is empty, every position is expanded:
+        // the loss is proved as surely as by the empty queue above.
+        if self.open.is_empty() && self.sound {
+            return Ok(Some(Verdict::Unwinnable));
         }
         Ok(None)
     }
@@ -309,6 +390,74 @@ mod tests {
         (Verdict::Unknown, positions)
     }
 
+    /// A search whose queue empties just as the budget runs out has
+    /// expanded every position, as one with budget to spare has: both
+    /// prove the loss, whatever the shares it was run in.
+    #[test]
+    fn a_queue_emptied_by_the_last_position_of_the_budget_proves_the_loss() {
+        // Nothing can go home (no Four is left) or leave a pile of two, and
+        // a King sits on the Queens the waste would need, but the Six of
+        // spades can shift between the Sevens of diamonds and the Fives onto
+        // it. The dead-position rule, which would stop at the start, is off
+        // so that the search has positions to expand.
+        let fixture = "game: midshipman\np1: Ks 5h\np2: Ks 5h\np3: Kh 5d\np4: Kh 5d\n\
+                       p5: Kd 7d\np6: Kd 7d\np7: 8h\np8: 8h\np9: 8d 6s\nwaste: Qc Qc Kc\n\
+                       f1: Jc\nf2: Jc\nf3: 3d\nf4: 3d\nf5: 3h\nf6: 3h\nf7: 3s\nf8: 3s";
+        let state = FortyThieves::from_fixture(fixture).expect("fixture");
+        let start = FtSearch::with_options(
+            state,
+            FtOptions {
+                dead_positions: false,
+                best_first_portfolio: false,
+                ..FtOptions::default()
+            },
+        );
+        let (verdict, spent) = run_in_steps(&start, 1_000_000, 1_000_000);
+        assert_eq!(verdict, Verdict::Unwinnable);
+        assert!(spent >= 5, "only {spent} positions");
+        for step in [1, 2, spent] {
+            assert_eq!(
+                run_in_steps(&start, spent, step),
+                (Verdict::Unwinnable, spent),
+                "in steps of {step}"
+            );
+        }
+    }
+
+    /// The portfolio wins a deal exactly when one of its searches, run
+    /// alone, wins it within its part of the budget; and Midshipman's
+    /// searches win different deals.
+    #[test]
+    fn the_portfolio_wins_what_one_of_its_searches_wins_in_its_part() {
+        const PART: u64 = 4_000;
+        let mut won_by_some_not_all = 0;
+        for seed in 1..=20 {
+            let start = FtSearch::new(FortyThieves::deal(Variant::Midshipman, seed));
+            let count = start.best_first_searches();
+            assert!(count >= 2, "Midshipman has a portfolio");
+            let wins_alone: Vec<bool> = (0..count)
+                .map(|index| {
+                    let mut prepared = start.clone();
+                    prepared.set_best_first_search(index);
+                    let mut spent = 0;
+                    let verdict = Search::new(&prepared)
+                        .run(Budget::positions(PART), &mut spent)
+                        .expect("replay");
+                    matches!(verdict, Some(Verdict::Winnable(_)))
+                })
+                .collect();
+            let (verdict, _) = run_in_steps(&start, PART * u64::from(count), 1_000);
+            let some = wins_alone.iter().any(|&won| won);
+            assert_eq!(
+                matches!(verdict, Verdict::Winnable(_)),
+                some,
+                "seed {seed}: {wins_alone:?}"
+            );
+            won_by_some_not_all += usize::from(some && !wins_alone.iter().all(|&won| won));
+        }
+        assert!(won_by_some_not_all >= 2, "{won_by_some_not_all} deals");
+    }
+
     /// What keeps a search of a million positions within tens of
     /// megabytes: a node and a queue entry hold no position.
     #[test]
@@ -320,14 +469,19 @@ mod tests {
     /// The search goes on where it stopped: run a few positions at a time
     /// (as `solve` runs it beside the restart rounds), it finds the same
     /// line in the same positions as in one run, so how the two searches
-    /// are paced never changes what the best-first one finds.
+    /// are paced never changes what the best-first one finds. (Of a
+    /// portfolio, which search wins first can depend on the pacing; what
+    /// it wins at a budget cannot: see the next test.)
     #[test]
     fn a_search_run_in_shares_finds_what_one_run_finds() {
         let mut won = 0;
         for seed in 1..=12 {
             let variant = Variant::ALL[(seed % 2) as usize];
-            let start =
-                FtSearch::with_options(FortyThieves::deal(variant, seed), FtOptions::default());
+            let one_search = FtOptions {
+                best_first_portfolio: false,
+                ..FtOptions::default()
+            };
+            let start = FtSearch::with_options(FortyThieves::deal(variant, seed), one_search);
             let whole = run_in_steps(&start, 20_000, 20_000);
             assert_eq!(run_in_steps(&start, 20_000, 7), whole, "seed {seed}");
             won += usize::from(matches!(whole.0, Verdict::Winnable(_)));

@@ -17,9 +17,10 @@
 //!   share of the budget, the restart schedule, word that a position
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
 //!   whose positions form a DAG may remember across passes and rounds),
-//!   and a best-first phase: its share of the budget and the score it
-//!   ranks positions by ([`SolverGame::best_first_budget`],
-//!   [`SolverGame::best_first_score`]).
+//!   and a best-first phase: its share of the budget, the score it
+//!   ranks positions by, and how many searches with different scores
+//!   share it ([`SolverGame::best_first_budget`],
+//!   [`SolverGame::best_first_score`], [`SolverGame::best_first_searches`]).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
@@ -182,6 +183,22 @@ pub trait SolverGame: Clone {
     fn best_first_score(&self, depth: u32) -> i64 {
         let _ = depth;
         0
+    }
+
+    /// How many best-first searches share the phase's budget, in equal
+    /// parts: a portfolio of searches that rank positions differently wins
+    /// the deals each wins within its part. 1, the default, for one.
+    fn best_first_searches(&self) -> u32 {
+        1
+    }
+
+    /// Prepares search `index` (0-based) of the best-first phase, on a copy
+    /// of the start, e.g. by choosing the weights of its score. It may
+    /// change only the scores and the order of the moves, never which
+    /// moves [`SolverGame::search_moves`] offers, so that every search of
+    /// the portfolio meets the same positions. The default does nothing.
+    fn set_best_first_search(&mut self, index: u32) {
+        let _ = index;
     }
 }
 
