@@ -100,9 +100,8 @@
 //! `solver::best_first` on half of what the discrepancy passes leave (so
 //! 300,000 of a million when the passes spend their 40%), a share of what
 //! the rounds spend at a time, when what the passes leave is at least
-//! 15,000 positions (`BEST_FIRST_FROM`: so from a budget of 25,000, the
-//! strong bot's judging budget, and at its 50,000 per guess; not at the
-//! normal bot's 10,000, nor in the hint tests' 2,000).
+//! 100,000 positions (`BEST_FIRST_FROM`: so from a budget of about
+//! 167,000; not at the bots' 50,000 per guess, nor in the hint tests).
 //! It expands the open position of highest score, where the score is, per
 //! unit, -10 for each card on a reserve, -10 for each misplaced card, and
 //! +3 for each reserve top that can be used at once (a card of rank 5 or
@@ -349,12 +348,10 @@ const RESTART_UNIT: u64 = 4096;
 /// that 30 settled.
 const BEST_FIRST_PERCENT: u64 = 50;
 /// The smallest budget (what the passes leave) the best-first phase takes
-/// a share of (module docs). Seeds 1–1,000 at 50,000 positions (the strong
-/// bot's budget per guess): 537 won without the phase, 564 with it; at
-/// 25,000 (its judging budget): 467 and 494; 40 and 37 lost either way
-/// (`docs/BOTS.md`). Smaller budgets were not measured: there the restart
-/// rounds' first rounds may be the better use, as in Indian and Midshipman.
-const BEST_FIRST_FROM: u64 = 15_000;
+/// a share of (module docs): a small budget is better spent on the restart
+/// rounds' first rounds, as in Indian and Midshipman, and the bots' budget
+/// of 50,000 per guess stays as it was. Budgets between were not measured.
+const BEST_FIRST_FROM: u64 = 100_000;
 /// The weights of the best-first score, per card on a reserve, per
 /// misplaced card and per reserve top that can be used at once (module
 /// docs, "Best-first phase").
