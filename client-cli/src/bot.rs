@@ -718,8 +718,7 @@ mod tests {
             let mut first = AnyGame::deal(game, seed);
             let mut second = guess(&first.view(), 99).expect("a dealt view reads");
             assert_ne!(first, second, "{game}: the hidden cards differ");
-            let (mut first_bot, mut second_bot) =
-                (Bot::new(level, 5), Bot::new(level, 5));
+            let (mut first_bot, mut second_bot) = (Bot::new(level, 5), Bot::new(level, 5));
             let mut moves = 0;
             while first.view() == second.view() && !first.is_won() && moves < 400 {
                 let text = first_bot.next_move(&first.view());
