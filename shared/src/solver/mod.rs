@@ -167,6 +167,16 @@ pub trait SolverGame: Clone {
     /// default ignores it.
     fn proved_lost(&mut self) {}
 
+    /// Whether a limited-discrepancy pass searches everything below this
+    /// position without its limit, as a round does: for a part of the game
+    /// a game prefers to search to the end whenever it gets there (Virginia
+    /// Reel's endgame, once the stock is out), so that what the pass proves
+    /// there is complete and can be kept ([`SolverGame::proved_lost`]).
+    /// Asked of each position as the search enters it; `false` by default.
+    fn unlimited_below(&self) -> bool {
+        false
+    }
+
     /// How many of a search's `budget` positions (what the discrepancy
     /// passes left) go to the best-first phase (module `best_first`), run
     /// beside the restart rounds; 0, the default, for none.
@@ -670,7 +680,11 @@ fn search_pass<G: SolverGame, S: Seen>(
     if *positions >= budget.positions {
         return Ok(Some(Verdict::Unknown));
     }
-    let strays_left = limit.unwrap_or(u32::MAX);
+    let strays_left = if state.unlimited_below() {
+        u32::MAX
+    } else {
+        limit.unwrap_or(u32::MAX)
+    };
     let key = state.canonical_key();
     seen.first_visit(key, strays_left);
     *positions += 1;
@@ -722,6 +736,11 @@ fn search_pass<G: SolverGame, S: Seen>(
             // `search_moves` promises legal moves; a refused one is skipped
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
+        };
+        let strays_left = if limit.is_some() && state.unlimited_below() {
+            u32::MAX
+        } else {
+            strays_left
         };
         let key = state.canonical_key();
         match seen.first_visit(key, strays_left) {

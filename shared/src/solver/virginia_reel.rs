@@ -418,6 +418,9 @@ pub struct Pruning {
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
+    /// Drop every freeze once the stock is out (module docs, "The
+    /// endgame"), so that a loss proved there holds under any freezes.
+    pub unfrozen_endgame: bool,
 }
 
 impl Pruning {
@@ -429,6 +432,7 @@ impl Pruning {
         relaxation: true,
         precedence: true,
         lost_table: true,
+        unfrozen_endgame: true,
     };
     /// Every rule off: the search still uses its key and move generation.
     pub const NONE: Pruning = Pruning {
@@ -438,6 +442,7 @@ impl Pruning {
         relaxation: false,
         precedence: false,
         lost_table: false,
+        unfrozen_endgame: false,
     };
 }
 
@@ -665,6 +670,9 @@ pub struct ReelSearch {
     /// those checks read no frozen release or swap, so that loss is
     /// remembered under the frozen builds alone.
     dead_key: Cell<u64>,
+    /// Whether the discrepancy passes search the endgame to the end
+    /// (module docs, "The endgame").
+    endgame_unlimited: bool,
 }
 
 impl ReelSearch {
@@ -710,6 +718,7 @@ impl ReelSearch {
             round_salt: 0,
             lost: Rc::default(),
             dead_key: Cell::new(0),
+            endgame_unlimited: true,
         };
         for position in 0..POSITIONS {
             search.position_shares[position] = search.position_share(position);
@@ -1680,9 +1689,18 @@ impl SolverGame for ReelSearch {
     }
 
     fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
-        let mut siblings = std::mem::take(&mut self.scratch);
-        let frozen = self.frozen_after(mv, &mut siblings);
-        self.scratch = siblings;
+        let stock = self.state.stock().len();
+        let stock_out_after = stock == 0 || (mv == ReelMove::Deal && stock <= RESERVES);
+        let frozen = if self.pruning.unfrozen_endgame && stock_out_after {
+            // Module docs, "The endgame": nothing is frozen once the stock
+            // is out, so there is nothing to compute.
+            Frozen::default()
+        } else {
+            let mut siblings = std::mem::take(&mut self.scratch);
+            let frozen = self.frozen_after(mv, &mut siblings);
+            self.scratch = siblings;
+            frozen
+        };
         let outcome = self.state.apply(mv)?;
         self.update_after(mv);
         self.frozen_before.push(self.frozen.clone());
@@ -1723,6 +1741,10 @@ impl SolverGame for ReelSearch {
 
     fn restart_unit(&self, _budget: u64) -> Option<u64> {
         self.restart_unit
+    }
+
+    fn unlimited_below(&self) -> bool {
+        self.endgame_unlimited && self.state.stock().is_empty()
     }
 
     fn set_round(&mut self, round: u64) {
@@ -2127,6 +2149,20 @@ mod tests {
     #[test]
     fn the_lost_table_keeps_every_verdict() {
         check_rule("the lost table", |search| search.pruning.lost_table = false);
+    }
+
+    #[test]
+    fn the_unfrozen_endgame_keeps_every_verdict() {
+        check_rule("the unfrozen endgame", |search| {
+            search.pruning.unfrozen_endgame = false
+        });
+    }
+
+    #[test]
+    fn passes_that_search_the_endgame_to_the_end_keep_every_verdict() {
+        check_rule("the passes' endgame searched to the end", |search| {
+            search.endgame_unlimited = false
+        });
     }
 
     #[test]
@@ -2701,11 +2737,17 @@ mod tests {
     }
 
     /// Virginia Reel's search, keeping every position it is told was proved
-    /// lost while nothing was frozen.
+    /// lost that `keep` chooses.
     #[derive(Clone)]
     struct Recording {
         search: ReelSearch,
         proved: Rc<RefCell<Vec<VirginiaReel>>>,
+        keep: fn(&ReelSearch) -> bool,
+    }
+
+    /// Nothing frozen: a loss then holds with no freezes at all.
+    fn nothing_frozen(search: &ReelSearch) -> bool {
+        search.frozen == Frozen::default()
     }
 
     impl SolverGame for Recording {
@@ -2747,8 +2789,12 @@ mod tests {
             self.search.set_round(round);
         }
 
+        fn unlimited_below(&self) -> bool {
+            self.search.unlimited_below()
+        }
+
         fn proved_lost(&mut self) {
-            if self.search.frozen == Frozen::default() {
+            if (self.keep)(&self.search) {
                 self.proved.borrow_mut().push(self.search.state().clone());
             }
             self.search.proved_lost();
@@ -2771,6 +2817,7 @@ mod tests {
             let search = Recording {
                 search: ReelSearch::new(position.clone()),
                 proved: Rc::clone(&proved),
+                keep: nothing_frozen,
             };
             solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
         }
@@ -2781,6 +2828,45 @@ mod tests {
             let plain = solve(&Plain(position.clone()), Budget::positions(1_000)).expect("replay");
             assert_ne!(plain.verdict.name(), "winnable", "told lost:\n{position:?}");
         }
+    }
+
+    /// A loss proved once the stock is out is kept under no freezes at all
+    /// (module docs, "The endgame"), so it must hold for the search with
+    /// nothing frozen and no pruning: every stock-out position told lost
+    /// while searching late positions of deals (reached with what the
+    /// moves before the last deal froze) and positions built backwards
+    /// from a win is not won by the search with every rule off.
+    #[test]
+    fn endgame_positions_told_lost_are_lost_to_a_search_without_pruning() {
+        let proved = Rc::new(RefCell::new(Vec::new()));
+        for (_, position) in test_positions().iter().step_by(5) {
+            // Every stock-out position, frozen or not: with the unfrozen
+            // endgame nothing is frozen there, and that is what is tested.
+            let search = Recording {
+                search: ReelSearch::new(position.clone()),
+                proved: Rc::clone(&proved),
+                keep: |search| search.state().stock().is_empty(),
+            };
+            solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
+        }
+        let endgames = proved.borrow();
+        let mut checked = 0;
+        // Every third, so that the search without pruning stays fast.
+        for position in endgames.iter().step_by(3) {
+            let mut search = ReelSearch::with_pruning(position.clone(), Pruning::NONE);
+            search.passes = 0;
+            search.restart_unit = None;
+            let verdict = solve(&search, Budget::positions(5_000))
+                .expect("replay")
+                .verdict;
+            assert_ne!(verdict.name(), "winnable", "told lost:\n{position:?}");
+            checked += usize::from(verdict == Verdict::Unwinnable);
+        }
+        assert!(
+            checked >= 100,
+            "only {checked} of {} endgame losses checked",
+            endgames.len()
+        );
     }
 
     /// The table fires: on late positions of deals it saves positions
