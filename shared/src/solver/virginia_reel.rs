@@ -418,9 +418,6 @@ pub struct Pruning {
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
-    /// Drop every freeze once the stock is out (module docs, "The
-    /// endgame"), so that a loss proved there holds under any freezes.
-    pub unfrozen_endgame: bool,
 }
 
 impl Pruning {
@@ -432,7 +429,6 @@ impl Pruning {
         relaxation: true,
         precedence: true,
         lost_table: true,
-        unfrozen_endgame: true,
     };
     /// Every rule off: the search still uses its key and move generation.
     pub const NONE: Pruning = Pruning {
@@ -442,7 +438,6 @@ impl Pruning {
         relaxation: false,
         precedence: false,
         lost_table: false,
-        unfrozen_endgame: false,
     };
 }
 
@@ -1689,18 +1684,9 @@ impl SolverGame for ReelSearch {
     }
 
     fn apply(&mut self, mv: ReelMove) -> Result<Outcome, MoveError> {
-        let stock = self.state.stock().len();
-        let stock_out_after = stock == 0 || (mv == ReelMove::Deal && stock <= RESERVES);
-        let frozen = if self.pruning.unfrozen_endgame && stock_out_after {
-            // Module docs, "The endgame": nothing is frozen once the stock
-            // is out, so there is nothing to compute.
-            Frozen::default()
-        } else {
-            let mut siblings = std::mem::take(&mut self.scratch);
-            let frozen = self.frozen_after(mv, &mut siblings);
-            self.scratch = siblings;
-            frozen
-        };
+        let mut siblings = std::mem::take(&mut self.scratch);
+        let frozen = self.frozen_after(mv, &mut siblings);
+        self.scratch = siblings;
         let outcome = self.state.apply(mv)?;
         self.update_after(mv);
         self.frozen_before.push(self.frozen.clone());
@@ -2152,17 +2138,42 @@ mod tests {
     }
 
     #[test]
-    fn the_unfrozen_endgame_keeps_every_verdict() {
-        check_rule("the unfrozen endgame", |search| {
-            search.pruning.unfrozen_endgame = false
-        });
-    }
-
-    #[test]
     fn passes_that_search_the_endgame_to_the_end_keep_every_verdict() {
         check_rule("the passes' endgame searched to the end", |search| {
             search.endgame_unlimited = false
         });
+    }
+
+    /// The passes do search the endgame to the end: on the test positions
+    /// with the stock out that are lost, the first pass proves the loss by
+    /// itself, so more are proved in fewer positions than in more than
+    /// when every pass is cut at its limit and the full search comes after
+    /// (most need the same: a position whose every line has one move, or
+    /// one a dead-position check ends at once, is never cut).
+    #[test]
+    fn the_first_pass_proves_a_lost_endgame_by_itself() {
+        let (mut sooner, mut later, mut lost) = (0, 0, 0);
+        for (_, position) in test_positions()
+            .iter()
+            .filter(|(_, position)| position.stock().is_empty())
+        {
+            let solve_with = |endgame_unlimited: bool| {
+                let mut search = ReelSearch::new(position.clone());
+                search.endgame_unlimited = endgame_unlimited;
+                search.restart_unit = None;
+                solve(&search, Budget::positions(RULE_BUDGET)).expect("replay")
+            };
+            let (with, without) = (solve_with(true), solve_with(false));
+            if with.verdict == Verdict::Unwinnable && without.verdict == Verdict::Unwinnable {
+                lost += 1;
+                sooner += usize::from(with.positions < without.positions);
+                later += usize::from(with.positions > without.positions);
+            }
+        }
+        assert!(
+            lost >= 100 && sooner >= 40 && sooner > 2 * later,
+            "of {lost} losses, {sooner} proved sooner and {later} later"
+        );
     }
 
     #[test]
@@ -2737,17 +2748,11 @@ mod tests {
     }
 
     /// Virginia Reel's search, keeping every position it is told was proved
-    /// lost that `keep` chooses.
+    /// lost while nothing was frozen.
     #[derive(Clone)]
     struct Recording {
         search: ReelSearch,
         proved: Rc<RefCell<Vec<VirginiaReel>>>,
-        keep: fn(&ReelSearch) -> bool,
-    }
-
-    /// Nothing frozen: a loss then holds with no freezes at all.
-    fn nothing_frozen(search: &ReelSearch) -> bool {
-        search.frozen == Frozen::default()
     }
 
     impl SolverGame for Recording {
@@ -2794,7 +2799,7 @@ mod tests {
         }
 
         fn proved_lost(&mut self) {
-            if (self.keep)(&self.search) {
+            if self.search.frozen == Frozen::default() {
                 self.proved.borrow_mut().push(self.search.state().clone());
             }
             self.search.proved_lost();
@@ -2817,7 +2822,6 @@ mod tests {
             let search = Recording {
                 search: ReelSearch::new(position.clone()),
                 proved: Rc::clone(&proved),
-                keep: nothing_frozen,
             };
             solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
         }
@@ -2828,45 +2832,6 @@ mod tests {
             let plain = solve(&Plain(position.clone()), Budget::positions(1_000)).expect("replay");
             assert_ne!(plain.verdict.name(), "winnable", "told lost:\n{position:?}");
         }
-    }
-
-    /// A loss proved once the stock is out is kept under no freezes at all
-    /// (module docs, "The endgame"), so it must hold for the search with
-    /// nothing frozen and no pruning: every stock-out position told lost
-    /// while searching late positions of deals (reached with what the
-    /// moves before the last deal froze) and positions built backwards
-    /// from a win is not won by the search with every rule off.
-    #[test]
-    fn endgame_positions_told_lost_are_lost_to_a_search_without_pruning() {
-        let proved = Rc::new(RefCell::new(Vec::new()));
-        for (_, position) in test_positions().iter().step_by(5) {
-            // Every stock-out position, frozen or not: with the unfrozen
-            // endgame nothing is frozen there, and that is what is tested.
-            let search = Recording {
-                search: ReelSearch::new(position.clone()),
-                proved: Rc::clone(&proved),
-                keep: |search| search.state().stock().is_empty(),
-            };
-            solve(&search, Budget::positions(RULE_BUDGET)).expect("replay");
-        }
-        let endgames = proved.borrow();
-        let mut checked = 0;
-        // Every third, so that the search without pruning stays fast.
-        for position in endgames.iter().step_by(3) {
-            let mut search = ReelSearch::with_pruning(position.clone(), Pruning::NONE);
-            search.passes = 0;
-            search.restart_unit = None;
-            let verdict = solve(&search, Budget::positions(5_000))
-                .expect("replay")
-                .verdict;
-            assert_ne!(verdict.name(), "winnable", "told lost:\n{position:?}");
-            checked += usize::from(verdict == Verdict::Unwinnable);
-        }
-        assert!(
-            checked >= 100,
-            "only {checked} of {} endgame losses checked",
-            endgames.len()
-        );
     }
 
     /// The table fires: on late positions of deals it saves positions
