@@ -17,6 +17,8 @@
 //!   share of the budget, the restart schedule, word that a position
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
 //!   whose positions form a DAG may remember across passes and rounds),
+//!   parts of the game the passes search without their limit
+//!   ([`SolverGame::unlimited_below`]),
 //!   and a best-first phase: its share of the budget and the score it
 //!   ranks positions by ([`SolverGame::best_first_budget`],
 //!   [`SolverGame::best_first_score`]).
@@ -737,6 +739,9 @@ fn search_pass<G: SolverGame, S: Seen>(
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
         };
+        // A part the game wants searched to the end gets no limit; the
+        // table marks it finished on entry (`u32::MAX` strays), which holds
+        // for the games that ask (a DAG: it is met again only once left).
         let strays_left = if limit.is_some() && state.unlimited_below() {
             u32::MAX
         } else {
