@@ -80,7 +80,8 @@
 //! position in an order shuffled by a hash of the position and the round
 //! (the deal stays last). Neither can change a verdict: a win is replayed,
 //! and a loss is proved only by a pass that never had to cut a line short
-//! or a round that ran out of positions, each a complete search. The
+//! or a round that ran out of positions, each a complete search (once
+//! the stock is out a pass has no limit: "The endgame in the passes"). The
 //! freezing below holds for any order that is a fixed function of the
 //! position, which the shuffled order is within a round.
 //!
