@@ -17,6 +17,8 @@
 //!   share of the budget, the restart schedule, word that a position
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
 //!   whose positions form a DAG may remember across passes and rounds),
+//!   parts of the game the passes search without their limit
+//!   ([`SolverGame::unlimited_below`]),
 //!   and a best-first phase: its share of the budget, the score it
 //!   ranks positions by, and how many searches with different scores
 //!   share it ([`SolverGame::best_first_budget`],
@@ -167,6 +169,16 @@ pub trait SolverGame: Clone {
     /// passes and rounds. In a game with cycles it proves nothing. The
     /// default ignores it.
     fn proved_lost(&mut self) {}
+
+    /// Whether a limited-discrepancy pass searches everything below this
+    /// position without its limit, as a round does: for a part of the game
+    /// a game prefers to search to the end whenever it gets there (Virginia
+    /// Reel's endgame, once the stock is out), so that what the pass proves
+    /// there is complete and can be kept ([`SolverGame::proved_lost`]).
+    /// Asked of each position as the search enters it; `false` by default.
+    fn unlimited_below(&self) -> bool {
+        false
+    }
 
     /// How many of a search's `budget` positions (what the discrepancy
     /// passes left) go to the best-first phase (module `best_first`), run
@@ -687,7 +699,11 @@ fn search_pass<G: SolverGame, S: Seen>(
     if *positions >= budget.positions {
         return Ok(Some(Verdict::Unknown));
     }
-    let strays_left = limit.unwrap_or(u32::MAX);
+    let strays_left = if state.unlimited_below() {
+        u32::MAX
+    } else {
+        limit.unwrap_or(u32::MAX)
+    };
     let key = state.canonical_key();
     seen.first_visit(key, strays_left);
     *positions += 1;
@@ -739,6 +755,14 @@ fn search_pass<G: SolverGame, S: Seen>(
             // `search_moves` promises legal moves; a refused one is skipped
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
+        };
+        // A part the game wants searched to the end gets no limit; the
+        // table marks it finished on entry (`u32::MAX` strays), which holds
+        // for the games that ask (a DAG: it is met again only once left).
+        let strays_left = if limit.is_some() && state.unlimited_below() {
+            u32::MAX
+        } else {
+            strays_left
         };
         let key = state.canonical_key();
         match seen.first_visit(key, strays_left) {

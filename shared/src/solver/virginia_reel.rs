@@ -80,7 +80,8 @@
 //! position in an order shuffled by a hash of the position and the round
 //! (the deal stays last). Neither can change a verdict: a win is replayed,
 //! and a loss is proved only by a pass that never had to cut a line short
-//! or a round that ran out of positions, each a complete search. The
+//! or a round that ran out of positions, each a complete search (once
+//! the stock is out a pass has no limit: "The endgame in the passes"). The
 //! freezing below holds for any order that is a fixed function of the
 //! position, which the shuffled order is within a round.
 //!
@@ -305,6 +306,33 @@
 //! dead-position checks read only frozen builds, so a position one of them
 //! proves lost is kept under its frozen builds alone, which covers it under
 //! any frozen releases and swaps.
+//!
+//! # The endgame in the passes
+//!
+//! Once the stock is out, a discrepancy pass searches everything below a
+//! position without its limit, as a round does
+//! ([`SolverGame::unlimited_below`]): a pass that reaches an endgame
+//! proves it lost or wins it there and then, and keeps its losses in the
+//! table for the later passes and rounds, where a pass cut at its limit
+//! would prove nothing below the cut. Sound for the reasons above: the
+//! positions below get no limit, so no line below them is cut; the pass's
+//! table marks them searched to the end when they are entered, and a
+//! position met again is never one on the current line (a DAG), so it was
+//! searched to the end and lost. Above the endgame the pass counts its
+//! strays as before, so a pass still proves the deal lost only if it cut
+//! no line. The test `the_first_pass_proves_a_lost_endgame_by_itself`
+//! checks that the hook fires; `positions_told_lost_are_lost` caught a
+//! planted bug that called an endgame searched to the end while its lines
+//! were still cut. Measured at a million positions (`docs/WINNABILITY.md`,
+//! "Issue #14: an endgame table for Virginia Reel"): seeds 1–200 give the
+//! same verdicts deal for deal (142 won, 5 lost, 53 unknown) in 4.2% fewer
+//! positions; seeds 1,001–1,200 give 128 won, 14 lost, 58 unknown (126,
+//! 14, 60 before: seeds 1085 and 1198 newly won, none lost) in 8.5% fewer.
+//!
+//! Dropping every freeze once the stock is out, so that each endgame loss
+//! holds under any freezes, was tried and not kept: endgames reached under
+//! different pre-deal choices are rarely the same position, and without
+//! freezes each is bigger (the same document has the figures).
 //!
 //! Each rule can be switched off through [`Pruning`]; the tests compare
 //! verdicts with and without each on late positions of a thousand deals and on
@@ -665,6 +693,9 @@ pub struct ReelSearch {
     /// those checks read no frozen release or swap, so that loss is
     /// remembered under the frozen builds alone.
     dead_key: Cell<u64>,
+    /// Whether the discrepancy passes search the endgame to the end
+    /// (module docs, "The endgame").
+    endgame_unlimited: bool,
 }
 
 impl ReelSearch {
@@ -710,6 +741,7 @@ impl ReelSearch {
             round_salt: 0,
             lost: Rc::default(),
             dead_key: Cell::new(0),
+            endgame_unlimited: true,
         };
         for position in 0..POSITIONS {
             search.position_shares[position] = search.position_share(position);
@@ -1725,6 +1757,10 @@ impl SolverGame for ReelSearch {
         self.restart_unit
     }
 
+    fn unlimited_below(&self) -> bool {
+        self.endgame_unlimited && self.state.stock().is_empty()
+    }
+
     fn set_round(&mut self, round: u64) {
         self.round_salt = if round == 0 { 0 } else { mix64(round) };
     }
@@ -2127,6 +2163,45 @@ mod tests {
     #[test]
     fn the_lost_table_keeps_every_verdict() {
         check_rule("the lost table", |search| search.pruning.lost_table = false);
+    }
+
+    #[test]
+    fn passes_that_search_the_endgame_to_the_end_keep_every_verdict() {
+        check_rule("the passes' endgame searched to the end", |search| {
+            search.endgame_unlimited = false
+        });
+    }
+
+    /// The passes do search the endgame to the end: on the test positions
+    /// with the stock out that are lost, the first pass proves the loss by
+    /// itself, so more are proved in fewer positions than in more than
+    /// when every pass is cut at its limit and the full search comes after
+    /// (most need the same: a position whose every line has one move, or
+    /// one a dead-position check ends at once, is never cut).
+    #[test]
+    fn the_first_pass_proves_a_lost_endgame_by_itself() {
+        let (mut sooner, mut later, mut lost) = (0, 0, 0);
+        for (_, position) in test_positions()
+            .iter()
+            .filter(|(_, position)| position.stock().is_empty())
+        {
+            let solve_with = |endgame_unlimited: bool| {
+                let mut search = ReelSearch::new(position.clone());
+                search.endgame_unlimited = endgame_unlimited;
+                search.restart_unit = None;
+                solve(&search, Budget::positions(RULE_BUDGET)).expect("replay")
+            };
+            let (with, without) = (solve_with(true), solve_with(false));
+            if with.verdict == Verdict::Unwinnable && without.verdict == Verdict::Unwinnable {
+                lost += 1;
+                sooner += usize::from(with.positions < without.positions);
+                later += usize::from(with.positions > without.positions);
+            }
+        }
+        assert!(
+            lost >= 100 && sooner >= 40 && sooner > 2 * later,
+            "of {lost} losses, {sooner} proved sooner and {later} later"
+        );
     }
 
     #[test]
@@ -2745,6 +2820,10 @@ mod tests {
 
         fn set_round(&mut self, round: u64) {
             self.search.set_round(round);
+        }
+
+        fn unlimited_below(&self) -> bool {
+            self.search.unlimited_below()
         }
 
         fn proved_lost(&mut self) {
