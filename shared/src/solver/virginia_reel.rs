@@ -694,7 +694,7 @@ pub struct ReelSearch {
     /// remembered under the frozen builds alone.
     dead_key: Cell<u64>,
     /// Whether the discrepancy passes search the endgame to the end
-    /// (module docs, "The endgame").
+    /// (module docs, "The endgame in the passes").
     endgame_unlimited: bool,
 }
 
@@ -2172,12 +2172,13 @@ mod tests {
         });
     }
 
-    /// The passes do search the endgame to the end: on the test positions
-    /// with the stock out that are lost, the first pass proves the loss by
-    /// itself, so more are proved in fewer positions than in more than
-    /// when every pass is cut at its limit and the full search comes after
-    /// (most need the same: a position whose every line has one move, or
-    /// one a dead-position check ends at once, is never cut).
+    /// The passes do search the endgame to the end: of the test positions
+    /// with the stock out that are lost, many more are proved lost in fewer
+    /// positions than in more when the first pass may prove the loss by
+    /// itself, against every pass cut at its limit and the full search
+    /// after them (most need the same either way: a position whose every
+    /// line has one move, or one a dead-position check ends at once, is
+    /// never cut).
     #[test]
     fn the_first_pass_proves_a_lost_endgame_by_itself() {
         let (mut sooner, mut later, mut lost) = (0, 0, 0);
