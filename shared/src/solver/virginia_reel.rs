@@ -1544,30 +1544,31 @@ impl ReelSearch {
                 }
             }
         }
+        // Transitive closure.
         loop {
-            // Transitive closure.
-            loop {
-                let mut changed = false;
-                for id in 0..n {
-                    let mut closure = must[id];
-                    let mut rest = must[id];
-                    while rest != 0 {
-                        let other = rest.trailing_zeros() as usize;
-                        rest &= rest - 1;
-                        closure |= must[other];
-                    }
-                    if closure != must[id] {
-                        must[id] = closure;
-                        changed = true;
-                    }
+            let mut changed = false;
+            for id in 0..n {
+                let mut closure = must[id];
+                let mut rest = must[id];
+                while rest != 0 {
+                    let other = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    closure |= must[other];
                 }
-                if !changed {
-                    break;
+                if closure != must[id] {
+                    must[id] = closure;
+                    changed = true;
                 }
             }
+            if !changed {
+                break;
+            }
+        }
+        loop {
             if (0..n).any(|id| must[id] & (1 << id) != 0) {
                 return true;
             }
+            // What the links add keeps `must` closed.
             match propagate_links(&links, &mut must[..n]) {
                 Propagated::Dead => return true,
                 Propagated::Changed => {}
@@ -1840,16 +1841,26 @@ enum Propagated {
 }
 
 /// Adds to `must` (transitively closed: bit `j` of `must[i]` when card `j`
-/// must go home strictly before card `i`) what the links force: a choice
-/// whose every option but one contradicts `must` takes that option.
+/// must go home strictly before card `i`) what the links force, keeping it
+/// closed: a choice whose every option but one contradicts `must` takes
+/// that option.
 fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
     let after = |must: &[u128], later: usize, earlier: usize| must[later] & (1 << earlier) != 0;
     let mut changed = false;
+    // Orders `earlier` before `later`, keeping `must` closed: whatever
+    // follows `later` (or is it) follows `earlier` and what precedes it.
     // Whether it was new.
     let add = |must: &mut [u128], later: usize, earlier: usize| {
-        let new = must[later] & (1 << earlier) == 0;
-        must[later] |= 1 << earlier;
-        new
+        if must[later] & (1 << earlier) != 0 {
+            return false;
+        }
+        let gained = must[earlier] | (1 << earlier);
+        for id in 0..must.len() {
+            if id == later || must[id] & (1 << later) != 0 {
+                must[id] |= gained;
+            }
+        }
+        true
     };
     for link in links {
         match *link {
@@ -1953,18 +1964,20 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
                     let a = usize::from(leavers[i]);
                     let b = usize::from(arrivals[may[i].trailing_zeros() as usize]);
                     let both = (1u128 << a) | (1u128 << b);
-                    let union = (must[a] | must[b]) & !both;
-                    for id in [a, b] {
-                        if must[id] | union != must[id] {
-                            must[id] |= union;
-                            changed = true;
-                        }
-                    }
-                    for set in must.iter_mut() {
-                        if *set & both != 0 && *set & both != both {
-                            *set |= both;
-                            changed = true;
-                        }
+                    // Neither is in either set (they are not apart, and
+                    // no card precedes itself), and the union of two
+                    // closed sets is closed.
+                    let union = must[a] | must[b];
+                    for (id, set) in must.iter_mut().enumerate() {
+                        let grown = if id == a || id == b {
+                            *set | union
+                        } else if *set & both != 0 {
+                            *set | union | both
+                        } else {
+                            continue;
+                        };
+                        changed |= grown != *set;
+                        *set = grown;
                     }
                 }
             }
