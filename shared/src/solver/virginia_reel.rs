@@ -268,7 +268,11 @@
 //! row (or departures from it) than there are other cards of that row that
 //! could move before it (those that do not have to wait for it), the
 //! position is lost. The check costs about as much as the rest of a node, so
-//! it runs only in the last two deals, where nearly all of its proofs are.
+//! it runs only in the last three deals (`PRECEDENCE_DEALS_LEFT`): with the
+//! matchings below, running it there rather than in the last two proved 3
+//! more deals of seeds 1–200 lost and 8 more of seeds 1,001–1,200 settled
+//! at a million positions, for 18% to 28% more CPU time
+//! (`docs/WINNABILITY.md`).
 //!
 //! *The matchings.* The counts above read each card's parent only when one
 //! copy of it is left; two choices every winning line makes add more
@@ -399,8 +403,9 @@ const POSITION_KINDS: usize = 104;
 const PILE_DEPTH: usize = 16;
 /// The most deals that can remain (nine of eight cards).
 const MAX_DEALS_LEFT: usize = 9;
-/// The precedence check runs only this close to the end (module docs).
-const PRECEDENCE_DEALS_LEFT: usize = 1;
+/// The precedence check runs only this close to the end (module docs):
+/// with two deals left or fewer.
+const PRECEDENCE_DEALS_LEFT: usize = 2;
 /// Limited-discrepancy passes before the restart rounds (module docs).
 const DISCREPANCY_PASSES: u32 = 6;
 /// The share of a search's budget, in percent, that the discrepancy passes
