@@ -267,12 +267,13 @@
 //! many arrivals as departures. If a card must wait for more arrivals into a
 //! row (or departures from it) than there are other cards of that row that
 //! could move before it (those that do not have to wait for it), the
-//! position is lost. The check costs about as much as the rest of a node, so
-//! it runs only in the last three deals (`PRECEDENCE_DEALS_LEFT`): with the
-//! matchings below, running it there rather than in the last two proved 3
-//! more deals of seeds 1–200 lost and 8 more of seeds 1,001–1,200 settled
-//! at a million positions, for 18% to 28% more CPU time
-//! (`docs/WINNABILITY.md`).
+//! position is lost. The check costs about as much as the rest of a node;
+//! it ran only in the last two deals until the matchings below made it
+//! prove enough earlier in the game: run at every deal, it proves 8 more
+//! deals of seeds 1–200 lost and 12 more of seeds 1,001–1,200 settled at a
+//! million positions than in the last two deals, in 13% and 15% fewer
+//! positions, for roughly half as much CPU time again (`docs/WINNABILITY.md`,
+//! "Issue #14: what Virginia Reel's unknown deals are").
 //!
 //! *The matchings.* The counts above read each card's parent only when one
 //! copy of it is left; two choices every winning line makes add more
@@ -403,9 +404,6 @@ const POSITION_KINDS: usize = 104;
 const PILE_DEPTH: usize = 16;
 /// The most deals that can remain (nine of eight cards).
 const MAX_DEALS_LEFT: usize = 9;
-/// The precedence check runs only this close to the end (module docs):
-/// with two deals left or fewer.
-const PRECEDENCE_DEALS_LEFT: usize = 2;
 /// Limited-discrepancy passes before the restart rounds (module docs).
 const DISCREPANCY_PASSES: u32 = 6;
 /// The share of a search's budget, in percent, that the discrepancy passes
@@ -1860,9 +1858,9 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
             return false;
         }
         let gained = must[earlier] | (1 << earlier);
-        for id in 0..must.len() {
-            if id == later || must[id] & (1 << later) != 0 {
-                must[id] |= gained;
+        for (id, set) in must.iter_mut().enumerate() {
+            if id == later || *set & (1 << later) != 0 {
+                *set |= gained;
             }
         }
         true
@@ -2078,9 +2076,7 @@ impl SolverGame for ReelSearch {
             return;
         }
         let dead = (self.pruning.relaxation && self.is_dead())
-            || (self.pruning.precedence
-                && self.deals_left() <= PRECEDENCE_DEALS_LEFT
-                && self.is_dead_by_precedence());
+            || (self.pruning.precedence && self.is_dead_by_precedence());
         if dead {
             self.dead_key.set(self.key);
         } else {
