@@ -307,11 +307,12 @@
 //!
 //! Each addition holds in every winning line, given the orders it reads,
 //! so the closure, the self-precedence test and the row counts stay sound;
-//! the additions and the closure repeat until nothing changes. Neither
-//! reads a freeze. Measured at a million positions: seed 93's loss is
-//! proved in 607,322 positions instead of 758,551, and seeds 1 and 11,
-//! unknown before, are proved lost (`docs/WINNABILITY.md`, "Issue #14:
-//! what Virginia Reel's unknown deals are").
+//! the additions repeat, keeping the order closed, until nothing changes. Neither
+//! reads a freeze. Measured at a million positions, with the counts still
+//! in the last two deals only: seed 93's loss is proved in 607,322
+//! positions instead of 758,551, and seeds 1, 11, 55 and 77, unknown
+//! before, are proved lost (`docs/WINNABILITY.md`, "Issue #14: what
+//! Virginia Reel's unknown deals are").
 //!
 //! # Positions proved lost
 //!
