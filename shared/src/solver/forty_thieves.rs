@@ -251,6 +251,9 @@ pub struct FtOptions {
     /// Of several identical piles (empty ones above all), move only from and
     /// onto the first.
     pub twin_piles: bool,
+    /// Play a move between piles only together with a second move from or
+    /// onto one of its two piles (see the module docs).
+    pub pile_move_pairs: bool,
     /// Restart the search on a Luby schedule, breaking ties in the move
     /// order differently in each round.
     pub restarts: bool,
@@ -271,6 +274,7 @@ impl Default for FtOptions {
             safe_foundation: true,
             dead_positions: true,
             twin_piles: true,
+            pile_move_pairs: true,
             restarts: true,
             best_first_percent: None,
             best_first_from: BEST_FIRST_FROM,
@@ -732,6 +736,25 @@ impl SolverGame for FtSearch {
         self.best_first_search = index as usize;
     }
 
+    fn follow_ups(&self, last: FtMove, moves: &mut Vec<FtMove>) -> bool {
+        let FtMove::PileToPile { from, to } = last else {
+            return false;
+        };
+        if !self.options.pile_move_pairs {
+            return false;
+        }
+        self.state.legal_moves(moves);
+        let touches = |pile: u8| pile == from || pile == to;
+        moves.retain(|&mv| match mv {
+            FtMove::PileToPile { from, to } => touches(from) || touches(to),
+            FtMove::PileToFoundation { from, .. } => touches(from),
+            FtMove::WasteToPile { to } => touches(to),
+            FtMove::WasteToFoundation { .. } | FtMove::Draw => false,
+        });
+        self.order_moves(moves);
+        true
+    }
+
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
         self.state.legal_moves(moves);
         if self.options.safe_foundation {
@@ -750,6 +773,14 @@ impl SolverGame for FtSearch {
         if self.options.twin_piles {
             self.drop_twin_piles(moves);
         }
+        self.order_moves(moves);
+    }
+}
+
+impl FtSearch {
+    /// Sorts `moves` best first: by [`FtSearch::score`], ties broken by a
+    /// hash of the position, the move and the round after the first round.
+    fn order_moves(&self, moves: &mut [FtMove]) {
         if self.round_salt == 0 {
             moves.sort_by_key(|&mv| std::cmp::Reverse(self.score(mv)));
         } else {

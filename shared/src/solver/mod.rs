@@ -112,6 +112,24 @@ pub trait SolverGame: Clone {
     /// returns must be legal.
     fn search_moves(&self, moves: &mut Vec<MoveOf<Self>>);
 
+    /// Whether the position just reached by `last`, a move
+    /// [`SolverGame::search_moves`] offered, is only halfway through a
+    /// two-move step: if so, this fills `moves` with the only second moves
+    /// worth trying, best first, and returns `true`. The search then treats
+    /// the position as a step, not a position: it does not count it, look
+    /// it up, remember it or ask whether it is dead, and a position its
+    /// second moves reach is searched as any other (its own moves are never
+    /// second moves). A game may say so only when every winning line from
+    /// the position before `last` can be rearranged, at no greater length,
+    /// into one whose first move either is not such a step or is `last`
+    /// followed by one of `moves` (see [`forty_thieves`], "Moves between
+    /// piles come in pairs"). Nothing is kept per line, so the table of
+    /// positions stays sound. The default says no.
+    fn follow_ups(&self, last: MoveOf<Self>, moves: &mut Vec<MoveOf<Self>>) -> bool {
+        let _ = (last, moves);
+        false
+    }
+
     /// How many limited-discrepancy passes [`solve`] makes before its full
     /// search. Pass `d` follows the order of `search_moves` and strays from
     /// a position's first move at most `d` times along a line, so a game whose
@@ -414,6 +432,10 @@ struct Frame<M> {
     /// end: no line cut at the discrepancy limit, no position skipped that
     /// an earlier pass left unfinished ([`SolverGame::proved_lost`]).
     complete: bool,
+    /// Whether this is the halfway point of a two-move step
+    /// ([`SolverGame::follow_ups`]): its moves are the step's second moves,
+    /// and it is neither in the table nor a position proved lost.
+    halfway: bool,
 }
 
 /// How often (in expanded positions) `should_stop` is asked.
@@ -719,6 +741,7 @@ fn search_pass<G: SolverGame, S: Seen>(
         strays_left,
         key,
         complete: true,
+        halfway: false,
     });
 
     while let Some(frame) = stack.last_mut() {
@@ -731,7 +754,9 @@ fn search_pass<G: SolverGame, S: Seen>(
             if frame.next < arena.len() {
                 cut = true;
             }
-            if complete {
+            // A halfway point was not searched by every move it has, and has
+            // no entry in the table.
+            if complete && !frame.halfway {
                 seen.finished(frame.key);
                 state.proved_lost();
             }
@@ -750,12 +775,29 @@ fn search_pass<G: SolverGame, S: Seen>(
         let strays_left = frame.strays_left - strays;
         let mv = arena[frame.next];
         frame.next += 1;
+        let from_halfway = frame.halfway;
         let outcome = match state.apply(mv) {
             Ok(outcome) => outcome,
             // `search_moves` promises legal moves; a refused one is skipped
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
         };
+        // The first move of a two-move step: its second moves are tried
+        // from here, and the position between is no position of the search.
+        if !from_halfway && !state.state().is_won() && state.follow_ups(mv, &mut scratch) {
+            let first = arena.len();
+            arena.extend_from_slice(&scratch);
+            stack.push(Frame {
+                entered_by: Some((mv, outcome)),
+                first,
+                next: first,
+                strays_left,
+                key: 0,
+                complete: true,
+                halfway: true,
+            });
+            continue;
+        }
         // A part the game wants searched to the end gets no limit; the
         // table marks it finished on entry (`u32::MAX` strays), which holds
         // for the games that ask (a DAG: it is met again only once left).
@@ -809,6 +851,7 @@ fn search_pass<G: SolverGame, S: Seen>(
             strays_left,
             key,
             complete: true,
+            halfway: false,
         });
     }
     Ok((!cut).then_some(Verdict::Unwinnable))
