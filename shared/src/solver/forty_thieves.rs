@@ -746,7 +746,7 @@ impl SolverGame for FtSearch {
         self.state.legal_moves(moves);
         let touches = |pile: u8| pile == from || pile == to;
         moves.retain(|&mv| match mv {
-            FtMove::PileToPile { from, to } => touches(from) || touches(to),
+            FtMove::PileToPile { .. } => true,
             FtMove::PileToFoundation { from, .. } => touches(from),
             FtMove::WasteToPile { to } => touches(to),
             FtMove::WasteToFoundation { .. } | FtMove::Draw => false,
