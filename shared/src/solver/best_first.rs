@@ -199,7 +199,6 @@ struct Search<G: SolverGame> {
     generated: u32,
     /// Reused buffers.
     moves: Vec<MoveOf<G>>,
-    second: Vec<MoveOf<G>>,
     down: Vec<u32>,
 }
 
@@ -216,7 +215,6 @@ impl<G: SolverGame> Search<G> {
             sound: true,
             generated: 0,
             moves: Vec::new(),
-            second: Vec::new(),
             down: Vec::new(),
         }
     }
@@ -300,116 +298,40 @@ impl<G: SolverGame> Search<G> {
     }
 
     /// Generates the children of `node`, the position held: queues each not
-    /// generated before, and returns the win if one is won. A move that
-    /// starts a two-move step ([`SolverGame::follow_ups`]) gets a node of
-    /// its own for the position halfway, never queued or counted, and the
-    /// positions its second moves reach are queued from that node.
+    /// generated before, and returns the win if one is won.
     fn expand(&mut self, node: u32) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
         let depth = self.nodes[node as usize].depth + 1;
         self.state.search_moves(&mut self.moves);
-        let moves = std::mem::take(&mut self.moves);
-        let mut result = Ok(None);
-        for &mv in &moves {
+        for index in 0..self.moves.len() {
+            let mv = self.moves[index];
             let Ok(outcome) = self.state.apply(mv) else {
                 // `search_moves` promises legal moves; a refused one is
                 // skipped, and the verdict stays sound as in the
                 // depth-first search.
                 continue;
             };
-            if !self.state.state().is_won() && self.state.follow_ups(mv, &mut self.second) {
-                result = self.expand_halfway(node, depth, mv, outcome);
-            } else {
-                result = self.generate(node, depth, mv);
-                self.state.undo(mv, &outcome);
+            if self.seen.insert(self.state.canonical_key()) {
+                if self.state.state().is_won() {
+                    let mut line: Vec<MoveOf<G>> = self.line.iter().map(|step| step.mv).collect();
+                    line.push(mv);
+                    verify_line(self.start.state(), &line)?;
+                    return Ok(Some(Verdict::Winnable(line)));
+                }
+                let score = self.state.best_first_score(depth);
+                let score =
+                    i32::try_from(score).unwrap_or(if score < 0 { i32::MIN } else { i32::MAX });
+                // Sequence numbers only break ties; wrapping after four
+                // billion entries changes an order, never a verdict.
+                self.generated = self.generated.wrapping_add(1);
+                self.open.push(Open {
+                    score,
+                    sequence: self.generated,
+                    parent: node,
+                    mv,
+                });
             }
-            if !matches!(result, Ok(None)) {
-                break;
-            }
-        }
-        self.moves = moves;
-        result
-    }
-
-    /// Queues what the second moves of a step reach from the position
-    /// halfway, reached from `node` by `mv` (applied, with `outcome`), and
-    /// takes `mv` back. The halfway node is dropped if nothing was queued.
-    fn expand_halfway(
-        &mut self,
-        node: u32,
-        depth: u32,
-        mv: MoveOf<G>,
-        outcome: Outcome,
-    ) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
-        let Ok(halfway) = u32::try_from(self.nodes.len()) else {
-            // Four billion nodes: no budget in use comes near it.
             self.state.undo(mv, &outcome);
-            self.sound = false;
-            return Ok(None);
-        };
-        self.nodes.push(Node {
-            parent: node,
-            depth,
-            mv: Some(mv),
-        });
-        // The line to the position held goes through the halfway node while
-        // its second moves are generated.
-        self.line.push(Step {
-            node: halfway,
-            mv,
-            outcome,
-        });
-        let queued = self.open.len();
-        let second = std::mem::take(&mut self.second);
-        let mut result = Ok(None);
-        for &follow in &second {
-            let Ok(outcome) = self.state.apply(follow) else {
-                continue;
-            };
-            result = self.generate(halfway, depth + 1, follow);
-            self.state.undo(follow, &outcome);
-            if !matches!(result, Ok(None)) {
-                break;
-            }
         }
-        self.second = second;
-        if let Some(step) = self.line.pop() {
-            self.state.undo(step.mv, &step.outcome);
-        }
-        if self.open.len() == queued && matches!(result, Ok(None)) {
-            self.nodes.pop();
-        }
-        result
-    }
-
-    /// Queues the position held, reached from `node` by `mv` at `depth`
-    /// moves from the start, unless it was generated before; returns the
-    /// win if it is won.
-    fn generate(
-        &mut self,
-        node: u32,
-        depth: u32,
-        mv: MoveOf<G>,
-    ) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
-        if !self.seen.insert(self.state.canonical_key()) {
-            return Ok(None);
-        }
-        if self.state.state().is_won() {
-            let mut line: Vec<MoveOf<G>> = self.line.iter().map(|step| step.mv).collect();
-            line.push(mv);
-            verify_line(self.start.state(), &line)?;
-            return Ok(Some(Verdict::Winnable(line)));
-        }
-        let score = self.state.best_first_score(depth);
-        let score = i32::try_from(score).unwrap_or(if score < 0 { i32::MIN } else { i32::MAX });
-        // Sequence numbers only break ties; wrapping after four billion
-        // entries changes an order, never a verdict.
-        self.generated = self.generated.wrapping_add(1);
-        self.open.push(Open {
-            score,
-            sequence: self.generated,
-            parent: node,
-            mv,
-        });
         Ok(None)
     }
 
