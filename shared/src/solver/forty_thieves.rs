@@ -110,49 +110,6 @@
 //! last loses nothing, and keeps the waste's top card in play as long as
 //! anything else can be done.
 //!
-//! # Moves between piles come in pairs
-//!
-//! In the depth-first search (the best-first phase does not ask), a move
-//! `a` of a card between piles X and Y is offered only as the first half
-//! of a two-move step ([`SolverGame::follow_ups`]): its second move is
-//! any move between piles, or a move from or onto X or Y (a card of X or Y
-//! home, the waste's card onto X or Y). Left out after `a` are the moves
-//! that share nothing with it: turning the stock, a card home from the
-//! waste or from a third pile, the waste's card onto a third pile. The
-//! position halfway has its moves generated but is not counted against the
-//! budget, looked up, kept in the table or asked whether it is dead.
-//!
-//! No win is lost. Take a shortest winning line L from a position the
-//! search expands. If L starts with a move not between piles, that move is
-//! offered alone (or the safe foundation move is, by its own argument). If
-//! L starts with `a`, between X and Y, a second move m follows (the card
-//! moved onto Y must leave it again, and a winning line ends with a card
-//! going home). If m may follow `a`, the step `a`, m is offered and reaches
-//! the position L reaches after two moves. Otherwise m is legal before `a`
-//! and the two orders reach the same position: what m may do depends only
-//! on the stock, the waste, the foundations and a third pile, none of which
-//! `a` changes, and what `a` may do depends only on X and Y, which m leaves
-//! alone. So m, `a`, ... is a winning line of the same length whose first
-//! move is offered alone. Either way an offered step leads to a position
-//! one or two moves closer to a win. Which steps are offered is a function
-//! of the position alone (nothing is kept per line, and no halfway position
-//! is in the table), so a finished round still proves a loss: of the
-//! winnable positions it expanded, one closest to a win would have an
-//! offered step to a closer one, which the table holds (each round, with
-//! its own move order, by the same argument). The best-first phase takes
-//! no steps and searches the positions it always did.
-//!
-//! The second move cannot be narrowed to moves from or onto X or Y: two
-//! moves between other piles can both be needed before a card goes onto X
-//! (X's move uncovers the parent, the other uncovers the card), and neither
-//! of the two could then start a step. A rule that left them out lost wins.
-//! The test `the_moves_after_a_move_between_piles_are_offered_or_commute`
-//! checks the argument at every move between piles of hundreds of winning
-//! lines. `docs/WINNABILITY.md` ("Issue #14: Midshipman, fewer positions
-//! per deal") has what the steps win and what they cost: each position of
-//! a round is dearer, as it generates the moves of its halfway positions
-//! too. In the best-first phase as well they lost Indian wins.
-//!
 //! # Restarts
 //!
 //! Most winnable deals are won within a few thousand positions by a search
@@ -294,10 +251,6 @@ pub struct FtOptions {
     /// Of several identical piles (empty ones above all), move only from and
     /// onto the first.
     pub twin_piles: bool,
-    /// In the depth-first search, play a move between piles only together
-    /// with a second move between piles or from or onto one of its two
-    /// piles (see the module docs).
-    pub pile_move_pairs: bool,
     /// Restart the search on a Luby schedule, breaking ties in the move
     /// order differently in each round.
     pub restarts: bool,
@@ -318,7 +271,6 @@ impl Default for FtOptions {
             safe_foundation: true,
             dead_positions: true,
             twin_piles: true,
-            pile_move_pairs: true,
             restarts: true,
             best_first_percent: None,
             best_first_from: BEST_FIRST_FROM,
@@ -780,25 +732,6 @@ impl SolverGame for FtSearch {
         self.best_first_search = index as usize;
     }
 
-    fn follow_ups(&self, last: FtMove, moves: &mut Vec<FtMove>) -> bool {
-        let FtMove::PileToPile { from, to } = last else {
-            return false;
-        };
-        if !self.options.pile_move_pairs {
-            return false;
-        }
-        self.state.legal_moves(moves);
-        let touches = |pile: u8| pile == from || pile == to;
-        moves.retain(|&mv| match mv {
-            FtMove::PileToPile { .. } => true,
-            FtMove::PileToFoundation { from, .. } => touches(from),
-            FtMove::WasteToPile { to } => touches(to),
-            FtMove::WasteToFoundation { .. } | FtMove::Draw => false,
-        });
-        self.order_moves(moves);
-        true
-    }
-
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
         self.state.legal_moves(moves);
         if self.options.safe_foundation {
@@ -817,14 +750,6 @@ impl SolverGame for FtSearch {
         if self.options.twin_piles {
             self.drop_twin_piles(moves);
         }
-        self.order_moves(moves);
-    }
-}
-
-impl FtSearch {
-    /// Sorts `moves` best first: by [`FtSearch::score`], ties broken by a
-    /// hash of the position, the move and the round after the first round.
-    fn order_moves(&self, moves: &mut [FtMove]) {
         if self.round_salt == 0 {
             moves.sort_by_key(|&mv| std::cmp::Reverse(self.score(mv)));
         } else {
@@ -921,9 +846,8 @@ mod tests {
     }
 
     /// The best-first search alone settles what one depth-first round does
-    /// the same way, and a loss it reports (its queue emptied) is the loss
-    /// of a depth-first round without two-move steps: the same positions,
-    /// as many of them.
+    /// the same way, and a loss it reports (its queue emptied) is the
+    /// depth-first round's loss: the same positions, as many of them.
     #[test]
     fn best_first_search_keeps_every_verdict() {
         let best_first_only = FtOptions {
@@ -938,12 +862,9 @@ mod tests {
             compared >= 500 && winnable >= 100,
             "{compared} compared, {winnable} winnable"
         );
-        // A round without its two-move steps meets the best-first search's
-        // positions.
         let depth_first = FtOptions {
             restarts: false,
             best_first_percent: Some(0),
-            pile_move_pairs: false,
             ..FtOptions::default()
         };
         let pairs = late_solutions(depth_first)
@@ -1013,100 +934,6 @@ mod tests {
         assert!(
             compared >= 500 && winnable >= 100,
             "{compared} compared, {winnable} winnable"
-        );
-    }
-
-    #[test]
-    fn pile_move_pairs_keep_every_verdict() {
-        let (compared, winnable) = compare_verdicts(FtOptions {
-            pile_move_pairs: false,
-            restarts: false,
-            ..FtOptions::default()
-        });
-        assert!(
-            compared >= 500 && winnable >= 100,
-            "{compared} compared, {winnable} winnable"
-        );
-    }
-
-    /// Whether `mv` may be a step's second move after a move between
-    /// `from` and `to`, as the module docs' argument has it (written out
-    /// again here, so that a change to [`FtSearch::follow_ups`] that breaks
-    /// the argument shows): a move between piles, or one from or onto one
-    /// of the two piles.
-    fn may_follow(mv: FtMove, from: u8, to: u8) -> bool {
-        let touches = |pile: u8| pile == from || pile == to;
-        match mv {
-            FtMove::PileToPile { .. } => true,
-            FtMove::PileToFoundation { from, .. } => touches(from),
-            FtMove::WasteToPile { to } => touches(to),
-            FtMove::WasteToFoundation { .. } | FtMove::Draw => false,
-        }
-    }
-
-    /// The argument of the module docs, checked at every position of
-    /// winning lines found with the pairs off, where the line goes on with
-    /// a move `a` between piles and then a move `m`: if `m` may follow `a`,
-    /// the search with the pairs on offers the step `a`, `m` (a step that
-    /// reaches the same position, up to the key); otherwise `m` is legal
-    /// before `a`, the two orders reach the same position, and the search
-    /// offers `m` alone there.
-    #[test]
-    fn the_moves_after_a_move_between_piles_are_offered_or_commute() {
-        let off = FtOptions {
-            pile_move_pairs: false,
-            ..FtOptions::default()
-        };
-        let key_after = |search: &FtSearch, moves: &[FtMove]| {
-            let mut after = search.clone();
-            for &mv in moves {
-                after.apply(mv).ok()?;
-            }
-            Some(after.canonical_key())
-        };
-        // Whether the search offers a step from `search` that reaches the
-        // position `step` reaches.
-        let offers = |search: &FtSearch, step: &[FtMove]| {
-            let target = key_after(search, step);
-            let (mut offered, mut second) = (Vec::new(), Vec::new());
-            search.search_moves(&mut offered);
-            offered.iter().any(|&first| {
-                let mut halfway = search.clone();
-                if halfway.apply(first).is_err() {
-                    return false;
-                }
-                if !halfway.follow_ups(first, &mut second) {
-                    return step.len() == 1 && Some(halfway.canonical_key()) == target;
-                }
-                step.len() == 2
-                    && second
-                        .iter()
-                        .any(|&mv| key_after(&halfway, &[mv]) == target)
-            })
-        };
-        let (mut pairs, mut swaps) = (0, 0);
-        for (deal, line) in winning_lines(100, off) {
-            let mut search = FtSearch::new(deal);
-            for (at, &mv) in line.iter().enumerate() {
-                if let (FtMove::PileToPile { from, to }, Some(&next)) = (mv, line.get(at + 1)) {
-                    let fixture = search.state().to_fixture();
-                    if may_follow(next, from, to) {
-                        assert!(offers(&search, &[mv, next]), "{mv:?} {next:?}\n{fixture}");
-                        pairs += 1;
-                    } else {
-                        let before = key_after(&search, &[next, mv]);
-                        assert!(before.is_some(), "{next:?} before {mv:?}\n{fixture}");
-                        assert_eq!(before, key_after(&search, &[mv, next]), "{fixture}");
-                        assert!(offers(&search, &[next]), "{next:?}\n{fixture}");
-                        swaps += 1;
-                    }
-                }
-                search.apply(mv).expect("the line is legal");
-            }
-        }
-        assert!(
-            pairs >= 10_000 && swaps >= 500,
-            "{pairs} pairs, {swaps} swaps"
         );
     }
 

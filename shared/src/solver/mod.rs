@@ -18,8 +18,7 @@
 //!   was searched to the end ([`SolverGame::proved_lost`], which a game
 //!   whose positions form a DAG may remember across passes and rounds),
 //!   parts of the game the passes search without their limit
-//!   ([`SolverGame::unlimited_below`]), moves the depth-first search
-//!   takes only in pairs ([`SolverGame::follow_ups`]),
+//!   ([`SolverGame::unlimited_below`]),
 //!   and a best-first phase: its share of the budget, the score it
 //!   ranks positions by, and how many searches with different scores
 //!   share it ([`SolverGame::best_first_budget`],
@@ -112,27 +111,6 @@ pub trait SolverGame: Clone {
     /// may return a single move it proves safe to play at once. Every move it
     /// returns must be legal.
     fn search_moves(&self, moves: &mut Vec<MoveOf<Self>>);
-
-    /// Whether the position just reached by `last`, a move
-    /// [`SolverGame::search_moves`] offered, is only halfway through a
-    /// two-move step: if so, this fills `moves` with the only second moves
-    /// worth trying, best first, and returns `true`. The search then treats
-    /// the position as a step, not a position: it does not count it, look
-    /// it up, remember it or ask whether it is dead, and a position its
-    /// second moves reach is searched as any other (its own moves are never
-    /// second moves). A game may say so only when every winning line that
-    /// starts with `last` can be rearranged, at no greater length, into one
-    /// that starts with a move offered alone (one that starts no step) or
-    /// with `last` and then one of `moves` (see [`forty_thieves`], "Moves
-    /// between piles come in pairs"). Which steps are offered depends on
-    /// the position alone, never on the line to it, so the table of
-    /// positions stays sound. Only the depth-first search asks; the
-    /// best-first phase takes every move [`SolverGame::search_moves`]
-    /// offers as a step of its own. The default says no.
-    fn follow_ups(&self, last: MoveOf<Self>, moves: &mut Vec<MoveOf<Self>>) -> bool {
-        let _ = (last, moves);
-        false
-    }
 
     /// How many limited-discrepancy passes [`solve`] makes before its full
     /// search. Pass `d` follows the order of `search_moves` and strays from
@@ -240,8 +218,6 @@ pub trait SolverGame: Clone {
 #[derive(Clone, Copy)]
 pub struct Budget<'a> {
     /// The most positions to expand (generate moves for) before giving up.
-    /// The halfway point of a two-move step ([`SolverGame::follow_ups`])
-    /// is not one: its moves are generated, but it is never in the table.
     pub positions: u64,
     /// Asked every few thousand positions; `true` stops the search with an
     /// unknown verdict. Use it for time limits; `None` keeps the verdict
@@ -438,10 +414,6 @@ struct Frame<M> {
     /// end: no line cut at the discrepancy limit, no position skipped that
     /// an earlier pass left unfinished ([`SolverGame::proved_lost`]).
     complete: bool,
-    /// Whether this is the halfway point of a two-move step
-    /// ([`SolverGame::follow_ups`]): its moves are the step's second moves,
-    /// and it is neither in the table nor a position proved lost.
-    halfway: bool,
 }
 
 /// How often (in expanded positions) `should_stop` is asked.
@@ -747,7 +719,6 @@ fn search_pass<G: SolverGame, S: Seen>(
         strays_left,
         key,
         complete: true,
-        halfway: false,
     });
 
     while let Some(frame) = stack.last_mut() {
@@ -760,9 +731,7 @@ fn search_pass<G: SolverGame, S: Seen>(
             if frame.next < arena.len() {
                 cut = true;
             }
-            // A halfway point was not searched by every move it has, and has
-            // no entry in the table.
-            if complete && !frame.halfway {
+            if complete {
                 seen.finished(frame.key);
                 state.proved_lost();
             }
@@ -781,29 +750,12 @@ fn search_pass<G: SolverGame, S: Seen>(
         let strays_left = frame.strays_left - strays;
         let mv = arena[frame.next];
         frame.next += 1;
-        let from_halfway = frame.halfway;
         let outcome = match state.apply(mv) {
             Ok(outcome) => outcome,
             // `search_moves` promises legal moves; a refused one is skipped
             // rather than trusted, and the verdict stays sound.
             Err(_) => continue,
         };
-        // The first move of a two-move step: its second moves are tried
-        // from here, and the position between is no position of the search.
-        if !from_halfway && !state.state().is_won() && state.follow_ups(mv, &mut scratch) {
-            let first = arena.len();
-            arena.extend_from_slice(&scratch);
-            stack.push(Frame {
-                entered_by: Some((mv, outcome)),
-                first,
-                next: first,
-                strays_left,
-                key: 0,
-                complete: true,
-                halfway: true,
-            });
-            continue;
-        }
         // A part the game wants searched to the end gets no limit; the
         // table marks it finished on entry (`u32::MAX` strays), which holds
         // for the games that ask (a DAG: it is met again only once left).
@@ -857,7 +809,6 @@ fn search_pass<G: SolverGame, S: Seen>(
             strays_left,
             key,
             complete: true,
-            halfway: false,
         });
     }
     Ok((!cut).then_some(Verdict::Unwinnable))
@@ -977,7 +928,7 @@ mod tests {
     use super::*;
     use crate::games::forty_thieves::{FortyThieves, FtMove, Variant};
     use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
-    use crate::solver::forty_thieves::{FtOptions, FtSearch};
+    use crate::solver::forty_thieves::FtSearch;
     use crate::solver::plain::Plain;
     use crate::solver::three_blind_mice::TbmSearch;
 
@@ -1086,22 +1037,15 @@ mod tests {
     /// Shortened lines still win, are never longer, and cut the detours of
     /// Indian's depth-first lines; Three Blind Mice's moves are final, so
     /// its lines have none to cut. A line that does not replay is kept.
-    /// (The Indian lines are found without two-move steps: shortening one
-    /// of the lines found with them twice cuts more the second time.)
     #[test]
     fn shortened_lines_win_and_cut_detours() {
         let mut cut = 0;
-        let options = FtOptions {
-            pile_move_pairs: false,
-            ..FtOptions::default()
-        };
         for seed in 1..=5 {
             let start = FortyThieves::deal(Variant::Indian, seed);
-            let search = FtSearch::with_options(start.clone(), options);
             let Ok(Solution {
                 verdict: Verdict::Winnable(line),
                 ..
-            }) = solve(&search, Budget::positions(100_000))
+            }) = solve(&FtSearch::new(start.clone()), Budget::positions(100_000))
             else {
                 continue;
             };
