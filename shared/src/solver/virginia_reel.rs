@@ -1529,15 +1529,19 @@ impl ReelSearch {
                     break;
                 }
             }
-            for row in 0..ROWS {
+            'rows: for row in 0..ROWS {
                 let mut leavers = ArrayVec::<u8, COLUMNS>::new();
                 let mut arrivals = ArrayVec::<u8, COLUMNS>::new();
                 for id in 0..n {
-                    if matches!(places[id], Place::Row(at) if at == row) {
-                        let _ = leavers.try_push(id as u8);
-                    }
-                    if home_row(cards[id]) == Some(row) {
-                        let _ = arrivals.try_push(id as u8);
+                    // A list cut short would pair the wrong cards: leave
+                    // the row without a link instead (a link fewer only
+                    // proves less).
+                    let leaves = matches!(places[id], Place::Row(at) if at == row);
+                    let arrives = home_row(cards[id]) == Some(row);
+                    if (leaves && leavers.try_push(id as u8).is_err())
+                        || (arrives && arrivals.try_push(id as u8).is_err())
+                    {
+                        continue 'rows;
                     }
                 }
                 if !leavers.is_empty()
@@ -1855,7 +1859,7 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
     // follows `later` (or is it) follows `earlier` and what precedes it.
     // Whether it was new.
     let add = |must: &mut [u128], later: usize, earlier: usize| {
-        if must[later] & (1 << earlier) != 0 {
+        if after(must, later, earlier) {
             return false;
         }
         let gained = must[earlier] | (1 << earlier);
