@@ -325,7 +325,9 @@ pub fn verify_line<R: Rules>(start: &R, line: &[R::Move]) -> Result<(), ReplayFa
 /// to a position of the line, or to one a single move away from an earlier
 /// one (a card moved away and later back, with other moves between that
 /// were legal before it left). This finds every move from a position of the
-/// line that lands on a later one and keeps the fewest moves. It only
+/// line that lands on a later one and keeps the fewest moves: a shortest
+/// path through the line's positions, which visits none of them twice and
+/// which a second shortening leaves as it is. It only
 /// shortens: the result ends where `line` ends (a won position if `line`
 /// wins) and is never longer. A line that does not replay is returned as it
 /// is.
@@ -339,13 +341,14 @@ pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
         }
         positions.push(state.clone());
     }
-    // The last index of each position: a line that comes back to a
-    // position may skip everything between.
-    let index: FxHashMap<&R, usize> = positions
-        .iter()
-        .enumerate()
-        .map(|(at, position)| (position, at))
-        .collect();
+    // Each position's first index after the one being looked at. A line
+    // that comes back to a position may skip everything between; and of two
+    // later visits to one position the first is never the worse place to
+    // land (everything the second can reach, the first can too), while the
+    // second may be worse (the line may leave a good detour between them).
+    // Landing on the first keeps the result a shortest path of the line's
+    // positions, so shortening it again changes nothing.
+    let mut first_after: FxHashMap<&R, usize> = FxHashMap::default();
     let end = line.len();
     let mut best: Vec<Shortest<R::Move>> = vec![
         Shortest {
@@ -357,6 +360,17 @@ pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
     best[end].moves_to_end = 0;
     let mut moves = Vec::new();
     for at in (0..end).rev() {
+        first_after.insert(&positions[at + 1], at + 1);
+        if positions[at] == positions[end] {
+            // The line has already come to where it ends: the rest of it is
+            // a round trip (and the first visit of a position is never the
+            // worse one only if the end counts as the end on every visit).
+            best[at] = Shortest {
+                moves_to_end: 0,
+                first: None,
+            };
+            continue;
+        }
         best[at] = Shortest {
             moves_to_end: best[at + 1].moves_to_end.saturating_add(1),
             first: Some((line[at], at + 1)),
@@ -367,8 +381,7 @@ pub fn shorten_line<R: Rules>(start: &R, line: &[R::Move]) -> Vec<R::Move> {
             if after.apply(mv).is_err() {
                 continue;
             }
-            if let Some(&reached) = index.get(&after)
-                && reached > at
+            if let Some(&reached) = first_after.get(&after)
                 && best[reached].moves_to_end.saturating_add(1) < best[at].moves_to_end
             {
                 best[at] = Shortest {
@@ -1070,6 +1083,65 @@ mod tests {
         let mut state = start.clone();
         assert!(refused.iter().any(|&mv| state.apply(mv).is_err()));
         assert_eq!(shorten_line(&start, &refused), refused);
+    }
+
+    /// Lines that come back to their positions again and again: a walk of
+    /// legal moves, each chosen by a fixed arithmetic rule, so that cards
+    /// wander between piles and back as a depth-first line's do.
+    fn wandering_line<R: Rules>(start: &R, walk: u64, length: usize) -> Vec<R::Move> {
+        let mut state = start.clone();
+        let mut line = Vec::with_capacity(length);
+        let mut moves = Vec::new();
+        let mut choice = walk;
+        for _ in 0..length {
+            state.legal_moves(&mut moves);
+            if moves.is_empty() {
+                break;
+            }
+            choice = choice
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let mv = moves[(choice >> 33) as usize % moves.len()];
+            state.apply(mv).expect("a legal move applies");
+            line.push(mv);
+        }
+        line
+    }
+
+    #[test]
+    fn shortening_twice_changes_nothing() {
+        let mut revisits = 0;
+        for walk in 1..=40 {
+            let start = FortyThieves::deal(Variant::Indian, walk);
+            let line = wandering_line(&start, walk, 400);
+            let end = |line: &[FtMove]| {
+                let mut state = start.clone();
+                for &mv in line {
+                    state.apply(mv).expect("the line replays");
+                }
+                state
+            };
+            let shorter = shorten_line(&start, &line);
+            assert!(end(&shorter) == end(&line), "walk {walk}: the same end");
+            let mut seen = FxHashSet::default();
+            let mut state = start.clone();
+            seen.insert(state.clone());
+            for &mv in &shorter {
+                state.apply(mv).expect("the shortened line replays");
+                assert!(seen.insert(state.clone()), "walk {walk}: a position twice");
+            }
+            assert_eq!(shorten_line(&start, &shorter), shorter, "walk {walk}");
+            let mut positions = FxHashSet::default();
+            let mut state = start.clone();
+            for &mv in &line {
+                state.apply(mv).expect("the line replays");
+                revisits += usize::from(!positions.insert(state.clone()));
+            }
+        }
+        assert!(
+            revisits > 100,
+            "the walks come back to a position only {revisits} times"
+        );
     }
 
     #[test]
