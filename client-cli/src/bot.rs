@@ -17,9 +17,13 @@
 //! line is right for its own guess only: when its lines start differently it judges
 //! their first moves against every guess of the plan and plays the one
 //! after which the most guesses still win, and when no guess wins it tries
-//! more guesses. Planning again before every final move (a move no legal
-//! move takes back) is a limit of its own, off at every level: measured,
-//! it won no more and was far slower.
+//! more guesses. In Virginia Reel, where every move is final, it also
+//! judges each later move of the line the same way, against the plan's
+//! guesses moved along by the moves played since (a guess's own line
+//! answers for free when the move can be played first in it), and the
+//! deal is always among the moves judged. Planning again, with new
+//! guesses, before every final move is a limit of its own, off at every
+//! level: measured, it won no more and was far slower.
 //!
 //! With no line found it plays one good move (home, the stock, uncovering a
 //! card) that leads to no board it has seen, and after too many of those in
@@ -35,6 +39,7 @@ use std::time::Duration;
 
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
+use patience_shared::games::virginia_reel::ReelMove;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Effect, Rules, View, Zone};
 use patience_shared::solver::hinter::{Hinter, Searchable};
@@ -67,7 +72,7 @@ pub enum BotLevel {
     Normal,
     /// Several guesses, voting among their shortened winning lines, and in
     /// Virginia Reel and Midshipman their first moves judged against every
-    /// guess.
+    /// guess (in Virginia Reel every move, and the deal with them).
     #[default]
     Strong,
 }
@@ -101,6 +106,12 @@ pub struct PlanLimits {
     pub judged_moves: usize,
     /// Positions per search of a guess after a judged move.
     pub judge_budget: u64,
+    /// Whether every move a line plays is judged too, against the plan's
+    /// guesses moved along by the moves played since, with the deal among
+    /// the candidates.
+    pub judge_every_move: bool,
+    /// Whether a plan that judges its first moves judges the deal too.
+    pub judge_deal: bool,
 }
 
 impl BotLevel {
@@ -131,6 +142,8 @@ impl BotLevel {
                 rescue_guesses: 0,
                 judged_moves: 0,
                 judge_budget: 0,
+                judge_every_move: false,
+                judge_deal: false,
             },
             BotLevel::Normal => PlanLimits {
                 budget: budget(20_000, 20_000, 10_000),
@@ -141,6 +154,8 @@ impl BotLevel {
                 rescue_guesses: 0,
                 judged_moves: 0,
                 judge_budget: 0,
+                judge_every_move: false,
+                judge_deal: false,
             },
             // Smaller plans than before lines were shortened before the vote
             // (100,000 positions, 12 guesses and 5 votes for Indian): on
@@ -158,6 +173,11 @@ impl BotLevel {
                     GameKind::ThreeBlindMice | GameKind::Midshipman => 50_000,
                     GameKind::Indian | GameKind::VirginiaReel => 25_000,
                 },
+                // Virginia Reel only: its flips were moves of a line
+                // judged against no other guess, and the deal was often the
+                // move that kept the win (docs/BOTS.md, fourth pass).
+                judge_every_move: game == GameKind::VirginiaReel,
+                judge_deal: game == GameKind::VirginiaReel,
                 // Measured in docs/BOTS.md: a plan before each final move
                 // won no more deals and made a game tens of times slower.
             },
@@ -182,6 +202,10 @@ pub struct Bot {
     searches: u64,
     /// Moves made in a row with no winning line.
     without_line: u64,
+    /// The guesses of the last plan, moved along by the moves played since:
+    /// what a line's next move is judged against (only when the level
+    /// judges every move).
+    kept: Vec<Kept>,
 }
 
 impl Bot {
@@ -195,6 +219,7 @@ impl Bot {
             seen: HashSet::new(),
             searches: 0,
             without_line: 0,
+            kept: Vec::new(),
         }
     }
 
@@ -204,12 +229,18 @@ impl Bot {
         self.seen.insert(board.clone());
         let limits = self.level.limits(board.game);
         let budget = Budget::positions(limits.budget);
+        // A guess whose board is no longer this one (a deal showed other
+        // cards) says nothing about the hidden cards now.
+        self.kept.retain(|kept| kept.position.view() == *board);
         if let Some(believed) = self
             .believed
             .take()
             .filter(|believed| believed.view() == *board)
             && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
         {
+            if limits.judge_every_move && self.kept.iter().any(|kept| kept.line.is_some()) {
+                return self.play_judged(believed, mv, &limits);
+            }
             return self.play(believed, mv);
         }
         // With nothing hidden every guess is the position: one search will do.
@@ -244,6 +275,20 @@ impl Bot {
             };
             tried.push(Tried { position, outcome });
         }
+        self.kept = if limits.judge_every_move {
+            tried
+                .iter()
+                .map(|tried| Kept {
+                    position: tried.position.clone(),
+                    line: match &tried.outcome {
+                        GuessOutcome::Won(line) => Some(line.clone()),
+                        GuessOutcome::Lost | GuessOutcome::Unsettled => None,
+                    },
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (chosen, judge_searches) = chosen_line(tried, &limits);
         self.searches += judge_searches;
         if let Some((position, line)) = chosen {
@@ -257,6 +302,7 @@ impl Bot {
         if self.without_line > limits.patience {
             return None;
         }
+        self.kept.clear();
         let position = first_guess?;
         let text = good_move(&position, &self.seen)?;
         Some(text)
@@ -274,13 +320,156 @@ impl Bot {
     }
 
     /// Plays `mv` on the believed position and returns its text.
-    fn play(&mut self, mut believed: AnyGame, mv: AnyMove) -> Option<String> {
+    fn play(&mut self, believed: AnyGame, mv: AnyMove) -> Option<String> {
+        self.play_found(believed, mv, &[])
+    }
+
+    /// Judges `planned`, the next move of the line on `believed`, against
+    /// the kept guesses, with the other kept lines' next moves and the deal,
+    /// and plays the one after which the most guesses still win
+    /// ([`most_robust`]; `planned` on a tie). A guess wins after a move if
+    /// its line still wins with the move played first, else if a search
+    /// after the move says so; a guess with no line counts as lost.
+    fn play_judged(
+        &mut self,
+        believed: AnyGame,
+        planned: AnyMove,
+        limits: &PlanLimits,
+    ) -> Option<String> {
+        let mut candidates = vec![planned];
+        for kept in &self.kept {
+            if let Some(&next) = kept.line.as_ref().and_then(|line| line.first())
+                && !candidates.contains(&next)
+                && candidates.len() <= limits.judged_moves
+            {
+                candidates.push(next);
+            }
+        }
+        let mut legal = Vec::new();
+        believed.legal_moves(&mut legal);
+        if let Some(&deal) = legal.iter().find(|mv| is_deal(**mv))
+            && !candidates.contains(&deal)
+        {
+            candidates.push(deal);
+        }
+        if candidates.len() < 2 {
+            return self.play(believed, planned);
+        }
+        let budget = Budget::positions(limits.judge_budget);
+        // found[candidate][guess]: the guess's winning line after the candidate.
+        let mut found: Vec<Vec<Option<Vec<AnyMove>>>> =
+            vec![vec![None; self.kept.len()]; candidates.len()];
+        let mut searches = 0;
+        let kept = &self.kept;
+        let chosen = most_robust(candidates.len(), kept.len(), |candidate, guess| {
+            let (Some(&mv), Some(kept)) = (candidates.get(candidate), kept.get(guess)) else {
+                return false;
+            };
+            let Some(line) = &kept.line else {
+                return false;
+            };
+            let after_line = line_after(&kept.position, line, mv).or_else(|| {
+                let mut after = kept.position.clone();
+                after.apply(mv).ok()?;
+                if after.is_won() {
+                    return Some(Vec::new());
+                }
+                searches += 1;
+                match after.search(budget).map(|solution| solution.verdict) {
+                    Ok(Verdict::Winnable(line)) => Some(line),
+                    _ => None,
+                }
+            });
+            let wins = after_line.is_some();
+            found[candidate][guess] = after_line;
+            wins
+        })
+        .unwrap_or(0);
+        self.searches += searches;
+        let Some(&mv) = candidates.get(chosen) else {
+            return self.play(believed, planned);
+        };
+        let found = found.swap_remove(chosen);
+        if mv == planned {
+            return self.play_found(believed, mv, &found);
+        }
+        // Follow the line of a guess that wins after the move.
+        let adopted = found.iter().enumerate().find_map(|(guess, line)| {
+            let line = line.as_ref()?;
+            let position = self.kept.get(guess)?.position.clone();
+            let mut whole = vec![mv];
+            whole.extend_from_slice(line);
+            Some((position, whole))
+        });
+        match adopted {
+            Some((position, line)) => {
+                self.hinter.adopt(&position, &line);
+                self.play_found(position, mv, &found)
+            }
+            None => self.play_found(believed, mv, &found),
+        }
+    }
+
+    /// Plays `mv` on the believed position and returns its text; the kept
+    /// guesses move along, each with the line `found` for it after `mv`,
+    /// else its own line if that still wins with `mv` played first.
+    fn play_found(
+        &mut self,
+        mut believed: AnyGame,
+        mv: AnyMove,
+        found: &[Option<Vec<AnyMove>>],
+    ) -> Option<String> {
+        for (index, kept) in self.kept.iter_mut().enumerate() {
+            let before = kept.position.clone();
+            if kept.position.apply(mv).is_err() {
+                kept.line = None;
+                continue;
+            }
+            kept.line = match found.get(index).cloned().flatten() {
+                Some(line) => Some(line),
+                None => kept
+                    .line
+                    .take()
+                    .and_then(|line| line_after(&before, &line, mv)),
+            };
+        }
         self.without_line = 0;
         let text = believed.format_move(mv);
         believed.apply(mv).ok()?;
         self.believed = Some(believed);
         Some(text)
     }
+}
+
+/// A guess of the last plan, moved along by the moves played since.
+#[derive(Clone, Debug)]
+struct Kept {
+    /// The guessed position now.
+    position: AnyGame,
+    /// A winning line from it; `None` once none is known (proved lost,
+    /// unsettled, or a move played that its line cannot take first).
+    line: Option<Vec<AnyMove>>,
+}
+
+/// Whether `mv` deals from the stock (Virginia Reel's deal).
+fn is_deal(mv: AnyMove) -> bool {
+    matches!(mv, AnyMove::VirginiaReel(ReelMove::Deal))
+}
+
+/// The rest of `line`, a winning line from `position`, with `mv` played
+/// first: `line` without `mv` if that still wins after `mv`, else `None`.
+fn line_after(position: &AnyGame, line: &[AnyMove], mv: AnyMove) -> Option<Vec<AnyMove>> {
+    let at = line.iter().position(|&on_line| on_line == mv)?;
+    let mut rest = line.to_vec();
+    rest.remove(at);
+    if at == 0 {
+        return Some(rest);
+    }
+    let mut state = position.clone();
+    let replays = state.apply(mv).is_ok()
+        && rest.iter().all(|&next| state.apply(next).is_ok())
+        && state.is_won();
+    replays.then_some(rest)
 }
 
 /// Whether a plan that has tried `tried` guesses and found `won` winning
@@ -343,6 +532,19 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
             candidates.push(first);
         }
     }
+    // The deal is judged too: a line of a guess plays the cards of the rows
+    // and reserves before it deals, right for that guess's stock only.
+    if limits.judge_deal && !candidates.is_empty() {
+        let mut legal = Vec::new();
+        if let Some(first) = tried.first() {
+            first.position.legal_moves(&mut legal);
+        }
+        if let Some(&deal) = legal.iter().find(|mv| is_deal(**mv))
+            && !candidates.contains(&deal)
+        {
+            candidates.push(deal);
+        }
+    }
     let mut searches = 0;
     let chosen_move = if candidates.len() >= 2 {
         // Each guess's own line says it wins after that line's first move.
@@ -389,6 +591,13 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
         .and_then(|index| {
             let (guess, line) = winners.get(index)?;
             Some((tried.get(*guess)?.position.clone(), line.clone()))
+        })
+        .or_else(|| {
+            // A deal no line starts with: play it alone; what it shows
+            // is planned on afresh.
+            let deal = chosen_move.filter(|&mv| is_deal(mv))?;
+            let (guess, _) = winners.first()?;
+            Some((tried.get(*guess)?.position.clone(), vec![deal]))
         });
     (chosen, searches)
 }
@@ -706,13 +915,17 @@ mod tests {
     /// deals with the same board but different hidden cards get the same
     /// moves for as long as their boards agree: every game at the easy
     /// level, and Midshipman at the strong level, whose plans judge their
-    /// first moves against every guess.
+    /// first moves against every guess, and Virginia Reel at the strong
+    /// level, which judges every move against guesses kept from its plan.
     #[test]
     fn a_bot_plays_the_same_on_deals_that_differ_only_in_hidden_cards() {
         let cases = GameKind::ALL
             .into_iter()
             .map(|game| (game, BotLevel::Easy))
-            .chain([(GameKind::Midshipman, BotLevel::Strong)]);
+            .chain([
+                (GameKind::Midshipman, BotLevel::Strong),
+                (GameKind::VirginiaReel, BotLevel::Strong),
+            ]);
         for (game, level) in cases {
             let seed = proved(game).seed;
             let mut first = AnyGame::deal(game, seed);
@@ -837,6 +1050,40 @@ mod tests {
                 rows[candidate].as_bytes()[guess] == b'1'
             });
             assert_eq!((chosen, asked), (expected, expected_asked), "{rows:?}");
+        }
+    }
+
+    /// A move taken out of a winning line and played first leaves the rest
+    /// of the line only if the rest still wins after it: every move of a
+    /// proved Virginia Reel line is tried, some come first (the line's own
+    /// first move always), some do not, and a move not on the line never.
+    #[test]
+    fn a_line_gives_up_a_move_played_first_only_if_the_rest_still_wins() {
+        let deal = proved(GameKind::VirginiaReel);
+        let start = AnyGame::deal(GameKind::VirginiaReel, deal.seed);
+        let line = &deal.line;
+        let (mut first, mut not_first) = (0, 0);
+        for (at, &mv) in line.iter().enumerate() {
+            match line_after(&start, line, mv) {
+                Some(rest) => {
+                    assert_eq!(rest.len(), line.len() - 1, "move {at}");
+                    let mut after = start.clone();
+                    after.apply(mv).expect("the move is played first");
+                    assert!(wins(&after, &rest), "move {at}: the rest does not win");
+                    first += 1;
+                }
+                None => {
+                    assert!(at > 0, "the line's own first move comes first");
+                    not_first += 1;
+                }
+            }
+        }
+        assert!(first > 1 && not_first > 0, "{first} first, {not_first} not");
+        let mut legal = Vec::new();
+        start.legal_moves(&mut legal);
+        let off_line = legal.into_iter().find(|mv| !line.contains(mv));
+        if let Some(off_line) = off_line {
+            assert_eq!(line_after(&start, line, off_line), None);
         }
     }
 
