@@ -391,8 +391,8 @@ use rustc_hash::FxHashMap;
 
 use crate::card::{ACE, Card, Suit};
 use crate::games::virginia_reel::{
-    COLUMNS, FillChain, MAX_FILLERS, POSITIONS, RESERVES, ROWS, ReelMove, ReleaseTarget,
-    VirginiaReel,
+    COLUMNS, FillChain, MAX_FILLERS, POSITIONS, RESERVE_CAPACITY, RESERVES, ROWS, ReelMove,
+    ReleaseTarget, VirginiaReel,
 };
 use crate::rules::{MoveError, Outcome, Rules};
 use crate::solver::SolverGame;
@@ -489,6 +489,10 @@ pub struct Pruning {
     /// parents they go onto and a row's gaps to the base cards that fill
     /// them (module docs, "The matchings").
     pub matchings: bool,
+    /// In the precedence counts, also order the cards of the deals to come
+    /// against the cards of the piles they land on (module docs, "The
+    /// deals in the counts").
+    pub deal_order: bool,
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
@@ -503,6 +507,7 @@ impl Pruning {
         relaxation: true,
         precedence: true,
         matchings: true,
+        deal_order: true,
         lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
@@ -513,6 +518,7 @@ impl Pruning {
         relaxation: false,
         precedence: false,
         matchings: false,
+        deal_order: false,
         lost_table: false,
     };
 }
@@ -1403,6 +1409,9 @@ impl ReelSearch {
             Row(usize),
             /// A reserve pile and depth, or a stock card (no depth).
             Reserve,
+            /// Not a card: the moment a deal is made (module docs, "The
+            /// deals in the counts").
+            Deal,
         }
         /// Every card not yet home, numbered.
         struct Out {
@@ -1443,15 +1452,25 @@ impl ReelSearch {
             }
         }
         let mut frozen = 0u128;
-        for pile in 0..RESERVES {
+        // Each pile's cards from the bottom up, those on it now and those
+        // the deals to come will put on it, each with the deal that puts
+        // it there (0 for a card on the pile now); `None` for a pile too
+        // tall to list (only a fixture can make one), which then gets no
+        // orders from the deals (fewer orders only prove less).
+        let mut stacks: [Option<Stack>; RESERVES] = Default::default();
+        for (pile, stack) in stacks.iter_mut().enumerate() {
             let contents = self.state.reserve(pile);
             let first = out.n;
+            let mut listed = Some(Stack::new());
             for (depth, &card) in contents.iter().enumerate() {
                 let id = out.note(card, Place::Reserve);
                 if self.frozen.builds[pile] & (1 << depth) != 0 {
                     frozen |= 1 << id;
                 }
+                listed =
+                    listed.and_then(|mut list| list.try_push((id as u8, 0)).ok().map(|()| list));
             }
+            *stack = listed;
             // Every card above must leave first.
             for (below, needs) in must.iter_mut().enumerate().take(out.n).skip(first) {
                 for above in below + 1..out.n {
@@ -1459,8 +1478,39 @@ impl ReelSearch {
                 }
             }
         }
-        for &card in self.state.stock() {
-            out.note(card, Place::Reserve);
+        // The stock's last card is dealt first, onto the first pile.
+        let stock = self.state.stock();
+        let mut dealt_at = [0u8; MAX];
+        for (from_top, &card) in stock.iter().rev().enumerate() {
+            let id = out.note(card, Place::Reserve);
+            let deal = from_top / RESERVES + 1;
+            dealt_at[id] = deal as u8;
+            let stack = &mut stacks[from_top % RESERVES];
+            if let Some(list) = stack
+                && list.try_push((id as u8, deal as u8)).is_err()
+            {
+                *stack = None;
+            }
+        }
+        // The deals to come, as events in the order (module docs, "The
+        // deals in the counts"): each after the one before it, and before
+        // every card it deals.
+        let first_deal = out.n;
+        if self.pruning.deal_order {
+            for deal in 1..=stock.len().div_ceil(RESERVES) {
+                let id = out.n;
+                out.cards[id] = NO_CARD;
+                out.places[id] = Place::Deal;
+                out.n += 1;
+                if deal > 1 {
+                    must[id] |= 1 << (id - 1);
+                }
+            }
+            for id in 0..out.n {
+                if dealt_at[id] != 0 {
+                    must[id] |= 1 << (first_deal + usize::from(dealt_at[id]) - 1);
+                }
+            }
         }
         let Out {
             cards,
@@ -1576,10 +1626,13 @@ impl ReelSearch {
             if (0..n).any(|id| must[id] & (1 << id) != 0) {
                 return true;
             }
-            // What the links add keeps `must` closed.
+            // What the links and the deals add keeps `must` closed.
+            let dealt =
+                self.pruning.deal_order && propagate_deals(&stacks, first_deal, &mut must[..n]);
             match propagate_links(&links, &mut must[..n]) {
                 Propagated::Dead => return true,
                 Propagated::Changed => {}
+                Propagated::Settled if dealt => {}
                 Propagated::Settled => break,
             }
         }
@@ -1838,6 +1891,64 @@ enum Link {
     },
 }
 
+/// A reserve pile's cards from the bottom up, each with the deal that puts
+/// it there (0 for a card on the pile now), for the precedence counts
+/// (module docs, "The deals in the counts"); cards are numbered as in
+/// [`ReelSearch::is_dead_by_precedence`].
+type Stack = ArrayVec<(u8, u8), RESERVE_CAPACITY>;
+
+/// Adds to `must` (closed, as in [`propagate_links`]) what the deals force,
+/// keeping it closed: a card on a pile, or to be dealt onto it, is home
+/// before a later deal (its event numbered `first_deal + deal - 1`) or lies
+/// under the card that deal puts on the pile. So a card that must follow
+/// the deal follows that card, and a card that must precede that card
+/// precedes the deal. Whether it added anything.
+fn propagate_deals(stacks: &[Option<Stack>], first_deal: usize, must: &mut [u128]) -> bool {
+    let mut changed = false;
+    for stack in stacks.iter().flatten() {
+        for (at, &(card, since)) in stack.iter().enumerate() {
+            let card = usize::from(card);
+            for &(cover, deal) in &stack[at + 1..] {
+                if deal == since {
+                    // A card above it on the pile now: the pile's order.
+                    continue;
+                }
+                let cover = usize::from(cover);
+                let deal = first_deal + usize::from(deal) - 1;
+                if follows(must, card, deal) {
+                    changed |= put_after(must, card, cover);
+                }
+                if follows(must, cover, card) {
+                    changed |= put_after(must, deal, card);
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Whether `must` (bit `j` of `must[i]` when `j` must go home strictly
+/// before `i`) orders `earlier` before `later`.
+fn follows(must: &[u128], later: usize, earlier: usize) -> bool {
+    must[later] & (1 << earlier) != 0
+}
+
+/// Orders `earlier` before `later` in `must`, keeping it closed: whatever
+/// follows `later` (or is it) follows `earlier` and what precedes it.
+/// Whether it was new.
+fn put_after(must: &mut [u128], later: usize, earlier: usize) -> bool {
+    if follows(must, later, earlier) {
+        return false;
+    }
+    let gained = must[earlier] | (1 << earlier);
+    for (id, set) in must.iter_mut().enumerate() {
+        if id == later || *set & (1 << later) != 0 {
+            *set |= gained;
+        }
+    }
+    true
+}
+
 /// What [`propagate_links`] did.
 enum Propagated {
     /// No line can make the links' choices.
@@ -1853,23 +1964,8 @@ enum Propagated {
 /// closed: a choice whose every option but one contradicts `must` takes
 /// that option.
 fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
-    let after = |must: &[u128], later: usize, earlier: usize| must[later] & (1 << earlier) != 0;
+    let (after, add) = (follows, put_after);
     let mut changed = false;
-    // Orders `earlier` before `later`, keeping `must` closed: whatever
-    // follows `later` (or is it) follows `earlier` and what precedes it.
-    // Whether it was new.
-    let add = |must: &mut [u128], later: usize, earlier: usize| {
-        if after(must, later, earlier) {
-            return false;
-        }
-        let gained = must[earlier] | (1 << earlier);
-        for (id, set) in must.iter_mut().enumerate() {
-            if id == later || *set & (1 << later) != 0 {
-                *set |= gained;
-            }
-        }
-        true
-    };
     for link in links {
         match *link {
             Link::Parents {
