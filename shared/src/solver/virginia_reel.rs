@@ -2554,6 +2554,13 @@ mod tests {
     }
 
     #[test]
+    fn the_deals_in_the_counts_keep_every_verdict() {
+        check_rule("the deals in the counts", |search| {
+            search.pruning.deal_order = false
+        });
+    }
+
+    #[test]
     fn the_lost_table_keeps_every_verdict() {
         check_rule("the lost table", |search| search.pruning.lost_table = false);
     }
@@ -3100,6 +3107,35 @@ mod tests {
             2 * with > 3 * without,
             "{with} dead with the matchings, {without} without"
         );
+    }
+
+    /// The deals in the counts (module docs): the 3s under the 8h fills
+    /// the Jd's gap (the 5h's gap must take the 3d, since the 5h must go
+    /// home before the 8h over the 3s), the Jd waits for the 8d of the
+    /// next deal, so the 3s is still on its pile when the deal puts the 6s
+    /// on it, and the 6s needs that 3s. The relaxation (which lets the 3s
+    /// into its row once any card of the row has left) and the counts
+    /// without the deals call it alive.
+    #[test]
+    fn a_card_the_next_deal_buries_under_its_child_is_a_dead_position() {
+        let mut search = ReelSearch::new(board(
+            "
+            A: 2c* 2c* 2d* 2d.5d 2h* 2h 2s* 2s*
+            B: 3c* 3c* 3d* 3h* 3h* 3s* 5h Jd
+            C: 4c* 4c* 4d* 4d* 4h* 4h* 4s* 4s*
+            r: 3s.8h - 3d 6d 9d Qd Jh Qs.9s
+            s: Ac Ac Ad Ad Ah Ah 8d 6s
+            x: As As
+            ",
+        ));
+        assert!(!search.is_dead(), "the relaxation alone does not see it");
+        assert!(search.is_dead_by_precedence());
+        search.pruning.deal_order = false;
+        assert!(
+            !search.is_dead_by_precedence(),
+            "nor the counts without the deals"
+        );
+        assert_lost_to_the_unpruned_search(&search);
     }
 
     #[test]
