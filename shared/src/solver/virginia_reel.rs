@@ -314,6 +314,40 @@
 //! before, are proved lost (`docs/WINNABILITY.md`, "Issue #14: what
 //! Virginia Reel's unknown deals are").
 //!
+//! *The deals in the counts.* The counts above leave the stock's cards
+//! unordered, but each is dealt onto a known pile (the stock's last card
+//! onto the first pile, the next onto the second, and so on, eight a
+//! deal), on top of whatever of that pile is still there. So each deal to
+//! come is an event in the order too (`propagate_deals`): it comes after
+//! the deal before it and before every card it deals (an Ace it deals is
+//! discarded in the same move, after the deal; a deal moves no other card
+//! home, since no Ace is ever left on a reserve top for it to uncover).
+//! Take a card C that lies on pile p now, or will be dealt onto it, and a
+//! later deal that puts the card S on p. C leaves p only by going home (a
+//! build, or as a filler, which makes it a home base card; an Ace only when
+//! it comes to the top). So either C is home before that deal, or C is
+//! still on p when it is made and S lands above it, and then S goes home
+//! (or, an Ace, is discarded) before C. Hence, in every winning line:
+//! - if C must come after the deal (it must wait for a card that deal or a
+//!   later one deals, say), S goes home before C;
+//! - if C must go home before S, C goes home before the deal, so before
+//!   every card that deal and the later ones deal, and before whatever
+//!   must follow them.
+//!
+//! Each addition holds in every winning line given the orders it reads, as
+//! the matchings' do, so the additions repeat with the matchings', the
+//! order kept closed, until nothing changes; a deal is never one of a
+//! matching's pair (no card goes home in a deal's move but its Aces), and
+//! the row counts count cards only. A card of the next deal above a card
+//! that must wait for a later deal now waits for it, and what waits for a
+//! card the deal buries waits for the cards above it: on a fixture where
+//! the only 3♠ that can take the second 6♠ must fill a gap that opens only
+//! after the next deal, which puts that 6♠ on the 3♠, the counts see the
+//! loss that neither the relaxation (which lets the 3♠ into its row once
+//! any card of the row has left) nor the counts without the deals see.
+//! Of 150 positions of real deals with two to four deals left, 84 are dead
+//! by the counts with the deals and 63 without.
+//!
 //! # Positions proved lost
 //!
 //! A table shared by every pass and restart round of one search
