@@ -1434,7 +1434,8 @@ impl ReelSearch {
     /// lost: some card must wait for itself, or must wait for more arrivals
     /// into a row than that row has other gaps to take them.
     fn is_dead_by_precedence(&self) -> bool {
-        /// The most cards not yet home.
+        /// The most cards not yet home (101, with the 3 of column 1 home)
+        /// and deals to come (9), with room to spare.
         const MAX: usize = 128;
         /// Where a card not yet home lies, for the counts.
         #[derive(Clone, Copy)]
@@ -1998,7 +1999,6 @@ enum Propagated {
 /// closed: a choice whose every option but one contradicts `must` takes
 /// that option.
 fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
-    let (after, add) = (follows, put_after);
     let mut changed = false;
     for link in links {
         match *link {
@@ -2007,22 +2007,22 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
                 parents: [p, q],
             } => {
                 // Matched as x-p, y-q or as x-q, y-p.
-                let straight = !after(must, p, x) && !after(must, q, y);
-                let crossed = !after(must, q, x) && !after(must, p, y);
+                let straight = !follows(must, p, x) && !follows(must, q, y);
+                let crossed = !follows(must, q, x) && !follows(must, p, y);
                 match (straight, crossed) {
                     (false, false) => return Propagated::Dead,
                     (true, false) => {
-                        changed |= add(must, x, p) | add(must, y, q);
+                        changed |= put_after(must, x, p) | put_after(must, y, q);
                     }
                     (false, true) => {
-                        changed |= add(must, x, q) | add(must, y, p);
+                        changed |= put_after(must, x, q) | put_after(must, y, p);
                     }
                     (true, true) => {}
                 }
                 // The copy that goes second comes after both parents.
                 for (second, first) in [(x, y), (y, x)] {
-                    if after(must, second, first) {
-                        changed |= add(must, second, p) | add(must, second, q);
+                    if follows(must, second, first) {
+                        changed |= put_after(must, second, p) | put_after(must, second, q);
                     }
                 }
             }
@@ -2030,15 +2030,15 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
                 copies: [x, y],
                 parent,
             } => {
-                match (after(must, parent, x), after(must, parent, y)) {
+                match (follows(must, parent, x), follows(must, parent, y)) {
                     (true, true) => return Propagated::Dead,
-                    (true, false) => changed |= add(must, y, parent),
-                    (false, true) => changed |= add(must, x, parent),
+                    (true, false) => changed |= put_after(must, y, parent),
+                    (false, true) => changed |= put_after(must, x, parent),
                     (false, false) => {}
                 }
                 for (second, first) in [(x, y), (y, x)] {
-                    if after(must, second, first) {
-                        changed |= add(must, second, parent);
+                    if follows(must, second, first) {
+                        changed |= put_after(must, second, parent);
                     }
                 }
             }
@@ -2049,8 +2049,8 @@ fn propagate_links(links: &[Link], must: &mut [u128]) -> Propagated {
                 // Two cards that move in the same move: neither strictly
                 // before the other.
                 let apart = |must: &[u128], a: u8, b: u8| {
-                    after(must, usize::from(a), usize::from(b))
-                        || after(must, usize::from(b), usize::from(a))
+                    follows(must, usize::from(a), usize::from(b))
+                        || follows(must, usize::from(b), usize::from(a))
                 };
                 // Which arrival each leaver may move with, narrowed while
                 // some leaver or arrival has a single partner left.
