@@ -22,16 +22,9 @@
 //! the other each time the phase is given more. Each keeps its own queue,
 //! nodes and table; a search gets the same part of a budget however the
 //! phase is paced, so the phase wins a deal at a budget exactly when one
-//! of its searches wins it within its part. A loss needs only one complete
-//! search whose queue empties (all of them meet the same positions), though
-//! it comes after the others have spent as much.
-//!
-//! A search of the portfolio may be *narrowed*
-//! ([`SolverGame::searches_every_move`] is `false` for it): the game offers
-//! it only the moves that look purposeful, so it meets far fewer positions
-//! per line and gets further down the lines it likes. It can win (its line
-//! is replayed like any other), but its empty queue proves nothing: it then
-//! stops, its part stays unspent, and the other searches go on.
+//! of its searches wins it within its part. A loss needs only one search
+//! whose queue empties (all of them meet the same positions), though it
+//! comes after the others have spent as much.
 //!
 //! # Memory
 //!
@@ -52,9 +45,8 @@
 //! A win is returned only after its line was replayed from the start
 //! through the bare rules engine, as every search's line is.
 //!
-//! A loss is reported when the queue of a complete search empties (with
-//! budget to spare or by the budget's last position), and only if no step
-//! failed:
+//! A loss is reported when the queue empties (with budget to spare or by
+//! the budget's last position), and only if no step failed:
 //! then every position reachable from the start by the moves
 //! [`SolverGame::search_moves`] offers, without passing through a position
 //! [`SolverGame::is_dead`] calls dead, has been generated (a position is
@@ -176,10 +168,8 @@ impl<G: SolverGame> BestFirst<G> {
                 should_stop: budget.should_stop,
             };
             result = search.run(share, spent);
-            // Settled, stopped by `should_stop`, or failed. (A narrowed
-            // search that ran out of positions stops short of its part,
-            // and the others go on.)
-            if !matches!(result, Ok(None)) {
+            // Settled, stopped by `should_stop`, or failed.
+            if !matches!(result, Ok(None)) || *spent < part {
                 break;
             }
         }
@@ -205,12 +195,6 @@ struct Search<G: SolverGame> {
     /// Whether every step so far went as planned (see the module docs);
     /// only then does an empty queue prove a loss.
     sound: bool,
-    /// Whether the start offers every move ([`SolverGame::searches_every_move`]);
-    /// a narrowed search's empty queue proves nothing.
-    complete: bool,
-    /// Whether this narrowed search has expanded every position its moves
-    /// reach: it has nothing left to do, and its part stays unspent.
-    exhausted: bool,
     /// Positions queued so far: the queue's tie-break.
     generated: u32,
     /// Reused buffers.
@@ -229,8 +213,6 @@ impl<G: SolverGame> Search<G> {
             open: BinaryHeap::new(),
             seen: FxHashSet::default(),
             sound: true,
-            complete: start.searches_every_move(),
-            exhausted: false,
             generated: 0,
             moves: Vec::new(),
             down: Vec::new(),
@@ -240,17 +222,12 @@ impl<G: SolverGame> Search<G> {
     /// Expands positions until `*positions` reaches `budget.positions`, the
     /// deal is settled or `should_stop` says so. `positions` counts expanded
     /// positions, as the depth-first search does, and goes on from its value
-    /// on entry. Returns the verdict when settled or `Verdict::Unknown` when
-    /// stopped (by `should_stop`, or a step that failed), `None` when the
-    /// budget is spent or a narrowed search has run out of positions.
+    /// on entry. Returns the verdict when settled, `None` otherwise.
     fn run(
         &mut self,
         budget: Budget<'_>,
         positions: &mut u64,
     ) -> Result<Option<Verdict<MoveOf<G>>>, ReplayFailure> {
-        if self.exhausted {
-            return Ok(None);
-        }
         if self.nodes.is_empty() {
             if *positions >= budget.positions {
                 return Ok(None);
@@ -264,7 +241,7 @@ impl<G: SolverGame> Search<G> {
             });
             *positions += 1;
             if self.state.is_dead() {
-                return Ok(self.ran_out());
+                return Ok(Some(Verdict::Unwinnable));
             }
             if let Some(verdict) = self.expand(0)? {
                 return Ok(Some(verdict));
@@ -272,7 +249,7 @@ impl<G: SolverGame> Search<G> {
         }
         while *positions < budget.positions {
             let Some(next) = self.open.pop() else {
-                return Ok(self.ran_out());
+                return Ok(self.sound.then_some(Verdict::Unwinnable));
             };
             if !self.go_to(next.parent) {
                 self.sound = false;
@@ -285,7 +262,7 @@ impl<G: SolverGame> Search<G> {
             };
             let Ok(node) = u32::try_from(self.nodes.len()) else {
                 // Four billion nodes: no budget in use comes near it.
-                return Ok(Some(Verdict::Unknown));
+                return Ok(None);
             };
             let depth = self.nodes[next.parent as usize].depth + 1;
             self.nodes.push(Node {
@@ -305,7 +282,7 @@ impl<G: SolverGame> Search<G> {
             if positions.is_multiple_of(STOP_CHECK_INTERVAL)
                 && budget.should_stop.is_some_and(|stop| stop())
             {
-                return Ok(Some(Verdict::Unknown));
+                return Ok(None);
             }
             if let Some(verdict) = self.expand(node)? {
                 return Ok(Some(verdict));
@@ -315,23 +292,9 @@ impl<G: SolverGame> Search<G> {
         // nothing new and the queue is empty, every position is expanded:
         // the loss is proved as surely as by the empty queue above.
         if self.open.is_empty() && self.sound {
-            return Ok(self.ran_out());
+            return Ok(Some(Verdict::Unwinnable));
         }
         Ok(None)
-    }
-
-    /// What an empty queue (or a dead start) means: the loss, if the search
-    /// is complete and every step went as planned; nothing for a narrowed
-    /// search, which stops; and `Verdict::Unknown` if a step failed.
-    fn ran_out(&mut self) -> Option<Verdict<MoveOf<G>>> {
-        if !self.complete {
-            self.exhausted = true;
-            None
-        } else if self.sound {
-            Some(Verdict::Unwinnable)
-        } else {
-            Some(Verdict::Unknown)
-        }
     }
 
     /// Generates the children of `node`, the position held: queues each not
@@ -419,14 +382,9 @@ mod tests {
         let mut search = BestFirst::new(start);
         let mut positions = 0;
         while positions < budget {
-            let before = positions;
             let share = Budget::positions((positions + step).min(budget));
             if let Some(verdict) = search.run(share, &mut positions).expect("replay") {
                 return (verdict, positions);
-            }
-            if positions == before {
-                // Every search is narrowed and has run out.
-                break;
             }
         }
         (Verdict::Unknown, positions)

@@ -150,42 +150,10 @@
 //! 985 deals, the four on 55% win 993 (986 against 970 on seeds
 //! 2,001–3,000, which were not used to choose them). The restarts and
 //! the phase win different deals too: of the 40 deals of seeds 1–1,000
-//! that the restarts alone leave unknown, the search won 34, and it
-//! lost one that they won (391; their share is smaller).
+//! that the restarts alone leave unknown, the search now wins 34, and it
+//! loses one that they won (391; their share is smaller).
 //! `docs/WINNABILITY.md` has the figures, with other shares and weights
-//! ("Issue #14: Midshipman, more of the budget's deals"). The phase now
-//! has four narrowed searches beside those four, with the same costs, each
-//! search on an eighth of the 55% (below; "Issue #14: Midshipman, wins
-//! found sooner").
-//!
-//! # Narrowed searches
-//!
-//! Half of Midshipman's portfolio is *narrowed*: those searches are offered
-//! only the purposeful moves (`FtSearch::is_purposeful`), every move but a
-//! card taken off its parent (onto another parent or into an empty pile)
-//! when the parent it uncovers cannot be used at once. Used means: it can
-//! go home, the waste's card can go onto it, it can go onto the top card of
-//! a third pile, or that top card can go onto it and so uncover a card it
-//! was not built on (or empty its pile). Cards home, the stock, the
-//! waste's card, and moves that uncover a card from the deal or empty a
-//! pile are always offered. The bare shifts left out are most of what the
-//! search offers (about 1.8 per position, against under 0.1 moves that
-//! uncover a card), and mostly rearrange the tableau; without them a
-//! search meets far fewer positions per line and gets further down the
-//! lines it likes before the stock runs out. Alone, four narrowed searches
-//! won 6 of 12 deals that the search left unknown at a million positions,
-//! some within a few thousand positions of their part.
-//!
-//! A narrowed search is incomplete: a win may need a shift whose parent is
-//! used only several moves later, so when it runs out of positions it
-//! proves nothing. It says so ([`SolverGame::searches_every_move`]), and
-//! the generic search then never reports a loss: a narrowed best-first
-//! search that runs out just stops (test
-//! `a_narrowed_search_that_runs_out_proves_nothing`: from late positions
-//! the complete search wins, narrowed searches run out, and none comes
-//! back unwinnable). Its wins are replayed through the rules like every
-//! other line. Losses are still proved only by the complete searches,
-//! which meet every position.
+//! ("Issue #14: Midshipman, more of the budget's deals").
 //!
 //! # Hints
 //!
@@ -247,50 +215,10 @@ struct BestFirstPlan {
     /// Its share of the budget, in percent, beside the depth-first
     /// restarts.
     percent: u8,
-    /// The searches of the phase's portfolio; the first, complete, is the
-    /// one a single search uses.
-    searches: &'static [PlannedSearch],
+    /// The weight of each move from the start, one per search of the
+    /// phase's portfolio; the first is the one a single search uses.
+    depth_weights: &'static [i64],
 }
-
-/// One best-first search of a game's portfolio.
-struct PlannedSearch {
-    /// The weight of each move from the start.
-    depth_weight: i64,
-    /// Whether it searches only the purposeful moves (see the module docs).
-    narrowed: bool,
-}
-
-/// A complete best-first search with a weight of `depth_weight` per move.
-const fn complete(depth_weight: i64) -> PlannedSearch {
-    PlannedSearch {
-        depth_weight,
-        narrowed: false,
-    }
-}
-
-/// A best-first search of the purposeful moves alone, with a weight of
-/// `depth_weight` per move.
-const fn narrowed(depth_weight: i64) -> PlannedSearch {
-    PlannedSearch {
-        depth_weight,
-        narrowed: true,
-    }
-}
-
-/// Indian's best-first phase: one search.
-const INDIAN_SEARCHES: &[PlannedSearch] = &[complete(1)];
-
-/// Midshipman's portfolio (see the module docs).
-const MIDSHIPMAN_SEARCHES: &[PlannedSearch] = &[
-    complete(5),
-    complete(8),
-    complete(3),
-    complete(2),
-    narrowed(8),
-    narrowed(5),
-    narrowed(3),
-    narrowed(2),
-];
 
 /// Each game's best-first phase: Midshipman's hard deals are won by
 /// searches kept closer to the start than Indian's, and searches with
@@ -299,11 +227,11 @@ fn best_first_plan(variant: Variant) -> BestFirstPlan {
     match variant {
         Variant::Indian => BestFirstPlan {
             percent: 35,
-            searches: INDIAN_SEARCHES,
+            depth_weights: &[1],
         },
         Variant::Midshipman => BestFirstPlan {
             percent: 55,
-            searches: MIDSHIPMAN_SEARCHES,
+            depth_weights: &[5, 8, 3, 2],
         },
     }
 }
@@ -332,12 +260,9 @@ pub struct FtOptions {
     pub best_first_percent: Option<u8>,
     /// The smallest budget the best-first phase takes a share of.
     pub best_first_from: u64,
-    /// Split the best-first phase between the searches of the game's
-    /// `best_first_plan`; with `false`, one search, the first (complete).
+    /// Split the best-first phase between one search per weight of the
+    /// game's `best_first_plan`; with `false`, one search with the first.
     pub best_first_portfolio: bool,
-    /// Search only the purposeful moves, in every round and search: an
-    /// incomplete search, for the tests.
-    pub narrowed_only: bool,
 }
 
 impl Default for FtOptions {
@@ -350,7 +275,6 @@ impl Default for FtOptions {
             best_first_percent: None,
             best_first_from: BEST_FIRST_FROM,
             best_first_portfolio: true,
-            narrowed_only: false,
         }
     }
 }
@@ -372,9 +296,6 @@ pub struct FtSearch {
     /// Which search of the best-first portfolio this is: the index of its
     /// weight in the game's [`best_first_plan`].
     best_first_search: usize,
-    /// Whether this copy searches only the purposeful moves (see the
-    /// module docs): some restart rounds and best-first searches do.
-    narrowed: bool,
 }
 
 impl FtSearch {
@@ -393,7 +314,6 @@ impl FtSearch {
             options,
             round_salt: 0,
             best_first_search: 0,
-            narrowed: false,
         };
         for pile in 0..MAX_PILES {
             let hash = fresh_pile_hash(search.state.pile(pile));
@@ -527,61 +447,15 @@ impl FtSearch {
         }
     }
 
-    /// Whether `mv` makes visible progress (see the module docs): anything
-    /// but a move of a card that lies on its parent, unless the parent it
-    /// uncovers can be used at once.
-    fn is_purposeful(&self, mv: FtMove) -> bool {
-        let FtMove::PileToPile { from, to } = mv else {
-            return true;
-        };
-        let pile = self.state.pile(usize::from(from));
-        let len = pile.len();
-        if len < 2 || !builds_on(pile[len - 1], pile[len - 2]) {
-            // It empties the pile or uncovers a card it was not built on.
-            return true;
-        }
-        self.parent_is_usable(usize::from(from), usize::from(to), pile[len - 2])
-    }
-
-    /// Whether `parent`, uncovered on pile `from` by a move onto pile `to`,
-    /// can be used at once: it can go home, the waste's card can go onto it,
-    /// or it can go onto a third pile's top card, or that top card onto it
-    /// uncovering a card it was not built on (or emptying its pile).
-    fn parent_is_usable(&self, from: usize, to: usize, parent: Card) -> bool {
-        let state = &self.state;
-        let suit = parent.suit().index();
-        if (2 * suit..2 * suit + 2).any(|f| state.foundation_rank(f) + 1 == parent.rank()) {
-            return true;
-        }
-        if state
-            .waste()
-            .last()
-            .is_some_and(|&card| builds_on(card, parent))
-        {
-            return true;
-        }
-        (0..state.n_piles()).any(|pile| {
-            if pile == from || pile == to {
-                return false;
-            }
-            let cards = state.pile(pile);
-            let Some(&top) = cards.last() else {
-                return false;
-            };
-            builds_on(parent, top)
-                || (builds_on(top, parent)
-                    && (cards.len() == 1 || !builds_on(top, cards[cards.len() - 2])))
-        })
-    }
-
     /// The best-first score's weight per move from the start, in this
     /// search of the portfolio.
     fn depth_weight(&self) -> i64 {
-        let searches = best_first_plan(self.state.variant()).searches;
-        searches
+        let weights = best_first_plan(self.state.variant()).depth_weights;
+        weights
             .get(self.best_first_search)
-            .or(searches.first())
-            .map_or(0, |search| search.depth_weight)
+            .or(weights.first())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Keeps only moves from the first of several identical piles and onto
@@ -848,22 +722,14 @@ impl SolverGame for FtSearch {
     fn best_first_searches(&self) -> u32 {
         if self.options.best_first_portfolio {
             // A handful of weights per game.
-            best_first_plan(self.state.variant()).searches.len() as u32
+            best_first_plan(self.state.variant()).depth_weights.len() as u32
         } else {
             1
         }
     }
 
-    fn searches_every_move(&self) -> bool {
-        !self.narrowed && !self.options.narrowed_only
-    }
-
     fn set_best_first_search(&mut self, index: u32) {
         self.best_first_search = index as usize;
-        self.narrowed = best_first_plan(self.state.variant())
-            .searches
-            .get(self.best_first_search)
-            .is_some_and(|search| search.narrowed);
     }
 
     fn search_moves(&self, moves: &mut Vec<FtMove>) {
@@ -883,9 +749,6 @@ impl SolverGame for FtSearch {
         }
         if self.options.twin_piles {
             self.drop_twin_piles(moves);
-        }
-        if !self.searches_every_move() {
-            moves.retain(|&mv| self.is_purposeful(mv));
         }
         if self.round_salt == 0 {
             moves.sort_by_key(|&mv| std::cmp::Reverse(self.score(mv)));
@@ -1033,65 +896,6 @@ mod tests {
             compared >= 500 && winnable >= 100,
             "{compared} compared, {winnable} winnable"
         );
-    }
-
-    /// A search narrowed to the purposeful moves leaves out moves that some
-    /// wins need: from late positions that the complete search wins, it
-    /// runs out of positions within the budget. Running out proves nothing,
-    /// so no narrowed search ever comes back unwinnable: not a round alone,
-    /// not the best-first portfolio alone, not restarts and portfolio
-    /// together (where every round is narrowed).
-    #[test]
-    fn a_narrowed_search_that_runs_out_proves_nothing() {
-        let complete = late_solutions(FtOptions {
-            restarts: false,
-            best_first_percent: Some(0),
-            ..FtOptions::default()
-        });
-        let narrowed = [
-            FtOptions {
-                restarts: false,
-                best_first_percent: Some(0),
-                narrowed_only: true,
-                ..FtOptions::default()
-            },
-            FtOptions {
-                restarts: false,
-                best_first_percent: Some(100),
-                best_first_from: 0,
-                narrowed_only: true,
-                ..FtOptions::default()
-            },
-            FtOptions {
-                best_first_from: 0,
-                narrowed_only: true,
-                ..FtOptions::default()
-            },
-        ];
-        // Every failure, so that a broken search shows which of them broke.
-        let mut failures = Vec::new();
-        for (name, options) in ["one round", "best-first alone", "both"]
-            .iter()
-            .zip(narrowed)
-        {
-            let mut ran_out_where_won = 0;
-            let pairs = complete.iter().zip(late_solutions(options));
-            for (seed, (full, narrow)) in (1..).zip(pairs) {
-                if narrow.verdict == Verdict::Unwinnable {
-                    failures.push(format!("{name}: seed {seed} unwinnable"));
-                    break;
-                }
-                let ran_out = narrow.verdict == Verdict::Unknown && narrow.positions < LATE_BUDGET;
-                ran_out_where_won +=
-                    usize::from(ran_out && matches!(full.verdict, Verdict::Winnable(_)));
-            }
-            if ran_out_where_won < 10 {
-                failures.push(format!(
-                    "{name}: ran out on only {ran_out_where_won} positions the search wins"
-                ));
-            }
-        }
-        assert!(failures.is_empty(), "{failures:?}");
     }
 
     #[test]

@@ -22,10 +22,7 @@
 //!   and a best-first phase: its share of the budget, the score it
 //!   ranks positions by, and how many searches with different scores
 //!   share it ([`SolverGame::best_first_budget`],
-//!   [`SolverGame::best_first_score`], [`SolverGame::best_first_searches`]),
-//!   and whether a round or best-first search was narrowed to the moves
-//!   that look purposeful, so that running out proves nothing
-//!   ([`SolverGame::searches_every_move`]).
+//!   [`SolverGame::best_first_score`], [`SolverGame::best_first_searches`]).
 //!
 //! [`plain::Plain`] is that trait for any game with no pruning at all.
 //!
@@ -209,27 +206,11 @@ pub trait SolverGame: Clone {
 
     /// Prepares search `index` (0-based) of the best-first phase, on a copy
     /// of the start, e.g. by choosing the weights of its score. It may
-    /// change the scores and the order of the moves; it may change which
-    /// moves [`SolverGame::search_moves`] offers only by narrowing the
-    /// search, and saying so ([`SolverGame::searches_every_move`]), so that
-    /// every complete search of the portfolio meets the same positions. The
-    /// default does nothing.
+    /// change only the scores and the order of the moves, never which
+    /// moves [`SolverGame::search_moves`] offers, so that every search of
+    /// the portfolio meets the same positions. The default does nothing.
     fn set_best_first_search(&mut self, index: u32) {
         let _ = index;
-    }
-
-    /// Whether a search of the moves [`SolverGame::search_moves`] now
-    /// offers is complete, so that exhausting it proves the loss: `true`,
-    /// the default, unless [`SolverGame::set_round`] or
-    /// [`SolverGame::set_best_first_search`] has narrowed this copy to the
-    /// moves that look purposeful, leaving out moves a win may need. A
-    /// narrowed search can still win (its line is replayed like any other),
-    /// but when it runs out of positions it proves nothing: [`solve`] never
-    /// turns that into [`Verdict::Unwinnable`] and tells the game nothing
-    /// through [`SolverGame::proved_lost`]; a narrowed best-first search
-    /// that runs out stops and leaves the rest of its part unspent.
-    fn searches_every_move(&self) -> bool {
-        true
     }
 }
 
@@ -522,8 +503,11 @@ pub fn solve<G: SolverGame>(
             positions: target,
             should_stop: budget.should_stop,
         };
-        // `Some(Verdict::Unknown)` when `should_stop` stopped it.
-        search.run(share, spent)
+        match search.run(share, spent)? {
+            Some(verdict) => Ok(Some(verdict)),
+            None if *spent < target => Ok(Some(Verdict::Unknown)),
+            None => Ok(None),
+        }
     };
     let unit = start.restart_unit(depth_first_total);
     if unit.is_none() {
@@ -548,13 +532,8 @@ pub fn solve<G: SolverGame>(
                 should_stop: budget.should_stop,
             },
         )?;
-        let verdict = match found.verdict {
-            // A narrowed search proves nothing by running out.
-            Verdict::Unwinnable if !start.searches_every_move() => Verdict::Unknown,
-            verdict => verdict,
-        };
         return Ok(Solution {
-            verdict,
+            verdict: found.verdict,
             positions: positions + found.positions,
         });
     };
@@ -577,21 +556,16 @@ pub fn solve<G: SolverGame>(
                 },
             )?;
             depth_first_spent += found.positions;
-            round += 1;
-            match found.verdict {
-                // A narrowed round left moves out: running out of positions
-                // proves nothing, and the deal goes on to the next round
-                // (each round expands at least its start, so this ends).
-                Verdict::Unwinnable if !position.searches_every_move() => {}
+            if found.verdict.is_settled() || found.positions < share {
                 // Settled, or stopped by `should_stop`.
-                verdict if verdict.is_settled() || found.positions < share => {
-                    return Ok(Solution {
-                        verdict,
-                        positions: positions + depth_first_spent + best_first_spent,
-                    });
-                }
-                _ => {}
+                return Ok(Solution {
+                    verdict: found.verdict,
+                    positions: positions + depth_first_spent + best_first_spent,
+                });
             }
+            round += 1;
+        } else if best_first.is_none() || best_first_spent >= best_first_total {
+            break;
         }
         // The best-first phase keeps pace: its share of what the rounds
         // have spent so far, all of it once they are done.
@@ -609,11 +583,6 @@ pub fn solve<G: SolverGame>(
                 verdict,
                 positions: positions + depth_first_spent + best_first_spent,
             });
-        }
-        if depth_first_spent >= depth_first_total {
-            // Both searches have had their whole shares (a best-first
-            // search that ran out of positions early keeps the rest).
-            break;
         }
     }
     Ok(Solution {
@@ -739,7 +708,6 @@ fn search_pass<G: SolverGame, S: Seen>(
     let mut scratch: Vec<MoveOf<G>> = Vec::with_capacity(256);
     let mut stack: Vec<Frame<MoveOf<G>>> = Vec::with_capacity(1024);
     let mut cut = false;
-    let narrowed = !state.searches_every_move();
 
     if *positions >= budget.positions {
         return Ok(Some(Verdict::Unknown));
@@ -778,11 +746,7 @@ fn search_pass<G: SolverGame, S: Seen>(
             }
             if complete {
                 seen.finished(frame.key);
-                // A narrowed search has searched to the end of the moves
-                // it offers, not of every move: it proves nothing.
-                if !narrowed {
-                    state.proved_lost();
-                }
+                state.proved_lost();
             }
             let first = frame.first;
             let entered_by = frame.entered_by.take();
