@@ -345,13 +345,7 @@ impl Bot {
                 candidates.push(next);
             }
         }
-        let mut legal = Vec::new();
-        believed.legal_moves(&mut legal);
-        if let Some(&deal) = legal.iter().find(|mv| is_deal(**mv))
-            && !candidates.contains(&deal)
-        {
-            candidates.push(deal);
-        }
+        add_deal(&believed, &mut candidates);
         if candidates.len() < 2 {
             return self.play(believed, planned);
         }
@@ -456,6 +450,18 @@ fn is_deal(mv: AnyMove) -> bool {
     matches!(mv, AnyMove::VirginiaReel(ReelMove::Deal))
 }
 
+/// Adds the deal to `candidates` when it is legal on `position` and not
+/// among them yet.
+fn add_deal(position: &AnyGame, candidates: &mut Vec<AnyMove>) {
+    let mut legal = Vec::new();
+    position.legal_moves(&mut legal);
+    if let Some(&deal) = legal.iter().find(|mv| is_deal(**mv))
+        && !candidates.contains(&deal)
+    {
+        candidates.push(deal);
+    }
+}
+
 /// The rest of `line`, a winning line from `position`, with `mv` played
 /// first: `line` without `mv` if that still wins after `mv`, else `None`.
 fn line_after(position: &AnyGame, line: &[AnyMove], mv: AnyMove) -> Option<Vec<AnyMove>> {
@@ -534,16 +540,11 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
     }
     // The deal is judged too: a line of a guess plays the cards of the rows
     // and reserves before it deals, right for that guess's stock only.
-    if limits.judge_deal && !candidates.is_empty() {
-        let mut legal = Vec::new();
-        if let Some(first) = tried.first() {
-            first.position.legal_moves(&mut legal);
-        }
-        if let Some(&deal) = legal.iter().find(|mv| is_deal(**mv))
-            && !candidates.contains(&deal)
-        {
-            candidates.push(deal);
-        }
+    if limits.judge_deal
+        && !candidates.is_empty()
+        && let Some(first) = tried.first()
+    {
+        add_deal(&first.position, &mut candidates);
     }
     let mut searches = 0;
     let chosen_move = if candidates.len() >= 2 {

@@ -3135,17 +3135,32 @@ mod tests {
     /// checks they change no verdict).
     #[test]
     fn the_matchings_prove_more_positions_lost() {
-        let (mut with, mut without) = (0, 0);
-        for (_, position) in test_positions() {
-            let mut search = ReelSearch::new(position.clone());
-            with += usize::from(search.is_dead_by_precedence());
-            search.pruning.matchings = false;
-            without += usize::from(search.is_dead_by_precedence());
-        }
+        let (with, without) = dead_with_and_without(
+            test_positions()
+                .iter()
+                .map(|(_, position)| position.clone()),
+            |pruning| pruning.matchings = false,
+        );
         assert!(
             2 * with > 3 * without,
             "{with} dead with the matchings, {without} without"
         );
+    }
+
+    /// How many of `positions` the precedence counts call dead with every
+    /// rule on, and with one switched off by `switch_off`.
+    fn dead_with_and_without(
+        positions: impl Iterator<Item = VirginiaReel>,
+        switch_off: impl Fn(&mut Pruning),
+    ) -> (usize, usize) {
+        let (mut with, mut without) = (0, 0);
+        for position in positions {
+            let mut search = ReelSearch::new(position);
+            with += usize::from(search.is_dead_by_precedence());
+            switch_off(&mut search.pruning);
+            without += usize::from(search.is_dead_by_precedence());
+        }
+        (with, without)
     }
 
     /// The deals in the counts (module docs): the 3s under the 8h fills
@@ -3183,13 +3198,10 @@ mod tests {
     /// verdict).
     #[test]
     fn the_deals_in_the_counts_prove_more_positions_lost() {
-        let (mut with, mut without) = (0, 0);
-        for seed in 1..=150u64 {
-            let mut search = ReelSearch::new(played_position(seed, 2 + (seed % 3) as usize));
-            with += usize::from(search.is_dead_by_precedence());
-            search.pruning.deal_order = false;
-            without += usize::from(search.is_dead_by_precedence());
-        }
+        let (with, without) = dead_with_and_without(
+            (1..=150u64).map(|seed| played_position(seed, 2 + (seed % 3) as usize)),
+            |pruning| pruning.deal_order = false,
+        );
         assert!(
             4 * with > 5 * without,
             "{with} dead with the deals, {without} without"
