@@ -219,8 +219,8 @@ pub trait SolverGame: Clone {
 pub struct Budget<'a> {
     /// The most positions to expand (generate moves for) before giving up.
     pub positions: u64,
-    /// Asked every few thousand positions; `true` stops the search with an
-    /// unknown verdict. Use it for time limits; `None` keeps the verdict
+    /// Asked every few thousand positions and before each restart round;
+    /// `true` stops the search with an unknown verdict. Use it for time limits; `None` keeps the verdict
     /// reproducible.
     pub should_stop: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
@@ -541,6 +541,15 @@ pub fn solve<G: SolverGame>(
     let mut depth_first_spent = 0;
     let mut round = 0;
     loop {
+        // A round counts its positions from 0 and asks `should_stop` every
+        // `STOP_CHECK_INTERVAL` of them, so the many rounds of the Luby
+        // schedule smaller than that would never ask: ask before each.
+        if budget.should_stop.is_some_and(|stop| stop()) {
+            return Ok(Solution {
+                verdict: Verdict::Unknown,
+                positions: positions + depth_first_spent + best_first_spent,
+            });
+        }
         if depth_first_spent < depth_first_total {
             let mut position = start.clone();
             position.set_round(round);
@@ -1032,6 +1041,33 @@ mod tests {
         .expect("replay");
         assert_eq!(stopped.verdict, Verdict::Unknown);
         assert!(stopped.positions <= STOP_CHECK_INTERVAL);
+    }
+
+    /// A stop callback is heard within a few thousand positions in every
+    /// game, however small its restart rounds (Forty Thieves' are 2,048
+    /// positions, fewer than the positions between two questions inside a
+    /// round).
+    #[test]
+    fn a_stop_callback_is_heard_between_small_rounds() {
+        use crate::any::AnyGame;
+        use crate::game::GameKind;
+        use crate::solver::hinter::Searchable;
+        let stop = || true;
+        for game in GameKind::ALL {
+            for seed in 1..=3 {
+                let stopped = AnyGame::deal(game, seed)
+                    .search(Budget {
+                        positions: 1_000_000,
+                        should_stop: Some(&stop),
+                    })
+                    .expect("replay");
+                assert!(
+                    stopped.positions <= 2 * STOP_CHECK_INTERVAL,
+                    "{game:?} seed {seed}: {} positions after the stop",
+                    stopped.positions
+                );
+            }
+        }
     }
 
     #[test]
