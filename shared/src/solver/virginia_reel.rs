@@ -1595,10 +1595,10 @@ impl ReelSearch {
             // ordered.
             if let Some(relaxed) = relaxed {
                 let deals = (out.n - first_deal).min(relaxed.len());
-                for id in 0..first_deal {
-                    let kind = out.cards[id].index();
+                for (needs, card) in must.iter_mut().zip(&out.cards).take(first_deal) {
+                    let kind = card.index();
                     if let Some(last) = (0..deals).rev().find(|&k| relaxed[k][kind] == 0) {
-                        must[id] |= 1 << (first_deal + last);
+                        *needs |= 1 << (first_deal + last);
                     }
                 }
             }
