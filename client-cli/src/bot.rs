@@ -30,6 +30,12 @@
 //! a row, or with none left, it resigns. How hard it tries is its
 //! [`BotLevel`]; what each level wins is measured in `docs/BOTS.md`.
 //!
+//! How long it thinks is bounded by a [`Deadline`] it is given
+//! ([`Bot::next_move_within`]; it never reads a clock itself): when the
+//! deadline passes, its searches stop and it plays the best it has found
+//! so far. In a room the deadline is two paces after the board came, at
+//! most 10 s ([`think_limit`]).
+//!
 //! [`Bot`] is sans I/O, so [`play_alone`] can race it against nothing on a
 //! known deal (the strength measurement), and [`run`] puts it in a room.
 //! The solver runs on a blocking thread, never on a runtime worker.
@@ -1171,7 +1177,10 @@ mod tests {
                         "{game} strike at {strike_at}: {text} is illegal at move {moves}"
                     );
                 }
-                assert!(struck > 0, "{game} strike at {strike_at}: the clock never struck");
+                assert!(
+                    struck > 0,
+                    "{game} strike at {strike_at}: the clock never struck"
+                );
             }
         }
     }
@@ -1201,7 +1210,9 @@ mod tests {
                         searches <= strike_at,
                         "{game} move {moves}: {searches} searches with {strike_at} questions before the strike"
                     );
-                    let mv = position.parse_move(&text).expect("the bot's notation reads");
+                    let mv = position
+                        .parse_move(&text)
+                        .expect("the bot's notation reads");
                     position.apply(mv).expect("a legal move");
                 }
             }
