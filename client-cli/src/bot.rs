@@ -690,7 +690,9 @@ fn chosen_line(
 /// The work of a plan's judging: searches run and positions they expanded.
 #[derive(Clone, Copy, Debug, Default)]
 struct Judged {
+    /// Searches run.
     searches: u64,
+    /// Positions they expanded.
     positions: u64,
 }
 
@@ -698,7 +700,10 @@ struct Judged {
 /// deadline has passed it stays passed, so every step after the strike
 /// agrees (and a fake deadline is asked once per step until then).
 struct Clock<'a> {
+    /// The deadline the bot was given.
     deadline: &'a dyn Deadline,
+    /// Whether it has passed (atomic: the solver asks through a `Sync`
+    /// callback).
     struck: AtomicBool,
 }
 
