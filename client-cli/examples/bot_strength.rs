@@ -4,7 +4,10 @@
 //! that the solver proves winnable with full knowledge of the deal (at
 //! `--prove-budget` positions), then lets a bot play each of them alone at
 //! pace 0 ([`patience_cli::bot::play_alone`]): the bot sees each board as the
-//! server would send it, never the deal. Run it in release:
+//! server would send it, never the deal. With `--think-limit SECS` each
+//! move is chosen within that much wall clock time (a bot racing at pace
+//! `p` gets `2 p`, at most 10 s: `patience_cli::thinking::think_limit`);
+//! without it, no limit, as in the published figures. Run it in release:
 //!
 //! ```sh
 //! cargo run --release -p patience-cli --example bot_strength -- --level strong
@@ -12,7 +15,7 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use patience_cli::bot::{BotLevel, play_alone_timed};
@@ -49,10 +52,20 @@ struct Options {
     /// Prints each game as it ends (seed, won, moves, time) on stderr.
     #[arg(long)]
     each: bool,
+    /// Seconds of wall clock time the bot may think about one move (none:
+    /// no limit). Under load the limit strikes after less of the bot's
+    /// own work.
+    #[arg(long)]
+    think_limit: Option<f64>,
 }
 
 fn main() -> anyhow::Result<()> {
     let options = Options::parse();
+    let think_limit = options
+        .think_limit
+        .map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|error| anyhow::anyhow!("--think-limit: {error}"))?;
     for &game in &options.games {
         let started = Instant::now();
         let mut seeds = Vec::with_capacity(options.deals);
@@ -83,6 +96,7 @@ fn main() -> anyhow::Result<()> {
                             options.level,
                             seed,
                             options.max_moves,
+                            think_limit,
                             |took| micros.push(took.as_micros()),
                         );
                         if let Ok(mut thinking) = thinking.lock() {
@@ -131,8 +145,12 @@ fn main() -> anyhow::Result<()> {
         } else {
             won_moves.iter().sum::<u64>() as f64 / won_moves.len() as f64
         };
+        let limit = think_limit.map_or_else(
+            || "no thinking limit".to_string(),
+            |limit| format!("thinking limit {} s", limit.as_secs_f64()),
+        );
         println!(
-            "{} · level {:?}: won {won} of {games} proved deals ({:.1}%, 95% interval {:.1}%–{:.1}%); \
+            "{} · level {:?}, {limit}: won {won} of {games} proved deals ({:.1}%, 95% interval {:.1}%–{:.1}%); \
              seeds {}..={} ({} tried); {mean_moves:.0} moves per win; \
              median {median:.0} ms per game, {:.1} s playing, {:.1} s proving",
             game.title(),

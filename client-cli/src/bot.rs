@@ -30,11 +30,18 @@
 //! a row, or with none left, it resigns. How hard it tries is its
 //! [`BotLevel`]; what each level wins is measured in `docs/BOTS.md`.
 //!
+//! How long it thinks is bounded by a [`Deadline`] it is given
+//! ([`Bot::next_move_within`]; it never reads a clock itself): when the
+//! deadline passes, its searches stop and it plays the best it has found
+//! so far. In a room the deadline is two paces after the board came, at
+//! most 10 s ([`think_limit`]).
+//!
 //! [`Bot`] is sans I/O, so [`play_alone`] can race it against nothing on a
 //! known deal (the strength measurement), and [`run`] puts it in a room.
 //! The solver runs on a blocking thread, never on a runtime worker.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use patience_shared::any::{AnyGame, AnyMove};
@@ -50,6 +57,7 @@ use crate::config::Store;
 use crate::net::NetError;
 use crate::position::{guess, move_shapes};
 use crate::session::{Entry, SeatSlot, Session};
+use crate::thinking::{Deadline, NoDeadline, WallClockDeadline, think_limit};
 
 /// How hard a bot tries: how much each plan may search, and how many
 /// guesses of the hidden cards it tries before settling for one good move.
@@ -200,6 +208,8 @@ pub struct Bot {
     seen: HashSet<View>,
     /// Searches run by plans (the hinter counts its own).
     searches: u64,
+    /// Positions expanded by the searches counted in `searches`.
+    positions: u64,
     /// Moves made in a row with no winning line.
     without_line: u64,
     /// The guesses of the last plan, moved along by the moves played since:
@@ -218,17 +228,35 @@ impl Bot {
             variation,
             seen: HashSet::new(),
             searches: 0,
+            positions: 0,
             without_line: 0,
             kept: Vec::new(),
         }
     }
 
-    /// The move (in the notation) to play on `board`, or `None` to resign.
-    /// Runs the solver: call it off any async runtime.
+    /// The move (in the notation) to play on `board`, or `None` to resign,
+    /// with no limit on the time to think. Runs the solver: call it off any
+    /// async runtime.
     pub fn next_move(&mut self, board: &View) -> Option<String> {
+        self.next_move_within(board, &NoDeadline)
+    }
+
+    /// [`Bot::next_move`] within `deadline`: once it has passed, searches
+    /// stop (the solver's `should_stop`), no more guesses are tried and no
+    /// more moves judged, and the bot plays the best it has: the best-ranked
+    /// of the lines found so far, the judged move that won the most guesses
+    /// among those judged in full (else the line's own move), or with no
+    /// line one good move of a guess. Running out of time never resigns: a
+    /// plan cut short does not count toward the moves without a line.
+    pub fn next_move_within(&mut self, board: &View, deadline: &dyn Deadline) -> Option<String> {
+        let clock = Clock::new(deadline);
         self.seen.insert(board.clone());
         let limits = self.level.limits(board.game);
-        let budget = Budget::positions(limits.budget);
+        let stop = || clock.up();
+        let budget = Budget {
+            positions: limits.budget,
+            should_stop: Some(&stop),
+        };
         // A guess whose board is no longer this one (a deal showed other
         // cards) says nothing about the hidden cards now.
         self.kept.retain(|kept| kept.position.view() == *board);
@@ -236,10 +264,13 @@ impl Bot {
             .believed
             .take()
             .filter(|believed| believed.view() == *board)
+            // On its line the hinter answers without a search; off it, a
+            // search is started only with time left.
+            && (self.hinter.index_on_line(&believed).is_some() || !clock.up())
             && let Ok(Hint::Play(mv)) = self.hinter.hint(&believed, budget)
         {
             if limits.judge_every_move && self.kept.iter().any(|kept| kept.line.is_some()) {
-                return self.play_judged(believed, mv, &limits);
+                return self.play_judged(believed, mv, &limits, &clock);
             }
             return self.play(believed, mv);
         }
@@ -253,14 +284,18 @@ impl Bot {
         let mut tried: Vec<Tried> = Vec::new();
         let mut won = 0;
         for index in 0..guesses + rescue {
-            if !keep_guessing(index, won, votes, guesses) {
+            if !keep_guessing(index, won, votes, guesses) || clock.up() {
                 break;
             }
             self.variation = self.variation.wrapping_add(1);
             let position = guess(board, self.variation).ok()?;
             first_guess.get_or_insert_with(|| position.clone());
             self.searches += 1;
-            let outcome = match position.search(budget).map(|solution| solution.verdict) {
+            let searched = position.search(budget);
+            if let Ok(solution) = &searched {
+                self.positions += solution.positions;
+            }
+            let outcome = match searched.map(|solution| solution.verdict) {
                 Ok(Verdict::Winnable(line)) if line.is_empty() => return None,
                 Ok(Verdict::Winnable(line)) => {
                     won += 1;
@@ -289,8 +324,9 @@ impl Bot {
         } else {
             Vec::new()
         };
-        let (chosen, judge_searches) = chosen_line(tried, &limits);
-        self.searches += judge_searches;
+        let (chosen, judged) = chosen_line(tried, &limits, &clock);
+        self.searches += judged.searches;
+        self.positions += judged.positions;
         if let Some((position, line)) = chosen {
             // The hinter keeps the line for the moves to come while the
             // guess holds.
@@ -298,12 +334,24 @@ impl Bot {
             let &first = line.first()?;
             return self.play(position, first);
         }
-        self.without_line += 1;
-        if self.without_line > limits.patience {
-            return None;
+        // A plan the clock cut short proved nothing about the position:
+        // only plans that ran their course count toward resigning.
+        if !clock.up() {
+            self.without_line += 1;
+            if self.without_line > limits.patience {
+                return None;
+            }
         }
         self.kept.clear();
-        let position = first_guess?;
+        let position = match first_guess {
+            Some(position) => position,
+            // Time was up before the first guess: guess now (no search) for
+            // the good move.
+            None => {
+                self.variation = self.variation.wrapping_add(1);
+                guess(board, self.variation).ok()?
+            }
+        };
         let text = good_move(&position, &self.seen)?;
         Some(text)
     }
@@ -311,6 +359,12 @@ impl Bot {
     /// How many searches the bot's plans have run.
     pub fn searches(&self) -> u64 {
         self.searches + self.hinter.searches()
+    }
+
+    /// Positions expanded by the searches of the bot's plans and judged
+    /// moves (not the hinter's, which does not report them).
+    pub fn positions_searched(&self) -> u64 {
+        self.positions
     }
 
     /// The server refused the last move: the guess was wrong about the
@@ -329,12 +383,15 @@ impl Bot {
     /// and plays the one after which the most guesses still win
     /// ([`most_robust`]; `planned` on a tie). A guess wins after a move if
     /// its line still wins with the move played first, else if a search
-    /// after the move says so; a guess with no line counts as lost.
+    /// after the move says so; a guess with no line counts as lost. Once
+    /// `clock` is up every question left counts as lost, so only a move
+    /// judged in full before it struck can displace `planned`.
     fn play_judged(
         &mut self,
         believed: AnyGame,
         planned: AnyMove,
         limits: &PlanLimits,
+        clock: &Clock<'_>,
     ) -> Option<String> {
         let mut candidates = vec![planned];
         for kept in &self.kept {
@@ -349,16 +406,24 @@ impl Bot {
         if candidates.len() < 2 {
             return self.play(believed, planned);
         }
-        let budget = Budget::positions(limits.judge_budget);
+        let stop = || clock.up();
+        let budget = Budget {
+            positions: limits.judge_budget,
+            should_stop: Some(&stop),
+        };
         // found[candidate][guess]: the guess's winning line after the candidate.
         let mut found: Vec<Vec<Option<Vec<AnyMove>>>> =
             vec![vec![None; self.kept.len()]; candidates.len()];
         let mut searches = 0;
+        let mut positions = 0;
         let kept = &self.kept;
         let chosen = most_robust(candidates.len(), kept.len(), |candidate, guess| {
             let (Some(&mv), Some(kept)) = (candidates.get(candidate), kept.get(guess)) else {
                 return false;
             };
+            if clock.up() {
+                return false;
+            }
             let Some(line) = &kept.line else {
                 return false;
             };
@@ -369,9 +434,11 @@ impl Bot {
                     return Some(Vec::new());
                 }
                 searches += 1;
-                match after.search(budget).map(|solution| solution.verdict) {
-                    Ok(Verdict::Winnable(line)) => Some(line),
-                    _ => None,
+                let solution = after.search(budget).ok()?;
+                positions += solution.positions;
+                match solution.verdict {
+                    Verdict::Winnable(line) => Some(line),
+                    Verdict::Unwinnable | Verdict::Unknown => None,
                 }
             });
             let wins = after_line.is_some();
@@ -380,6 +447,7 @@ impl Bot {
         })
         .unwrap_or(0);
         self.searches += searches;
+        self.positions += positions;
         let Some(&mv) = candidates.get(chosen) else {
             return self.play(believed, planned);
         };
@@ -514,8 +582,14 @@ enum GuessOutcome {
 /// against every guess of the plan ([`guesses_won_after`]) and the line
 /// played is the best-ranked one starting with the move after which the
 /// most guesses still win: a line's first move wins its own guess, not
-/// necessarily the others.
-fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<AnyMove>)>, u64) {
+/// necessarily the others. Once `clock` is up every question left counts
+/// as lost, so the best-ranked line is played unless a move judged in full
+/// before the strike beat it.
+fn chosen_line(
+    tried: Vec<Tried>,
+    limits: &PlanLimits,
+    clock: &Clock<'_>,
+) -> (Option<(AnyGame, Vec<AnyMove>)>, Judged) {
     let winners: Vec<(usize, Vec<AnyMove>)> = tried
         .iter()
         .enumerate()
@@ -546,7 +620,7 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
     {
         add_deal(&first.position, &mut candidates);
     }
-    let mut searches = 0;
+    let mut judged = Judged::default();
     let chosen_move = if candidates.len() >= 2 {
         // Each guess's own line says it wins after that line's first move.
         let own_first: Vec<Option<AnyMove>> = (0..tried.len())
@@ -557,12 +631,19 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
                     .and_then(|(_, line)| line.first().copied())
             })
             .collect();
-        let budget = Budget::positions(limits.judge_budget);
+        let stop = || clock.up();
+        let budget = Budget {
+            positions: limits.judge_budget,
+            should_stop: Some(&stop),
+        };
         let wins_after = |candidate: usize, guess: usize| {
             let (Some(&candidate), Some(tried)) = (candidates.get(candidate), tried.get(guess))
             else {
                 return false;
             };
+            if clock.up() {
+                return false;
+            }
             match tried.outcome {
                 // No move wins a lost position.
                 GuessOutcome::Lost => return false,
@@ -573,13 +654,16 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
             if after.apply(candidate).is_err() {
                 return false;
             }
-            searches += 1;
+            if after.is_won() {
+                return true;
+            }
+            judged.searches += 1;
+            let Ok(solution) = after.search(budget) else {
+                return false;
+            };
+            judged.positions += solution.positions;
             // An unsettled search counts as no win.
-            after.is_won()
-                || matches!(
-                    after.search(budget).map(|solution| solution.verdict),
-                    Ok(Verdict::Winnable(_))
-                )
+            matches!(solution.verdict, Verdict::Winnable(_))
         };
         most_robust(candidates.len(), tried.len(), wins_after)
             .and_then(|index| candidates.get(index).copied())
@@ -600,7 +684,48 @@ fn chosen_line(tried: Vec<Tried>, limits: &PlanLimits) -> (Option<(AnyGame, Vec<
             let (guess, _) = winners.first()?;
             Some((tried.get(*guess)?.position.clone(), vec![deal]))
         });
-    (chosen, searches)
+    (chosen, judged)
+}
+
+/// The work of a plan's judging: searches run and positions they expanded.
+#[derive(Clone, Copy, Debug, Default)]
+struct Judged {
+    /// Searches run.
+    searches: u64,
+    /// Positions they expanded.
+    positions: u64,
+}
+
+/// A bot's view of its [`Deadline`] while it chooses one move: once the
+/// deadline has passed it stays passed, so every step after the strike
+/// agrees (and a fake deadline is asked once per step until then).
+struct Clock<'a> {
+    /// The deadline the bot was given.
+    deadline: &'a dyn Deadline,
+    /// Whether it has passed (atomic: the solver asks through a `Sync`
+    /// callback).
+    struck: AtomicBool,
+}
+
+impl<'a> Clock<'a> {
+    fn new(deadline: &'a dyn Deadline) -> Clock<'a> {
+        Clock {
+            deadline,
+            struck: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the time to think is up.
+    fn up(&self) -> bool {
+        if self.struck.load(Ordering::Relaxed) {
+            return true;
+        }
+        let up = self.deadline.passed();
+        if up {
+            self.struck.store(true, Ordering::Relaxed);
+        }
+        up
+    }
 }
 
 /// Of `candidates` moves, best-ranked first, the index of the one after
@@ -716,17 +841,39 @@ pub struct Alone {
 /// pace, at most `max_moves` moves: the bot sees each board as the server
 /// would send it, never the deal itself.
 pub fn play_alone(deal: &AnyGame, level: BotLevel, variation: u64, max_moves: u64) -> Alone {
-    play_alone_timed(deal, level, variation, max_moves, |_| {})
+    play_alone_timed(deal, level, variation, max_moves, None, |_| {})
 }
 
-/// [`play_alone`], telling `thought` how long the bot took to choose each
-/// move: the time a bot at a human pace must fit in its pace.
+/// [`play_alone`], with at most `think_limit` of wall clock time to choose
+/// each move (none: no limit), telling `thought` how long the bot took to
+/// choose each move: the time a bot at a human pace must fit in its pace.
 pub fn play_alone_timed(
     deal: &AnyGame,
     level: BotLevel,
     variation: u64,
     max_moves: u64,
+    think_limit: Option<Duration>,
     mut thought: impl FnMut(Duration),
+) -> Alone {
+    play_alone_within(deal, level, variation, max_moves, |bot, board| {
+        let started = std::time::Instant::now();
+        let chosen = match think_limit {
+            Some(limit) => bot.next_move_within(board, &WallClockDeadline::after(started, limit)),
+            None => bot.next_move(board),
+        };
+        thought(started.elapsed());
+        chosen
+    })
+}
+
+/// [`play_alone`], where `choose` asks the bot for each move (with the
+/// deadline it chooses).
+fn play_alone_within(
+    deal: &AnyGame,
+    level: BotLevel,
+    variation: u64,
+    max_moves: u64,
+    mut choose: impl FnMut(&mut Bot, &View) -> Option<String>,
 ) -> Alone {
     let mut position = deal.clone();
     let mut bot = Bot::new(level, variation);
@@ -734,9 +881,7 @@ pub fn play_alone_timed(
         if position.is_won() {
             return Alone { won: true, moves };
         }
-        let started = std::time::Instant::now();
-        let chosen = bot.next_move(&position.view());
-        thought(started.elapsed());
+        let chosen = choose(&mut bot, &position.view());
         let Some(text) = chosen else {
             return Alone { won: false, moves };
         };
@@ -790,6 +935,12 @@ fn good_move(position: &AnyGame, seen: &HashSet<View>) -> Option<String> {
 /// instead of joining anew: `play --bot` brings its bot back after a
 /// restart. A bot started on its own (`patience bot`) passes
 /// [`Store::none`].
+///
+/// The bot thinks about each move within [`think_limit`] of `pace` (twice
+/// the pace, at most 10 s; no limit at pace 0), on the wall clock from when
+/// the board came, and its thinking counts toward the pace: the move is
+/// sent a pace (varied like a person's) after the board came, or as soon
+/// as it is chosen if thinking took longer.
 ///
 /// Cancel-safe in effect: dropped early, the bot's session is dropped,
 /// which keeps its seat for a resume; [`Session::start`] inside it is not
@@ -847,8 +998,16 @@ pub async fn run(
                 }
                 let Some(board) = session.state.my_board().cloned() else { continue };
                 let mut thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
+                let board_came = Instant::now();
+                // The solver's time is the machine's, whatever the runtime's
+                // clock says (tests pause it).
+                let deadline = think_limit(pace)
+                    .map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
                 let (thought, chosen) = tokio::task::spawn_blocking(move || {
-                    let chosen = thinking.next_move(&board);
+                    let chosen = match &deadline {
+                        Some(deadline) => thinking.next_move_within(&board, deadline),
+                        None => thinking.next_move(&board),
+                    };
                     (thinking, chosen)
                 })
                 .await
@@ -857,7 +1016,9 @@ pub async fn run(
                 bot = Some(thought);
                 match chosen {
                     Some(text) => {
-                        next_move = Some((Instant::now() + human_pace(pace, moves_played), text));
+                        // Thinking counts toward the pace: a move thought
+                        // about longer than its pace is due at once.
+                        next_move = Some((board_came + human_pace(pace, moves_played), text));
                         moves_played += 1;
                     }
                     None => {
@@ -951,6 +1112,153 @@ mod tests {
                 moves += 1;
             }
             assert!(moves > 0, "{game}: the bots moved");
+        }
+    }
+
+    /// Whether `position` has no legal move: the game is over.
+    fn no_legal_move(position: &AnyGame) -> bool {
+        let mut legal = Vec::new();
+        position.legal_moves(&mut legal);
+        legal.is_empty()
+    }
+
+    /// A deadline that passes from its `strike_at + 1`-th question on: a
+    /// fake clock, so the tests of the thinking limit are deterministic.
+    struct StrikesAfter {
+        asked: std::sync::atomic::AtomicU64,
+        strike_at: u64,
+    }
+
+    impl StrikesAfter {
+        fn new(strike_at: u64) -> StrikesAfter {
+            StrikesAfter {
+                asked: std::sync::atomic::AtomicU64::new(0),
+                strike_at,
+            }
+        }
+
+        fn asked(&self) -> u64 {
+            self.asked.load(Ordering::Relaxed)
+        }
+    }
+
+    impl Deadline for StrikesAfter {
+        fn passed(&self) -> bool {
+            self.asked.fetch_add(1, Ordering::Relaxed) >= self.strike_at
+        }
+    }
+
+    /// A bot whose time runs out, at once or after a few questions of
+    /// its clock, still plays a legal move on every board of every game,
+    /// and never resigns for it: the first 30 moves of a proved deal.
+    #[test]
+    fn a_bot_out_of_time_still_plays_a_legal_move_in_every_game() {
+        for game in GameKind::ALL {
+            let seed = proved(game).seed;
+            for strike_at in [0, 1, 3] {
+                let mut position = AnyGame::deal(game, seed);
+                let mut bot = Bot::new(BotLevel::Strong, 5);
+                let mut struck = 0;
+                for moves in 0..30 {
+                    if position.is_won() {
+                        break;
+                    }
+                    let deadline = StrikesAfter::new(strike_at);
+                    let Some(text) = bot.next_move_within(&position.view(), &deadline) else {
+                        // A game with no legal move left is over: the one
+                        // resignation a bot out of time may make.
+                        assert!(
+                            no_legal_move(&position),
+                            "{game} strike at {strike_at}: resigned at move {moves}"
+                        );
+                        break;
+                    };
+                    struck += u64::from(deadline.asked() > strike_at);
+                    let mv = position.parse_move(&text).unwrap_or_else(|error| {
+                        panic!("{game} move {moves}: {text} does not read: {error}")
+                    });
+                    assert!(
+                        position.apply(mv).is_ok(),
+                        "{game} strike at {strike_at}: {text} is illegal at move {moves}"
+                    );
+                }
+                assert!(
+                    struck > 0,
+                    "{game} strike at {strike_at}: the clock never struck"
+                );
+            }
+        }
+    }
+
+    /// Every search the bot starts follows a question of its clock
+    /// answered "not yet": with `strike_at` such answers it starts at most
+    /// `strike_at` searches for a move, whatever the game and level.
+    #[test]
+    fn a_bot_starts_no_search_after_its_time_is_up() {
+        for game in GameKind::ALL {
+            let seed = proved(game).seed;
+            for strike_at in [0, 1, 2, 4] {
+                let mut position = AnyGame::deal(game, seed);
+                let mut bot = Bot::new(BotLevel::Strong, 5);
+                for moves in 0..20 {
+                    if position.is_won() {
+                        break;
+                    }
+                    let before = bot.searches();
+                    let deadline = StrikesAfter::new(strike_at);
+                    let Some(text) = bot.next_move_within(&position.view(), &deadline) else {
+                        assert!(no_legal_move(&position), "{game}: resigned at move {moves}");
+                        break;
+                    };
+                    let searches = bot.searches() - before;
+                    assert!(
+                        searches <= strike_at,
+                        "{game} move {moves}: {searches} searches with {strike_at} questions before the strike"
+                    );
+                    let mv = position
+                        .parse_move(&text)
+                        .expect("the bot's notation reads");
+                    position.apply(mv).expect("a legal move");
+                }
+            }
+        }
+    }
+
+    /// The clock reaches inside a search: struck at the solver's first
+    /// question, a guess's search stops before its budget, where the same
+    /// guess searched with no limit spends all of it. (The solver asks
+    /// every 4,096 positions of a pass or round, and a restart round of
+    /// 4,096 or fewer never stops early, so in the two-deck games the stop
+    /// comes tens of thousands of positions late: 31,743 of 50,000 here.)
+    #[test]
+    fn the_limit_stops_a_search_under_way() {
+        for game in [GameKind::Midshipman, GameKind::VirginiaReel] {
+            let seed = proved(game).seed;
+            let board = AnyGame::deal(game, seed).view();
+            let limits = BotLevel::Strong.limits(game);
+            // The first guess whose search runs long: `Bot::new(_, v)`
+            // draws its first guess with variation `v + 1`.
+            let (variation, unlimited) = (1..50)
+                .find_map(|variation| {
+                    let positions = guess(&board, variation + 1)
+                        .expect("a dealt view reads")
+                        .search(Budget::positions(limits.budget))
+                        .expect("the solver's lines replay")
+                        .positions;
+                    (positions > 40_000).then_some((variation, positions))
+                })
+                .expect("a guess of the deal runs long");
+            let mut bot = Bot::new(BotLevel::Strong, variation);
+            // The bot asks once before the guess, the solver next.
+            let deadline = StrikesAfter::new(1);
+            let text = bot.next_move_within(&board, &deadline);
+            assert!(text.is_some(), "{game}: a move");
+            assert_eq!(bot.searches(), 1, "{game}: one guess searched");
+            let limited = bot.positions_searched();
+            assert!(
+                limited > 0 && limited < unlimited,
+                "{game} seed {seed}: {limited} positions with the limit, {unlimited} without"
+            );
         }
     }
 

@@ -40,7 +40,8 @@ pub enum Command {
         /// Race a bot at once, in a private room of two.
         #[arg(long)]
         bot: bool,
-        /// The bot's seconds per move.
+        /// The bot's seconds per move, thinking included; it thinks about
+        /// one move for at most two paces (10 s at most; no limit at 0).
         #[arg(long, default_value_t = 2.0, requires = "bot")]
         pace: f64,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
@@ -102,7 +103,8 @@ pub enum Command {
         /// The room's code.
         #[arg(long)]
         join: String,
-        /// Seconds per move.
+        /// Seconds per move, thinking included; the bot thinks about one
+        /// move for at most two paces (10 s at most; no limit at 0).
         #[arg(long, default_value_t = 2.0)]
         pace: f64,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).

@@ -5,6 +5,7 @@
 //! here so the end-to-end tests drive the same code people run.
 //!
 //! - [`bot`]: bots that race at a human pace on a solver line.
+//! - [`thinking`]: how long a bot may think about a move (its deadline).
 //! - [`cli`]: the command-line grammar (clap).
 //! - [`inspect`]: `deal` and `moves`, which show deals and legal moves as
 //!   text or JSON.
@@ -45,6 +46,7 @@ pub mod replay;
 pub mod session;
 pub mod solve;
 pub mod text;
+pub mod thinking;
 pub mod tournament;
 pub mod tui;
 
