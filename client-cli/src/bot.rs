@@ -1227,9 +1227,9 @@ mod tests {
     /// The clock reaches inside a search: struck at the solver's first
     /// question, a guess's search stops before its budget, where the same
     /// guess searched with no limit spends all of it. (The solver asks
-    /// every 4,096 positions of a pass or round, and a restart round of
-    /// 4,096 or fewer never stops early, so in the two-deck games the stop
-    /// comes tens of thousands of positions late: 31,743 of 50,000 here.)
+    /// before each restart round and every 4,096 positions of a pass or
+    /// round; before it asked at round starts, a Midshipman guess struck
+    /// here ran 31,743 of its 50,000 positions, now none.)
     #[test]
     fn the_limit_stops_a_search_under_way() {
         for game in [GameKind::Midshipman, GameKind::VirginiaReel] {
@@ -1256,7 +1256,7 @@ mod tests {
             assert_eq!(bot.searches(), 1, "{game}: one guess searched");
             let limited = bot.positions_searched();
             assert!(
-                limited > 0 && limited < unlimited,
+                limited < unlimited,
                 "{game} seed {seed}: {limited} positions with the limit, {unlimited} without"
             );
         }
