@@ -952,19 +952,59 @@ pub async fn run(
     pace: Duration,
     level: BotLevel,
     store: Store,
-    mut log: impl FnMut(&str) + Send,
+    log: impl FnMut(&str) + Send,
 ) -> Result<(), NetError> {
+    let room = Room {
+        server,
+        name,
+        code,
+        store,
+    };
+    race(room, pace, level, log, think_off_runtime).await
+}
+
+/// Where [`run`] races: the server, the bot's name, the room's code and
+/// where its seat is kept.
+struct Room<'a> {
+    server: &'a str,
+    name: &'a str,
+    code: &'a str,
+    store: Store,
+}
+
+/// [`run`], thinking about each board with `think` (the bot, the board and
+/// the thinking limit in; the bot back with its move, or `None` if the
+/// thinking failed).
+///
+/// The one seam in the race loop, for the tests of the pace: a race thinks
+/// with [`think_off_runtime`]; the tests wrap it in a sleep on the
+/// runtime's clock. They run on a paused tokio clock, which stands still
+/// while the solver runs on its blocking thread, so without the sleep
+/// thinking would cost no time there, and a move due a pace after the
+/// board came could not be told from one due a pace after the thinking.
+async fn race<Think, Thinking>(
+    room: Room<'_>,
+    pace: Duration,
+    level: BotLevel,
+    mut log: impl FnMut(&str) + Send,
+    mut think: Think,
+) -> Result<(), NetError>
+where
+    Think: FnMut(Bot, View, Option<Duration>) -> Thinking,
+    Thinking: Future<Output = Option<(Bot, Option<String>)>>,
+{
     let slot = SeatSlot::Bot {
         pace_ms: u64::try_from(pace.as_millis()).unwrap_or(u64::MAX),
         level,
     };
+    let entry = Entry::Join(room.code.to_string());
     let (mut session, notes) =
-        Session::start_in_slot(server, name, Entry::Join(code.to_string()), store, slot).await?;
+        Session::start_in_slot(room.server, room.name, entry, room.store, slot).await?;
     for note in &notes {
         log(note);
     }
     // Only the solver's choices depend on it; any number keeps bots apart.
-    let variation = code.bytes().fold(0u64, |hash, byte| {
+    let variation = room.code.bytes().fold(0u64, |hash, byte| {
         hash.wrapping_mul(0x100_0000_01b3) ^ u64::from(byte)
     });
     let mut bot = Some(Bot::new(level, variation));
@@ -997,22 +1037,12 @@ pub async fn run(
                     continue;
                 }
                 let Some(board) = session.state.my_board().cloned() else { continue };
-                let mut thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
+                let thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
                 let board_came = Instant::now();
-                // The solver's time is the machine's, whatever the runtime's
-                // clock says (tests pause it).
-                let deadline = think_limit(pace)
-                    .map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
-                let (thought, chosen) = tokio::task::spawn_blocking(move || {
-                    let chosen = match &deadline {
-                        Some(deadline) => thinking.next_move_within(&board, deadline),
-                        None => thinking.next_move(&board),
-                    };
-                    (thinking, chosen)
-                })
-                .await
-                // A solver that panicked chose nothing: resign.
-                .unwrap_or_else(|_| (Bot::new(level, variation), None));
+                let (thought, chosen) = think(thinking, board, think_limit(pace))
+                    .await
+                    // A solver that panicked chose nothing: resign.
+                    .unwrap_or_else(|| (Bot::new(level, variation), None));
                 bot = Some(thought);
                 match chosen {
                     Some(text) => {
@@ -1039,6 +1069,29 @@ pub async fn run(
     Ok(())
 }
 
+/// Thinks about `board` within `limit` of wall clock time from now (none:
+/// no limit) on a blocking thread, never on a runtime worker: a plan may
+/// search for seconds. Returns the bot with its move (`None`: it resigns),
+/// or `None` if the solver panicked.
+async fn think_off_runtime(
+    mut bot: Bot,
+    board: View,
+    limit: Option<Duration>,
+) -> Option<(Bot, Option<String>)> {
+    // The solver's time is the machine's, whatever the runtime's clock says
+    // (tests pause it).
+    let deadline = limit.map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
+    tokio::task::spawn_blocking(move || {
+        let chosen = match &deadline {
+            Some(deadline) => bot.next_move_within(&board, deadline),
+            None => bot.next_move(&board),
+        };
+        (bot, chosen)
+    })
+    .await
+    .ok()
+}
+
 /// `pace` varied by up to a third either way, the same for the same move
 /// number: people do not move like a metronome.
 fn human_pace(pace: Duration, move_number: u64) -> Duration {
@@ -1054,6 +1107,9 @@ async fn sleep_until(due: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod pace_tests;
 
 #[cfg(test)]
 mod tests {
