@@ -1,12 +1,15 @@
-//! The bot's pace, end to end: the real race loop of [`super::run`] (its
-//! body, [`super::race`], with the real [`super::think_off_runtime`])
-//! races a bot against the fake server (`crate::fake_server`) on tokio's
-//! paused clock, and the fake server stamps each board it sends and each
-//! move it receives with that clock. Nothing sleeps on the wall clock and
-//! nothing depends on the machine's speed: the paused clock moves only
-//! when every task waits on a timer, to that timer's moment, so a move
-//! reaches the server at the time the loop's timer said, to the timer's
-//! grain of a millisecond, however long the solver took on the wall clock.
+//! The race loop of [`super::run`] end to end, against the fake server
+//! (`crate::fake_server`): the bot's pace, and a move whose answer a
+//! dropped connection lost.
+//!
+//! The pace: the real loop (its body, [`super::race`], with the real
+//! [`super::think_off_runtime`]) races on tokio's paused clock, and the
+//! fake server stamps each board it sends and each move it receives with
+//! that clock. Nothing sleeps on the wall clock and nothing depends on the
+//! machine's speed: the paused clock moves only when every task waits on a
+//! timer, to that timer's moment, so a move reaches the server at the time
+//! the loop's timer said, to the timer's grain of a millisecond, however
+//! long the solver took on the wall clock.
 //!
 //! The paused clock stands still while the solver runs (on its blocking
 //! thread), so the test gives each move's thinking a cost on the runtime's
@@ -30,14 +33,15 @@ use std::time::Duration;
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    ClientMessage, Phase, PlayerInfo, PlayerStatus, Progress, RoomInfo, RoomOptions, ServerMessage,
+    ClientMessage, Phase, PlayerInfo, PlayerStatus, Progress, RaceSnapshot, RoomInfo, RoomOptions,
+    SeatBoard, ServerMessage,
 };
 use patience_shared::rules::{Rules as _, View};
 use tokio::time::Instant;
 
 use super::{Bot, BotLevel, Room, human_pace, race, think_off_runtime};
 use crate::config::Store;
-use crate::fake_server;
+use crate::fake_server::{self, Reply};
 use crate::thinking::think_limit;
 
 /// The bot's pace in the race: its thinking limit is 4 s.
@@ -246,6 +250,168 @@ async fn thinking_off_the_runtime_keeps_to_its_limit() {
             searches,
             "{limit:?}: {} searches",
             bot.searches()
+        );
+    }
+}
+
+/// What the fake server says when the bot takes its seat back, after it
+/// dropped the connection on the bot's first move without answering it.
+#[derive(Clone, Copy, Debug)]
+enum AfterTheDrop {
+    /// The move was lost on its way: `resumed` with nothing missed.
+    NothingMissed,
+    /// The move was refused, which is never replayed, and a rival moved:
+    /// `resumed`, then the rival's `progress`.
+    RivalMovedAfterALostRefusal,
+    /// The move was played; the events missed were no longer kept:
+    /// `resumed`, then a snapshot.
+    Snapshot,
+    /// The move was played: `resumed`, then the replayed `move_accepted`.
+    AnswerReplayed,
+}
+
+/// The longest the resume test waits for the bot: a safety net only.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A bot whose move's answer was lost with its connection does not wait
+/// for it forever: once the seat is back and the events it missed (if
+/// any) are in, it plays on from the board it has, and never sends a move
+/// for a board that is no longer its own. Driven through the public
+/// [`super::run`] at pace 0; the reconnection waits its 250 ms.
+#[tokio::test]
+async fn a_move_whose_answer_a_dropped_connection_lost_is_not_awaited_forever() {
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7);
+    for case in [
+        AfterTheDrop::NothingMissed,
+        AfterTheDrop::RivalMovedAfterALostRefusal,
+        AfterTheDrop::Snapshot,
+        AfterTheDrop::AnswerReplayed,
+    ] {
+        let played = matches!(case, AfterTheDrop::Snapshot | AfterTheDrop::AnswerReplayed);
+        let start = deal.view();
+        let mut position = deal.clone();
+        let mut moves = 0;
+        let surprises = Arc::new(Mutex::new(Vec::new()));
+        let surprised = Arc::clone(&surprises);
+        let (url, _) = fake_server::start_scripted(move |message| {
+            let mut surprises = surprised.lock().expect("no test thread panicked");
+            let answer = |messages| Reply {
+                messages,
+                then_drop: false,
+            };
+            match message {
+                ClientMessage::JoinRoom { .. } => answer(vec![
+                    ServerMessage::RoomJoined {
+                        seq: 1,
+                        room: room(),
+                        seat: Some(0),
+                        resume_token: Some("first".into()),
+                    },
+                    ServerMessage::RaceStarted {
+                        seq: 2,
+                        commitment: "c".into(),
+                        board: start.clone(),
+                        time_limit_ms: 600_000,
+                    },
+                ]),
+                ClientMessage::Move { text, .. } => {
+                    moves += 1;
+                    let legal = position
+                        .parse_move(text)
+                        .ok()
+                        .and_then(|mv| position.clone().apply(mv).ok().map(|_| mv));
+                    let Some(mv) = legal else {
+                        surprises.push(format!("move {moves}, {text}, is not legal"));
+                        return answer(vec![stopping()]);
+                    };
+                    if moves > 1 {
+                        return answer(vec![stopping()]);
+                    }
+                    if played {
+                        let _ = position.apply(mv);
+                    }
+                    Reply {
+                        messages: Vec::new(),
+                        then_drop: true,
+                    }
+                }
+                ClientMessage::Resume { .. } => {
+                    let resumed = |seq| ServerMessage::Resumed {
+                        seq,
+                        room: room(),
+                        seat: 0,
+                        resume_token: "second".into(),
+                        elapsed_ms: Some(1_000),
+                    };
+                    let board = position.view();
+                    let progress = Progress::measure(&start, &board, u32::from(played), 1_000);
+                    answer(match case {
+                        AfterTheDrop::NothingMissed => vec![resumed(2)],
+                        AfterTheDrop::RivalMovedAfterALostRefusal => vec![
+                            resumed(3),
+                            ServerMessage::Progress {
+                                seq: 3,
+                                seat: 1,
+                                progress: Progress::measure(&start, &start, 1, 900),
+                                text: None,
+                                board: None,
+                            },
+                        ],
+                        AfterTheDrop::Snapshot => vec![
+                            resumed(3),
+                            ServerMessage::Snapshot {
+                                seq: 3,
+                                room: room(),
+                                race: Some(RaceSnapshot {
+                                    commitment: "c".into(),
+                                    elapsed_ms: 1_000,
+                                    time_limit_ms: 600_000,
+                                    boards: vec![SeatBoard {
+                                        seat: 0,
+                                        status: PlayerStatus::Racing,
+                                        board: Some(board),
+                                        progress,
+                                    }],
+                                    result: None,
+                                }),
+                            },
+                        ],
+                        AfterTheDrop::AnswerReplayed => vec![
+                            resumed(3),
+                            ServerMessage::MoveAccepted {
+                                seq: 3,
+                                text: "replayed".into(),
+                                effects: Vec::new(),
+                                board,
+                                progress,
+                            },
+                        ],
+                    })
+                }
+                other => {
+                    surprises.push(format!("{other:?}"));
+                    answer(vec![stopping()])
+                }
+            }
+        })
+        .await;
+        let bot = super::run(
+            &url,
+            "bot",
+            "K7PQ3M",
+            Duration::ZERO,
+            BotLevel::Easy,
+            Store::none(),
+            |_| {},
+        );
+        tokio::time::timeout(PATIENCE, bot)
+            .await
+            .unwrap_or_else(|_| panic!("{case:?}: the bot never moved again"))
+            .unwrap_or_else(|error| panic!("{case:?}: {error}"));
+        assert_eq!(
+            *surprises.lock().expect("no test thread panicked"),
+            Vec::<String>::new(),
+            "{case:?}"
         );
     }
 }
