@@ -54,7 +54,7 @@ use patience_shared::solver::{Budget, Hint, Verdict, shorten_line};
 use tokio::time::Instant;
 
 use crate::config::Store;
-use crate::net::NetError;
+use crate::net::{NetError, seq_of};
 use crate::position::{guess, move_shapes};
 use crate::session::{Entry, SeatSlot, Session};
 use crate::thinking::{Deadline, NoDeadline, WallClockDeadline, think_limit};
@@ -952,24 +952,64 @@ pub async fn run(
     pace: Duration,
     level: BotLevel,
     store: Store,
-    mut log: impl FnMut(&str) + Send,
+    log: impl FnMut(&str) + Send,
 ) -> Result<(), NetError> {
+    let room = Room {
+        server,
+        name,
+        code,
+        store,
+    };
+    race(room, pace, level, log, think_off_runtime).await
+}
+
+/// Where [`run`] races: the server, the bot's name, the room's code and
+/// where its seat is kept.
+struct Room<'a> {
+    server: &'a str,
+    name: &'a str,
+    code: &'a str,
+    store: Store,
+}
+
+/// [`run`], thinking about each board with `think` (the bot, the board and
+/// the thinking limit in; the bot back with its move, or `None` if the
+/// thinking failed).
+///
+/// The one seam in the race loop, for the tests of the pace: a race thinks
+/// with [`think_off_runtime`]; the tests wrap it in a sleep on the
+/// runtime's clock. They run on a paused tokio clock, which stands still
+/// while the solver runs on its blocking thread, so without the sleep
+/// thinking would cost no time there, and a move due a pace after the
+/// board came could not be told from one due a pace after the thinking.
+async fn race<Think, Thinking>(
+    room: Room<'_>,
+    pace: Duration,
+    level: BotLevel,
+    mut log: impl FnMut(&str) + Send,
+    mut think: Think,
+) -> Result<(), NetError>
+where
+    Think: FnMut(Bot, View, Option<Duration>) -> Thinking,
+    Thinking: Future<Output = Option<(Bot, Option<String>)>>,
+{
     let slot = SeatSlot::Bot {
         pace_ms: u64::try_from(pace.as_millis()).unwrap_or(u64::MAX),
         level,
     };
+    let entry = Entry::Join(room.code.to_string());
     let (mut session, notes) =
-        Session::start_in_slot(server, name, Entry::Join(code.to_string()), store, slot).await?;
+        Session::start_in_slot(room.server, room.name, entry, room.store, slot).await?;
     for note in &notes {
         log(note);
     }
     // Only the solver's choices depend on it; any number keeps bots apart.
-    let variation = code.bytes().fold(0u64, |hash, byte| {
+    let variation = room.code.bytes().fold(0u64, |hash, byte| {
         hash.wrapping_mul(0x100_0000_01b3) ^ u64::from(byte)
     });
     let mut bot = Some(Bot::new(level, variation));
     let mut next_move: Option<(Instant, String)> = None;
-    let mut awaiting_answer = false;
+    let mut answer = Answer::default();
     let mut moves_played = 0u64;
     loop {
         let due = next_move.as_ref().map(|(at, _)| *at);
@@ -982,37 +1022,23 @@ pub async fn run(
                 if session.state.result.is_some() || session.state.closed.is_some() {
                     break;
                 }
-                match message {
-                    ServerMessage::MoveAccepted { .. } => awaiting_answer = false,
-                    ServerMessage::MoveRejected { .. } => {
-                        awaiting_answer = false;
-                        // The plan was wrong about this position: plan afresh.
-                        if let Some(bot) = bot.as_mut() {
-                            bot.refused();
-                        }
-                    }
-                    _ => {}
+                answer.heard(&message);
+                if let ServerMessage::MoveRejected { .. } = message
+                    && let Some(bot) = bot.as_mut()
+                {
+                    // The plan was wrong about this position: plan afresh.
+                    bot.refused();
                 }
-                if !session.state.can_move() || next_move.is_some() || awaiting_answer {
+                if !session.state.can_move() || next_move.is_some() || answer.awaited() {
                     continue;
                 }
                 let Some(board) = session.state.my_board().cloned() else { continue };
-                let mut thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
+                let thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
                 let board_came = Instant::now();
-                // The solver's time is the machine's, whatever the runtime's
-                // clock says (tests pause it).
-                let deadline = think_limit(pace)
-                    .map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
-                let (thought, chosen) = tokio::task::spawn_blocking(move || {
-                    let chosen = match &deadline {
-                        Some(deadline) => thinking.next_move_within(&board, deadline),
-                        None => thinking.next_move(&board),
-                    };
-                    (thinking, chosen)
-                })
-                .await
-                // A solver that panicked chose nothing: resign.
-                .unwrap_or_else(|_| (Bot::new(level, variation), None));
+                let (thought, chosen) = think(thinking, board, think_limit(pace))
+                    .await
+                    // A solver that panicked chose nothing: resign.
+                    .unwrap_or_else(|| (Bot::new(level, variation), None));
                 bot = Some(thought);
                 match chosen {
                     Some(text) => {
@@ -1023,20 +1049,104 @@ pub async fn run(
                     }
                     None => {
                         session.send(&ClientMessage::Resign).await?;
-                        awaiting_answer = true;
+                        answer.sent();
                     }
                 }
             }
             () = sleep_until(due) => {
                 if let Some((_, text)) = next_move.take() {
                     session.send(&ClientMessage::Move { text, seat: None }).await?;
-                    awaiting_answer = true;
+                    answer.sent();
                 }
             }
         }
     }
     session.close().await;
     Ok(())
+}
+
+/// The answer to the last move (or resignation) the bot sent, while it
+/// waits for it: the bot sends nothing else meanwhile, so that it never
+/// plays a move chosen for a board that is no longer its own.
+///
+/// A dropped connection can lose the answer for good: a move lost on its
+/// way was never played, a refusal is not among the events a resume
+/// replays, and a resume whose missed events are no longer kept sends a
+/// snapshot instead. So after a resume the answer is awaited only until
+/// the events missed have come (the last is numbered as the `resumed`
+/// message says; at once if none was missed), or a snapshot came; then the
+/// board the bot has is its board. (When the last event missed was meant
+/// for another seat, the next event for this one ends the wait.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Answer {
+    /// A move or a resignation was sent and is not answered yet.
+    awaited: bool,
+    /// After a resume: the number of the last event missed.
+    replayed_until: Option<u64>,
+    /// The highest event number read so far.
+    last_seq: u64,
+}
+
+impl Answer {
+    /// A move or a resignation has just been sent.
+    fn sent(&mut self) {
+        self.awaited = true;
+    }
+
+    /// Whether the bot still waits for an answer.
+    fn awaited(&self) -> bool {
+        self.awaited
+    }
+
+    /// Takes in a message from the server, in the order read.
+    fn heard(&mut self, message: &ServerMessage) {
+        match *message {
+            ServerMessage::MoveAccepted { .. }
+            | ServerMessage::MoveRejected { .. }
+            | ServerMessage::Snapshot { .. } => self.awaited = false,
+            ServerMessage::Resumed { seq, .. } if self.awaited => self.replayed_until = Some(seq),
+            _ => {}
+        }
+        // A `resumed` message's number is the room's latest event's, not
+        // that of an event read here.
+        if !matches!(message, ServerMessage::Resumed { .. })
+            && let Some(seq) = seq_of(message)
+        {
+            self.last_seq = self.last_seq.max(seq);
+        }
+        if self
+            .replayed_until
+            .is_some_and(|until| self.last_seq >= until)
+        {
+            self.awaited = false;
+        }
+        if !self.awaited {
+            self.replayed_until = None;
+        }
+    }
+}
+
+/// Thinks about `board` within `limit` of wall clock time from now (none:
+/// no limit) on a blocking thread, never on a runtime worker: a plan may
+/// search for seconds. Returns the bot with its move (`None`: it resigns),
+/// or `None` if the solver panicked.
+async fn think_off_runtime(
+    mut bot: Bot,
+    board: View,
+    limit: Option<Duration>,
+) -> Option<(Bot, Option<String>)> {
+    // The solver's time is the machine's, whatever the runtime's clock says
+    // (tests pause it).
+    let deadline = limit.map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
+    tokio::task::spawn_blocking(move || {
+        let chosen = match &deadline {
+            Some(deadline) => bot.next_move_within(&board, deadline),
+            None => bot.next_move(&board),
+        };
+        (bot, chosen)
+    })
+    .await
+    .ok()
 }
 
 /// `pace` varied by up to a third either way, the same for the same move
@@ -1054,6 +1164,9 @@ async fn sleep_until(due: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod run_tests;
 
 #[cfg(test)]
 mod tests {
@@ -1487,5 +1600,130 @@ mod tests {
             }
         }
         assert!(moved > 0, "no reveal was brought forward");
+    }
+
+    /// The answer to a move is awaited until it comes, or after a resume
+    /// until the events missed are in (at once if none was) or a snapshot
+    /// came: an answer the dropped connection lost is not awaited forever.
+    #[test]
+    fn an_answer_is_awaited_until_it_comes_or_the_resume_is_through() {
+        use patience_shared::protocol::{
+            ErrorCode, Phase, Progress, RoomInfo, RoomOptions, ServerMessage,
+        };
+
+        #[derive(Clone, Copy, Debug)]
+        enum Step {
+            Sent,
+            Accepted(u64),
+            Refused,
+            RivalMoved(u64),
+            Snapshot(u64),
+            Resumed(u64),
+        }
+        use Step::*;
+        let board = AnyGame::deal(GameKind::ThreeBlindMice, 1).view();
+        let progress = Progress::measure(&board, &board, 0, 0);
+        let room = RoomInfo {
+            code: "K7PQ3M".into(),
+            game: GameKind::ThreeBlindMice,
+            max_players: 2,
+            public: false,
+            options: RoomOptions::default(),
+            owner: Some(0),
+            phase: Phase::Racing,
+            players: Vec::new(),
+            spectators: 0,
+        };
+        let message = |step| match step {
+            Sent => None,
+            Accepted(seq) => Some(ServerMessage::MoveAccepted {
+                seq,
+                text: "m".into(),
+                effects: Vec::new(),
+                board: board.clone(),
+                progress,
+            }),
+            Refused => Some(ServerMessage::MoveRejected {
+                text: "m".into(),
+                code: ErrorCode::IllegalMove,
+                reason: None,
+                message: "no".into(),
+            }),
+            RivalMoved(seq) => Some(ServerMessage::Progress {
+                seq,
+                seat: 1,
+                progress,
+                text: None,
+                board: None,
+            }),
+            Snapshot(seq) => Some(ServerMessage::Snapshot {
+                seq,
+                room: room.clone(),
+                race: None,
+            }),
+            Resumed(seq) => Some(ServerMessage::Resumed {
+                seq,
+                room: room.clone(),
+                seat: 0,
+                resume_token: "t".into(),
+                elapsed_ms: None,
+            }),
+        };
+        // Each step, and whether an answer is awaited after it.
+        let cases: [&[(Step, bool)]; 8] = [
+            &[(RivalMoved(2), false), (Sent, true), (Accepted(3), false)],
+            &[(Sent, true), (RivalMoved(3), true), (Refused, false)],
+            // Nothing missed: the move or its refusal was lost.
+            &[(RivalMoved(2), false), (Sent, true), (Resumed(2), false)],
+            // The events missed are replayed: the answer among them...
+            &[
+                (RivalMoved(2), false),
+                (Sent, true),
+                (Resumed(4), true),
+                (Accepted(3), false),
+                (RivalMoved(4), false),
+            ],
+            // ...or not: given up after the last.
+            &[
+                (RivalMoved(2), false),
+                (Sent, true),
+                (Resumed(4), true),
+                (RivalMoved(3), true),
+                (RivalMoved(4), false),
+            ],
+            // The last event missed was another seat's: the next live one.
+            &[
+                (RivalMoved(2), false),
+                (Sent, true),
+                (Resumed(5), true),
+                (RivalMoved(4), true),
+                (RivalMoved(6), false),
+            ],
+            &[
+                (RivalMoved(2), false),
+                (Sent, true),
+                (Resumed(9), true),
+                (Snapshot(9), false),
+            ],
+            // A resume while nothing was awaited leaves nothing behind.
+            &[
+                (RivalMoved(2), false),
+                (Resumed(9), false),
+                (Sent, true),
+                (RivalMoved(9), true),
+                (RivalMoved(10), true),
+                (Accepted(11), false),
+            ],
+        ];
+        for steps in cases {
+            let mut answer = Answer::default();
+            for (at, &(step, awaited)) in steps.iter().enumerate() {
+                match message(step) {
+                    Some(message) => answer.heard(&message),
+                    None => answer.sent(),
+                }
+                assert_eq!(answer.awaited(), awaited, "{steps:?}, step {at}");
+            }
+        }
     }
 }
