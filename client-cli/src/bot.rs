@@ -1011,6 +1011,7 @@ where
     let mut next_move: Option<(Instant, String)> = None;
     let mut answer = Answer::default();
     let mut moves_played = 0u64;
+    let mut refused_in_a_row = 0u32;
     loop {
         let due = next_move.as_ref().map(|(at, _)| *at);
         tokio::select! {
@@ -1023,16 +1024,29 @@ where
                     break;
                 }
                 answer.heard(&message);
-                if let ServerMessage::MoveRejected { .. } = message
-                    && let Some(bot) = bot.as_mut()
-                {
-                    // The plan was wrong about this position: plan afresh.
-                    bot.refused();
+                match message {
+                    ServerMessage::MoveAccepted { .. } => refused_in_a_row = 0,
+                    ServerMessage::MoveRejected { .. } => {
+                        refused_in_a_row += 1;
+                        // The plan was wrong about this position: plan afresh.
+                        if let Some(bot) = bot.as_mut() {
+                            bot.refused();
+                        }
+                    }
+                    _ => {}
                 }
                 if !session.state.can_move() || next_move.is_some() || answer.awaited() {
                     continue;
                 }
                 let Some(board) = session.state.my_board().cloned() else { continue };
+                if refused_in_a_row >= REFUSALS_BEFORE_RESIGNING {
+                    // The bot's rules and the server's disagree about this
+                    // board; another plan would only be refused again.
+                    log(&format!("{refused_in_a_row} moves refused in a row: the bot resigns"));
+                    session.send(&ClientMessage::Resign).await?;
+                    answer.sent();
+                    continue;
+                }
                 let thinking = bot.take().unwrap_or_else(|| Bot::new(level, variation));
                 let board_came = Instant::now();
                 let (thought, chosen) = think(thinking, board, think_limit(pace))
@@ -1064,6 +1078,13 @@ where
     session.close().await;
     Ok(())
 }
+
+/// Moves refused in a row after which the bot resigns rather than plan
+/// again. Its moves come from the rules the server plays by, so a refusal
+/// means its board is out of date (a plan afresh mends that) or that the
+/// two disagree, which no plan mends; without a bound such a bot would send
+/// refused moves until the race's time limit, as fast as its pace.
+const REFUSALS_BEFORE_RESIGNING: u32 = 3;
 
 /// The answer to the last move (or resignation) the bot sent, while it
 /// waits for it: the bot sends nothing else meanwhile, so that it never

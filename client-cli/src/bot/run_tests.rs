@@ -1,6 +1,6 @@
 //! The race loop of [`super::run`] end to end, against the fake server
-//! (`crate::fake_server`): the bot's pace, and a move whose answer a
-//! dropped connection lost.
+//! (`crate::fake_server`): the bot's pace, a move whose answer a dropped
+//! connection lost, and a bot whose every move is refused.
 //!
 //! The pace: the real loop (its body, [`super::race`], with the real
 //! [`super::think_off_runtime`]) races on tokio's paused clock, and the
@@ -33,8 +33,8 @@ use std::time::Duration;
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    ClientMessage, Phase, PlayerInfo, PlayerStatus, Progress, RaceSnapshot, RoomInfo, RoomOptions,
-    SeatBoard, ServerMessage,
+    ClientMessage, ErrorCode, Phase, PlayerInfo, PlayerStatus, Progress, RaceSnapshot, RoomInfo,
+    RoomOptions, SeatBoard, ServerMessage,
 };
 use patience_shared::rules::{Rules as _, View};
 use tokio::time::Instant;
@@ -414,4 +414,76 @@ async fn a_move_whose_answer_a_dropped_connection_lost_is_not_awaited_forever() 
             "{case:?}"
         );
     }
+}
+
+/// A bot whose every move is refused resigns after
+/// `REFUSALS_BEFORE_RESIGNING` of them in a row instead of planning again
+/// until the race's time limit; it sends nothing after its resignation.
+#[tokio::test]
+async fn a_bot_refused_move_after_move_resigns() {
+    let deal = AnyGame::deal(GameKind::ThreeBlindMice, 7);
+    let start = deal.view();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&received);
+    let (url, _) = fake_server::start(move |message| {
+        heard
+            .lock()
+            .expect("no test thread panicked")
+            .push(match message {
+                ClientMessage::Move { .. } => "move".to_string(),
+                ClientMessage::Resign => "resign".to_string(),
+                other => format!("{other:?}"),
+            });
+        match message {
+            ClientMessage::JoinRoom { .. } => vec![
+                ServerMessage::RoomJoined {
+                    seq: 1,
+                    room: room(),
+                    seat: Some(0),
+                    resume_token: Some("first".into()),
+                },
+                ServerMessage::RaceStarted {
+                    seq: 2,
+                    commitment: "c".into(),
+                    board: start.clone(),
+                    time_limit_ms: 600_000,
+                },
+            ],
+            ClientMessage::Move { text, .. } => vec![ServerMessage::MoveRejected {
+                text: text.clone(),
+                code: ErrorCode::IllegalMove,
+                reason: None,
+                message: "the server's rules disagree".into(),
+            }],
+            _ => vec![stopping()],
+        }
+    })
+    .await;
+    let bot = super::run(
+        &url,
+        "bot",
+        "K7PQ3M",
+        Duration::ZERO,
+        BotLevel::Easy,
+        Store::none(),
+        |_| {},
+    );
+    tokio::time::timeout(PATIENCE, bot)
+        .await
+        .expect("the bot never resigned")
+        .expect("the bot's race");
+    let received = received.lock().expect("no test thread panicked");
+    let mut expected = vec!["JoinRoom".to_string()];
+    expected.extend((0..super::REFUSALS_BEFORE_RESIGNING).map(|_| "move".to_string()));
+    expected.push("resign".to_string());
+    let kinds: Vec<String> = received
+        .iter()
+        .map(|kind| {
+            kind.split([' ', '{'])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds, expected);
 }
