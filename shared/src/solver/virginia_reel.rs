@@ -564,6 +564,16 @@ pub struct Pruning {
     /// bring home before a deal after that deal (module docs, "The
     /// relaxation's deals in the counts").
     pub relaxed_deals: bool,
+    /// Declare a position lost when the relaxation fails whichever of a
+    /// row's misplaced cards leave before the next deal, no more of them
+    /// than the base cards that can fill their gaps by then (module docs,
+    /// "The fillers before the next deal").
+    pub fillers_before_deal: bool,
+    /// In the precedence counts, put each misplaced card without whose
+    /// departure before the next deal the relaxation fails before that
+    /// deal, and count each row's arrivals and departures at each deal
+    /// (module docs, "What must leave before the next deal").
+    pub needed_before_deal: bool,
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
@@ -580,6 +590,8 @@ impl Pruning {
         matchings: true,
         deal_order: true,
         relaxed_deals: true,
+        fillers_before_deal: true,
+        needed_before_deal: true,
         lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
@@ -592,6 +604,8 @@ impl Pruning {
         matchings: false,
         deal_order: false,
         relaxed_deals: false,
+        fillers_before_deal: false,
+        needed_before_deal: false,
         lost_table: false,
     };
 }
@@ -1474,13 +1488,20 @@ impl ReelSearch {
     /// into a row than that row has other gaps to take them.
     fn is_dead_by_precedence(&self) -> bool {
         let mut relaxed: RelaxedBefore = [[0; 52]; MAX_DEALS_LEFT];
-        let read = self.pruning.relaxed_deals && !self.relax(Some(&mut relaxed));
-        self.is_dead_by_precedence_given(read.then_some(&relaxed))
+        let mut first = FirstStage::default();
+        let read = self.pruning.relaxed_deals
+            && !self.relax_within(Some(&mut relaxed), Some(&mut first), None);
+        self.is_dead_by_precedence_given(read.then_some(&relaxed), first.left)
     }
 
     /// [`ReelSearch::is_dead_by_precedence`], given what the relaxation
-    /// brings home before each deal (`None`: not read).
-    fn is_dead_by_precedence_given(&self, relaxed: Option<&RelaxedBefore>) -> bool {
+    /// brings home before each deal (`None`: not read) and the positions of
+    /// the misplaced cards it brings home before the next one.
+    fn is_dead_by_precedence_given(
+        &self,
+        relaxed: Option<&RelaxedBefore>,
+        leave_first: u32,
+    ) -> bool {
         /// The most cards not yet home (101, with the 3 of column 1 home)
         /// and deals to come (9), with room to spare.
         const MAX: usize = 128;
@@ -1525,12 +1546,14 @@ impl ReelSearch {
             n: 0,
         };
         let mut must = [0u128; MAX];
+        let mut row_positions = ArrayVec::<u8, POSITIONS>::new();
         for row in 0..ROWS {
             let mut rest = self.rows.misplaced[row];
             while rest != 0 {
                 let position = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 out.note(self.card_at(position), Place::Row(row));
+                row_positions.push(position as u8);
             }
         }
         let mut frozen = 0u128;
@@ -1597,6 +1620,26 @@ impl ReelSearch {
             // goes home after it (module docs, "The relaxation's deals in
             // the counts"); the last such deal is enough, the deals being
             // ordered.
+            // A misplaced card without whose departure before the next
+            // deal the relaxation fails goes home before that deal (module
+            // docs, "What must leave before the next deal").
+            if self.pruning.needed_before_deal && relaxed.is_some() && out.n > first_deal {
+                for (id, &position) in row_positions.iter().enumerate() {
+                    // A card the relaxation keeps in its row until the
+                    // deal anyway changes nothing when held there.
+                    if leave_first & (1 << position) == 0 {
+                        continue;
+                    }
+                    let hold = Hold {
+                        row: usize::from(position) / COLUMNS,
+                        may_leave: !(1 << position),
+                        spent: false,
+                    };
+                    if self.relax_within(None, None, Some(hold)) {
+                        must[first_deal] |= 1 << id;
+                    }
+                }
+            }
             if let Some(relaxed) = relaxed {
                 let deals = (out.n - first_deal).min(relaxed.len());
                 for (needs, card) in must.iter_mut().zip(&out.cards).take(first_deal) {
@@ -1770,6 +1813,32 @@ impl ReelSearch {
                     return true;
                 }
             }
+            // The same at each deal to come: a deal moves no card into or
+            // out of a row, so when it is made the row has had as many
+            // arrivals as departures (module docs, "What must leave before
+            // the next deal").
+            if self.pruning.needed_before_deal {
+                for deal in first_deal..n {
+                    let forced = (must[deal] & arrivals)
+                        .count_ones()
+                        .max((must[deal] & leavers).count_ones());
+                    let can_precede = |set: u128| {
+                        let mut count = 0;
+                        let mut rest = set;
+                        while rest != 0 {
+                            let other = rest.trailing_zeros() as usize;
+                            rest &= rest - 1;
+                            if !follows(&must, other, deal) {
+                                count += 1;
+                            }
+                        }
+                        count
+                    };
+                    if forced > can_precede(leavers).min(can_precede(arrivals)) {
+                        return true;
+                    }
+                }
+            }
         }
         false
     }
@@ -1814,6 +1883,45 @@ impl ReelSearch {
             + WEIGHT_USABLE_TOP * usable_tops
     }
 
+    /// The fillers before the next deal (module docs): whether some row has
+    /// fewer base cards that can fill its gaps before the next deal than
+    /// misplaced cards the relaxation brings home from it by then, and the
+    /// relaxation fails whichever of them, as many as those base cards,
+    /// are the ones that leave. `first` is what the relaxation's first
+    /// stage did, unheld. Only rows with at most one such base card are
+    /// tried, so that the choices stay few.
+    fn is_dead_by_fillers(&self, first: &FirstStage) -> bool {
+        for row in 0..ROWS {
+            let leaving = first.left & (0xff << (row * COLUMNS));
+            let fillers = first.fillers[row];
+            if fillers > 1 || leaving.count_ones() <= u32::from(fillers) {
+                continue;
+            }
+            let mut choices = ArrayVec::<u32, POSITIONS>::new();
+            choices.push(0);
+            if fillers == 1 {
+                let mut rest = leaving;
+                while rest != 0 {
+                    let position = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    choices.push(1 << position);
+                }
+            }
+            let every_choice_fails = choices.iter().all(|&may_leave| {
+                let hold = Hold {
+                    row,
+                    may_leave,
+                    spent: true,
+                };
+                self.relax_within(None, None, Some(hold))
+            });
+            if every_choice_fails {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether the relaxed game of the module docs cannot bring every card
     /// home, which proves the position lost.
     #[cfg(test)]
@@ -1825,7 +1933,21 @@ impl ReelSearch {
     /// lost), and, into `before`, how many copies of each card it brings
     /// home beyond those home now before each deal to come (module docs,
     /// "The relaxation's deals in the counts").
-    fn relax(&self, mut before: Option<&mut RelaxedBefore>) -> bool {
+    fn relax(&self, before: Option<&mut RelaxedBefore>) -> bool {
+        self.relax_within(before, None, None)
+    }
+
+    /// [`ReelSearch::relax`], also recording into `first` what its first
+    /// stage (until the next deal) did, and, with `hold`, letting no
+    /// misplaced card of `hold.row` outside `hold.may_leave` leave that row
+    /// in the first stage (module docs, "The fillers before the next
+    /// deal").
+    fn relax_within(
+        &self,
+        mut before: Option<&mut RelaxedBefore>,
+        mut first: Option<&mut FirstStage>,
+        hold: Option<Hold>,
+    ) -> bool {
         /// A reserve pile in the relaxation: room for its cards and ten deals.
         struct Pile {
             cards: [Card; 24],
@@ -1834,7 +1956,8 @@ impl ReelSearch {
         }
         // Copies of each card on home piles, really (fixed) and in the relaxation.
         let mut really_home = [0u8; 52];
-        let mut misplaced: [(Card, usize); POSITIONS] = [(NO_CARD, 0); POSITIONS];
+        // Each misplaced card, its row and its position.
+        let mut misplaced: [(Card, usize, usize); POSITIONS] = [(NO_CARD, 0, 0); POSITIONS];
         let mut n_misplaced = 0;
         // `bases_in[row][belongs]`: misplaced base cards of row `belongs` lying in `row`.
         let mut bases_in = [[0u8; ROWS]; ROWS];
@@ -1848,7 +1971,7 @@ impl ReelSearch {
                     }
                 }
                 Some(&card) => {
-                    misplaced[n_misplaced] = (card, row);
+                    misplaced[n_misplaced] = (card, row, position);
                     n_misplaced += 1;
                     if let Some(belongs) = home_row(card) {
                         bases_in[row][belongs] += 1;
@@ -1913,8 +2036,13 @@ impl ReelSearch {
                 }
                 let mut index = 0;
                 while index < n_misplaced {
-                    let (card, row) = misplaced[index];
-                    let goes = if card.rank() == ACE {
+                    let (card, row, position) = misplaced[index];
+                    let held = hold.is_some_and(|hold| {
+                        deal == 0 && hold.row == row && hold.may_leave & (1 << position) == 0
+                    });
+                    let goes = if held {
+                        false
+                    } else if card.rank() == ACE {
                         fillable[row]
                     } else if let Some(belongs) = home_row(card) {
                         open[belongs] || bases_in[belongs][row] > 0
@@ -1922,6 +2050,11 @@ impl ReelSearch {
                         fillable[row] && parent_free(card, &home)
                     };
                     if goes {
+                        if deal == 0
+                            && let Some(first) = first.as_deref_mut()
+                        {
+                            first.left |= 1 << position;
+                        }
                         home[card.index()] += 1;
                         open[row] = true;
                         n_misplaced -= 1;
@@ -1967,6 +2100,40 @@ impl ReelSearch {
                     break;
                 }
             }
+            // The base cards each row can take before the next deal: those
+            // that have shown on a relaxed reserve top (each pile only
+            // shrinks until the deal, so they are the cards from its first
+            // top down to its top now), and those misplaced in other rows.
+            if deal == 0
+                && let Some(first) = first.as_deref_mut()
+            {
+                first.fillers = [0; ROWS];
+                for (at, pile) in piles.iter().enumerate() {
+                    let now = self.state.reserve(at).len();
+                    for &card in &pile.cards[pile.len.saturating_sub(1)..now] {
+                        if let Some(row) = home_row(card) {
+                            first.fillers[row] += 1;
+                        }
+                    }
+                }
+                for (row, lying) in bases_in.iter().enumerate() {
+                    for (belongs, &count) in lying.iter().enumerate() {
+                        if belongs != row {
+                            first.fillers[belongs] += count;
+                        }
+                    }
+                }
+            }
+            // A held row's one departure until the deal, if any, has had
+            // its one arrival (module docs, "The fillers before the next
+            // deal"): after the deal an arrival needs a departure of its own.
+            if deal == 0
+                && let Some(hold) = hold
+                && hold.spent
+            {
+                open[hold.row] = false;
+                exposed[hold.row] = false;
+            }
             // What the real game can have home before the next deal.
             if deal < deals_left
                 && let Some(before) = before.as_deref_mut()
@@ -2010,6 +2177,31 @@ enum Link {
 /// the precedence counts (module docs, "The relaxation's deals in the
 /// counts").
 type RelaxedBefore = [[u8; 52]; MAX_DEALS_LEFT];
+
+/// What the relaxation's first stage (until the next deal, or to the end
+/// with the stock out) did, for the check of module docs "The fillers
+/// before the next deal".
+#[derive(Default)]
+struct FirstStage {
+    /// The positions of the misplaced cards it brought home.
+    left: u32,
+    /// For each row, how many base cards of that row could fill a gap in
+    /// it: those that showed on a relaxed reserve top, and those misplaced
+    /// in other rows.
+    fillers: [u8; ROWS],
+}
+
+/// A row whose misplaced cards the relaxation's first stage may bring home
+/// only from the positions of `may_leave`.
+#[derive(Clone, Copy)]
+struct Hold {
+    row: usize,
+    may_leave: u32,
+    /// Whether the row has no filler left after the first stage but for
+    /// departures after it (module docs, "The fillers before the next
+    /// deal").
+    spent: bool,
+}
 
 /// A reserve pile's cards from the bottom up, each with the deal that puts
 /// it there (0 for a card on the pile now), for the precedence counts
@@ -2297,10 +2489,13 @@ impl SolverGame for ReelSearch {
         }
         let dead = if self.pruning.relaxation {
             let mut relaxed: RelaxedBefore = [[0; 52]; MAX_DEALS_LEFT];
-            self.relax(Some(&mut relaxed))
+            let mut first = FirstStage::default();
+            self.relax_within(Some(&mut relaxed), Some(&mut first), None)
+                || (self.pruning.fillers_before_deal && self.is_dead_by_fillers(&first))
                 || (self.pruning.precedence
                     && self.is_dead_by_precedence_given(
                         self.pruning.relaxed_deals.then_some(&relaxed),
+                        first.left,
                     ))
         } else {
             self.pruning.precedence && self.is_dead_by_precedence()
@@ -2691,6 +2886,13 @@ mod tests {
     fn the_relaxations_deals_in_the_counts_keep_every_verdict() {
         check_rule("the relaxation's deals in the counts", |search| {
             search.pruning.relaxed_deals = false
+        });
+    }
+
+    #[test]
+    fn the_fillers_before_the_deal_keep_every_verdict() {
+        check_rule("the fillers before the deal", |search| {
+            search.pruning.fillers_before_deal = false
         });
     }
 
@@ -3350,6 +3552,60 @@ mod tests {
             with > without,
             "{with} dead with the relaxation's deals, {without} without"
         );
+    }
+
+    /// Whether the fillers before the next deal (module docs) prove the
+    /// position of `search` lost.
+    fn dead_by_fillers(search: &ReelSearch) -> bool {
+        let mut first = FirstStage::default();
+        !search.relax_within(None, Some(&mut first), None) && search.is_dead_by_fillers(&first)
+    }
+
+    /// The fillers before the next deal (module docs), on a position of
+    /// deal 107 with two deals left: row A's gaps can take only the 2d on
+    /// the third reserve before the deal, so at most one of the 7s (onto
+    /// the 4s of row C) and the Ts (onto that 7s) leaves before it, and
+    /// the relaxation fails whichever does, or neither. The relaxation
+    /// (which lets that one 2d fill both gaps) and the precedence counts
+    /// call the position alive.
+    #[test]
+    fn a_row_with_one_filler_before_the_deal_is_a_dead_position() {
+        let mut search = ReelSearch::new(board(
+            "
+            A: 2s.5s.8s Ts Jd 2c.5c 2s 7s 2h 2h
+            B: 3s* Qh 3d.6d Jc 3s.6s.9s Jh Td 8s
+            C: 4d* 4c* 4d 5h 4s 7h 4h.7h 7s
+            r: 8h.Qd.9d.Qs.2d.Qc.3h 8c.6d Js.9c.Js.2d 4h.8h.Jd Th.9h.Kd.Qc.Ts.Th.6h.3c Tc.9h.5d.Kh.3h.Ks Ks.3d.8c.Jh.2c.6h 5d.6c.Qd.9c.Kc
+            s: Jc 4s 5c 4c 8d Ac 6c Qh 5h Kh 3c 7d 9d 8d 5s 7c
+            x: Ah Ad As Ad As Ac Ah
+            ",
+        ));
+        assert!(!search.is_dead(), "the relaxation alone does not see it");
+        assert!(!search.is_dead_by_precedence(), "nor the precedence counts");
+        assert!(dead_by_fillers(&search));
+        let mut moves = Vec::new();
+        search.search_moves(&mut moves);
+        assert!(moves.is_empty(), "the search stops there");
+        search.pruning.fillers_before_deal = false;
+        search.search_moves(&mut moves);
+        assert!(!moves.is_empty(), "and without the check it goes on");
+        assert_lost_to_the_unpruned_search(&search);
+    }
+
+    /// The fillers before the next deal prove positions of real deals
+    /// lost that every other check calls alive (and
+    /// `the_fillers_before_the_deal_keep_every_verdict` checks they change
+    /// no verdict).
+    #[test]
+    fn the_fillers_before_the_deal_prove_more_positions_lost() {
+        let mut proved = 0;
+        for (_, position) in test_positions() {
+            let search = ReelSearch::new(position.clone());
+            if !search.is_dead() && !search.is_dead_by_precedence() && dead_by_fillers(&search) {
+                proved += 1;
+            }
+        }
+        assert!(proved > 0, "{proved} more positions dead");
     }
 
     #[test]
