@@ -381,54 +381,6 @@
 //! 10% and 23% less CPU time (`docs/WINNABILITY.md`, "Issue #14: the lost
 //! positions Virginia Reel's checks miss").
 //!
-//! *The fillers before the next deal.* The relaxation lets a row's gaps
-//! be filled whenever a base card of the row has shown on a reserve top,
-//! so one card fills any number of them, and once a card has left a row
-//! any number of base cards may enter it. Until the next deal (or to the
-//! end, with the stock out) the real game has a count: each card that
-//! leaves a row is replaced in the same move by a different base card of
-//! that row, which is either a card that is on a reserve top at some time
-//! before the deal or a base card misplaced in another row now. Every
-//! card on a real reserve top before the deal is on a relaxed top during
-//! the relaxation's first stage (the cards above it went home really, so
-//! relaxed too, and nothing is dealt in between), so the cards from each
-//! relaxed pile's top after that stage up to its top now, and the
-//! misplaced base cards, bound the fillers a row can take before the deal.
-//! The cards that leave a row before the deal in a real line are among
-//! those the relaxation's first stage brings home from it. When a row can
-//! take at most one filler but the relaxation takes more cards than that
-//! out of it before the deal, each line moves either none of them or
-//! exactly one, p, before the deal; the check runs the relaxation once for
-//! each choice, holding every other card of the row in place until the
-//! deal (`Hold`), and, for the choice p, with the row's gaps closed after
-//! the first stage: p's one filler has arrived (no other base card of the
-//! row can show before the deal), so after the deal a base card enters the
-//! row only as another card leaves it, and the cards that showed before
-//! the deal and are still out lie under the deal's cards (a deal covers
-//! every pile). With none, nothing opened the row. Each run covers the
-//! lines of its choice as the relaxation covers all lines, so if every run
-//! leaves a card out, no line wins. Rows with two fillers or more are not
-//! tried (the choices multiply, and with one departure and two fillers the
-//! filler that did not arrive could still be uncovered after the deal,
-//! which the closed gaps would deny). It is rare: of the 87 positions
-//! sampled from the unknown deals of seeds 1–200 that every other check
-//! calls alive, it proves one lost at once (deal 107, the fixture of its
-//! test) and none of the 1,500 rule-test positions.
-//!
-//! *What must leave before the next deal.* Holding one misplaced card in
-//! its row until the next deal (and nothing else) gives a relaxation that
-//! still covers every line that leaves that card there until the deal; if
-//! it fails, the card goes home before the deal in every winning line, and
-//! the counts put it before the deal's event (only the cards the
-//! relaxation's first stage takes out are tried: holding any other changes
-//! nothing). Then each row is counted at each deal as at each card: a deal
-//! moves no card into or out of a row, so when it is made the row has had
-//! as many arrivals as departures, and if more arrivals (or departures)
-//! must precede the deal than the row's departures (or arrivals) that can,
-//! the position is lost. Of the 87 positions above, it proves 4 lost at
-//! once (with the fillers, 5 of 70 that one round proves lost within 2,000
-//! positions); the row counts at the deals alone proved none.
-//!
 //! # Positions proved lost
 //!
 //! A table shared by every pass and restart round of one search
@@ -612,16 +564,6 @@ pub struct Pruning {
     /// bring home before a deal after that deal (module docs, "The
     /// relaxation's deals in the counts").
     pub relaxed_deals: bool,
-    /// Declare a position lost when the relaxation fails whichever of a
-    /// row's misplaced cards leave before the next deal, no more of them
-    /// than the base cards that can fill their gaps by then (module docs,
-    /// "The fillers before the next deal").
-    pub fillers_before_deal: bool,
-    /// In the precedence counts, put each misplaced card without whose
-    /// departure before the next deal the relaxation fails before that
-    /// deal, and count each row's arrivals and departures at each deal
-    /// (module docs, "What must leave before the next deal").
-    pub needed_before_deal: bool,
     /// Declare a position lost when an earlier pass or round of the same
     /// search proved it lost under no more freezes.
     pub lost_table: bool,
@@ -638,8 +580,6 @@ impl Pruning {
         matchings: true,
         deal_order: true,
         relaxed_deals: true,
-        fillers_before_deal: true,
-        needed_before_deal: true,
         lost_table: true,
     };
     /// Every rule off: the search still uses its key and move generation.
@@ -652,8 +592,6 @@ impl Pruning {
         matchings: false,
         deal_order: false,
         relaxed_deals: false,
-        fillers_before_deal: false,
-        needed_before_deal: false,
         lost_table: false,
     };
 }
@@ -1536,20 +1474,13 @@ impl ReelSearch {
     /// into a row than that row has other gaps to take them.
     fn is_dead_by_precedence(&self) -> bool {
         let mut relaxed: RelaxedBefore = [[0; 52]; MAX_DEALS_LEFT];
-        let mut first = FirstStage::default();
-        let read = self.pruning.relaxed_deals
-            && !self.relax_within(Some(&mut relaxed), Some(&mut first), None);
-        self.is_dead_by_precedence_given(read.then_some(&relaxed), first.left)
+        let read = self.pruning.relaxed_deals && !self.relax(Some(&mut relaxed));
+        self.is_dead_by_precedence_given(read.then_some(&relaxed))
     }
 
     /// [`ReelSearch::is_dead_by_precedence`], given what the relaxation
-    /// brings home before each deal (`None`: not read) and the positions of
-    /// the misplaced cards it brings home before the next one.
-    fn is_dead_by_precedence_given(
-        &self,
-        relaxed: Option<&RelaxedBefore>,
-        leave_first: u32,
-    ) -> bool {
+    /// brings home before each deal (`None`: not read).
+    fn is_dead_by_precedence_given(&self, relaxed: Option<&RelaxedBefore>) -> bool {
         /// The most cards not yet home (101, with the 3 of column 1 home)
         /// and deals to come (9), with room to spare.
         const MAX: usize = 128;
@@ -1594,14 +1525,12 @@ impl ReelSearch {
             n: 0,
         };
         let mut must = [0u128; MAX];
-        let mut row_positions = ArrayVec::<u8, POSITIONS>::new();
         for row in 0..ROWS {
             let mut rest = self.rows.misplaced[row];
             while rest != 0 {
                 let position = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 out.note(self.card_at(position), Place::Row(row));
-                row_positions.push(position as u8);
             }
         }
         let mut frozen = 0u128;
@@ -1668,26 +1597,6 @@ impl ReelSearch {
             // goes home after it (module docs, "The relaxation's deals in
             // the counts"); the last such deal is enough, the deals being
             // ordered.
-            // A misplaced card without whose departure before the next
-            // deal the relaxation fails goes home before that deal (module
-            // docs, "What must leave before the next deal").
-            if self.pruning.needed_before_deal && relaxed.is_some() && out.n > first_deal {
-                for (id, &position) in row_positions.iter().enumerate() {
-                    // A card the relaxation keeps in its row until the
-                    // deal anyway changes nothing when held there.
-                    if leave_first & (1 << position) == 0 {
-                        continue;
-                    }
-                    let hold = Hold {
-                        row: usize::from(position) / COLUMNS,
-                        may_leave: !(1 << position),
-                        spent: false,
-                    };
-                    if self.relax_within(None, None, Some(hold)) {
-                        must[first_deal] |= 1 << id;
-                    }
-                }
-            }
             if let Some(relaxed) = relaxed {
                 let deals = (out.n - first_deal).min(relaxed.len());
                 for (needs, card) in must.iter_mut().zip(&out.cards).take(first_deal) {
@@ -1861,32 +1770,6 @@ impl ReelSearch {
                     return true;
                 }
             }
-            // The same at each deal to come: a deal moves no card into or
-            // out of a row, so when it is made the row has had as many
-            // arrivals as departures (module docs, "What must leave before
-            // the next deal").
-            if self.pruning.needed_before_deal {
-                for deal in first_deal..n {
-                    let forced = (must[deal] & arrivals)
-                        .count_ones()
-                        .max((must[deal] & leavers).count_ones());
-                    let can_precede = |set: u128| {
-                        let mut count = 0;
-                        let mut rest = set;
-                        while rest != 0 {
-                            let other = rest.trailing_zeros() as usize;
-                            rest &= rest - 1;
-                            if !follows(&must, other, deal) {
-                                count += 1;
-                            }
-                        }
-                        count
-                    };
-                    if forced > can_precede(leavers).min(can_precede(arrivals)) {
-                        return true;
-                    }
-                }
-            }
         }
         false
     }
@@ -1931,66 +1814,18 @@ impl ReelSearch {
             + WEIGHT_USABLE_TOP * usable_tops
     }
 
-    /// The fillers before the next deal (module docs): whether some row has
-    /// fewer base cards that can fill its gaps before the next deal than
-    /// misplaced cards the relaxation brings home from it by then, and the
-    /// relaxation fails whichever of them, as many as those base cards,
-    /// are the ones that leave. `first` is what the relaxation's first
-    /// stage did, unheld. Only rows with at most one such base card are
-    /// tried, so that the choices stay few.
-    fn is_dead_by_fillers(&self, first: &FirstStage) -> bool {
-        for row in 0..ROWS {
-            let leaving = first.left & (0xff << (row * COLUMNS));
-            let fillers = first.fillers[row];
-            if fillers > 1 || leaving.count_ones() <= u32::from(fillers) {
-                continue;
-            }
-            let mut choices = ArrayVec::<u32, POSITIONS>::new();
-            choices.push(0);
-            if fillers == 1 {
-                let mut rest = leaving;
-                while rest != 0 {
-                    let position = rest.trailing_zeros();
-                    rest &= rest - 1;
-                    choices.push(1 << position);
-                }
-            }
-            let every_choice_fails = choices.iter().all(|&may_leave| {
-                let hold = Hold {
-                    row,
-                    may_leave,
-                    spent: true,
-                };
-                self.relax_within(None, None, Some(hold))
-            });
-            if every_choice_fails {
-                return true;
-            }
-        }
-        false
-    }
-
     /// Whether the relaxed game of the module docs cannot bring every card
     /// home, which proves the position lost.
     #[cfg(test)]
     fn is_dead(&self) -> bool {
-        self.relax_within(None, None, None)
+        self.relax(None)
     }
 
     /// The relaxation: whether it leaves a card out (the position is
-    /// lost); into `before`, how many copies of each card it brings home
-    /// beyond those home now before each deal to come (module docs, "The
-    /// relaxation's deals in the counts"); into `first`, what its first
-    /// stage (until the next deal) did; and, with `hold`, letting no
-    /// misplaced card of `hold.row` outside `hold.may_leave` leave that row
-    /// in the first stage (module docs, "The fillers before the next deal"
-    /// and "What must leave before the next deal").
-    fn relax_within(
-        &self,
-        mut before: Option<&mut RelaxedBefore>,
-        mut first: Option<&mut FirstStage>,
-        hold: Option<Hold>,
-    ) -> bool {
+    /// lost), and, into `before`, how many copies of each card it brings
+    /// home beyond those home now before each deal to come (module docs,
+    /// "The relaxation's deals in the counts").
+    fn relax(&self, mut before: Option<&mut RelaxedBefore>) -> bool {
         /// A reserve pile in the relaxation: room for its cards and ten deals.
         struct Pile {
             cards: [Card; 24],
@@ -1999,8 +1834,7 @@ impl ReelSearch {
         }
         // Copies of each card on home piles, really (fixed) and in the relaxation.
         let mut really_home = [0u8; 52];
-        // Each misplaced card, its row and its position.
-        let mut misplaced: [(Card, usize, usize); POSITIONS] = [(NO_CARD, 0, 0); POSITIONS];
+        let mut misplaced: [(Card, usize); POSITIONS] = [(NO_CARD, 0); POSITIONS];
         let mut n_misplaced = 0;
         // `bases_in[row][belongs]`: misplaced base cards of row `belongs` lying in `row`.
         let mut bases_in = [[0u8; ROWS]; ROWS];
@@ -2014,7 +1848,7 @@ impl ReelSearch {
                     }
                 }
                 Some(&card) => {
-                    misplaced[n_misplaced] = (card, row, position);
+                    misplaced[n_misplaced] = (card, row);
                     n_misplaced += 1;
                     if let Some(belongs) = home_row(card) {
                         bases_in[row][belongs] += 1;
@@ -2079,13 +1913,8 @@ impl ReelSearch {
                 }
                 let mut index = 0;
                 while index < n_misplaced {
-                    let (card, row, position) = misplaced[index];
-                    let held = hold.is_some_and(|hold| {
-                        deal == 0 && hold.row == row && hold.may_leave & (1 << position) == 0
-                    });
-                    let goes = if held {
-                        false
-                    } else if card.rank() == ACE {
+                    let (card, row) = misplaced[index];
+                    let goes = if card.rank() == ACE {
                         fillable[row]
                     } else if let Some(belongs) = home_row(card) {
                         open[belongs] || bases_in[belongs][row] > 0
@@ -2093,11 +1922,6 @@ impl ReelSearch {
                         fillable[row] && parent_free(card, &home)
                     };
                     if goes {
-                        if deal == 0
-                            && let Some(first) = first.as_deref_mut()
-                        {
-                            first.left |= 1 << position;
-                        }
                         home[card.index()] += 1;
                         open[row] = true;
                         n_misplaced -= 1;
@@ -2143,40 +1967,6 @@ impl ReelSearch {
                     break;
                 }
             }
-            // The base cards each row can take before the next deal: those
-            // that have shown on a relaxed reserve top (each pile only
-            // shrinks until the deal, so they are the cards from its first
-            // top down to its top now), and those misplaced in other rows.
-            if deal == 0
-                && let Some(first) = first.as_deref_mut()
-            {
-                first.fillers = [0; ROWS];
-                for (at, pile) in piles.iter().enumerate() {
-                    let now = self.state.reserve(at).len();
-                    for &card in &pile.cards[pile.len.saturating_sub(1)..now] {
-                        if let Some(row) = home_row(card) {
-                            first.fillers[row] += 1;
-                        }
-                    }
-                }
-                for (row, lying) in bases_in.iter().enumerate() {
-                    for (belongs, &count) in lying.iter().enumerate() {
-                        if belongs != row {
-                            first.fillers[belongs] += count;
-                        }
-                    }
-                }
-            }
-            // A held row's one departure until the deal, if any, has had
-            // its one arrival (module docs, "The fillers before the next
-            // deal"): after the deal an arrival needs a departure of its own.
-            if deal == 0
-                && let Some(hold) = hold
-                && hold.spent
-            {
-                open[hold.row] = false;
-                exposed[hold.row] = false;
-            }
             // What the real game can have home before the next deal.
             if deal < deals_left
                 && let Some(before) = before.as_deref_mut()
@@ -2220,31 +2010,6 @@ enum Link {
 /// the precedence counts (module docs, "The relaxation's deals in the
 /// counts").
 type RelaxedBefore = [[u8; 52]; MAX_DEALS_LEFT];
-
-/// What the relaxation's first stage (until the next deal, or to the end
-/// with the stock out) did, for the check of module docs "The fillers
-/// before the next deal".
-#[derive(Default)]
-struct FirstStage {
-    /// The positions of the misplaced cards it brought home.
-    left: u32,
-    /// For each row, how many base cards of that row could fill a gap in
-    /// it: those that showed on a relaxed reserve top, and those misplaced
-    /// in other rows.
-    fillers: [u8; ROWS],
-}
-
-/// A row whose misplaced cards the relaxation's first stage may bring home
-/// only from the positions of `may_leave`.
-#[derive(Clone, Copy)]
-struct Hold {
-    row: usize,
-    may_leave: u32,
-    /// Whether the row has no filler left after the first stage but for
-    /// departures after it (module docs, "The fillers before the next
-    /// deal").
-    spent: bool,
-}
 
 /// A reserve pile's cards from the bottom up, each with the deal that puts
 /// it there (0 for a card on the pile now), for the precedence counts
@@ -2532,13 +2297,10 @@ impl SolverGame for ReelSearch {
         }
         let dead = if self.pruning.relaxation {
             let mut relaxed: RelaxedBefore = [[0; 52]; MAX_DEALS_LEFT];
-            let mut first = FirstStage::default();
-            self.relax_within(Some(&mut relaxed), Some(&mut first), None)
-                || (self.pruning.fillers_before_deal && self.is_dead_by_fillers(&first))
+            self.relax(Some(&mut relaxed))
                 || (self.pruning.precedence
                     && self.is_dead_by_precedence_given(
                         self.pruning.relaxed_deals.then_some(&relaxed),
-                        first.left,
                     ))
         } else {
             self.pruning.precedence && self.is_dead_by_precedence()
@@ -2929,20 +2691,6 @@ mod tests {
     fn the_relaxations_deals_in_the_counts_keep_every_verdict() {
         check_rule("the relaxation's deals in the counts", |search| {
             search.pruning.relaxed_deals = false
-        });
-    }
-
-    #[test]
-    fn the_fillers_before_the_deal_keep_every_verdict() {
-        check_rule("the fillers before the deal", |search| {
-            search.pruning.fillers_before_deal = false
-        });
-    }
-
-    #[test]
-    fn the_cards_needed_before_the_deal_keep_every_verdict() {
-        check_rule("the cards needed before the deal", |search| {
-            search.pruning.needed_before_deal = false
         });
     }
 
@@ -3602,159 +3350,6 @@ mod tests {
             with > without,
             "{with} dead with the relaxation's deals, {without} without"
         );
-    }
-
-    /// Whether the fillers before the next deal (module docs) prove the
-    /// position of `search` lost.
-    fn dead_by_fillers(search: &ReelSearch) -> bool {
-        let mut first = FirstStage::default();
-        !search.relax_within(None, Some(&mut first), None) && search.is_dead_by_fillers(&first)
-    }
-
-    /// The fillers before the next deal (module docs), on a position of
-    /// deal 107 with two deals left: row A's gaps can take only the 2d on
-    /// the third reserve before the deal, so at most one of the 7s (onto
-    /// the 4s of row C) and the Ts (onto that 7s) leaves before it, and
-    /// the relaxation fails whichever does, or neither. The relaxation
-    /// (which lets that one 2d fill both gaps) and the precedence counts
-    /// call the position alive.
-    #[test]
-    fn a_row_with_one_filler_before_the_deal_is_a_dead_position() {
-        let mut search = ReelSearch::new(board(
-            "
-            A: 2s.5s.8s Ts Jd 2c.5c 2s 7s 2h 2h
-            B: 3s* Qh 3d.6d Jc 3s.6s.9s Jh Td 8s
-            C: 4d* 4c* 4d 5h 4s 7h 4h.7h 7s
-            r: 8h.Qd.9d.Qs.2d.Qc.3h 8c.6d Js.9c.Js.2d 4h.8h.Jd Th.9h.Kd.Qc.Ts.Th.6h.3c Tc.9h.5d.Kh.3h.Ks Ks.3d.8c.Jh.2c.6h 5d.6c.Qd.9c.Kc
-            s: Jc 4s 5c 4c 8d Ac 6c Qh 5h Kh 3c 7d 9d 8d 5s 7c
-            x: Ah Ad As Ad As Ac Ah
-            ",
-        ));
-        assert!(!search.is_dead(), "the relaxation alone does not see it");
-        assert!(!search.is_dead_by_precedence(), "nor the precedence counts");
-        assert!(dead_by_fillers(&search));
-        let mut moves = Vec::new();
-        search.search_moves(&mut moves);
-        assert!(moves.is_empty(), "the search stops there");
-        search.pruning.fillers_before_deal = false;
-        search.search_moves(&mut moves);
-        assert!(!moves.is_empty(), "and without the check it goes on");
-        assert_lost_to_the_unpruned_search(&search);
-    }
-
-    /// Positions of the deal of `seed` with one to three deals left that
-    /// every check with `pruning` calls alive: the search's own first moves
-    /// with a random one now and then, to the deal and then up to seven
-    /// moves more, as the walks of `docs/WINNABILITY.md` ("Issue #14: a
-    /// row's fillers before the next deal") found them.
-    fn walked_positions(seed: u64, pruning: Pruning) -> Vec<VirginiaReel> {
-        let mut found = Vec::new();
-        let mut moves = Vec::new();
-        for walk in 0..6u64 {
-            let mut rng = TestRng::new(seed * 1000 + walk);
-            let deals_left = 1 + (walk % 3) as usize;
-            'attempt: for _ in 0..30 {
-                let mut search = ReelSearch::with_pruning(VirginiaReel::deal(seed), pruning);
-                while search.state().stock().len() > deals_left * RESERVES {
-                    search.search_moves(&mut moves);
-                    if moves.is_empty() {
-                        continue 'attempt;
-                    }
-                    let pick = if moves.len() > 1 && rng.below(3) == 0 {
-                        rng.below(moves.len())
-                    } else {
-                        0
-                    };
-                    search.apply(moves[pick]).expect("a legal move");
-                }
-                for _ in 0..rng.below(8) {
-                    search.search_moves(&mut moves);
-                    if moves.is_empty() {
-                        continue 'attempt;
-                    }
-                    moves.retain(|&mv| mv != ReelMove::Deal);
-                    if moves.is_empty() {
-                        break;
-                    }
-                    let pick = rng.below(moves.len());
-                    search.apply(moves[pick]).expect("a legal move");
-                }
-                search.search_moves(&mut moves);
-                if !moves.is_empty() {
-                    found.push(search.state().clone());
-                    break;
-                }
-            }
-        }
-        found
-    }
-
-    /// How many of the walked positions of `seeds` (alive to every check
-    /// but the one `switch_off` turns off) the search with every rule
-    /// calls dead at once.
-    fn walked_and_dead(seeds: &[u64], switch_off: impl Fn(&mut Pruning)) -> (usize, usize) {
-        let mut without = Pruning::ALL;
-        switch_off(&mut without);
-        let (mut walked, mut dead) = (0, 0);
-        let mut moves = Vec::new();
-        for &seed in seeds {
-            for position in walked_positions(seed, without) {
-                walked += 1;
-                ReelSearch::new(position).search_moves(&mut moves);
-                dead += usize::from(moves.is_empty());
-            }
-        }
-        (walked, dead)
-    }
-
-    /// The fillers before the next deal prove positions lost that every
-    /// other check calls alive (and
-    /// `the_fillers_before_the_deal_keep_every_verdict` checks they change
-    /// no verdict): on the walks of deal 107, where the fixture above
-    /// comes from.
-    #[test]
-    fn the_fillers_before_the_deal_prove_more_positions_lost() {
-        let (walked, dead) = walked_and_dead(&[107], |pruning| pruning.fillers_before_deal = false);
-        assert!(dead > 0, "{dead} of {walked} walked positions dead");
-    }
-
-    /// The cards needed before the next deal (module docs), on a position
-    /// of deal 147 with one deal left: the relaxation fails if the Qd stays
-    /// in row A until the deal, or the Kd in row C, and with both home
-    /// before it the counts find no order. The relaxation and the counts
-    /// without them call the position alive.
-    #[test]
-    fn a_card_the_relaxation_needs_out_before_the_deal_is_counted_there() {
-        let mut search = ReelSearch::new(board(
-            "
-            A: 2d* Qd 2s* 2h* 2c 2h 9d 2c.5c
-            B: 3s.6s 9c 3s.6s 3c.6c 8h 3d.6d.9d 3h* 9c
-            C: 4h.7h 4h 6c 4s* 8d 4s.7s.Ts Kd 4d.7d.Td
-            r: 9s.5d.Td.Qc.8s.4d.Kh Js.6d.Th.Kc.Jh 8c.4c.5s.6h.Tc Jc.Jc 8c.5h.7c.Qs.Kd Jd.9h.3c.Kh Qh.7c.Qd.Qs.3h Th.Qc.2s.Tc.9s.4c.2d
-            s: 7d 5c 7h Ad 3d Ac Ks Kc
-            x: Ah As Ac Ah Ad As
-            ",
-        ));
-        assert!(!search.is_dead(), "the relaxation alone does not see it");
-        assert!(search.is_dead_by_precedence());
-        search.pruning.needed_before_deal = false;
-        assert!(
-            !search.is_dead_by_precedence(),
-            "nor the counts without the cards needed before the deal"
-        );
-        assert_lost_to_the_unpruned_search(&search);
-    }
-
-    /// The cards needed before the next deal prove positions lost that
-    /// every other check calls alive (and
-    /// `the_cards_needed_before_the_deal_keep_every_verdict` checks they
-    /// change no verdict): on the walks of four unknown deals.
-    #[test]
-    fn the_cards_needed_before_the_deal_prove_more_positions_lost() {
-        let (walked, dead) = walked_and_dead(&[66, 147, 187], |pruning| {
-            pruning.needed_before_deal = false
-        });
-        assert!(dead >= 2, "{dead} of {walked} walked positions dead");
     }
 
     #[test]
