@@ -163,6 +163,21 @@ fn joined_and_started(start: &View) -> Vec<ServerMessage> {
     ]
 }
 
+/// The public [`super::run`] of an Easy bot at pace 0 in room K7PQ3M of
+/// the server at `url`.
+async fn race_an_easy_bot(url: &str) -> Result<(), crate::net::NetError> {
+    super::run(
+        url,
+        "bot",
+        "K7PQ3M",
+        Duration::ZERO,
+        BotLevel::Easy,
+        Store::none(),
+        |_| {},
+    )
+    .await
+}
+
 fn stopping() -> ServerMessage {
     ServerMessage::ShuttingDown {
         message: "the test is over".into(),
@@ -388,15 +403,7 @@ async fn a_move_whose_answer_a_dropped_connection_lost_is_not_awaited_forever() 
             }
         })
         .await;
-        let bot = super::run(
-            &url,
-            "bot",
-            "K7PQ3M",
-            Duration::ZERO,
-            BotLevel::Easy,
-            Store::none(),
-            |_| {},
-        );
+        let bot = race_an_easy_bot(&url);
         tokio::time::timeout(PATIENCE, bot)
             .await
             .unwrap_or_else(|_| panic!("{case:?}: the bot never moved again"))
@@ -440,15 +447,7 @@ async fn a_bot_refused_move_after_move_resigns() {
         }
     })
     .await;
-    let bot = super::run(
-        &url,
-        "bot",
-        "K7PQ3M",
-        Duration::ZERO,
-        BotLevel::Easy,
-        Store::none(),
-        |_| {},
-    );
+    let bot = race_an_easy_bot(&url);
     tokio::time::timeout(PATIENCE, bot)
         .await
         .expect("the bot never resigned")
