@@ -1,6 +1,7 @@
 //! The race loop of [`super::run`] end to end, against the fake server
 //! (`crate::fake_server`): the bot's pace, a move whose answer a dropped
-//! connection lost, and a bot whose every move is refused.
+//! connection lost (and the wait for it, message by message), and a bot
+//! whose every move is refused.
 //!
 //! The pace: the real loop (its body, [`super::race`], with the real
 //! [`super::think_off_runtime`]) races on tokio's paused clock, and the
@@ -39,7 +40,7 @@ use patience_shared::protocol::{
 use patience_shared::rules::{Rules as _, View};
 use tokio::time::Instant;
 
-use super::{Bot, BotLevel, Room, human_pace, race, think_off_runtime};
+use super::{Answer, Bot, BotLevel, Room, human_pace, race, think_off_runtime};
 use crate::config::Store;
 use crate::fake_server::{self, Reply};
 use crate::thinking::think_limit;
@@ -456,4 +457,114 @@ async fn a_bot_refused_move_after_move_resigns() {
     expected.extend((0..super::REFUSALS_BEFORE_RESIGNING).map(|_| "move"));
     expected.push("resign");
     assert_eq!(*received.lock().expect("no test thread panicked"), expected);
+}
+
+/// The answer to a move is awaited until it comes, or after a resume
+/// until the events missed are in (at once if none was) or a snapshot
+/// came: an answer the dropped connection lost is not awaited forever.
+#[test]
+fn an_answer_is_awaited_until_it_comes_or_the_resume_is_through() {
+    #[derive(Clone, Copy, Debug)]
+    enum Step {
+        Sent,
+        Accepted(u64),
+        Refused,
+        RivalMoved(u64),
+        Snapshot(u64),
+        Resumed(u64),
+    }
+    use Step::*;
+    let board = AnyGame::deal(GameKind::ThreeBlindMice, 1).view();
+    let progress = Progress::measure(&board, &board, 0, 0);
+    let message = |step| match step {
+        Sent => None,
+        Accepted(seq) => Some(ServerMessage::MoveAccepted {
+            seq,
+            text: "m".into(),
+            effects: Vec::new(),
+            board: board.clone(),
+            progress,
+        }),
+        Refused => Some(ServerMessage::MoveRejected {
+            text: "m".into(),
+            code: ErrorCode::IllegalMove,
+            reason: None,
+            message: "no".into(),
+        }),
+        RivalMoved(seq) => Some(ServerMessage::Progress {
+            seq,
+            seat: 1,
+            progress,
+            text: None,
+            board: None,
+        }),
+        Snapshot(seq) => Some(ServerMessage::Snapshot {
+            seq,
+            room: room(),
+            race: None,
+        }),
+        Resumed(seq) => Some(ServerMessage::Resumed {
+            seq,
+            room: room(),
+            seat: 0,
+            resume_token: "t".into(),
+            elapsed_ms: None,
+        }),
+    };
+    // Each step, and whether an answer is awaited after it.
+    let cases: [&[(Step, bool)]; 8] = [
+        &[(RivalMoved(2), false), (Sent, true), (Accepted(3), false)],
+        &[(Sent, true), (RivalMoved(3), true), (Refused, false)],
+        // Nothing missed: the move or its refusal was lost.
+        &[(RivalMoved(2), false), (Sent, true), (Resumed(2), false)],
+        // The events missed are replayed: the answer among them...
+        &[
+            (RivalMoved(2), false),
+            (Sent, true),
+            (Resumed(4), true),
+            (Accepted(3), false),
+            (RivalMoved(4), false),
+        ],
+        // ...or not: given up after the last.
+        &[
+            (RivalMoved(2), false),
+            (Sent, true),
+            (Resumed(4), true),
+            (RivalMoved(3), true),
+            (RivalMoved(4), false),
+        ],
+        // The last event missed was another seat's: the next live one.
+        &[
+            (RivalMoved(2), false),
+            (Sent, true),
+            (Resumed(5), true),
+            (RivalMoved(4), true),
+            (RivalMoved(6), false),
+        ],
+        &[
+            (RivalMoved(2), false),
+            (Sent, true),
+            (Resumed(9), true),
+            (Snapshot(9), false),
+        ],
+        // A resume while nothing was awaited leaves nothing behind.
+        &[
+            (RivalMoved(2), false),
+            (Resumed(9), false),
+            (Sent, true),
+            (RivalMoved(9), true),
+            (RivalMoved(10), true),
+            (Accepted(11), false),
+        ],
+    ];
+    for steps in cases {
+        let mut answer = Answer::default();
+        for (at, &(step, awaited)) in steps.iter().enumerate() {
+            match message(step) {
+                Some(message) => answer.heard(&message),
+                None => answer.sent(),
+            }
+            assert_eq!(answer.awaited(), awaited, "{steps:?}, step {at}");
+        }
+    }
 }
