@@ -197,6 +197,11 @@ async fn a_move_whose_write_is_never_answered_closes_the_room_at_the_bound_untol
     let mut bob = Client::hello(&server, "bob").await;
     let (code, _) = ada.create_room(2, RoomOptions::default()).await;
     bob.join_room(&code).await;
+    // The countdown begins only once the room has a proved deal, and ends
+    // countdown_ms after that on the virtual clock: moved before the deal
+    // came (a slow deal pool), the clock would never reach its end.
+    ada.recv_until(|message| matches!(message, ServerMessage::Countdown { .. }))
+        .await;
     // The set-up's writes (players, deals) done first: with a queue of
     // eight, the race's first write could otherwise find it full, and its
     // next try waits on the virtual clock, which only the test moves.
