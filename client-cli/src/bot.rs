@@ -47,6 +47,7 @@ use std::time::Duration;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::games::virginia_reel::ReelMove;
+use patience_shared::position::{guess, move_shapes};
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Effect, Rules, View, Zone};
 use patience_shared::solver::hinter::{Hinter, Searchable};
@@ -55,7 +56,6 @@ use tokio::time::Instant;
 
 use crate::config::Store;
 use crate::net::{NetError, seq_of};
-use crate::position::{guess, move_shapes};
 use crate::session::{Entry, SeatSlot, Session};
 use crate::thinking::{Deadline, NoDeadline, WallClockDeadline, think_limit};
 

@@ -26,6 +26,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
+use patience_shared::position::{guess, move_shapes};
 use patience_shared::protocol::{
     ClientMessage, DailyAttempt, DailyResult, ErrorCode, LeaderboardRow, PlayerStatus,
     ServerMessage, Unranked,
@@ -37,7 +38,6 @@ use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
 use crate::live::LiveBoard;
 use crate::net::{Connection, NetError, message_name};
-use crate::position::{guess, move_shapes};
 use crate::race::{played_text, status_text, tenths_text};
 use crate::text::view_text;
 

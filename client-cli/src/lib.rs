@@ -24,8 +24,6 @@
 //! - [`tournament`]: past days, a player's records and the weekly and
 //!   monthly standings (`leaderboard --days`, `stats`, `standings`).
 //! - [`replay`]: `replay`, a finished race played back from its logs.
-//! - [`position`]: legal moves, natural moves and solver lines computed
-//!   from what a player may see.
 
 pub mod account;
 pub mod app;
@@ -40,7 +38,6 @@ pub mod leaderboard;
 pub mod live;
 pub mod net;
 pub mod plain;
-pub mod position;
 pub mod race;
 pub mod replay;
 pub mod session;

@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
+use patience_shared::position::{guess, move_shapes};
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::{Outcome, Rules};
 use patience_shared::solver::any::first_winnable_deal;
@@ -18,7 +19,6 @@ use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
 use tokio::sync::mpsc;
 
-use crate::position::{guess, move_shapes};
 use crate::race::effect_text;
 use crate::session::Session;
 use crate::text::view_text;

@@ -29,6 +29,7 @@ use anyhow::Context as _;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::card::Card;
 use patience_shared::game::GameKind;
+use patience_shared::position::{MoveShape, guess, move_between, move_shapes, natural_move};
 use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
 use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
@@ -48,7 +49,6 @@ use self::screens::{
     help_lines, lobby_lines, progress_words, race_panel_lines, results_lines, watch_table_lines,
 };
 use crate::plain::PRACTICE_BUDGET;
-use crate::position::{MoveShape, guess, move_between, move_shapes, natural_move};
 use crate::race::effect_text;
 use crate::session::Session;
 

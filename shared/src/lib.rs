@@ -13,6 +13,7 @@ mod deal_spec;
 pub mod deck;
 pub mod game;
 pub mod games;
+pub mod position;
 pub mod protocol;
 pub mod replay;
 pub mod rules;

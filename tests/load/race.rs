@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures::{SinkExt as _, StreamExt as _};
-use patience_cli::position::guess;
 use patience_shared::game::GameKind;
+use patience_shared::position::guess;
 use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, PROTOCOL_VERSION, PlayerStatus, RoomOptions, ServerMessage,
 };

@@ -1617,7 +1617,7 @@ fn a_folded_pile_unfolds_where_the_cursor_goes() {
 fn a_refused_drop_gives_the_engines_reason() {
     let position = AnyGame::deal(GameKind::Indian, 1);
     let view = position.view();
-    let shapes = crate::position::move_shapes(&position);
+    let shapes = patience_shared::position::move_shapes(&position);
     // A pile top that cannot go onto another pile: the reason is the one a
     // typed move gets from the engine.
     let mut found = false;

@@ -7,7 +7,7 @@
 //! order drawn from a number, and builds a real position of the rules
 //! engine. The client uses it to list legal moves, to find a card's natural
 //! place and to read the notation; the bots plan a solver line on it (with
-//! the game's own search, through `patience_shared::solver::any`) and plan
+//! the game's own search, through `crate::solver::any`) and plan
 //! again whenever a turned card proves the guess wrong.
 //!
 //! Moves are described by what they do on the board ([`MoveShape`]): which
@@ -22,14 +22,14 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use patience_shared::any::{AnyGame, AnyMove};
-use patience_shared::card::Card;
-use patience_shared::deck::ordered_pack;
-use patience_shared::game::GameKind;
-use patience_shared::games::forty_thieves::{FortyThieves, FtMove};
-use patience_shared::games::three_blind_mice::{TbmMove, ThreeBlindMice};
-use patience_shared::games::virginia_reel::{ReelMove, ReleaseTarget, VirginiaReel};
-use patience_shared::rules::{Effect, Outcome, Rules, View, Zone};
+use crate::any::{AnyGame, AnyMove};
+use crate::card::Card;
+use crate::deck::ordered_pack;
+use crate::game::GameKind;
+use crate::games::forty_thieves::{FortyThieves, FtMove};
+use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
+use crate::games::virginia_reel::{ReelMove, ReleaseTarget, VirginiaReel};
+use crate::rules::{Effect, Outcome, Rules, View, Zone};
 
 /// A view that no position of its game can have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -405,9 +405,9 @@ pub fn move_between(
 mod tests {
     use std::collections::BTreeSet;
 
-    use patience_shared::rules::ZoneView;
-    use patience_shared::solver::Budget;
-    use patience_shared::solver::any::solve_deal;
+    use crate::rules::ZoneView;
+    use crate::solver::Budget;
+    use crate::solver::any::solve_deal;
 
     use super::*;
 
