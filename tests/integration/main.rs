@@ -8,6 +8,7 @@ mod cluster;
 mod daily;
 mod daily_client;
 mod deploy;
+mod docs;
 mod durability;
 mod follow;
 mod hostile;
