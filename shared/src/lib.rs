@@ -17,4 +17,6 @@ pub mod position;
 pub mod protocol;
 pub mod replay;
 pub mod rules;
+#[cfg(test)]
+mod slow_tier;
 pub mod solver;

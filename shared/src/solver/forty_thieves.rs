@@ -805,6 +805,20 @@ mod tests {
     /// The budget of the with/without tests, small enough for a debug build.
     const LATE_BUDGET: u64 = 3_000;
 
+    /// The deals whose late positions the with/without tests compare:
+    /// 1..=1000 in the slow tier.
+    const FULL_DEALS: u64 = 1000;
+
+    /// How many of deals 1..=`FULL_DEALS` the with/without tests compare.
+    fn n_deals(test: &str) -> u64 {
+        crate::slow_tier::count(test, FULL_DEALS, 200)
+    }
+
+    /// A floor set for `FULL_DEALS` deals, scaled to the deals compared.
+    fn floor(at_full: usize, test: &str) -> usize {
+        crate::slow_tier::floor(at_full, FULL_DEALS, n_deals(test))
+    }
+
     /// What a search with `options` finds from the late position of each
     /// deal 1..=1000, by seed from 1: solved once per test binary, since the
     /// with/without tests all compare against the same searches. Each line
@@ -812,7 +826,7 @@ mod tests {
     fn late_solutions(options: FtOptions) -> &'static [Solution<FtMove>] {
         static SOLUTIONS: Cache<FtOptions, Vec<Solution<FtMove>>> = Mutex::new(Vec::new());
         once(&SOLUTIONS, options, || {
-            (1..=1000)
+            (1..=n_deals("forty_thieves::tests::late_solutions"))
                 .map(|seed| {
                     let search = FtSearch::with_options(late_position(seed), options);
                     solve(&search, Budget::positions(LATE_BUDGET)).expect("replay")
@@ -859,7 +873,8 @@ mod tests {
         };
         let (compared, winnable) = compare_verdicts(best_first_only);
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "best_first_search_keeps_every_verdict")
+                && winnable >= floor(100, "best_first_search_keeps_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
         let depth_first = FtOptions {
@@ -878,7 +893,8 @@ mod tests {
                 lost += 1;
             }
         }
-        assert!(lost >= 100, "only {lost} losses compared");
+        let lost_floor = floor(100, "best_first_search_keeps_every_verdict");
+        assert!(lost >= lost_floor, "only {lost} losses compared");
     }
 
     /// Midshipman's portfolio of best-first searches, alone, settles what
@@ -893,7 +909,8 @@ mod tests {
             ..FtOptions::default()
         });
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "the_best_first_portfolio_keeps_every_verdict")
+                && winnable >= floor(100, "the_best_first_portfolio_keeps_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
     }
@@ -906,7 +923,8 @@ mod tests {
             ..FtOptions::default()
         });
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "safe_foundation_moves_keep_every_verdict")
+                && winnable >= floor(100, "safe_foundation_moves_keep_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
     }
@@ -919,7 +937,8 @@ mod tests {
             ..FtOptions::default()
         });
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "dead_positions_keep_every_verdict")
+                && winnable >= floor(100, "dead_positions_keep_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
     }
@@ -932,7 +951,8 @@ mod tests {
             ..FtOptions::default()
         });
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "twin_piles_keep_every_verdict")
+                && winnable >= floor(100, "twin_piles_keep_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
     }
@@ -946,7 +966,8 @@ mod tests {
             ..FtOptions::default()
         });
         assert!(
-            compared >= 500 && winnable >= 100,
+            compared >= floor(500, "restarts_keep_every_verdict")
+                && winnable >= floor(100, "restarts_keep_every_verdict"),
             "{compared} compared, {winnable} winnable"
         );
     }
@@ -1158,8 +1179,10 @@ mod tests {
 
     #[test]
     fn winning_lines_replay_through_the_rules() {
-        let lines = winning_lines(200, FtOptions::default());
-        assert!(lines.len() >= 200, "only {} winning lines", lines.len());
+        let n = crate::slow_tier::count("winning_lines_replay_through_the_rules", 200, 50);
+        let lines = winning_lines(n, FtOptions::default());
+        let floor = crate::slow_tier::floor(200, 200, n);
+        assert!(lines.len() >= floor, "only {} winning lines", lines.len());
     }
 
     /// A hint from any position along a winning line is a move to play.
@@ -1211,7 +1234,8 @@ mod tests {
             ..FtOptions::default()
         };
         let mut checked = 0;
-        for (deal, line) in winning_lines(100, options) {
+        let n = crate::slow_tier::count("no_position_on_a_winning_line_is_dead", 100, 30);
+        for (deal, line) in winning_lines(n, options) {
             let mut search = FtSearch::new(deal);
             for mv in line {
                 assert!(
@@ -1223,6 +1247,7 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked >= 10_000, "only {checked} positions checked");
+        let floor = crate::slow_tier::floor(10_000, 100, n);
+        assert!(checked >= floor, "only {checked} positions checked");
     }
 }

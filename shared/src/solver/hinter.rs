@@ -160,7 +160,7 @@ mod tests {
     const FIRST_SEARCH: u64 = 20_000;
 
     /// How many proved deals of each game the hints are followed through.
-    const DEALS_PER_GAME: usize = 100;
+    const DEALS_PER_GAME: u64 = 100;
 
     /// Follows hints from the deal of `seed` until it is won. Returns `None`
     /// if the first search, of `first_search` positions, does not prove the
@@ -201,7 +201,9 @@ mod tests {
     fn check_following_hints_wins(game: GameKind, first_search: u64) {
         let mut proved = 0;
         let mut seed = 0;
-        while proved < DEALS_PER_GAME {
+        let test = format!("following_hints_wins_proved_deals of {game}");
+        let deals = crate::slow_tier::count(&test, DEALS_PER_GAME, 25);
+        while proved < deals {
             seed += 1;
             assert!(
                 seed <= 2_000,

@@ -631,13 +631,21 @@ mod tests {
         verdict.name()
     }
 
+    /// The deals the verdict loops run: 1..=1000 in the slow tier.
+    const FULL_DEALS: u64 = 1000;
+
+    /// How many of deals 1..=`FULL_DEALS` the verdict loops run.
+    fn n_deals(test: &str) -> u64 {
+        crate::slow_tier::count(test, FULL_DEALS, 150)
+    }
+
     /// The verdicts of deals 1..=1000 at `budget` positions with `options`,
     /// by seed from 1: solved once per test binary, since several tests
     /// compare or walk the same verdicts. Each line was replayed by `solve`.
     fn verdicts(options: TbmOptions, budget: u64) -> &'static [Verdict<TbmMove>] {
         static VERDICTS: Cache<(TbmOptions, u64), Vec<Verdict<TbmMove>>> = Mutex::new(Vec::new());
         once(&VERDICTS, (options, budget), || {
-            (1..=1000)
+            (1..=n_deals("three_blind_mice::tests::verdicts"))
                 .map(|seed| {
                     let search = TbmSearch::with_options(ThreeBlindMice::deal(seed), options);
                     solve(&search, Budget::positions(budget))
@@ -674,7 +682,9 @@ mod tests {
             },
             30_000,
         );
-        assert!(compared >= 900, "only {compared} deals settled both ways");
+        let n = n_deals("safe_move_keeps_every_verdict");
+        let floor = crate::slow_tier::floor(900, FULL_DEALS, n);
+        assert!(compared >= floor, "only {compared} deals settled both ways");
     }
 
     #[test]
@@ -686,7 +696,9 @@ mod tests {
             },
             30_000,
         );
-        assert!(compared >= 300, "only {compared} deals settled both ways");
+        let n = n_deals("dead_positions_keep_every_verdict");
+        let floor = crate::slow_tier::floor(300, FULL_DEALS, n);
+        assert!(compared >= floor, "only {compared} deals settled both ways");
     }
 
     /// A sharper check of the dead-position rule: no position along a
@@ -712,7 +724,9 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked >= 5_000, "only {checked} positions checked");
+        let n = n_deals("no_position_on_a_winning_line_is_dead");
+        let floor = crate::slow_tier::floor(5_000, FULL_DEALS, n);
+        assert!(checked >= floor, "only {checked} positions checked");
     }
 
     /// Along random games, the first position called dead is checked with
@@ -726,7 +740,8 @@ mod tests {
         let mut rng = crate::conformance::TestRng::new(20);
         let mut moves = Vec::new();
         let mut checked = 0;
-        for seed in 1..=1000 {
+        let n = n_deals("positions_called_dead_are_not_winnable");
+        for seed in 1..=n {
             let mut state = ThreeBlindMice::deal(seed);
             loop {
                 if TbmSearch::new(state.clone()).is_dead() {
@@ -751,7 +766,8 @@ mod tests {
                 state.apply(mv).expect("legal");
             }
         }
-        assert!(checked >= 700, "only {checked} dead positions checked");
+        let floor = crate::slow_tier::floor(700, FULL_DEALS, n);
+        assert!(checked >= floor, "only {checked} dead positions checked");
     }
 
     /// A face-down card's child lying on it is there from the deal (cards
@@ -768,7 +784,8 @@ mod tests {
         let mut rng = crate::conformance::TestRng::new(14);
         let mut moves = Vec::new();
         let (mut fired, mut proved_lost) = (0, 0);
-        for seed in 1..=1000 {
+        let n = n_deals("face_down_under_its_child_keeps_every_verdict");
+        for seed in 1..=n {
             let mut state = ThreeBlindMice::deal(seed);
             if !TbmSearch::new(state.clone()).face_down_under_its_child() {
                 continue;
@@ -795,7 +812,8 @@ mod tests {
             );
             proved_lost += usize::from(verdict == Verdict::Unwinnable);
         }
-        assert!(fired >= 100, "the rule fired on only {fired} deals");
+        let floor = crate::slow_tier::floor(100, FULL_DEALS, n);
+        assert!(fired >= floor, "the rule fired on only {fired} deals");
         assert!(
             proved_lost >= fired * 9 / 10,
             "only {proved_lost} of {fired} positions proved lost without the rule"
@@ -844,7 +862,8 @@ mod tests {
     #[test]
     fn winning_lines_replay_through_the_rules() {
         let mut winnable = 0;
-        for seed in 1..=5000 {
+        let n = crate::slow_tier::count("winning_lines_replay_through_the_rules", 5000, 500);
+        for seed in 1..=n {
             let deal = ThreeBlindMice::deal(seed);
             if let Verdict::Winnable(_) = solve(&TbmSearch::new(deal), Budget::positions(20_000))
                 .expect("replay")
@@ -853,7 +872,8 @@ mod tests {
                 winnable += 1;
             }
         }
-        assert!(winnable >= 1000, "only {winnable} winning lines replayed");
+        let floor = crate::slow_tier::floor(1000, 5000, n);
+        assert!(winnable >= floor, "only {winnable} winning lines replayed");
     }
 
     /// The moves `search_moves` offers in a fixture position, in notation.

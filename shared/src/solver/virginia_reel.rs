@@ -2566,19 +2566,37 @@ mod tests {
         unplay.to_state()
     }
 
+    /// How many test positions the slow tier has: late positions of deals
+    /// 1 to 1,000 and 500 built backwards from a win.
+    const FULL_POSITIONS: u64 = 1500;
+
+    /// The test positions of this run: all in the slow tier, a fifth of
+    /// each kind otherwise.
+    fn n_positions() -> u64 {
+        crate::slow_tier::count("virginia_reel::tests::test_positions", FULL_POSITIONS, 300)
+    }
+
+    /// A floor set for all `FULL_POSITIONS` test positions, scaled to this
+    /// run's.
+    fn floor(at_full: usize) -> usize {
+        crate::slow_tier::floor(at_full, FULL_POSITIONS, n_positions())
+    }
+
     /// The positions the rule tests share: late positions of deals 1 to
-    /// 1,000 and 500 positions built backwards from a win.
+    /// 1,000 and 500 positions built backwards from a win (in the slow tier;
+    /// the same share of each otherwise).
     fn test_positions() -> &'static [(String, VirginiaReel)] {
         static POSITIONS: OnceLock<Vec<(String, VirginiaReel)>> = OnceLock::new();
         POSITIONS.get_or_init(|| {
             let mut positions = Vec::new();
-            for seed in 1..=1000u64 {
+            let deals = 1000 * n_positions() / FULL_POSITIONS;
+            for seed in 1..=deals {
                 positions.push((
                     format!("deal {seed}"),
                     played_position(seed, (seed % 2) as usize),
                 ));
             }
-            for seed in 1..=500u64 {
+            for seed in 1..=500 * n_positions() / FULL_POSITIONS {
                 let steps = 30 + (seed as usize % 50);
                 positions.push((format!("unplayed {seed}"), unplayed_position(seed, steps)));
             }
@@ -2639,7 +2657,7 @@ mod tests {
             }
         }
         assert!(
-            compared >= 1200,
+            compared >= floor(1200),
             "only {compared} positions settled both with and without {rule}"
         );
     }
@@ -2737,7 +2755,7 @@ mod tests {
             }
         }
         assert!(
-            lost >= 100 && sooner >= 40 && sooner > 2 * later,
+            lost >= floor(100) && sooner >= floor(40) && sooner > 2 * later,
             "of {lost} losses, {sooner} proved sooner and {later} later"
         );
     }
@@ -2801,7 +2819,10 @@ mod tests {
                 won += 1;
             }
         }
-        assert!(lost >= 800 && won >= 350, "{lost} losses, {won} wins");
+        assert!(
+            lost >= floor(800) && won >= floor(350),
+            "{lost} losses, {won} wins"
+        );
     }
 
     /// `solve` replays every line it finds through the rules and reports a
@@ -2822,7 +2843,7 @@ mod tests {
             assert_eq!(verdict.name(), "winnable", "seed {seed}");
             replayed += 1;
         }
-        assert!(replayed >= 400, "only {replayed} lines");
+        assert!(replayed >= floor(400), "only {replayed} lines");
     }
 
     // ---- The key and the moves during play ----
