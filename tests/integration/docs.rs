@@ -100,8 +100,7 @@ fn has_issue_number(line: &str) -> bool {
 fn branch_name(line: &str) -> Option<&str> {
     let bytes = line.as_bytes();
     line.match_indices("h-").find_map(|(index, _)| {
-        let before_ok =
-            index == 0 || !(is_word_byte(bytes[index - 1]) || bytes[index - 1] == b'-');
+        let before_ok = index == 0 || !(is_word_byte(bytes[index - 1]) || bytes[index - 1] == b'-');
         let name_length = bytes[index + 2..]
             .iter()
             .take_while(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())
@@ -129,11 +128,20 @@ fn session_as_history(line: &str) -> Option<String> {
     ]
     .iter()
     .flat_map(|word| [format!("{word} session "), format!("{word} sessions")])
-    .chain(["this session.", "this session,", "this session)", "this session;"].map(String::from))
+    .chain(
+        [
+            "this session.",
+            "this session,",
+            "this session)",
+            "this session;",
+        ]
+        .map(String::from),
+    )
     .find(|phrase| {
-        lower.match_indices(phrase.as_str()).any(|(index, _)| {
-            index == 0 || !is_word_byte(lower.as_bytes()[index - 1])
-        }) || lower.ends_with(phrase.trim_end())
+        lower
+            .match_indices(phrase.as_str())
+            .any(|(index, _)| index == 0 || !is_word_byte(lower.as_bytes()[index - 1]))
+            || lower.ends_with(phrase.trim_end())
     })
 }
 
