@@ -1649,10 +1649,22 @@ impl Store for PostgresStore {
         // One row per move: a second one is the engine's refusal, as in
         // SQLite. It aborts the transaction, which the database thread's
         // rollback of the failed job undoes; every caller fails its job.
+        //
+        // The fence locks the race's row FOR SHARE until this transaction
+        // ends, which a claim's `UPDATE … SET epoch = epoch + 1` (FOR NO
+        // KEY UPDATE) conflicts with: a claim made while this move is
+        // uncommitted waits for its COMMIT and then reads it, and a move
+        // made while a claim is uncommitted waits for it and then finds
+        // the new epoch. A plain `EXISTS` (or the foreign key's FOR KEY
+        // SHARE) takes no lock a claim waits for, so under READ COMMITTED
+        // a claim between this INSERT and its COMMIT would neither wait
+        // nor see the move, and an acknowledged move would be lost.
         let recorded = self.execute(
-            "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
-             SELECT $1, $2, $3, $4, $5, $6
-             WHERE EXISTS (SELECT 1 FROM live_races WHERE code = $1 AND epoch = $7)",
+            "WITH fence AS (
+                 SELECT code FROM live_races WHERE code = $1 AND epoch = $7 FOR SHARE
+             )
+             INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
+             SELECT fence.code, $2, $3, $4, $5, $6 FROM fence",
             &[
                 &code,
                 &i64::from(kept.seat),

@@ -228,3 +228,126 @@ fn a_url_keeps_its_own_timeouts_and_gets_the_defaults_for_the_rest() {
         assert_eq!(config.get_application_name(), Some(application), "{url}");
     }
 }
+
+/// The id of the server process behind `store`'s connection.
+fn backend_pid(store: &mut PostgresStore) -> i32 {
+    store
+        .client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .expect("asks")
+        .try_get(0)
+        .expect("an integer")
+}
+
+/// Waits until the session `pid` waits for a lock (true) or `call` has
+/// returned without waiting (false): the signal that a call on another
+/// thread is blocked, read off `pg_stat_activity` rather than guessed from
+/// a pause.
+fn blocked_on_a_lock<T>(
+    observer: &mut PostgresStore,
+    pid: i32,
+    call: &std::thread::ScopedJoinHandle<'_, T>,
+) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let waiting: bool = observer
+            .client
+            .query_one(
+                "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false)
+                 FROM pg_stat_activity WHERE pid = $1",
+                &[&pid],
+            )
+            .expect("asks")
+            .try_get(0)
+            .expect("a boolean");
+        if waiting {
+            return true;
+        }
+        if call.is_finished() {
+            return false;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call neither returned nor waited for a lock within a minute"
+        );
+        std::thread::yield_now();
+    }
+}
+
+fn move_under_first_claim(index: u32, text: &str) -> LiveMove {
+    LiveMove {
+        seat: 0,
+        index,
+        text: text.to_string(),
+        elapsed_ms: 1_500,
+        seq: 11,
+        epoch: 0,
+    }
+}
+
+#[test]
+fn a_claim_between_a_moves_insert_and_its_commit_waits_for_the_commit_and_reads_the_move() {
+    let database = ScratchDatabase::create();
+    let mut owner = connect(&database);
+    let mut claimer = connect(&database);
+    let mut observer = connect(&database);
+    owner
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    let claimer_pid = backend_pid(&mut claimer);
+    // The owner's batch: the move is inserted, not yet committed.
+    owner.begin().expect("begins");
+    owner
+        .record_live_move("AAAAAA", &move_under_first_claim(1, "b"))
+        .expect("records");
+    // The hook between the insert and the commit: another server claims
+    // the race now, under READ COMMITTED as a claim runs.
+    let (waited, claimed) = std::thread::scope(|scope| {
+        let claim = scope.spawn(|| claimer.claim_live_race("AAAAAA"));
+        let waited = blocked_on_a_lock(&mut observer, claimer_pid, &claim);
+        // Committed: the owner tells its player the move is kept.
+        owner.commit().expect("the owner commits");
+        (waited, claim.join().expect("the claim does not panic"))
+    });
+    let claimed = claimed.expect("claims").expect("the race is kept");
+    assert_eq!(
+        claimed.seats[0].log,
+        ["a", "b"],
+        "the new owner must run on from every move the old one acknowledged"
+    );
+    assert!(waited, "the claim must wait for the move's commit");
+    assert_eq!(claimed.epoch, 1);
+}
+
+#[test]
+fn a_move_made_while_a_claim_is_uncommitted_waits_for_it_and_is_fenced() {
+    let database = ScratchDatabase::create();
+    let mut owner = connect(&database);
+    let mut claimer = connect(&database);
+    let mut observer = connect(&database);
+    owner
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    let owner_pid = backend_pid(&mut owner);
+    // The claim has bumped the epoch and read the moves, not yet committed.
+    claimer.begin().expect("begins");
+    let claimed = claimer
+        .claim_live_race("AAAAAA")
+        .expect("claims")
+        .expect("the race is kept");
+    assert_eq!(claimed.seats[0].log, ["a"]);
+    let (waited, written) = std::thread::scope(|scope| {
+        let write =
+            scope.spawn(|| owner.record_live_move("AAAAAA", &move_under_first_claim(1, "b")));
+        let waited = blocked_on_a_lock(&mut observer, owner_pid, &write);
+        claimer.commit().expect("the claim commits");
+        (waited, write.join().expect("the write does not panic"))
+    });
+    assert!(
+        matches!(&written, Err(StoreError::Fenced { code }) if code == "AAAAAA"),
+        "a move the claim did not read must be refused, not kept: {written:?}"
+    );
+    assert!(waited, "the move must wait for the claim's commit");
+    let races = observer.live_races().expect("reads");
+    assert_eq!(races[0].seats[0].log, ["a"]);
+}
