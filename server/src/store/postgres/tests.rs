@@ -351,3 +351,86 @@ fn a_move_made_while_a_claim_is_uncommitted_waits_for_it_and_is_fenced() {
     let races = observer.live_races().expect("reads");
     assert_eq!(races[0].seats[0].log, ["a"]);
 }
+
+/// How many times `table` was scanned and how many of its rows were read,
+/// by any path, as this session counts them (counts not yet reported
+/// included: take the difference of two, in one transaction, during which
+/// nothing is reported).
+fn reads_so_far(store: &mut PostgresStore, table: &str) -> (i64, i64) {
+    let row = store
+        .client
+        .query_one(
+            "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0),
+                    coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)
+             FROM pg_stat_xact_user_tables WHERE relname = $1",
+            &[&table],
+        )
+        .expect("asks");
+    (
+        row.try_get(0).expect("a count"),
+        row.try_get(1).expect("a count"),
+    )
+}
+
+/// The codes `store`'s scan finds at `now_ms`, and the scans and rows of
+/// `live_races` and of `live_moves` it read.
+fn scan_and_count(store: &mut PostgresStore, now_ms: u64) -> (Vec<String>, (i64, i64), (i64, i64)) {
+    store.client.batch_execute("BEGIN").expect("begins");
+    let races_before = reads_so_far(store, "live_races");
+    let moves_before = reads_so_far(store, "live_moves");
+    let codes = store.orphaned_races(now_ms).expect("scans");
+    let races_after = reads_so_far(store, "live_races");
+    let moves_after = reads_so_far(store, "live_moves");
+    store.client.batch_execute("COMMIT").expect("commits");
+    (
+        codes,
+        (
+            races_after.0 - races_before.0,
+            races_after.1 - races_before.1,
+        ),
+        (
+            moves_after.0 - moves_before.0,
+            moves_after.1 - moves_before.1,
+        ),
+    )
+}
+
+#[test]
+fn the_failover_scan_reads_no_move_and_only_the_races_of_nodes_that_are_gone() {
+    let database = ScratchDatabase::create();
+    let mut store = connect(&database);
+    // 300 running races, two moves each, of a node whose lease runs.
+    store.set_node("live");
+    for index in 0..300 {
+        let code = format!("L{index:05}");
+        store
+            .save_live_race(&live_race(&code, [&[], &[]]))
+            .expect("saves");
+        for (move_index, text) in ["a", "b"].into_iter().enumerate() {
+            let kept = LiveMove {
+                index: u32::try_from(move_index).expect("small"),
+                ..move_under_first_claim(0, text)
+            };
+            store.record_live_move(&code, &kept).expect("records");
+        }
+    }
+    store.renew_node_lease("live", 10_000).expect("renews");
+    store.client.batch_execute("ANALYZE").expect("analyzes");
+
+    // While every node's lease runs, the scan reads not one race.
+    let (codes, races, moves) = scan_and_count(&mut store, 5_000);
+    assert_eq!(codes, Vec::<String>::new());
+    assert_eq!(races, (0, 0), "live_races: scans, rows");
+    assert_eq!(moves, (0, 0), "live_moves: scans, rows");
+
+    // A node that is gone, with one race: the scan reads that race alone.
+    store.set_node("gone");
+    store
+        .save_live_race(&live_race("G00000", [&["a"], &[]]))
+        .expect("saves");
+    store.client.batch_execute("ANALYZE").expect("analyzes");
+    let (codes, races, moves) = scan_and_count(&mut store, 5_000);
+    assert_eq!(codes, ["G00000"]);
+    assert_eq!(races, (1, 1), "one index scan, one row, of 301 races");
+    assert_eq!(moves, (0, 0), "live_moves: scans, rows");
+}
