@@ -30,6 +30,18 @@
 //! session terminated, the network cut) is not the store failing: the batch
 //! it broke fails, the database is down *while* the thread reconnects, with
 //! a growing pause between attempts, and up again once it has.
+//!
+//! ## The connections aside
+//! With PostgreSQL the thread's connection is one of a small pool: the
+//! others ([`ASIDE_CONNECTIONS`], each on a thread of its own) serve
+//! [`Database::call_aside`], for calls that must neither wait behind a
+//! batch of moves nor hold one up (the failover scan, the nodes' leases in
+//! the store). Each of their statements commits on its own. Every write
+//! that must be ordered with the others, or be in a batch's commit, stays
+//! on the one thread: the moves are ordered per race ([`Sequence`]) and
+//! share commits (group commit), which more writing connections would
+//! split. With SQLite, which has one writer at a time, a call aside runs
+//! on the thread like any other.
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -43,6 +55,14 @@ use crate::config::DatabaseUrl;
 use crate::store::postgres::PostgresStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{Store, StoreError};
+
+/// The connections a PostgreSQL database keeps beside the thread's, for
+/// [`Database::call_aside`].
+pub const ASIDE_CONNECTIONS: usize = 2;
+
+/// The calls aside that may wait for a connection: past it,
+/// [`Database::call_aside`] waits for room.
+const ASIDE_QUEUE: usize = 64;
 
 /// The most jobs committed together.
 pub const MAX_BATCH: usize = 256;
@@ -69,6 +89,9 @@ pub const DATABASE_FILE: &str = "patience.sqlite3";
 /// commit's outcome is known.
 type Answer = Box<dyn FnOnce(Result<(), &StoreError>) + Send>;
 type Job = Box<dyn FnOnce(&mut dyn Store) -> Ran + Send>;
+/// A call aside ([`Database::call_aside`]), given its connection or why
+/// there is none: it answers by itself.
+type AsideJob = Box<dyn FnOnce(Result<&mut dyn Store, StoreError>) + Send>;
 
 /// A job that has run.
 struct Ran {
@@ -82,6 +105,8 @@ struct Ran {
 #[derive(Clone, Debug)]
 pub struct Database {
     jobs: mpsc::Sender<Job>,
+    /// The connections aside, if the store has them (PostgreSQL).
+    aside: Option<mpsc::Sender<AsideJob>>,
     stats: Arc<Stats>,
 }
 
@@ -193,10 +218,15 @@ impl Database {
             source,
         };
         match outcome.recv() {
-            Ok(Ok(())) => Ok(spawned),
-            Ok(Err(source)) => Err(failed(source)),
-            Err(_) => Err(failed(StoreError::Panicked)),
+            Ok(Ok(())) => {}
+            Ok(Err(source)) => return Err(failed(source)),
+            Err(_) => return Err(failed(StoreError::Panicked)),
         }
+        let aside = spawn_aside(url.expose()).map_err(OpenError::Thread)?;
+        Ok(Database {
+            aside: Some(aside),
+            ..spawned
+        })
     }
 
     /// Starts the thread that owns `store`. It stops when every handle is
@@ -233,7 +263,11 @@ impl Database {
             stats.up.store(false, Ordering::Release);
             return Err(error);
         }
-        Ok(Database { jobs, stats })
+        Ok(Database {
+            jobs,
+            aside: None,
+            stats,
+        })
     }
 
     /// Runs `work` on the database thread and returns its result once the
@@ -317,6 +351,34 @@ impl Database {
         }
     }
 
+    /// Runs `work` on a connection aside ([the pool](self#the-connections-aside)),
+    /// not the thread's: it neither waits behind the batches of moves nor
+    /// holds them up. Each statement commits on its own, so `work` reads
+    /// and makes single-statement writes that need no order with the
+    /// thread's jobs. A store without connections aside (SQLite) runs it as
+    /// [`Database::call`] does.
+    pub async fn call_aside<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let Some(aside) = &self.aside else {
+            return self.call(work).await;
+        };
+        let (reply, answer) = oneshot::channel();
+        let job: AsideJob = Box::new(move |store| {
+            // A panic fails this call alone; the connection's statements
+            // each committed or failed on their own.
+            let result = match store {
+                Ok(store) => std::panic::catch_unwind(AssertUnwindSafe(|| work(store)))
+                    .unwrap_or(Err(StoreError::Panicked)),
+                Err(error) => Err(error),
+            };
+            let _ = reply.send(result);
+        });
+        aside.send(job).await.map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
     /// [`Database::call`] for a thread outside the runtime (it blocks the
     /// calling thread until the job has committed): for the deal prover,
     /// which runs on a thread of its own. Never call it on a runtime's
@@ -377,6 +439,55 @@ impl Database {
     /// The thread's counters.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+}
+
+/// Starts the threads of the connections aside to the PostgreSQL database
+/// `url` names; each connects on its own thread (the blocking client may
+/// not start on a runtime's worker), at its first call and again after a
+/// lost connection, and they stop once every handle is dropped. A call that
+/// finds no connection fails with the reason.
+fn spawn_aside(url: &str) -> std::io::Result<mpsc::Sender<AsideJob>> {
+    let (sender, receiver) = mpsc::channel::<AsideJob>(ASIDE_QUEUE);
+    let receiver = Arc::new(std::sync::Mutex::new(receiver));
+    for index in 0..ASIDE_CONNECTIONS {
+        let receiver = Arc::clone(&receiver);
+        let url = url.to_string();
+        std::thread::Builder::new()
+            .name(format!("database-aside-{index}"))
+            .spawn(move || serve_aside(&url, &receiver))?;
+    }
+    Ok(sender)
+}
+
+/// One connection aside: takes calls until the queue closes.
+fn serve_aside(url: &str, receiver: &std::sync::Mutex<mpsc::Receiver<AsideJob>>) {
+    let mut store: Option<PostgresStore> = None;
+    loop {
+        // The lock is held while waiting, so one idle thread waits on the
+        // queue and the others on the lock; a poisoned lock (a thread died
+        // holding it) leaves the receiver as sound as before.
+        let job = receiver
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .blocking_recv();
+        let Some(job) = job else {
+            return;
+        };
+        if store.as_ref().is_none_or(Store::connection_lost) {
+            store = None;
+            match PostgresStore::connect(url) {
+                Ok(connected) => store = Some(connected),
+                Err(error) => {
+                    tracing::warn!(%error, "a database connection aside cannot connect");
+                    job(Err(error));
+                    continue;
+                }
+            }
+        }
+        if let Some(connected) = store.as_mut() {
+            job(Ok(connected as &mut dyn Store));
+        }
     }
 }
 
@@ -863,6 +974,18 @@ mod tests {
         }
         fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
             self.inner.live_races()
+        }
+        fn set_node(&mut self, node: &str) {
+            self.inner.set_node(node);
+        }
+        fn renew_node_lease(&mut self, node: &str, until_ms: u64) -> Result<(), StoreError> {
+            self.inner.renew_node_lease(node, until_ms)
+        }
+        fn orphaned_races(&mut self, now_ms: u64) -> Result<Vec<String>, StoreError> {
+            self.inner.orphaned_races(now_ms)
+        }
+        fn keeps_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
+            self.inner.keeps_live_race(code)
         }
         fn keep_proved_deal(
             &mut self,

@@ -181,6 +181,17 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         .as_ref()
         .map(|cluster| cluster.node_id().to_string())
         .unwrap_or_default();
+    {
+        // The running races this node saves or claims are kept as its own,
+        // so that the other nodes' failover scans know whose they are.
+        let node = owner.clone();
+        database
+            .call(move |store| {
+                store.set_node(&node);
+                Ok(())
+            })
+            .await?;
+    }
     let kept = {
         let owner = owner.clone();
         database
@@ -264,6 +275,10 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
                 .clone()
                 .renew_forever(Arc::clone(&shared.registry), shared.shutdown.clone()),
         );
+        tracker.spawn(failover::keep_store_lease_forever(
+            Arc::clone(&shared),
+            cluster.clone(),
+        ));
         if shared.config.failover_scan_ms > 0 {
             tracker.spawn(failover::take_over_forever(
                 Arc::clone(&shared),

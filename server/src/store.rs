@@ -514,6 +514,24 @@ pub trait Store: Send {
     /// ran it until now, and the race is read back under the new claim, as
     /// [`Store::live_races`] gives it. `None` if it is not kept.
     fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError>;
+    /// Names the node this store writes for in a cluster: a running race
+    /// it saves or claims is kept as that node's, until another node claims
+    /// it ([`Store::orphaned_races`] finds the races of nodes that are
+    /// gone). A server alone keeps its races under `""`.
+    fn set_node(&mut self, node: &str);
+    /// Keeps `node`'s lease in the store until `until_ms` (Unix
+    /// milliseconds, the node's clock): its running races are not
+    /// orphaned before then. A node whose lease was never renewed has one
+    /// that has ended.
+    fn renew_node_lease(&mut self, node: &str, until_ms: u64) -> Result<(), StoreError>;
+    /// The codes of the running races kept as a node's whose lease ended
+    /// before `now_ms`, by code: the candidates for failover. Found through
+    /// the nodes' leases and an index on each race's node, so it costs in
+    /// proportion to the nodes and the races it finds, and it reads no move
+    /// and no race of a node whose lease runs.
+    fn orphaned_races(&mut self, now_ms: u64) -> Result<Vec<String>, StoreError>;
+    /// Whether a running race is kept under `code`.
+    fn keeps_live_race(&mut self, code: &str) -> Result<bool, StoreError>;
     /// Every running race kept, each seat's log with every move recorded
     /// since its room was saved, its clock and numbering at the latest of
     /// them. Nothing is forgotten: the server that reads them runs them on,

@@ -31,6 +31,19 @@
 //!   locale, as SQLite's `NOCASE`.
 //! - Ids come from identity columns, whose sequences never go back: a
 //!   rolled-back race leaves a gap where SQLite would reuse its id.
+//! - Each statement is a round trip to the server, where SQLite's is a
+//!   function call. Transaction control is therefore owed and sent with the
+//!   next statement (a job that sends nothing costs nothing), and a running
+//!   race's move, the one call made per move, is a single simple query that
+//!   carries what is owed and `EXECUTE`s a statement the session prepared:
+//!   a lone move costs two round trips (the move, the commit), a batch of
+//!   moves one per move and one for the commit.
+//! - READ COMMITTED, PostgreSQL's default, gives each statement a fresh
+//!   snapshot and takes no lock a read does not ask for: the fence of a
+//!   running race's writes locks its row ([`LIVE_MOVE_SQL`]) so that a
+//!   claim by another server and an owner's uncommitted write wait for each
+//!   other. (SQLite has one writer at a time, so no claim comes between a
+//!   move's insert and its commit.)
 //!
 //! The schema is versioned in the one-row table `schema_version`;
 //! [`MIGRATIONS`] brings an older database up to date when the server
@@ -52,7 +65,7 @@ use patience_shared::protocol::{
     RaceResult, Reveal, Standing, StandingRow,
 };
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 
 use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
 use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
@@ -234,7 +247,58 @@ CREATE TABLE player_records (
     PRIMARY KEY (player_id, game)
 );
 "#,
+    r#"
+-- Which node runs each running race, and each node's lease in the store, so
+-- that the failover scan finds the races of nodes that are gone through an
+-- index and reads nothing else. Races kept before belong to no node whose
+-- lease runs, so they are found until one claims them.
+ALTER TABLE live_races ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX live_races_by_owner ON live_races (owner);
+CREATE TABLE live_nodes (
+    node           TEXT PRIMARY KEY,
+    lease_until_ms BIGINT NOT NULL
+);
+CREATE INDEX live_nodes_by_lease ON live_nodes (lease_until_ms);
+INSERT INTO live_nodes (node, lease_until_ms)
+    SELECT DISTINCT owner, 0 FROM live_races ON CONFLICT DO NOTHING;
+"#,
 ];
+
+/// The name a session prepares [`LIVE_MOVE_SQL`] under.
+const LIVE_MOVE_STATEMENT: &str = "patience_live_move";
+
+/// One accepted move of a running race, under its claim: `$1` code, `$2`
+/// seat, `$3` index, `$4` text, `$5` elapsed ms, `$6` seq, `$7` epoch.
+///
+/// One row per move: a second one is the engine's refusal, as in SQLite.
+/// It aborts the transaction, which the database thread's rollback of the
+/// failed job undoes; every caller fails its job.
+///
+/// The fence locks the race's row FOR SHARE until the transaction ends,
+/// which a claim's `UPDATE … SET epoch = epoch + 1` (FOR NO KEY UPDATE)
+/// conflicts with: a claim made while the move is uncommitted waits for its
+/// COMMIT and then reads it, and a move made while a claim is uncommitted
+/// waits for it and then finds the new epoch (no row: fenced). A plain
+/// `EXISTS` (or the foreign key's FOR KEY SHARE) takes no lock a claim waits
+/// for, so under READ COMMITTED a claim between the INSERT and its COMMIT
+/// would neither wait nor see the move, and an acknowledged move would be
+/// lost.
+const LIVE_MOVE_SQL: &str = "WITH fence AS (
+         SELECT code FROM live_races WHERE code = $1 AND epoch = $7 FOR SHARE
+     )
+     INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
+     SELECT fence.code, $2, $3, $4, $5, $6 FROM fence";
+
+/// `text` as an SQL string literal, for a session with
+/// `standard_conforming_strings` on (every session of this store): quotes
+/// doubled, backslashes as they are. A NUL, which no `TEXT` holds, is
+/// refused.
+fn literal(text: &str) -> Result<String, StoreError> {
+    if text.contains('\0') {
+        return Err(StoreError::Corrupt(format!("{text:?} holds a NUL")));
+    }
+    Ok(format!("'{}'", text.replace('\'', "''")))
+}
 
 /// The advisory lock the migration holds, so that servers starting together
 /// on one database migrate it once: "patience" in ASCII.
@@ -280,6 +344,18 @@ enum Transaction {
     BySavepoint,
 }
 
+/// Where the current job's savepoint ([`Store::savepoint`]) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JobSavepoint {
+    /// No job is running.
+    None,
+    /// Owed: the job has sent no statement yet, so the savepoint has not
+    /// been sent either (a job that sends none costs no round trip).
+    Owed,
+    /// Sent, with the job's first statement.
+    Open,
+}
+
 /// The PostgreSQL store: one connection.
 pub struct PostgresStore {
     /// How to connect again once the connection is lost.
@@ -288,6 +364,19 @@ pub struct PostgresStore {
     /// Prepared statements by their text, so that a call is one round trip.
     statements: HashMap<String, Statement>,
     transaction: Transaction,
+    /// Transaction control (`BEGIN`, `SAVEPOINT job`, `RELEASE job`) not
+    /// sent yet: it goes in front of the next statement, in the same round
+    /// trip where the statement allows (a running race's move), so that a
+    /// batch of moves costs one round trip per move and one to commit,
+    /// where each piece sent alone would cost one more.
+    owed: Vec<&'static str>,
+    /// Whether the transaction has begun on the server: `BEGIN` was sent.
+    /// A transaction that sent nothing has nothing to commit.
+    begun_on_server: bool,
+    job_savepoint: JobSavepoint,
+    /// The node whose running races this store saves and claims
+    /// ([`Store::set_node`]).
+    node: String,
     /// A statement failed since the last point rolled back to: PostgreSQL
     /// refuses every statement until then, and would turn a `COMMIT` into
     /// a silent rollback.
@@ -405,9 +494,14 @@ impl PostgresStore {
             client,
             statements: HashMap::new(),
             transaction: Transaction::None,
+            owed: Vec::new(),
+            begun_on_server: false,
+            job_savepoint: JobSavepoint::None,
+            node: String::new(),
             aborted: false,
         };
         store.migrate()?;
+        store.prepare_session()?;
         Ok(store)
     }
 
@@ -471,15 +565,61 @@ impl PostgresStore {
         StoreError::Postgres(error)
     }
 
-    /// Runs statements without parameters (transaction control).
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+    /// What a session needs before its first call: literals read as
+    /// written (the one-round-trip move spells its values out, see
+    /// [`literal`]), and the move's statement prepared under a name, which
+    /// a simple query can run with `EXECUTE`.
+    fn prepare_session(&mut self) -> Result<(), StoreError> {
+        self.client.batch_execute(&format!(
+            "SET standard_conforming_strings = on;
+             PREPARE {LIVE_MOVE_STATEMENT} (text, bigint, bigint, text, bigint, bigint, bigint)
+             AS {LIVE_MOVE_SQL}"
+        ))?;
+        Ok(())
+    }
+
+    /// The transaction control owed, as one text, now taken: it is about
+    /// to be sent.
+    fn take_owed(&mut self) -> String {
+        let mut owed = String::new();
+        for piece in self.owed.drain(..) {
+            owed.push_str(piece);
+            owed.push_str("; ");
+        }
+        if self.transaction != Transaction::None {
+            self.begun_on_server = true;
+        }
+        if self.job_savepoint == JobSavepoint::Owed {
+            self.job_savepoint = JobSavepoint::Open;
+        }
+        owed
+    }
+
+    /// Sends the transaction control owed, if any: before a statement that
+    /// cannot share its round trip.
+    fn pay_owed(&mut self) -> Result<(), StoreError> {
+        if self.owed.is_empty() {
+            return Ok(());
+        }
+        let owed = self.take_owed();
         self.client
-            .batch_execute(sql)
+            .batch_execute(&owed)
             .map_err(|error| self.failed(error))
     }
 
-    /// The prepared statement for `sql`, prepared on first use.
+    /// Runs statements without parameters (transaction control), after
+    /// what is owed, in one round trip.
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        let text = self.take_owed() + sql;
+        self.client
+            .batch_execute(&text)
+            .map_err(|error| self.failed(error))
+    }
+
+    /// The prepared statement for `sql`, prepared on first use, with the
+    /// transaction control owed sent: the statement runs next.
     fn statement(&mut self, sql: &str) -> Result<Statement, StoreError> {
+        self.pay_owed()?;
         if let Some(statement) = self.statements.get(sql) {
             return Ok(statement.clone());
         }
@@ -521,6 +661,19 @@ impl PostgresStore {
         self.client
             .query_one(&statement, params)
             .map_err(|error| self.failed(error))
+    }
+
+    /// Gives this store's node a row among the nodes' leases, if it has
+    /// none (an ended lease, until the node renews it), so that the
+    /// failover scan, which starts from the leases, finds its races.
+    fn enrol_node(&mut self) -> Result<(), StoreError> {
+        let node = self.node.clone();
+        self.execute(
+            "INSERT INTO live_nodes (node, lease_until_ms) VALUES ($1, 0)
+             ON CONFLICT DO NOTHING",
+            &[&node],
+        )?;
+        Ok(())
     }
 
     /// Runs `work` so that it keeps all of its writes or none, and so that
@@ -580,6 +733,7 @@ impl PostgresStore {
         let ended = self.batch(end);
         if own {
             self.transaction = Transaction::None;
+            self.begun_on_server = false;
             self.aborted = false;
         } else if done.is_err() && ended.is_ok() {
             self.aborted = false;
@@ -780,8 +934,11 @@ impl PostgresStore {
 }
 
 impl Store for PostgresStore {
+    // Owed, not sent: it goes with the batch's first statement.
     fn begin(&mut self) -> Result<(), StoreError> {
-        self.batch("BEGIN")?;
+        self.owed.clear();
+        self.owed.push("BEGIN");
+        self.begun_on_server = false;
         self.transaction = Transaction::Begun;
         self.aborted = false;
         Ok(())
@@ -795,37 +952,71 @@ impl Store for PostgresStore {
                 "a statement of the transaction failed and was not rolled back".to_string(),
             ));
         }
-        let committed = self.batch("COMMIT");
+        // What is still owed (a last `RELEASE job`) the commit does anyway.
+        self.owed.clear();
+        self.job_savepoint = JobSavepoint::None;
+        let committed = if self.begun_on_server {
+            self.batch("COMMIT")
+        } else {
+            // Nothing reached the server: nothing to commit.
+            Ok(())
+        };
         self.transaction = Transaction::None;
+        self.begun_on_server = false;
         committed
     }
 
     fn rollback(&mut self) {
-        if let Err(error) = self.batch("ROLLBACK") {
+        self.owed.clear();
+        self.job_savepoint = JobSavepoint::None;
+        if self.begun_on_server
+            && let Err(error) = self.batch("ROLLBACK")
+        {
             tracing::error!(%error, "rollback failed");
         }
         self.transaction = Transaction::None;
+        self.begun_on_server = false;
         self.aborted = false;
     }
 
     // A name of its own, so that it nests around the `call` savepoints of
     // `atomically` without either ending the other.
+    //
+    // Owed, as its end is: a job's savepoint reaches the server with the
+    // job's first statement, and its release with the next job's.
     fn savepoint(&mut self) -> Result<(), StoreError> {
         if self.transaction == Transaction::None {
-            self.batch("BEGIN; SAVEPOINT job")?;
+            self.owed.clear();
+            self.owed.push("BEGIN");
+            self.begun_on_server = false;
             self.transaction = Transaction::BySavepoint;
-        } else {
-            self.batch("SAVEPOINT job")?;
         }
+        self.owed.push("SAVEPOINT job");
+        self.job_savepoint = JobSavepoint::Owed;
         Ok(())
     }
 
     fn release_savepoint(&mut self) -> Result<(), StoreError> {
         if self.transaction == Transaction::BySavepoint {
-            self.commit()
-        } else {
-            self.batch("RELEASE job")
+            return self.commit();
         }
+        if self.aborted {
+            // PostgreSQL would refuse the RELEASE: the job swallowed an
+            // error of the database, and must be rolled back to its
+            // savepoint, which stays open for that.
+            return Err(StoreError::Commit(
+                "a statement of this call failed and was not rolled back".to_string(),
+            ));
+        }
+        match std::mem::replace(&mut self.job_savepoint, JobSavepoint::None) {
+            // The job sent nothing: neither is its savepoint.
+            JobSavepoint::Owed => {
+                self.owed.pop();
+            }
+            JobSavepoint::Open => self.owed.push("RELEASE job"),
+            JobSavepoint::None => {}
+        }
+        Ok(())
     }
 
     fn rollback_to_savepoint(&mut self) -> Result<(), StoreError> {
@@ -833,10 +1024,20 @@ impl Store for PostgresStore {
             self.rollback();
             return Ok(());
         }
-        // ROLLBACK TO undoes but keeps the savepoint open; RELEASE ends it.
-        self.batch("ROLLBACK TO job; RELEASE job")?;
-        self.aborted = false;
-        Ok(())
+        match std::mem::replace(&mut self.job_savepoint, JobSavepoint::None) {
+            // The job sent nothing: there is nothing to undo.
+            JobSavepoint::Owed => {
+                self.owed.pop();
+                Ok(())
+            }
+            JobSavepoint::Open | JobSavepoint::None => {
+                // ROLLBACK TO undoes but keeps the savepoint open; RELEASE
+                // ends it.
+                self.batch("ROLLBACK TO job; RELEASE job")?;
+                self.aborted = false;
+                Ok(())
+            }
+        }
     }
 
     fn connection_lost(&self) -> bool {
@@ -848,10 +1049,14 @@ impl Store for PostgresStore {
         // Prepared statements belong to the session that prepared them.
         self.statements.clear();
         self.transaction = Transaction::None;
+        self.owed.clear();
+        self.begun_on_server = false;
+        self.job_savepoint = JobSavepoint::None;
         self.aborted = false;
         // The database may have been restored or migrated by a newer server
         // while this one was away: the same check as at start.
-        self.migrate()
+        self.migrate()?;
+        self.prepare_session()
     }
 
     fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
@@ -1616,17 +1821,19 @@ impl Store for PostgresStore {
         let body = rmp_serde::to_vec_named(room)
             .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
         self.atomically(|store| {
+            let node = store.node.clone();
             let saved = store.execute(
-                "INSERT INTO live_races (code, body, epoch) VALUES ($1, $2, $3)
-                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body
+                "INSERT INTO live_races (code, body, epoch, owner) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body, owner = EXCLUDED.owner
                  WHERE live_races.epoch = EXCLUDED.epoch",
-                &[&room.code, &body, &int(room.epoch)],
+                &[&room.code, &body, &int(room.epoch), &node],
             )?;
             if saved == 0 {
                 return Err(StoreError::Fenced {
                     code: room.code.clone(),
                 });
             }
+            store.enrol_node()?;
             store.execute(
                 "DELETE FROM proved_deals WHERE game = $1 AND seed = $2",
                 &[&room.game.slug(), &int(room.seed)],
@@ -1646,23 +1853,32 @@ impl Store for PostgresStore {
     }
 
     fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
-        // One row per move: a second one is the engine's refusal, as in
-        // SQLite. It aborts the transaction, which the database thread's
-        // rollback of the failed job undoes; every caller fails its job.
-        let recorded = self.execute(
-            "INSERT INTO live_moves (code, seat, idx, text, elapsed_ms, seq)
-             SELECT $1, $2, $3, $4, $5, $6
-             WHERE EXISTS (SELECT 1 FROM live_races WHERE code = $1 AND epoch = $7)",
-            &[
-                &code,
-                &i64::from(kept.seat),
-                &i64::from(kept.index),
-                &kept.text,
-                &int(kept.elapsed_ms),
-                &int(kept.seq),
-                &int(kept.epoch),
-            ],
-        )?;
+        // One round trip: the transaction control owed and the prepared
+        // insert ([`LIVE_MOVE_SQL`]) in one simple query, its values
+        // spelled out as literals.
+        let text = format!(
+            "EXECUTE {LIVE_MOVE_STATEMENT} ({}, {}, {}, {}, {}, {}, {})",
+            literal(code)?,
+            i64::from(kept.seat),
+            i64::from(kept.index),
+            literal(&kept.text)?,
+            int(kept.elapsed_ms),
+            int(kept.seq),
+            int(kept.epoch),
+        );
+        let text = self.take_owed() + &text;
+        let answers = self
+            .client
+            .simple_query(&text)
+            .map_err(|error| self.failed(error))?;
+        let recorded = answers
+            .iter()
+            .rev()
+            .find_map(|answer| match answer {
+                SimpleQueryMessage::CommandComplete(rows) => Some(*rows),
+                _ => None,
+            })
+            .unwrap_or(0);
         if recorded == 0 {
             return Err(StoreError::Fenced {
                 code: code.to_string(),
@@ -1694,10 +1910,15 @@ impl Store for PostgresStore {
 
     fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
         self.atomically(|store| {
+            let node = store.node.clone();
             let claimed = store.query_opt(
-                "UPDATE live_races SET epoch = epoch + 1 WHERE code = $1 RETURNING body, epoch",
-                &[&code],
+                "UPDATE live_races SET epoch = epoch + 1, owner = $2 WHERE code = $1
+                 RETURNING body, epoch",
+                &[&code, &node],
             )?;
+            if claimed.is_some() {
+                store.enrol_node()?;
+            }
             match claimed {
                 Some(row) => {
                     let body: Vec<u8> = row.try_get(0)?;
@@ -1733,6 +1954,63 @@ impl Store for PostgresStore {
         rows.iter()
             .map(|row| Ok((parse_game(&text(row, 0)?)?, uint(row, 1)?)))
             .collect()
+    }
+
+    fn set_node(&mut self, node: &str) {
+        node.clone_into(&mut self.node);
+    }
+
+    fn renew_node_lease(&mut self, node: &str, until_ms: u64) -> Result<(), StoreError> {
+        self.execute(
+            "INSERT INTO live_nodes (node, lease_until_ms) VALUES ($1, $2)
+             ON CONFLICT (node) DO UPDATE SET lease_until_ms = EXCLUDED.lease_until_ms",
+            &[&node, &int(until_ms)],
+        )?;
+        Ok(())
+    }
+
+    fn orphaned_races(&mut self, now_ms: u64) -> Result<Vec<String>, StoreError> {
+        let gone = self.query(
+            "SELECT node FROM live_nodes WHERE lease_until_ms < $1",
+            &[&int(now_ms)],
+        )?;
+        if gone.is_empty() {
+            // Every node's lease runs: not one race is read.
+            return Ok(Vec::new());
+        }
+        let mut nodes = Vec::with_capacity(gone.len());
+        for row in &gone {
+            nodes.push(literal(&text(row, 0)?)?);
+        }
+        // The nodes spelled out, not a parameter: planned for these values,
+        // the index on `owner` is taken for a node with few races (a
+        // generic plan for "some node" would expect a node's share of every
+        // race and read them all).
+        let sql = format!(
+            "SELECT code FROM live_races WHERE owner IN ({}) ORDER BY code",
+            nodes.join(", ")
+        );
+        let sql = self.take_owed() + &sql;
+        let answers = self
+            .client
+            .simple_query(&sql)
+            .map_err(|error| self.failed(error))?;
+        let mut codes = Vec::new();
+        for answer in answers {
+            if let SimpleQueryMessage::Row(row) = answer {
+                let code = row.get(0).ok_or_else(|| {
+                    StoreError::Corrupt("a running race without a code".to_string())
+                })?;
+                codes.push(code.to_string());
+            }
+        }
+        Ok(codes)
+    }
+
+    fn keeps_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .query_opt("SELECT 1 FROM live_races WHERE code = $1", &[&code])?
+            .is_some())
     }
 
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
@@ -1776,6 +2054,13 @@ impl ScratchDatabase {
                  PostgreSQL and sets it (e.g. `tests/with-services cargo test --workspace`)"
             )
         });
+        ScratchDatabase::create_on(admin_url)
+    }
+
+    /// [`ScratchDatabase::create`] on the server `admin_url` names (a
+    /// database there that this may create others beside), for benchmarks
+    /// that bring their own server.
+    pub fn create_on(admin_url: String) -> ScratchDatabase {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()

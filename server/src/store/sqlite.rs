@@ -214,12 +214,30 @@ CREATE TABLE player_records (
     PRIMARY KEY (player_id, game)
 ) WITHOUT ROWID;
 "#,
+    r#"
+-- Which node runs each running race, and each node's lease in the store, so
+-- that the failover scan finds the races of nodes that are gone through an
+-- index and reads nothing else. Races kept before belong to no node whose
+-- lease runs, so they are found until one claims them.
+ALTER TABLE live_races ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX live_races_by_owner ON live_races (owner);
+CREATE TABLE live_nodes (
+    node           TEXT PRIMARY KEY,
+    lease_until_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX live_nodes_by_lease ON live_nodes (lease_until_ms);
+INSERT OR IGNORE INTO live_nodes (node, lease_until_ms)
+    SELECT DISTINCT owner, 0 FROM live_races;
+"#,
 ];
 
 /// The SQLite store.
 #[derive(Debug)]
 pub struct SqliteStore {
     connection: Connection,
+    /// The node whose running races this store saves and claims
+    /// ([`Store::set_node`]).
+    node: String,
 }
 
 fn uint(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
@@ -253,6 +271,19 @@ fn read_live_race(
         })?
         .collect::<Result<Vec<_>, _>>()?;
     LiveRace { epoch, ..room }.with_moves(kept)
+}
+
+/// Gives `node` a row among the nodes' leases, if it has none (an ended
+/// lease, until the node renews it), so that the failover scan, which
+/// starts from the leases, finds its races.
+fn enrol_node(connection: &Connection, node: &str) -> Result<(), StoreError> {
+    connection
+        .prepare_cached(
+            "INSERT INTO live_nodes (node, lease_until_ms) VALUES (?1, 0)
+             ON CONFLICT DO NOTHING",
+        )?
+        .execute(params![node])?;
+    Ok(())
 }
 
 /// Whether an error is a UNIQUE or PRIMARY KEY violation.
@@ -301,7 +332,10 @@ impl SqliteStore {
         connection.pragma_update(None, "synchronous", "FULL")?;
         connection.pragma_update(None, "foreign_keys", true)?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
-        let mut store = SqliteStore { connection };
+        let mut store = SqliteStore {
+            connection,
+            node: String::new(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -1011,18 +1045,20 @@ impl Store for SqliteStore {
     fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
         let body = rmp_serde::to_vec_named(room)
             .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
+        let node = self.node.clone();
         self.atomically(|connection| {
             let saved = connection.execute(
-                "INSERT INTO live_races (code, body, epoch) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (code) DO UPDATE SET body = excluded.body
+                "INSERT INTO live_races (code, body, epoch, owner) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (code) DO UPDATE SET body = excluded.body, owner = excluded.owner
                  WHERE live_races.epoch = excluded.epoch",
-                params![room.code, body, int(room.epoch)],
+                params![room.code, body, int(room.epoch), node],
             )?;
             if saved == 0 {
                 return Err(StoreError::Fenced {
                     code: room.code.clone(),
                 });
             }
+            enrol_node(connection, &node)?;
             connection
                 .prepare_cached("DELETE FROM proved_deals WHERE game = ?1 AND seed = ?2")?
                 .execute(params![room.game.slug(), int(room.seed)])?;
@@ -1086,15 +1122,19 @@ impl Store for SqliteStore {
     }
 
     fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
+        let node = self.node.clone();
         self.atomically(|connection| {
             let claimed = connection
                 .query_row(
-                    "UPDATE live_races SET epoch = epoch + 1 WHERE code = ?1
+                    "UPDATE live_races SET epoch = epoch + 1, owner = ?2 WHERE code = ?1
                      RETURNING body, epoch",
-                    params![code],
+                    params![code, node],
                     |row| Ok((row.get::<_, Vec<u8>>(0)?, uint(row, 1)?)),
                 )
                 .optional()?;
+            if claimed.is_some() {
+                enrol_node(connection, &node)?;
+            }
             claimed
                 .map(|(body, epoch)| read_live_race(connection, code, &body, epoch))
                 .transpose()
@@ -1130,6 +1170,40 @@ impl Store for SqliteStore {
             Ok((parse_game(&game)?, seed))
         })
         .collect()
+    }
+
+    fn set_node(&mut self, node: &str) {
+        node.clone_into(&mut self.node);
+    }
+
+    fn renew_node_lease(&mut self, node: &str, until_ms: u64) -> Result<(), StoreError> {
+        self.connection
+            .prepare_cached(
+                "INSERT INTO live_nodes (node, lease_until_ms) VALUES (?1, ?2)
+                 ON CONFLICT (node) DO UPDATE SET lease_until_ms = excluded.lease_until_ms",
+            )?
+            .execute(params![node, int(until_ms)])?;
+        Ok(())
+    }
+
+    fn orphaned_races(&mut self, now_ms: u64) -> Result<Vec<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT r.code FROM live_nodes n JOIN live_races r ON r.owner = n.node
+             WHERE n.lease_until_ms < ?1 ORDER BY r.code",
+        )?;
+        let codes = statement
+            .query_map(params![int(now_ms)], |row| row.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(codes)
+    }
+
+    fn keeps_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .connection
+            .prepare_cached("SELECT 1 FROM live_races WHERE code = ?1")?
+            .query_row(params![code], |_| Ok(()))
+            .optional()?
+            .is_some())
     }
 
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {

@@ -78,6 +78,7 @@ on_every_backend!(
     a_corrupt_move_log_is_a_typed_error,
     proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept,
     a_claim_fences_off_every_write_of_the_rooms_that_ran_the_race_before,
+    the_races_of_nodes_whose_lease_ended_are_orphaned_until_claimed,
     closed_days_are_tallied_once_and_listed_newest_first_with_podiums_and_deals,
     records_count_days_wins_ranks_medians_and_streaks_over_tallied_days,
     standings_sum_tallied_totals_and_open_days_live_in_tie_break_order,
@@ -1294,4 +1295,53 @@ fn standings_sum_tallied_totals_and_open_days_live_in_tie_break_order(store: &mu
         .expect("reads");
     assert_eq!(top.rows, tallied.rows[..3]);
     assert_eq!(top.own.map(|row| (row.rank, row.points)), Some((5, 15)));
+}
+
+fn the_races_of_nodes_whose_lease_ended_are_orphaned_until_claimed(store: &mut dyn Backend) {
+    // Node a saves two races and renews its lease to 10 s; node b saves
+    // one and renews to 2 s; node c saves one and never renews.
+    let keep = |store: &mut dyn Backend, node: &str, codes: &[&str]| {
+        store.set_node(node);
+        for code in codes {
+            store
+                .save_live_race(&live_race(code, [&["a"], &[]]))
+                .expect("saves");
+        }
+    };
+    keep(store, "a", &["AAAAAA", "AAAAAB"]);
+    keep(store, "b", &["BBBBBB"]);
+    keep(store, "c", &["CCCCCC"]);
+    store.renew_node_lease("a", 10_000).expect("renews");
+    store.renew_node_lease("b", 2_000).expect("renews");
+    assert_eq!(store.orphaned_races(1_000).expect("scans"), ["CCCCCC"]);
+    assert_eq!(
+        store.orphaned_races(5_000).expect("scans"),
+        ["BBBBBB", "CCCCCC"]
+    );
+    // b is back: its lease runs again.
+    store.renew_node_lease("b", 20_000).expect("renews");
+    assert_eq!(store.orphaned_races(5_000).expect("scans"), ["CCCCCC"]);
+    // a claims c's race: it is a's now, and no longer orphaned.
+    store.set_node("a");
+    let claimed = store
+        .claim_live_race("CCCCCC")
+        .expect("claims")
+        .expect("kept");
+    assert_eq!(claimed.seats[0].log, ["a"]);
+    assert_eq!(
+        store.orphaned_races(5_000).expect("scans"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store.orphaned_races(15_000).expect("scans"),
+        ["AAAAAA", "AAAAAB", "CCCCCC"]
+    );
+    // A race that ended is found no more.
+    store.end_live_race("AAAAAB", 0).expect("ends");
+    assert!(!store.keeps_live_race("AAAAAB").expect("asks"));
+    assert!(store.keeps_live_race("AAAAAA").expect("asks"));
+    assert_eq!(
+        store.orphaned_races(15_000).expect("scans"),
+        ["AAAAAA", "CCCCCC"]
+    );
 }

@@ -228,3 +228,209 @@ fn a_url_keeps_its_own_timeouts_and_gets_the_defaults_for_the_rest() {
         assert_eq!(config.get_application_name(), Some(application), "{url}");
     }
 }
+
+/// The id of the server process behind `store`'s connection.
+fn backend_pid(store: &mut PostgresStore) -> i32 {
+    store
+        .client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .expect("asks")
+        .try_get(0)
+        .expect("an integer")
+}
+
+/// Waits until the session `pid` waits for a lock (true) or `call` has
+/// returned without waiting (false): the signal that a call on another
+/// thread is blocked, read off `pg_stat_activity` rather than guessed from
+/// a pause.
+fn blocked_on_a_lock<T>(
+    observer: &mut PostgresStore,
+    pid: i32,
+    call: &std::thread::ScopedJoinHandle<'_, T>,
+) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let waiting: bool = observer
+            .client
+            .query_one(
+                "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false)
+                 FROM pg_stat_activity WHERE pid = $1",
+                &[&pid],
+            )
+            .expect("asks")
+            .try_get(0)
+            .expect("a boolean");
+        if waiting {
+            return true;
+        }
+        if call.is_finished() {
+            return false;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the call neither returned nor waited for a lock within a minute"
+        );
+        std::thread::yield_now();
+    }
+}
+
+fn move_under_first_claim(index: u32, text: &str) -> LiveMove {
+    LiveMove {
+        seat: 0,
+        index,
+        text: text.to_string(),
+        elapsed_ms: 1_500,
+        seq: 11,
+        epoch: 0,
+    }
+}
+
+#[test]
+fn a_claim_between_a_moves_insert_and_its_commit_waits_for_the_commit_and_reads_the_move() {
+    let database = ScratchDatabase::create();
+    let mut owner = connect(&database);
+    let mut claimer = connect(&database);
+    let mut observer = connect(&database);
+    owner
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    let claimer_pid = backend_pid(&mut claimer);
+    // The owner's batch: the move is inserted, not yet committed.
+    owner.begin().expect("begins");
+    owner
+        .record_live_move("AAAAAA", &move_under_first_claim(1, "b"))
+        .expect("records");
+    // The hook between the insert and the commit: another server claims
+    // the race now, under READ COMMITTED as a claim runs.
+    let (waited, claimed) = std::thread::scope(|scope| {
+        let claim = scope.spawn(|| claimer.claim_live_race("AAAAAA"));
+        let waited = blocked_on_a_lock(&mut observer, claimer_pid, &claim);
+        // Committed: the owner tells its player the move is kept.
+        owner.commit().expect("the owner commits");
+        (waited, claim.join().expect("the claim does not panic"))
+    });
+    let claimed = claimed.expect("claims").expect("the race is kept");
+    assert_eq!(
+        claimed.seats[0].log,
+        ["a", "b"],
+        "the new owner must run on from every move the old one acknowledged"
+    );
+    assert!(waited, "the claim must wait for the move's commit");
+    assert_eq!(claimed.epoch, 1);
+}
+
+#[test]
+fn a_move_made_while_a_claim_is_uncommitted_waits_for_it_and_is_fenced() {
+    let database = ScratchDatabase::create();
+    let mut owner = connect(&database);
+    let mut claimer = connect(&database);
+    let mut observer = connect(&database);
+    owner
+        .save_live_race(&live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    let owner_pid = backend_pid(&mut owner);
+    // The claim has bumped the epoch and read the moves, not yet committed.
+    claimer.begin().expect("begins");
+    let claimed = claimer
+        .claim_live_race("AAAAAA")
+        .expect("claims")
+        .expect("the race is kept");
+    assert_eq!(claimed.seats[0].log, ["a"]);
+    let (waited, written) = std::thread::scope(|scope| {
+        let write =
+            scope.spawn(|| owner.record_live_move("AAAAAA", &move_under_first_claim(1, "b")));
+        let waited = blocked_on_a_lock(&mut observer, owner_pid, &write);
+        claimer.commit().expect("the claim commits");
+        (waited, write.join().expect("the write does not panic"))
+    });
+    assert!(
+        matches!(&written, Err(StoreError::Fenced { code }) if code == "AAAAAA"),
+        "a move the claim did not read must be refused, not kept: {written:?}"
+    );
+    assert!(waited, "the move must wait for the claim's commit");
+    let races = observer.live_races().expect("reads");
+    assert_eq!(races[0].seats[0].log, ["a"]);
+}
+
+/// How many times `table` was scanned and how many of its rows were read,
+/// by any path, as this session counts them (counts not yet reported
+/// included: take the difference of two, in one transaction, during which
+/// nothing is reported).
+fn reads_so_far(store: &mut PostgresStore, table: &str) -> (i64, i64) {
+    let row = store
+        .client
+        .query_one(
+            "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0),
+                    coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)
+             FROM pg_stat_xact_user_tables WHERE relname = $1",
+            &[&table],
+        )
+        .expect("asks");
+    (
+        row.try_get(0).expect("a count"),
+        row.try_get(1).expect("a count"),
+    )
+}
+
+/// The codes `store`'s scan finds at `now_ms`, and the scans and rows of
+/// `live_races` and of `live_moves` it read.
+fn scan_and_count(store: &mut PostgresStore, now_ms: u64) -> (Vec<String>, (i64, i64), (i64, i64)) {
+    store.client.batch_execute("BEGIN").expect("begins");
+    let races_before = reads_so_far(store, "live_races");
+    let moves_before = reads_so_far(store, "live_moves");
+    let codes = store.orphaned_races(now_ms).expect("scans");
+    let races_after = reads_so_far(store, "live_races");
+    let moves_after = reads_so_far(store, "live_moves");
+    store.client.batch_execute("COMMIT").expect("commits");
+    (
+        codes,
+        (
+            races_after.0 - races_before.0,
+            races_after.1 - races_before.1,
+        ),
+        (
+            moves_after.0 - moves_before.0,
+            moves_after.1 - moves_before.1,
+        ),
+    )
+}
+
+#[test]
+fn the_failover_scan_reads_no_move_and_only_the_races_of_nodes_that_are_gone() {
+    let database = ScratchDatabase::create();
+    let mut store = connect(&database);
+    // 300 running races, two moves each, of a node whose lease runs.
+    store.set_node("live");
+    for index in 0..300 {
+        let code = format!("L{index:05}");
+        store
+            .save_live_race(&live_race(&code, [&[], &[]]))
+            .expect("saves");
+        for (move_index, text) in ["a", "b"].into_iter().enumerate() {
+            let kept = LiveMove {
+                index: u32::try_from(move_index).expect("small"),
+                ..move_under_first_claim(0, text)
+            };
+            store.record_live_move(&code, &kept).expect("records");
+        }
+    }
+    store.renew_node_lease("live", 10_000).expect("renews");
+    store.client.batch_execute("ANALYZE").expect("analyzes");
+
+    // While every node's lease runs, the scan reads not one race.
+    let (codes, races, moves) = scan_and_count(&mut store, 5_000);
+    assert_eq!(codes, Vec::<String>::new());
+    assert_eq!(races, (0, 0), "live_races: scans, rows");
+    assert_eq!(moves, (0, 0), "live_moves: scans, rows");
+
+    // A node that is gone, with one race: the scan reads that race alone.
+    store.set_node("gone");
+    store
+        .save_live_race(&live_race("G00000", [&["a"], &[]]))
+        .expect("saves");
+    store.client.batch_execute("ANALYZE").expect("analyzes");
+    let (codes, races, moves) = scan_and_count(&mut store, 5_000);
+    assert_eq!(codes, ["G00000"]);
+    assert_eq!(races, (1, 1), "one index scan, one row, of 301 races");
+    assert_eq!(moves, (0, 0), "live_moves: scans, rows");
+}

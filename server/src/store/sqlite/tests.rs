@@ -171,3 +171,54 @@ fn a_file_that_is_not_a_database_is_a_typed_error() {
     assert!(matches!(error, StoreError::Database(_)), "{error}");
     assert!(error.to_string().contains("not a database"), "{error}");
 }
+
+#[test]
+fn a_claim_cannot_run_between_a_moves_insert_and_its_commit() {
+    // SQLite has one writer at a time: the owner's batch (BEGIN IMMEDIATE)
+    // holds the file's write lock from its first statement to its commit,
+    // and a claim begins with a write. So a claim cannot come between a
+    // move's INSERT and its COMMIT: it waits (here, with no busy timeout,
+    // it is refused at once), then reads the committed move.
+    let directory = tempfile::tempdir().expect("temp dir");
+    let path = directory.path().join("shared.sqlite3");
+    let mut owner = SqliteStore::open(&path).expect("opens");
+    let mut claimer = SqliteStore::open(&path).expect("opens");
+    claimer
+        .connection
+        .busy_timeout(std::time::Duration::ZERO)
+        .expect("sets the timeout");
+    owner
+        .save_live_race(&crate::store::tests::live_race("AAAAAA", [&["a"], &[]]))
+        .expect("saves");
+    owner.begin().expect("begins");
+    let kept = LiveMove {
+        seat: 0,
+        index: 1,
+        text: "b".to_string(),
+        elapsed_ms: 1_500,
+        seq: 11,
+        epoch: 0,
+    };
+    owner.record_live_move("AAAAAA", &kept).expect("records");
+    let between = claimer.claim_live_race("AAAAAA");
+    assert!(
+        matches!(
+            &between,
+            Err(StoreError::Database(rusqlite::Error::SqliteFailure(failure, _)))
+                if failure.code == rusqlite::ErrorCode::DatabaseBusy
+        ),
+        "a claim must not run while a move is uncommitted: {between:?}"
+    );
+    owner.commit().expect("commits");
+    let claimed = claimer
+        .claim_live_race("AAAAAA")
+        .expect("claims")
+        .expect("kept");
+    assert_eq!(claimed.seats[0].log, ["a", "b"]);
+    assert_eq!(claimed.epoch, 1);
+    // And the old owner, whose claim lost, is fenced off.
+    assert!(matches!(
+        owner.record_live_move("AAAAAA", &LiveMove { index: 2, ..kept }),
+        Err(StoreError::Fenced { .. })
+    ));
+}
