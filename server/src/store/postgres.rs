@@ -1748,6 +1748,23 @@ impl Store for PostgresStore {
         }
         Ok(races)
     }
+
+    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
+        let rooms = self.query("SELECT code, body FROM live_races ORDER BY code", &[])?;
+        for row in rooms {
+            let code = text(&row, 0)?;
+            let body: &[u8] = row.try_get(1)?;
+            if LiveRace::body_holds_token(&code, body, token)? {
+                return Ok(Some(code));
+            }
+        }
+        Ok(None)
+    }
+
+    fn is_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
+        let found = self.query("SELECT 1 FROM live_races WHERE code = $1", &[&code])?;
+        Ok(!found.is_empty())
+    }
 }
 
 /// A database of its own for one test, created on the PostgreSQL server

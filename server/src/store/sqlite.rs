@@ -1151,6 +1151,32 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
+        let mut rooms = self
+            .connection
+            .prepare_cached("SELECT code, body FROM live_races ORDER BY code")?;
+        let bodies = rooms
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (code, body) in bodies {
+            if LiveRace::body_holds_token(&code, &body, token)? {
+                return Ok(Some(code));
+            }
+        }
+        Ok(None)
+    }
+
+    fn is_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .connection
+            .prepare_cached("SELECT 1 FROM live_races WHERE code = ?1")?
+            .query_row(params![code], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
     fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
         self.atomically(|connection| {
             let marked = connection
