@@ -6,10 +6,15 @@
 //! its races again after a Redis restart; players and a spectator who come
 //! back through another node while their node's race is taken over are
 //! each seated with no error, and the race is taken over once; and quick
-//! races asked at the same moment on two nodes meet.
+//! races asked at the same moment on two nodes meet, since of two rooms
+//! advertised at once one is, and the other node learns which.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use patience_server::cluster::{Cluster, Owner, Settings};
+use patience_server::metrics::Metrics;
+use patience_server::registry::Registry;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, RoomOptions, ServerMessage};
 use patience_tests::{Client, RedisProcess, first_deal};
@@ -94,6 +99,7 @@ async fn a_resume_token_leads_to_its_race_from_the_store_after_redis_restarts() 
 
     // Redis comes back empty: no token leads anywhere through it.
     redis.restart();
+    let restarted = Instant::now();
     assert_eq!(redis.cli(&["DBSIZE"]), "0");
     let mut ada_at_b = Client::hello_to(b.address, "ada").await;
     ada_at_b
@@ -107,9 +113,14 @@ async fn a_resume_token_leads_to_its_race_from_the_store_after_redis_restarts() 
         ServerMessage::Redirect { url: a_url },
         "the store leads B to the race, and B sends ada to its owner"
     );
+    eprintln!(
+        "redis restart: ada's resume at B redirected to A {} ms after Redis came back",
+        restarted.elapsed().as_millis()
+    );
 
     // The owner dies: bob's seat is still his, through B.
     a.kill();
+    let killed = Instant::now();
     let resume = ClientMessage::Resume {
         token: bob_token,
         last_seq: bob.last_seq,
@@ -118,6 +129,10 @@ async fn a_resume_token_leads_to_its_race_from_the_store_after_redis_restarts() 
     assert!(
         matches!(&answer, ServerMessage::Resumed { room, .. } if room.code == code),
         "{answer:?}"
+    );
+    eprintln!(
+        "redis restart, then owner killed: bob resumed at B {} ms after A was killed",
+        killed.elapsed().as_millis()
     );
     bob_at_b.play(&line[0]).await;
     let moved = bob_at_b.move_answer().await;
@@ -145,7 +160,12 @@ async fn a_live_owner_holds_its_races_again_after_redis_restarts() {
     assert_eq!(a_holder.len(), 16, "A holds the race: {a_holder}");
 
     redis.restart();
+    let restarted = Instant::now();
     let holder = first_holder(&redis, &lease_key).await;
+    eprintln!(
+        "redis restart: the race's lease held again {} ms after Redis came back",
+        restarted.elapsed().as_millis()
+    );
     assert_eq!(
         holder, a_holder,
         "the first node to hold the race after the restart is its live owner"
@@ -176,6 +196,7 @@ async fn during_a_takeover_resumes_and_a_spectator_wait_and_are_seated_by_one_ta
     token_pointers(&redis, 2).await;
 
     a.kill();
+    let killed = Instant::now();
     // Both players and a spectator come back through B at the same moment.
     let ada_back = ClientMessage::Resume {
         token: ada_token,
@@ -190,6 +211,10 @@ async fn during_a_takeover_resumes_and_a_spectator_wait_and_are_seated_by_one_ta
         ask_until_seated(b.address, "ada", ada_back),
         ask_until_seated(b.address, "bob", bob_back),
         ask_until_seated(b.address, "carol", watch),
+    );
+    eprintln!(
+        "failover: two players and a spectator seated at B {} ms after A was killed",
+        killed.elapsed().as_millis()
     );
     let (ada_answer, mut ada_at_b) = ada_answer;
     let (bob_answer, mut bob_at_b) = bob_answer;
@@ -265,4 +290,67 @@ async fn quick_races_asked_at_the_same_moment_on_two_nodes_meet() {
                 .await;
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_quick_race_rooms_advertised_at_once_one_is_and_a_stale_one_is_replaced() {
+    let redis = RedisProcess::start();
+    let metrics = Arc::new(Metrics::default());
+    let join = |node: &str| {
+        Cluster::connect(
+            Settings {
+                redis_url: redis.url(),
+                public_url: format!("ws://{node}.test:7878"),
+                node_id: Some(node.to_string()),
+                lease_ms: 60_000,
+            },
+            Arc::clone(&metrics),
+        )
+    };
+    let ((a, _a_writes), (b, _b_writes)) = match tokio::join!(join("node-a"), join("node-b")) {
+        (Ok(a), Ok(b)) => (a, b),
+        other => panic!("both nodes join: {other:?}"),
+    };
+    let registry = Registry::default();
+    let a_code = a.claim_new_code(&registry).await.expect("a code");
+    let b_code = b.claim_new_code(&registry).await.expect("a code");
+    let game = GameKind::ThreeBlindMice;
+    let (a_won, b_won) = tokio::join!(
+        a.advertise(game, &a_code, None),
+        b.advertise(game, &b_code, None)
+    );
+    let (a_won, b_won) = (a_won.expect("asks"), b_won.expect("asks"));
+    assert!(a_won != b_won, "exactly one is advertised: {a_won} {b_won}");
+    let (winner_code, winner_url, loser, loser_code) = if a_won {
+        (&a_code, "ws://node-a.test:7878", &b, &b_code)
+    } else {
+        (&b_code, "ws://node-b.test:7878", &a, &a_code)
+    };
+    // The other node learns which, and where: it sends its player there.
+    assert_eq!(
+        loser.advertised(game).await.expect("asks"),
+        Some((
+            winner_code.to_string(),
+            Owner::Elsewhere {
+                url: winner_url.to_string()
+            }
+        ))
+    );
+    // A room replaces the advertised one only if it names it as stale.
+    assert!(
+        !loser
+            .advertise(game, loser_code, Some("ZZZZZZ"))
+            .await
+            .expect("asks")
+    );
+    assert!(
+        loser
+            .advertise(game, loser_code, Some(winner_code))
+            .await
+            .expect("asks")
+    );
+    assert_eq!(
+        redis.cli(&["GET", "patience:quick:three-blind-mice"]),
+        **loser_code
+    );
 }
