@@ -90,7 +90,8 @@
 //!   resume through another node finds the token's running race in the
 //!   store ([`Store::live_race_of_token`](crate::store::Store::live_race_of_token),
 //!   which reads every running race's room: a cost paid only when Redis
-//!   has no pointer). A lobby's tokens are not in the store; they are lost
+//!   has no pointer, one lookup at a time per node, so that unknown tokens
+//!   cannot crowd the moves out of the database thread). A lobby's tokens are not in the store; they are lost
 //!   with Redis, and a resume of one works at its room's own node only.
 //! - The writes owed live in the node's memory only: those a node still
 //!   owes when it stops are made once as it leaves, and are lost if that
@@ -324,6 +325,9 @@ struct Inner {
     /// scan) claim and rebuild it once, not twice (the second claim would
     /// fence the first room off).
     taking_over: Mutex<HashSet<Arc<str>>>,
+    /// One lookup of a token in the store at a time (see
+    /// [`Cluster::token_lookup`]).
+    token_lookups: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -388,6 +392,7 @@ impl Cluster {
                 claim: redis::Script::new(CLAIM_SCRIPT),
                 advertise: redis::Script::new(ADVERTISE_SCRIPT),
                 taking_over: Mutex::new(HashSet::new()),
+                token_lookups: tokio::sync::Semaphore::new(1),
             }),
         };
         cluster.register().await?;
@@ -623,6 +628,16 @@ impl Cluster {
             cluster: self.clone(),
             code,
         })
+    }
+
+    /// The right to look a resume token up in the store, one lookup at a
+    /// time on this node: each reads every running race's room, so a flood
+    /// of unknown tokens (Redis knows none of them) must not fill the
+    /// database thread's queue ahead of the moves; waiting callers are
+    /// bounded by the connection cap. `None` only if the semaphore were
+    /// closed, which nothing does.
+    pub async fn token_lookup(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.inner.token_lookups.acquire().await.ok()
     }
 
     /// Whether this node is taking `code` over right now.

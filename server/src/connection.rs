@@ -1169,7 +1169,7 @@ impl Session {
         };
         let code = match pointed {
             Some(code) => code,
-            None => match failover::code_of_token(&self.shared, *hash).await {
+            None => match failover::code_of_token(&self.shared, cluster, *hash).await {
                 Some(code) => code,
                 None => return TokenElsewhere::Unknown,
             },

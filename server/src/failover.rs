@@ -140,7 +140,8 @@ pub async fn find_room(shared: &Shared, cluster: &Cluster, code: &str) -> Found 
 
 /// The code of the running race whose seat `token` opens, from the store:
 /// for a resume whose pointer Redis lost (it restarted).
-pub async fn code_of_token(shared: &Shared, token: TokenHash) -> Option<String> {
+pub async fn code_of_token(shared: &Shared, cluster: &Cluster, token: TokenHash) -> Option<String> {
+    let _one_at_a_time = cluster.token_lookup().await?;
     match shared
         .database
         .call(move |store| store.live_race_of_token(&token))
