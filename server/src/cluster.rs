@@ -86,13 +86,15 @@
 //!   node takes its leases back at its next renewal (a third of a lease),
 //!   and no node takes a lease nobody holds until Redis has been up for a
 //!   lease and a second ([`Cluster::claim_existing`]), so a live owner
-//!   always renews first. The token pointers are not written again: a
+//!   always renews first. A renewal that takes a lease back owes Redis the
+//!   pointers of the room's tokens again. Until they are written, a
 //!   resume through another node finds the token's running race in the
 //!   store ([`Store::live_race_of_token`](crate::store::Store::live_race_of_token),
 //!   which reads every running race's room: a cost paid only when Redis
 //!   has no pointer, one lookup at a time per node, so that unknown tokens
-//!   cannot crowd the moves out of the database thread). A lobby's tokens are not in the store; they are lost
-//!   with Redis, and a resume of one works at its room's own node only.
+//!   cannot crowd the moves out of the database thread). A lobby's tokens
+//!   are not in the store: until its node's next renewal a resume of one
+//!   works at its room's own node only.
 //! - The writes owed live in the node's memory only: those a node still
 //!   owes when it stops are made once as it leaves, and are lost if that
 //!   fails or the node is killed. A lost token pointer heals when the race
@@ -153,7 +155,7 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 /// takes back one that lapsed with nobody taking it (Redis restarted
 /// empty, or a renewal came late): nobody else can be running that room,
 /// since a node runs one only once it holds the lease. Answers 1 for each
-/// kept, 0 for each another holds.
+/// kept, 2 for each taken back, 0 for each another holds.
 const RENEW_SCRIPT: &str = r"
 local kept = {}
 for i, key in ipairs(KEYS) do
@@ -163,7 +165,7 @@ for i, key in ipairs(KEYS) do
     kept[i] = 1
   elseif holder == false then
     redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
-    kept[i] = 1
+    kept[i] = 2
   else
     kept[i] = 0
   end
@@ -812,6 +814,15 @@ impl Cluster {
             }
             invocation.arg(&self.inner.node_id).arg(lease);
             let answer: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
+            // A lease taken back lapsed, most likely with Redis restarting
+            // empty: its room's token pointers went with it, so they are
+            // owed again, and resumes through other nodes find the room
+            // through Redis once more, not only through the store.
+            for code in LeaseBook::taken_back(&batch, &answer) {
+                for hash in registry.tokens_of(&code) {
+                    self.remember_token(hash, Arc::clone(&code));
+                }
+            }
             for code in self.with_book(|book| book.renewed(&batch, &answer)) {
                 bump(&self.inner.metrics.cluster_leases_lost);
                 tracing::error!(%code, "another node holds this node's room now: the room closes here");
@@ -832,7 +843,7 @@ impl Cluster {
                 let mut invocation = self.inner.renew.prepare_invoke();
                 invocation.key(quick_key(game)).arg(&*code).arg(lease);
                 let kept: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
-                if kept != [1] {
+                if !matches!(kept.as_slice(), [1 | 2]) {
                     self.with_book(|book| book.withdraw(game));
                 }
             } else {

@@ -155,6 +155,7 @@ async fn a_live_owner_holds_its_races_again_after_redis_restarts() {
     let mut ada = Client::hello_to(a.address, "ada").await;
     let mut bob = Client::hello_to(a.address, "bob").await;
     let (code, _, _) = race_of_two(&mut ada, &mut bob).await;
+    token_pointers(&redis, 2).await;
     let lease_key = format!("patience:room:{code}");
     let a_holder = get(&redis, &lease_key);
     assert_eq!(a_holder.len(), 16, "A holds the race: {a_holder}");
@@ -170,6 +171,9 @@ async fn a_live_owner_holds_its_races_again_after_redis_restarts() {
         holder, a_holder,
         "the first node to hold the race after the restart is its live owner"
     );
+    // Its players' token pointers, lost with Redis, are written again by
+    // the renewal that took the lease back.
+    token_pointers(&redis, 2).await;
     // And A's race runs on, unfenced.
     ada.play(&line[0]).await;
     let moved = ada.move_answer().await;
