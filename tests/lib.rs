@@ -887,7 +887,18 @@ impl RedisProcess {
     /// tests must not pass without it.
     pub fn start() -> RedisProcess {
         let directory = tempfile::tempdir().expect("a temporary directory");
-        let socket = directory.path().join("redis.sock");
+        let mut redis = RedisProcess {
+            child: None,
+            directory,
+        };
+        redis.launch();
+        redis
+    }
+
+    /// Starts `redis-server` on this directory's socket, empty, and waits
+    /// (with a deadline) until it answers `PING`.
+    fn launch(&mut self) {
+        let socket = self.socket();
         let child = Command::new("redis-server")
             .args(["--port", "0", "--unixsocket"])
             .arg(&socket)
@@ -900,7 +911,7 @@ impl RedisProcess {
                 "no",
                 "--dir",
             ])
-            .arg(directory.path())
+            .arg(self.directory.path())
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap_or_else(|error| {
@@ -909,12 +920,9 @@ impl RedisProcess {
                      install it with `apt-get install -y redis-server`"
                 )
             });
-        let redis = RedisProcess {
-            child: Some(child),
-            directory,
-        };
+        self.child = Some(child);
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while redis.cli(&["PING"]) != "PONG" {
+        while self.cli(&["PING"]) != "PONG" {
             assert!(
                 std::time::Instant::now() < deadline,
                 "redis-server did not answer PING on {}",
@@ -922,7 +930,15 @@ impl RedisProcess {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        redis
+    }
+
+    /// Kills it and starts it again on the same socket, empty, as Redis
+    /// shipped without persistence comes back from a crash or a restart.
+    pub fn restart(&mut self) {
+        self.kill();
+        // The old socket file stays behind a killed server.
+        let _ = std::fs::remove_file(self.socket());
+        self.launch();
     }
 
     /// The URL a server's `--redis-url` takes.

@@ -32,17 +32,18 @@
 //! of its own if it has one (no Redis call). Otherwise it reads the
 //! advertisement: a room owned by another live node gets the player a
 //! `redirect` to that node, where the repeated `quick_race` finds the room
-//! local and joins it. Failing that, the node opens a room and advertises
-//! it with `SET … NX PX`; the owner renews the advertisement while the room
-//! is open for quick races and withdraws it (compare and delete) once it is
-//! full or racing. Races, all benign: two nodes that read the same
-//! advertisement at once both send their players to its owner, where each
-//! repeated `quick_race` takes a seat if one is left and otherwise opens a
-//! new room there; two nodes that both find no advertisement both open a
-//! room, one advertisement wins and the other room fills from its own node
-//! only; an advertisement read just as its room fills sends a player to a
-//! node that then opens a room for it. A redirected player may thus be
-//! redirected again; clients bound the hops.
+//! local and joins it. Failing that, the node claims a code and advertises
+//! it **before** opening the room, with one script that sets the
+//! advertisement only if none is there (or the one there is the stale one
+//! the node just read: a room full, racing, closed or ownerless) and
+//! answers what is advertised after it. So of two nodes asked at the same
+//! moment, one advertises its room and the other reads that answer, gives
+//! its code back and sends its player there: they meet. The owner renews
+//! the advertisement while the room is open for quick races and withdraws
+//! it (compare and delete) once it is full or racing. An advertisement
+//! read just as its room fills sends a player to a node that then opens a
+//! room for it; a redirected player may thus be redirected again, and
+//! clients bound the hops.
 //!
 //! ## What is off the hot path
 //! No Redis call is made by a room's actor: the pointers of the tokens it
@@ -81,9 +82,19 @@
 //!   the new owner's race. Its players are told `internal`, and resume at
 //!   the new owner; no move is acknowledged there after the claim, since
 //!   each waits for its write.
-//! - Redis without persistence forgets the token pointers when it
-//!   restarts: resumes through another node fail until then (leases are
-//!   taken back by the next renewal; a resume at the room's own node works).
+//! - Redis without persistence forgets everything when it restarts. Each
+//!   node takes its leases back at its next renewal (a third of a lease),
+//!   and no node takes a lease nobody holds until Redis has been up for a
+//!   lease and a second ([`Cluster::claim_existing`]), so a live owner
+//!   always renews first. A renewal that takes a lease back owes Redis the
+//!   pointers of the room's tokens again. Until they are written, a
+//!   resume through another node finds the token's running race in the
+//!   store ([`Store::live_race_of_token`](crate::store::Store::live_race_of_token),
+//!   which reads every running race's room: a cost paid only when Redis
+//!   has no pointer, one lookup at a time per node, so that unknown tokens
+//!   cannot crowd the moves out of the database thread). A lobby's tokens
+//!   are not in the store: until its node's next renewal a resume of one
+//!   works at its room's own node only.
 //! - The writes owed live in the node's memory only: those a node still
 //!   owes when it stops are made once as it leaves, and are lost if that
 //!   fails or the node is killed. A lost token pointer heals when the race
@@ -108,6 +119,7 @@ pub mod lease;
 pub mod pending;
 pub mod relay;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -143,7 +155,7 @@ const REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 /// takes back one that lapsed with nobody taking it (Redis restarted
 /// empty, or a renewal came late): nobody else can be running that room,
 /// since a node runs one only once it holds the lease. Answers 1 for each
-/// kept, 0 for each another holds.
+/// kept, 2 for each taken back, 0 for each another holds.
 const RENEW_SCRIPT: &str = r"
 local kept = {}
 for i, key in ipairs(KEYS) do
@@ -153,7 +165,7 @@ for i, key in ipairs(KEYS) do
     kept[i] = 1
   elseif holder == false then
     redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
-    kept[i] = 1
+    kept[i] = 2
   else
     kept[i] = 0
   end
@@ -173,19 +185,49 @@ end
 return deleted
 ";
 
-/// Takes the lease KEYS[1] for ARGV[1] (ARGV[2] ms) if nobody holds it,
-/// or extends it if ARGV[1] already does; answers 1 if ARGV[1] holds it.
+/// Takes the lease KEYS[1] of a running race for ARGV[1] (ARGV[2] ms) if
+/// nobody holds it, or extends it if ARGV[1] already does; answers 1 if
+/// ARGV[1] holds it.
+///
+/// A lease nobody holds is taken only once Redis has been up for ARGV[3]
+/// ms (a lease and a second, its uptime being in whole seconds): a Redis
+/// that restarted lost every lease at once, live owners' too, and each
+/// live owner takes its own back at its next renewal (a third of a lease
+/// away), so a lease missing from a younger Redis says nothing about its
+/// owner. Only a lease that lapsed in a Redis up all along does.
 const CLAIM_SCRIPT: &str = r"
 local owner = redis.call('GET', KEYS[1])
-if owner == false then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-elseif owner == ARGV[1] then
+if owner == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
+elseif owner ~= false then
+  return 0
 end
-return 0
+local uptime = string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')
+if uptime == nil or tonumber(uptime) * 1000 < tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 ";
+
+/// Advertises the room ARGV[1] in KEYS[1] (ARGV[2] ms) if no room is, or
+/// if the room advertised is ARGV[3] (one the caller found full, closed or
+/// ownerless); answers the room advertised after the call, so that of two
+/// nodes asking at once one advertises its room and the other learns it.
+const ADVERTISE_SCRIPT: &str = r"
+local advertised = redis.call('GET', KEYS[1])
+if advertised == false or advertised == ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return ARGV[1]
+end
+return advertised
+";
+
+/// How long Redis must have been up, beyond a lease, before a lease
+/// nobody holds is taken over (see [`CLAIM_SCRIPT`]): its uptime is in
+/// whole seconds, and a live owner's renewal may be a reconnection late.
+const RESTART_GRACE_MS: u64 = 1_000;
 
 /// Why a cluster call failed.
 #[derive(Debug, thiserror::Error)]
@@ -236,6 +278,25 @@ pub struct WriteQueue {
     _one_writer: (),
 }
 
+/// A takeover of one room under way on this node (see
+/// [`Cluster::begin_takeover`]); it ends when this is dropped.
+#[derive(Debug)]
+pub struct Takeover {
+    cluster: Cluster,
+    code: Arc<str>,
+}
+
+impl Drop for Takeover {
+    fn drop(&mut self) {
+        self.cluster
+            .inner
+            .taking_over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.code);
+    }
+}
+
 /// This node's membership of the cluster, cheap to clone.
 #[derive(Clone)]
 pub struct Cluster {
@@ -260,6 +321,15 @@ struct Inner {
     renew: redis::Script,
     release: redis::Script,
     claim: redis::Script,
+    advertise: redis::Script,
+    /// The rooms this node is taking over right now, so that two requests
+    /// for one race (two players resuming at once, or a resume and the
+    /// scan) claim and rebuild it once, not twice (the second claim would
+    /// fence the first room off).
+    taking_over: Mutex<HashSet<Arc<str>>>,
+    /// One lookup of a token in the store at a time (see
+    /// [`Cluster::token_lookup`]).
+    token_lookups: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -322,6 +392,9 @@ impl Cluster {
                 renew: redis::Script::new(RENEW_SCRIPT),
                 release: redis::Script::new(RELEASE_SCRIPT),
                 claim: redis::Script::new(CLAIM_SCRIPT),
+                advertise: redis::Script::new(ADVERTISE_SCRIPT),
+                taking_over: Mutex::new(HashSet::new()),
+                token_lookups: tokio::sync::Semaphore::new(1),
             }),
         };
         cluster.register().await?;
@@ -437,7 +510,9 @@ impl Cluster {
     }
 
     /// Claims the existing room `code` (a race kept in the store) if no
-    /// live node holds it; whether this node now does.
+    /// live node holds it; whether this node now does. A lease missing
+    /// from a Redis up for less than a lease is left to its owner's next
+    /// renewal (see [`CLAIM_SCRIPT`]).
     pub async fn claim_existing(&self, code: &str) -> Result<bool, ClusterError> {
         let lease = self.lease_ms();
         let mut redis = self.redis();
@@ -445,7 +520,8 @@ impl Cluster {
         invocation
             .key(room_key(code))
             .arg(&self.inner.node_id)
-            .arg(lease);
+            .arg(lease)
+            .arg(lease.saturating_add(RESTART_GRACE_MS));
         let claimed: i64 = self.call(invocation.invoke_async(&mut redis)).await?;
         if claimed == 1 {
             self.with_book(|book| book.hold(Arc::from(code)));
@@ -490,9 +566,12 @@ impl Cluster {
         .await
     }
 
-    /// The room advertised for quick races of `game`, if another live node
-    /// owns one: its owner's URL.
-    pub async fn advertised(&self, game: GameKind) -> Result<Option<String>, ClusterError> {
+    /// The room advertised for quick races of `game`, if one is, and where
+    /// it is.
+    pub async fn advertised(
+        &self,
+        game: GameKind,
+    ) -> Result<Option<(String, Owner)>, ClusterError> {
         let mut redis = self.redis();
         let code: Option<String> = self
             .call(
@@ -504,34 +583,77 @@ impl Cluster {
         let Some(code) = code else {
             return Ok(None);
         };
-        Ok(match self.owner(&code).await? {
-            Owner::Elsewhere { url } => Some(url),
-            // Our own (full or closing) room, or an owner that is gone: no
-            // one to send the player to.
-            Owner::Here | Owner::Nobody => None,
+        let owner = self.owner(&code).await?;
+        Ok(Some((code, owner)))
+    }
+
+    /// Advertises this node's room `code` (claimed, about to open) for
+    /// quick races of `game`, if no room is advertised or the one
+    /// advertised is `stale`; whether it now is. When it is not, another
+    /// room was advertised first, and the caller goes there.
+    pub async fn advertise(
+        &self,
+        game: GameKind,
+        code: &Arc<str>,
+        stale: Option<&str>,
+    ) -> Result<bool, ClusterError> {
+        let lease = self.lease_ms();
+        let mut redis = self.redis();
+        let mut invocation = self.inner.advertise.prepare_invoke();
+        invocation
+            .key(quick_key(game))
+            .arg(&**code)
+            .arg(lease)
+            .arg(stale.unwrap_or(""));
+        let advertised: String = self.call(invocation.invoke_async(&mut redis)).await?;
+        let ours = advertised == **code;
+        if ours {
+            self.with_book(|book| book.advertise(game, Arc::clone(code)));
+        }
+        Ok(ours)
+    }
+
+    /// Marks `code` as being taken over by this node until the answer is
+    /// dropped; `None` if it already is.
+    pub fn begin_takeover(&self, code: &str) -> Option<Takeover> {
+        let code: Arc<str> = Arc::from(code);
+        let mut taking_over = self
+            .inner
+            .taking_over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !taking_over.insert(Arc::clone(&code)) {
+            return None;
+        }
+        drop(taking_over);
+        Some(Takeover {
+            cluster: self.clone(),
+            code,
         })
     }
 
-    /// Advertises this node's room `code` for quick races of `game`, unless
-    /// another room is advertised already.
-    pub async fn advertise(&self, game: GameKind, code: &Arc<str>) -> Result<bool, ClusterError> {
-        let lease = self.lease_ms();
-        let mut redis = self.redis();
-        let set: Option<String> = self
-            .call(
-                redis::cmd("SET")
-                    .arg(quick_key(game))
-                    .arg(&**code)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(lease)
-                    .query_async(&mut redis),
-            )
-            .await?;
-        if set.is_some() {
-            self.with_book(|book| book.advertise(game, Arc::clone(code)));
-        }
-        Ok(set.is_some())
+    /// The right to look a resume token up in the store, one lookup at a
+    /// time on this node: each reads every running race's room, so a flood
+    /// of unknown tokens (Redis knows none of them) must not fill the
+    /// database thread's queue ahead of the moves; waiting callers are
+    /// bounded by the connection cap. `None` only if the semaphore were
+    /// closed, which nothing does.
+    pub async fn token_lookup(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.inner.token_lookups.acquire().await.ok()
+    }
+
+    /// Whether this node is taking `code` over right now.
+    pub fn is_taking_over(&self, code: &str) -> bool {
+        self.inner
+            .taking_over
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(code)
+    }
+
+    /// The lease length, in milliseconds.
+    pub fn lease_length_ms(&self) -> u64 {
+        self.lease_ms()
     }
 
     /// Owes Redis a token's write, off the caller's path: the writer task
@@ -692,6 +814,15 @@ impl Cluster {
             }
             invocation.arg(&self.inner.node_id).arg(lease);
             let answer: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
+            // A lease taken back lapsed, most likely with Redis restarting
+            // empty: its room's token pointers went with it, so they are
+            // owed again, and resumes through other nodes find the room
+            // through Redis once more, not only through the store.
+            for code in LeaseBook::taken_back(&batch, &answer) {
+                for hash in registry.tokens_of(&code) {
+                    self.remember_token(hash, Arc::clone(&code));
+                }
+            }
             for code in self.with_book(|book| book.renewed(&batch, &answer)) {
                 bump(&self.inner.metrics.cluster_leases_lost);
                 tracing::error!(%code, "another node holds this node's room now: the room closes here");
@@ -712,7 +843,7 @@ impl Cluster {
                 let mut invocation = self.inner.renew.prepare_invoke();
                 invocation.key(quick_key(game)).arg(&*code).arg(lease);
                 let kept: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
-                if kept != [1] {
+                if !matches!(kept.as_slice(), [1 | 2]) {
                     self.with_book(|book| book.withdraw(game));
                 }
             } else {

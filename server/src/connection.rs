@@ -32,10 +32,10 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tracing::Instrument as _;
 
-use crate::cluster::Owner;
+use crate::cluster::{Cluster, Owner};
 use crate::config::millis;
 use crate::daily;
-use crate::failover;
+use crate::failover::{self, Found};
 use crate::leaderboard_feed::Following;
 use crate::metrics::{bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
@@ -602,12 +602,22 @@ impl TokenBucket {
     }
 }
 
+/// Looks at the quick-race advertisement a request makes at most before it
+/// opens a room of its own unadvertised: each look that does not settle it
+/// follows a change made by another request meanwhile.
+const QUICK_RACE_TRIES: usize = 20;
+
+/// The wait before looking again at an advertisement of this node's whose
+/// room is a moment from opening.
+const QUICK_RACE_RETRY: Duration = Duration::from_millis(5);
+
 /// Where a resume token no room here knows leads, in a cluster.
 enum TokenElsewhere {
     /// To another live node: the client was sent there.
     Redirected,
-    /// To a race whose node is gone, now running here.
-    TakenOver(RoomHandle),
+    /// To a room here: a race whose node is gone, taken over here, or one
+    /// whose actor has not yet taken its tokens in.
+    Here(RoomHandle),
     /// Nowhere.
     Unknown,
 }
@@ -772,17 +782,10 @@ impl Session {
                 }
             }
             ClientMessage::JoinRoom { code } => {
-                if self.not_in_room() {
-                    match self.shared.registry.room(&code) {
-                        Some(room) => {
-                            self.enter(room, self.join_command()).await;
-                        }
-                        None if self.redirected_to_owner(&code).await => {}
-                        None => self.error(
-                            ErrorCode::RoomNotFound,
-                            format!("no room has the code {code}"),
-                        ),
-                    }
+                if self.not_in_room()
+                    && let Some(room) = self.room_anywhere(&code).await
+                {
+                    self.enter(room, self.join_command()).await;
                 }
             }
             ClientMessage::QuickRace { game } => {
@@ -791,18 +794,11 @@ impl Session {
                 }
             }
             ClientMessage::Spectate { code } => {
-                if self.not_in_room() {
-                    match self.shared.registry.room(&code) {
-                        Some(room) => {
-                            self.enter(room, |conn, reply| Command::Spectate { conn, reply })
-                                .await
-                        }
-                        None if self.redirected_to_owner(&code).await => {}
-                        None => self.error(
-                            ErrorCode::RoomNotFound,
-                            format!("no room has the code {code}"),
-                        ),
-                    }
+                if self.not_in_room()
+                    && let Some(room) = self.room_anywhere(&code).await
+                {
+                    self.enter(room, |conn, reply| Command::Spectate { conn, reply })
+                        .await;
                 }
             }
             ClientMessage::Resume { token, last_seq } => {
@@ -812,7 +808,7 @@ impl Session {
                         Some(room) => Some(room),
                         None => match self.token_elsewhere(&hash).await {
                             TokenElsewhere::Redirected => return,
-                            TokenElsewhere::TakenOver(room) => Some(room),
+                            TokenElsewhere::Here(room) => Some(room),
                             TokenElsewhere::Unknown => None,
                         },
                     };
@@ -1001,64 +997,112 @@ impl Session {
         options: RoomOptions,
         quick: bool,
     ) {
+        if !self.may_open_room(game, max_players, public, &options) {
+            return;
+        }
+        let code = match &self.shared.cluster {
+            None => None,
+            Some(cluster) => match self.claim_code(cluster).await {
+                Some(code) => Some(code),
+                None => return,
+            },
+        };
+        self.open_room(code, game, max_players, public, quick, options)
+            .await;
+    }
+
+    /// Whether a room of these settings may open now; if not, the client
+    /// was told why.
+    fn may_open_room(
+        &self,
+        game: GameKind,
+        max_players: u8,
+        public: bool,
+        options: &RoomOptions,
+    ) -> bool {
         let config = &self.shared.config;
         if !(2..=8).contains(&max_players) {
-            return self.error(ErrorCode::InvalidRequest, "a room has 2 to 8 seats");
+            self.error(ErrorCode::InvalidRequest, "a room has 2 to 8 seats");
+            return false;
         }
         if options
             .time_limit_ms
             .is_some_and(|limit| limit == 0 || limit > config.max_time_limit_ms)
         {
-            return self.error(
+            self.error(
                 ErrorCode::InvalidRequest,
                 format!(
                     "the time limit must be between 1 and {} ms",
                     config.max_time_limit_ms
                 ),
             );
+            return false;
         }
         if options.open_boards && public {
             // Strangers a quick race brings in never agreed to show their
             // boards, nor to see the deal's cards on others'.
-            return self.error(
+            self.error(
                 ErrorCode::InvalidRequest,
                 "open_boards rooms are private: quick race never puts strangers in one",
             );
+            return false;
         }
         if !self.shared.pool.deals(game) {
-            return self.game_unavailable(game.slug());
+            self.game_unavailable(game.slug());
+            return false;
         }
         if !self.shared.database.is_up() {
             // A race the server could not store is a race nobody can
             // replay or trust: refuse it before anyone plays.
             let reason = self.shared.database.down_reason();
-            return self.error(
+            self.error(
                 ErrorCode::Internal,
                 format!("the server's database is down, so no race can be stored: {reason}"),
             );
+            return false;
         }
         if self.shared.registry.room_count() >= config.max_rooms {
-            return self.error(
+            self.error(
                 ErrorCode::TooManyRooms,
                 "too many rooms are open; try again later",
             );
+            return false;
         }
+        true
+    }
+
+    /// Claims a fresh room code in the cluster's Redis, so that no two
+    /// nodes ever open rooms under one code; `None` (the client told) if
+    /// Redis cannot be reached.
+    async fn claim_code(&self, cluster: &Cluster) -> Option<Arc<str>> {
+        match cluster.claim_new_code(&self.shared.registry).await {
+            Ok(code) => Some(code),
+            Err(error) => {
+                tracing::warn!(%error, "no room code could be claimed");
+                self.error(
+                    ErrorCode::Internal,
+                    "the cluster's Redis cannot be reached: no new room can open; try again later",
+                );
+                None
+            }
+        }
+    }
+
+    /// Opens a room, under `code` (claimed in the cluster) or a fresh one,
+    /// and seats the client in it.
+    async fn open_room(
+        &mut self,
+        code: Option<Arc<str>>,
+        game: GameKind,
+        max_players: u8,
+        public: bool,
+        quick: bool,
+        options: RoomOptions,
+    ) {
         let context = self.shared.room_context();
-        let room = match &self.shared.cluster {
+        let room = match code {
             None => room::create(&context, game, max_players, public, quick, options),
-            Some(cluster) => {
-                // The code is claimed in Redis first, so that no two nodes
-                // ever open rooms under one code.
-                let code = match cluster.claim_new_code(&self.shared.registry).await {
-                    Ok(code) => code,
-                    Err(error) => {
-                        tracing::warn!(%error, "no room code could be claimed");
-                        return self.error(
-                            ErrorCode::Internal,
-                            "the cluster's Redis cannot be reached: no new room can open; try again later",
-                        );
-                    }
-                };
+            Some(code) => {
                 let created = room::create_with_code(
                     &context,
                     Arc::clone(&code),
@@ -1071,75 +1115,72 @@ impl Session {
                 match created {
                     Some(room) => room,
                     None => {
-                        cluster.release(&code);
+                        if let Some(cluster) = &self.shared.cluster {
+                            cluster.release(&code);
+                        }
                         return self.error(ErrorCode::Internal, "a room code clashed; try again");
                     }
                 }
             }
         };
-        let advertised = quick && public;
         self.enter(room, self.join_command()).await;
-        if advertised
-            && let (Some(cluster), Some(room)) = (&self.shared.cluster, &self.room)
-            && let Err(error) = cluster.advertise(game, &room.code).await
-        {
-            tracing::warn!(%error, "a quick-race room could not be advertised");
-        }
     }
 
-    /// When no room here has `code`: sends a `redirect` to the node that
-    /// owns it, if another live node of the cluster does; whether it did.
-    async fn redirected_to_owner(&self, code: &str) -> bool {
-        let Some(cluster) = &self.shared.cluster else {
-            return false;
-        };
-        match cluster.owner(code).await {
-            Ok(Owner::Elsewhere { url }) => {
-                self.redirect(url);
-                true
-            }
-            Ok(Owner::Here | Owner::Nobody) => false,
-            Err(error) => {
-                tracing::warn!(%error, "the cluster could not say where a room is");
-                false
+    /// The room `code`, for a join or a spectator: open here, or taken
+    /// over here (its node is gone); `None` once the client was sent to
+    /// the node that owns it, or told that no room has the code.
+    async fn room_anywhere(&self, code: &str) -> Option<RoomHandle> {
+        if let Some(room) = self.shared.registry.room(code) {
+            return Some(room);
+        }
+        if let Some(cluster) = &self.shared.cluster {
+            match failover::find_room(&self.shared, cluster, code).await {
+                Found::Here(room) => return Some(room),
+                Found::Elsewhere(url) => {
+                    self.redirect(url);
+                    return None;
+                }
+                Found::Nowhere => {}
             }
         }
+        self.error(
+            ErrorCode::RoomNotFound,
+            format!("no room has the code {code}"),
+        );
+        None
     }
 
-    /// When no room here knows a resume token, asks the cluster: a room on
-    /// another live node gets the client a `redirect` there; a running
-    /// race no live node holds (its node died) is taken over here at once
-    /// if the store has it, rather than at the next failover scan.
+    /// When no room here knows a resume token, asks the cluster which room
+    /// it opens a seat of (Redis, or the store when Redis lost the token's
+    /// pointer, as it does when it restarts), and finds that room: on
+    /// another live node the client gets a `redirect` there; a running
+    /// race no live node holds (its node died) is taken over here at once,
+    /// rather than at the next failover scan.
     async fn token_elsewhere(&self, hash: &crate::secrets::TokenHash) -> TokenElsewhere {
         let Some(cluster) = &self.shared.cluster else {
             return TokenElsewhere::Unknown;
         };
-        let code = match cluster.room_of_token(hash).await {
-            Ok(Some(code)) => code,
-            Ok(None) => return TokenElsewhere::Unknown,
+        let pointed = match cluster.room_of_token(hash).await {
+            Ok(code) => code,
             Err(error) => {
                 tracing::warn!(%error, "the cluster could not say where a token's room is");
-                return TokenElsewhere::Unknown;
+                None
             }
         };
-        match cluster.owner(&code).await {
-            Ok(Owner::Elsewhere { url }) => {
+        let code = match pointed {
+            Some(code) => code,
+            None => match failover::code_of_token(&self.shared, cluster, *hash).await {
+                Some(code) => code,
+                None => return TokenElsewhere::Unknown,
+            },
+        };
+        match failover::find_room(&self.shared, cluster, &code).await {
+            Found::Here(room) => TokenElsewhere::Here(room),
+            Found::Elsewhere(url) => {
                 self.redirect(url);
                 TokenElsewhere::Redirected
             }
-            Ok(Owner::Nobody) if failover::take_over_code(&self.shared, cluster, &code).await => {
-                // The room is registered at once; its tokens as soon as
-                // its actor runs, before it reads the resume.
-                self.shared
-                    .registry
-                    .room(&code)
-                    .map_or(TokenElsewhere::Unknown, TokenElsewhere::TakenOver)
-            }
-            Ok(_) => TokenElsewhere::Unknown,
-            Err(error) => {
-                tracing::warn!(%error, "the cluster could not say where a room is");
-                TokenElsewhere::Unknown
-            }
+            Found::Nowhere => TokenElsewhere::Unknown,
         }
     }
 
@@ -1148,29 +1189,111 @@ impl Session {
         self.reply(&ServerMessage::Redirect { url });
     }
 
+    /// Seats the client in a quick race of `game`: a waiting room here, or
+    /// the one room the cluster advertises (the client is sent to its
+    /// node), or a room opened here and advertised. Opening is decided in
+    /// Redis, at once ([`Cluster::advertise`]): of two nodes asked at the
+    /// same moment, one advertises its room and the other sends its player
+    /// there, so they meet.
     async fn quick_race(&mut self, game: GameKind) {
         if !self.shared.pool.deals(game) {
             return self.game_unavailable(game.slug());
         }
-        for room in self.shared.registry.quick_race_candidates(game) {
-            if self.try_enter(&room, self.join_command()).await.is_ok() {
-                self.room = Some(room);
-                return;
-            }
+        if self.join_waiting_room(game).await {
+            return;
         }
-        // No waiting room here: one that another node advertises, then.
-        if let Some(cluster) = &self.shared.cluster {
-            match cluster.advertised(game).await {
-                Ok(Some(url)) => return self.redirect(url),
-                Ok(None) => {}
+        let seats = self.shared.config.quick_race_seats;
+        let options = RoomOptions::default();
+        let Some(cluster) = self.shared.cluster.clone() else {
+            return self.create_room(game, seats, true, options, true).await;
+        };
+        if !self.may_open_room(game, seats, true, &options) {
+            return;
+        }
+        // The code of the room this request would open, claimed once.
+        let mut claimed: Option<Arc<str>> = None;
+        let give_back = |claimed: &Option<Arc<str>>| {
+            if let Some(code) = claimed {
+                cluster.release(code);
+            }
+        };
+        for _ in 0..QUICK_RACE_TRIES {
+            let stale = match cluster.advertised(game).await {
+                Ok(None) => None,
+                Ok(Some((_, Owner::Elsewhere { url }))) => {
+                    give_back(&claimed);
+                    return self.redirect(url);
+                }
+                Ok(Some((code, Owner::Here))) => {
+                    if self.join_waiting_room(game).await {
+                        give_back(&claimed);
+                        return;
+                    }
+                    if cluster.holds(&code) && self.shared.registry.room(&code).is_none() {
+                        // Advertised by another request here, which opens
+                        // it in a moment.
+                        tokio::time::sleep(QUICK_RACE_RETRY).await;
+                        continue;
+                    }
+                    // Full, racing or closed: this request's room replaces it.
+                    Some(code)
+                }
+                // Its node is gone.
+                Ok(Some((code, Owner::Nobody))) => Some(code),
                 Err(error) => {
                     tracing::warn!(%error, "the quick-race advertisement could not be read");
+                    give_back(&claimed);
+                    return self.error(
+                        ErrorCode::Internal,
+                        "the cluster's Redis cannot be reached: no quick race can be found; try again later",
+                    );
+                }
+            };
+            let code = match &claimed {
+                Some(code) => Arc::clone(code),
+                None => {
+                    let Some(code) = self.claim_code(&cluster).await else {
+                        return;
+                    };
+                    claimed = Some(Arc::clone(&code));
+                    code
+                }
+            };
+            match cluster.advertise(game, &code, stale.as_deref()).await {
+                Ok(true) => {
+                    return self
+                        .open_room(Some(code), game, seats, true, true, options)
+                        .await;
+                }
+                // Another room was advertised first: the next look finds it.
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "a quick-race room could not be advertised");
+                    give_back(&claimed);
+                    return self.error(
+                        ErrorCode::Internal,
+                        "the cluster's Redis cannot be reached: no quick race can be found; try again later",
+                    );
                 }
             }
         }
-        let seats = self.shared.config.quick_race_seats;
-        self.create_room(game, seats, true, RoomOptions::default(), true)
+        // The advertisement changed under every look: a room of this
+        // request's own, which quick races here still find.
+        tracing::warn!("the quick-race advertisement kept changing; a room opens unadvertised");
+        self.open_room(claimed, game, seats, true, true, options)
             .await;
+    }
+
+    /// Seats the client in a room of this node waiting for quick racers of
+    /// `game`, the fullest first; whether one took it.
+    async fn join_waiting_room(&mut self, game: GameKind) -> bool {
+        for room in self.shared.registry.quick_race_candidates(game) {
+            if self.try_enter(&room, self.join_command()).await.is_ok() {
+                self.room = Some(room);
+                return true;
+            }
+        }
+        false
     }
 
     /// Asks `room` to take this connection in, and remembers it if it does.

@@ -7,9 +7,17 @@
 //! [`room::claim_and_restore`], as a restart does (the store's claim
 //! fences off the old node's writes, should it be alive after all: paused,
 //! or cut off from Redis past its lease); its players' resume tokens lead
-//! any node to the code (Redis) and the code to the new owner. Two paths do
-//! it: a periodic scan of the store (`failover_scan_ms`), and, sooner, a
-//! `resume` whose token names a room no live node holds.
+//! any node to the code (Redis, or the store when Redis lost the pointer)
+//! and the code to the new owner. Two paths do it: a periodic scan of the
+//! store (`failover_scan_ms`), and, sooner, a client's `resume` (or
+//! `spectate`, or `join_room`) of a running race no live node holds
+//! ([`find_room`]). One race is taken over by one node (the lease in
+//! Redis) and once on that node ([`Cluster::begin_takeover`]): two players
+//! resuming at once must not claim it twice, since the second claim in
+//! the store would fence off the room the first one opened. A client's
+//! request for a race being taken over (here or elsewhere), or whose live
+//! owner has yet to take its lease back after a Redis restart, waits for
+//! it, bounded, rather than being refused.
 //!
 //! ## What the scan reads
 //! The scan asks the store for the races of nodes that are gone
@@ -32,11 +40,14 @@
 //! dead node's races wait for it to restart on its data.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Owner};
 use crate::config::millis;
 use crate::metrics::bump;
 use crate::room;
+use crate::room_handle::RoomHandle;
+use crate::secrets::TokenHash;
 use crate::state::Shared;
 
 /// Every `failover_scan_ms`, takes over each running race of the store
@@ -92,20 +103,111 @@ pub async fn keep_store_lease_forever(shared: Arc<Shared>, cluster: Cluster) {
     }
 }
 
-/// Takes over the running race `code` if the store has it and no live node
-/// holds it; whether it now runs here.
-pub async fn take_over_code(shared: &Shared, cluster: &Cluster, code: &str) -> bool {
-    let asked = code.to_string();
+/// How long a client's request for a room (a resume, a spectator, a join)
+/// waits, beyond a lease, for a race being taken over to run somewhere:
+/// a takeover under way on this node takes a few store calls, and after a
+/// Redis restart a live owner takes its leases back within a third of a
+/// lease, while nobody may take one over for a lease (and a second).
+const FIND_PATIENCE_BEYOND_LEASE: Duration = Duration::from_secs(2);
+
+/// How often such a request asks again where its room is.
+const FIND_RETRY: Duration = Duration::from_millis(25);
+
+/// Where a room that is not open on this node is, for a client's request.
+#[derive(Debug)]
+pub enum Found {
+    /// Here: it was taken over here, or opened meanwhile.
+    Here(RoomHandle),
+    /// At another live node, reached at this URL.
+    Elsewhere(String),
+    /// Nowhere: no node runs it and the store keeps no running race under
+    /// its code (or Redis or the store could not be asked, or the race
+    /// found no node within the wait).
+    Nowhere,
+}
+
+/// Finds the room `code` for a client's request: at a live node that holds
+/// it, or here, taking over a running race of the store that no live node
+/// holds. While the race is being taken over (here, by another node, or
+/// waiting for its live owner to take its lease back after a Redis
+/// restart) it waits, within a lease and [`FIND_PATIENCE_BEYOND_LEASE`],
+/// so that the client is seated, or sent on, rather than refused.
+pub async fn find_room(shared: &Shared, cluster: &Cluster, code: &str) -> Found {
+    let patience = Duration::from_millis(cluster.lease_length_ms()) + FIND_PATIENCE_BEYOND_LEASE;
+    let deadline = tokio::time::Instant::now() + patience;
+    // Whether the store keeps a running race under `code`, asked once.
+    let mut kept = None;
+    loop {
+        if let Some(room) = shared.registry.room(code) {
+            return Found::Here(room);
+        }
+        match cluster.owner(code).await {
+            Err(error) => {
+                tracing::warn!(%error, "the cluster could not say where a room is");
+                return Found::Nowhere;
+            }
+            Ok(Owner::Elsewhere { url }) => return Found::Elsewhere(url),
+            Ok(Owner::Here) => {
+                // Held here with no room open: a takeover under way here
+                // (wait for it), or a room that closed (its release owed).
+                if !cluster.is_taking_over(code) && shared.registry.room(code).is_none() {
+                    return Found::Nowhere;
+                }
+            }
+            Ok(Owner::Nobody) => {
+                let is_kept = match kept {
+                    Some(is_kept) => is_kept,
+                    None => {
+                        let is_kept = keeps_live_race(shared, code).await;
+                        kept = Some(is_kept);
+                        is_kept
+                    }
+                };
+                if !is_kept {
+                    return Found::Nowhere;
+                }
+                if let Ok(Some(room)) = take_over(shared, cluster, code).await {
+                    return Found::Here(room);
+                }
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            tracing::warn!(%code, "a running race found no node to run it in time");
+            return Found::Nowhere;
+        }
+        tokio::time::sleep(FIND_RETRY).await;
+    }
+}
+
+/// The code of the running race whose seat `token` opens, from the store:
+/// for a resume whose pointer Redis lost (it restarted).
+pub async fn code_of_token(shared: &Shared, cluster: &Cluster, token: TokenHash) -> Option<String> {
+    let _one_at_a_time = cluster.token_lookup().await?;
     match shared
         .database
-        .call_aside(move |store| store.keeps_live_race(&asked))
+        .call_aside(move |store| store.live_race_of_token(&token))
         .await
     {
-        Ok(true) => take_over(shared, cluster, code).await.unwrap_or(false),
-        Ok(false) => false,
+        Ok(code) => code,
         Err(error) => {
             bump(&shared.metrics.storage_errors);
-            tracing::warn!(%error, "the store could not be asked for a race to take over");
+            tracing::warn!(%error, "the store could not say which race a token opens");
+            None
+        }
+    }
+}
+
+async fn keeps_live_race(shared: &Shared, code: &str) -> bool {
+    let code = code.to_string();
+    match shared
+        .database
+        .call_aside(move |store| store.keeps_live_race(&code))
+        .await
+    {
+        Ok(kept) => kept,
+        Err(error) => {
+            bump(&shared.metrics.storage_errors);
+            tracing::warn!(%error, "the store could not say whether a race runs");
             false
         }
     }
@@ -128,15 +230,30 @@ async fn orphaned_races(shared: &Shared) -> Option<Vec<String>> {
     }
 }
 
-/// Claims and runs one race; `Ok(true)` if it runs here now, `Err` if Redis
-/// could not be asked.
-async fn take_over(shared: &Shared, cluster: &Cluster, code: &str) -> Result<bool, ()> {
-    if shared.registry.room(code).is_some() || cluster.holds(code) {
-        return Ok(false);
+/// Claims and runs the race `code`, once however many ask at once:
+/// `Ok(Some)` if it runs here now (taken over by this call, or by another
+/// under way that finished), `Ok(None)` if it does not (another node holds
+/// it, Redis is too young to give it away, a takeover here is still under
+/// way, or it cannot run), `Err` if Redis could not be asked.
+async fn take_over(
+    shared: &Shared,
+    cluster: &Cluster,
+    code: &str,
+) -> Result<Option<RoomHandle>, ()> {
+    let Some(_takeover) = cluster.begin_takeover(code) else {
+        return Ok(None);
+    };
+    // Another takeover here may have finished just before this one began.
+    if let Some(room) = shared.registry.room(code) {
+        return Ok(Some(room));
+    }
+    if cluster.holds(code) {
+        // Held with no room: one closing here, whose release is owed.
+        return Ok(None);
     }
     match cluster.claim_existing(code).await {
         Ok(true) => {}
-        Ok(false) => return Ok(false),
+        Ok(false) => return Ok(None),
         Err(error) => {
             tracing::warn!(%error, "a race could not be claimed for failover");
             return Err(());
@@ -144,16 +261,16 @@ async fn take_over(shared: &Shared, cluster: &Cluster, code: &str) -> Result<boo
     }
     let code: Arc<str> = Arc::from(code);
     match room::claim_and_restore(&shared.room_context(), &code).await {
-        Ok(_) => {
+        Ok(room) => {
             bump(&shared.metrics.cluster_failovers);
             tracing::warn!(%code, "took over a race whose node is gone");
-            Ok(true)
+            Ok(Some(room))
         }
         Err(error) => {
             bump(&shared.metrics.storage_errors);
             tracing::error!(%error, "a race taken over could not run");
             cluster.release(&code);
-            Ok(false)
+            Ok(None)
         }
     }
 }

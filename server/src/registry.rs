@@ -91,6 +91,15 @@ impl Registry {
         self.tokens.remove(hash);
     }
 
+    /// Every token that opens a seat of `code`.
+    pub fn tokens_of(&self, code: &str) -> Vec<TokenHash> {
+        self.tokens
+            .iter()
+            .filter(|entry| &**entry.value() == code)
+            .map(|entry| *entry.key())
+            .collect()
+    }
+
     /// Records that `conn` plays the attempt `key`; returns the connection
     /// that played it before, which must stop.
     pub fn claim_daily(&self, key: AttemptKey, conn: ConnectionHandle) -> Option<ConnectionHandle> {

@@ -537,6 +537,17 @@ pub trait Store: Send {
     /// them. Nothing is forgotten: the server that reads them runs them on,
     /// keeping them as it goes.
     fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError>;
+    /// The code of the running race one of whose seats `token` (a resume
+    /// token's hash) opens, as last kept; for a node that must find a
+    /// seat's race when the cluster's Redis has lost the token's pointer.
+    /// Reads each running race's room, never its moves.
+    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .live_races()?
+            .into_iter()
+            .find(|race| race.holds_token(token))
+            .map(|race| race.code))
+    }
 
     /// Adds a deal proved winnable to `owner`'s supply (the node's id in a
     /// cluster, `""` for a server alone), so that a restart starts with it.
@@ -633,6 +644,25 @@ pub struct LiveSeat {
 }
 
 impl LiveRace {
+    /// Whether one of its seats is opened by the resume token whose hash
+    /// is `token`.
+    pub fn holds_token(&self, token: &TokenHash) -> bool {
+        self.seats.iter().any(|seat| seat.token == *token)
+    }
+
+    /// Whether the race kept as `body` (its room, as
+    /// [`Store::save_live_race`] writes it) under `code` has a seat that
+    /// `token` opens.
+    pub fn body_holds_token(
+        code: &str,
+        body: &[u8],
+        token: &TokenHash,
+    ) -> Result<bool, StoreError> {
+        let room: LiveRace = rmp_serde::from_slice(body)
+            .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
+        Ok(room.holds_token(token))
+    }
+
     /// The race with `moves` (recorded since it was saved, in any order)
     /// added to its seats' logs, each seat's progress time at its latest
     /// move (the counts are the rules' to take from the rebuilt board), and

@@ -5,6 +5,7 @@ mod admin;
 mod allocation;
 mod client;
 mod cluster;
+mod cluster_recovery;
 mod daily;
 mod daily_client;
 mod deploy;

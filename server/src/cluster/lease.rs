@@ -142,9 +142,10 @@ impl LeaseBook {
     }
 
     /// Takes the answer of a renewal of `batch` (one `1` per lease still
-    /// this node's, `0` for one that lapsed or another node holds): the
-    /// lost ones are forgotten and returned. An answer of the wrong length
-    /// keeps everything and loses nothing, for the next renewal to settle.
+    /// this node's, `2` for one taken back after it lapsed with nobody
+    /// taking it, `0` for one another node holds): the lost ones are
+    /// forgotten and returned. An answer of the wrong length keeps
+    /// everything and loses nothing, for the next renewal to settle.
     pub fn renewed(&mut self, batch: &[Arc<str>], answer: &[i64]) -> Vec<Arc<str>> {
         if batch.len() != answer.len() {
             return Vec::new();
@@ -152,13 +153,28 @@ impl LeaseBook {
         let lost: Vec<Arc<str>> = batch
             .iter()
             .zip(answer)
-            .filter(|(_, kept)| **kept != 1)
+            .filter(|(_, kept)| **kept == 0)
             .map(|(code, _)| Arc::clone(code))
             .collect();
         for code in &lost {
             self.release(code);
         }
         lost
+    }
+
+    /// The rooms of `batch` whose leases the renewal answered by `answer`
+    /// took back after they lapsed (Redis restarted, most likely, and lost
+    /// the rooms' token pointers with them, which the node owes again).
+    pub fn taken_back(batch: &[Arc<str>], answer: &[i64]) -> Vec<Arc<str>> {
+        if batch.len() != answer.len() {
+            return Vec::new();
+        }
+        batch
+            .iter()
+            .zip(answer)
+            .filter(|(_, kept)| **kept == 2)
+            .map(|(code, _)| Arc::clone(code))
+            .collect()
     }
 
     /// Records that a renewal that began at `now_ms` reached Redis.
@@ -248,8 +264,24 @@ mod tests {
         check("A B C", &[1, 1, 1], "", 3);
         check("A B C", &[1, 0, 1], "B", 2);
         check("A B C", &[0, 0, 0], "A B C", 0);
+        // Taken back after a lapse: still held.
+        check("A B C", &[2, 0, 1], "B", 2);
         // A garbled answer loses nothing: the next renewal settles it.
         check("A B C", &[1, 0], "", 3);
+    }
+
+    #[test]
+    fn the_leases_taken_back_after_a_lapse_are_named() {
+        let check = |held: &str, answer: &[i64], taken_back: &str| {
+            assert_eq!(
+                LeaseBook::taken_back(&codes(held), answer),
+                codes(taken_back),
+                "{held} {answer:?}"
+            );
+        };
+        check("A B C", &[1, 1, 1], "");
+        check("A B C", &[2, 0, 2], "A C");
+        check("A B C", &[2, 2], "");
     }
 
     #[test]

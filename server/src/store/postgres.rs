@@ -2026,6 +2026,18 @@ impl Store for PostgresStore {
         }
         Ok(races)
     }
+
+    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
+        let rooms = self.query("SELECT code, body FROM live_races ORDER BY code", &[])?;
+        for row in rooms {
+            let code = text(&row, 0)?;
+            let body: &[u8] = row.try_get(1)?;
+            if LiveRace::body_holds_token(&code, body, token)? {
+                return Ok(Some(code));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// A database of its own for one test, created on the PostgreSQL server

@@ -1225,6 +1225,23 @@ impl Store for SqliteStore {
             .collect()
     }
 
+    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
+        let mut rooms = self
+            .connection
+            .prepare_cached("SELECT code, body FROM live_races ORDER BY code")?;
+        let bodies = rooms
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (code, body) in bodies {
+            if LiveRace::body_holds_token(&code, &body, token)? {
+                return Ok(Some(code));
+            }
+        }
+        Ok(None)
+    }
+
     fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
         self.atomically(|connection| {
             let marked = connection

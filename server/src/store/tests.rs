@@ -74,6 +74,7 @@ on_every_backend!(
     a_running_race_reads_back_with_every_move_recorded_since_it_was_saved,
     saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds,
     a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten,
+    a_resume_token_and_a_code_find_their_running_race,
     a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed,
     a_corrupt_move_log_is_a_typed_error,
     proved_deals_are_kept_per_owner_oldest_first_until_a_race_on_one_is_kept,
@@ -747,6 +748,33 @@ fn a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten(store: &mut d
         .expect("nothing kept is not an error");
     assert_eq!(store.live_races().expect("reads"), Vec::new());
     assert_eq!(store.sql_count("SELECT COUNT(*) FROM live_moves"), 0);
+}
+
+fn a_resume_token_and_a_code_find_their_running_race(store: &mut dyn Backend) {
+    store
+        .save_live_race(&live_race("AAAAAA", [&[], &[]]))
+        .expect("saves");
+    let mut other = live_race("BBBBBB", [&["a"], &[]]);
+    other.seats[0].token = hash(7);
+    other.seats[1].token = hash(8);
+    store.save_live_race(&other).expect("saves");
+    for (token, expected) in [
+        (hash(1), Some("AAAAAA")),
+        (hash(2), Some("AAAAAA")),
+        (hash(8), Some("BBBBBB")),
+        (hash(9), None),
+    ] {
+        assert_eq!(
+            store.live_race_of_token(&token).expect("reads").as_deref(),
+            expected
+        );
+    }
+    assert!(store.keeps_live_race("BBBBBB").expect("reads"));
+    assert!(!store.keeps_live_race("CCCCCC").expect("reads"));
+    // An ended race leads nowhere.
+    store.end_live_race("BBBBBB", 0).expect("ends");
+    assert_eq!(store.live_race_of_token(&hash(8)).expect("reads"), None);
+    assert!(!store.keeps_live_race("BBBBBB").expect("reads"));
 }
 
 fn a_running_race_with_a_gap_in_a_log_is_corrupt_not_guessed(store: &mut dyn Backend) {
