@@ -102,7 +102,7 @@ pub struct Server {
 
 /// Sockets accepted beyond `max_connections`, so that the ones over the cap
 /// can be told `server_full` instead of hanging.
-const OVER_CAP_SOCKETS: usize = 64;
+pub(crate) const OVER_CAP_SOCKETS: usize = 64;
 
 async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
     let bound = |source| StartError::Bind { address, source };
