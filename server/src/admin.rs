@@ -1,24 +1,32 @@
-//! The admin port: `GET /healthz` and `GET /metrics` (Prometheus text), over
-//! a minimal HTTP/1.1 that reads one request line and answers with
-//! `Connection: close`. Requests are capped in size and time, and
-//! connections in number (`admin_max_connections`): one over the cap is
-//! answered `503` and closed at once, without a task, so that clients that
-//! open connections and say nothing cannot pile tasks up.
+//! The admin port: `GET /livez`, `GET /healthz` and `GET /metrics`
+//! (Prometheus text), over a minimal HTTP/1.1 that reads one request line
+//! and answers with `Connection: close`. Requests are capped in size and
+//! time, and connections in number (`admin_max_connections`). At the cap a
+//! new connection is still taken, and the oldest one still open is closed
+//! to make room ([`Slots`]): a client that opens connections and says
+//! nothing, or never reads its answer, can only push itself out, and a
+//! health probe, which sends its request at once and reads its answer at
+//! once, is answered however many such connections come.
 //!
-//! `/healthz` answers `200 ok` while the server can store what it is told,
-//! and `503` with a one-line reason while the database thread reconnects to
-//! a lost database server, or once it has stopped (see
-//! [`database`](crate::database)): the server then refuses what it cannot
-//! keep, and in the second case wants restarting. A node of a cluster also answers
-//! `503` while its Redis does not answer a `PING` within a second.
+//! `/livez` says whether the process is alive: `200 alive` unless its
+//! database thread has stopped (which only a restart mends). Redis and a
+//! lost PostgreSQL do not count: the node reconnects to both by itself.
+//!
+//! `/healthz` says whether the node is ready: `200 ok` while the server can
+//! store what it is told, and `503` with a one-line reason while the
+//! database thread reconnects to a lost database server, or once it has
+//! stopped (see [`database`](crate::database)): the server then refuses
+//! what it cannot keep, and in the second case wants restarting. A node of
+//! a cluster also answers `503` while its Redis does not answer a `PING`
+//! within a second.
 
-use std::io::Write as _;
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
 use crate::database::Database;
@@ -28,12 +36,69 @@ use crate::state::Shared;
 /// The largest request head read.
 const MAX_REQUEST_BYTES: usize = 2048;
 
-/// The answer to a connection over the cap.
-const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 32\r\nConnection: close\r\n\r\ntoo many admin connections open\n";
+/// The admin connections being answered, oldest first, each with the
+/// token that closes it: at most `admin_max_connections` of them.
+struct Slots {
+    capacity: usize,
+    open: Mutex<SlotList>,
+}
+
+#[derive(Default)]
+struct SlotList {
+    next_id: u64,
+    open: VecDeque<(u64, CancellationToken)>,
+}
+
+impl Slots {
+    /// A slot for a new connection, and whether an older one was closed to
+    /// make room for it.
+    fn take(self: &Arc<Self>) -> (Slot, bool) {
+        let mut list = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pushed_out = false;
+        while list.open.len() >= self.capacity {
+            if let Some((_, oldest)) = list.open.pop_front() {
+                oldest.cancel();
+                pushed_out = true;
+            }
+        }
+        let id = list.next_id;
+        list.next_id += 1;
+        let closed = CancellationToken::new();
+        list.open.push_back((id, closed.clone()));
+        drop(list);
+        let slot = Slot {
+            slots: Arc::clone(self),
+            id,
+            closed,
+        };
+        (slot, pushed_out)
+    }
+}
+
+/// One connection's place in [`Slots`], given back when dropped.
+struct Slot {
+    slots: Arc<Slots>,
+    id: u64,
+    closed: CancellationToken,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut list = self
+            .slots
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        list.open.retain(|(id, _)| *id != self.id);
+    }
+}
 
 /// Serves the admin port until the server shuts down.
 pub async fn serve(shared: Arc<Shared>, listener: TcpListener) {
-    let slots = Arc::new(Semaphore::new(shared.config.admin_max_connections));
+    let slots = Arc::new(Slots {
+        capacity: shared.config.admin_max_connections.max(1),
+        open: Mutex::default(),
+    });
     loop {
         let accepted = tokio::select! {
             _ = shared.shutdown.cancelled() => return,
@@ -41,20 +106,22 @@ pub async fn serve(shared: Arc<Shared>, listener: TcpListener) {
         };
         match accepted {
             Ok((stream, _)) => {
-                // Taken after `accept`, unlike the game port's cap: a
-                // connection over it is told so at once rather than left
-                // waiting in the backlog.
-                let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                let (slot, pushed_out) = slots.take();
+                if pushed_out {
                     bump(&shared.metrics.admin_connections_refused);
-                    refuse(stream);
-                    continue;
-                };
+                }
                 let shared = Arc::clone(&shared);
                 shared.tracker.clone().spawn(async move {
+                    let closed = slot.closed.clone();
                     let answer =
                         tokio::time::timeout(Duration::from_secs(5), answer(&shared, stream, slot));
-                    if let Ok(Err(error)) = answer.await {
-                        tracing::debug!(%error, "admin request failed");
+                    tokio::select! {
+                        answered = answer => if let Ok(Err(error)) = answered {
+                            tracing::debug!(%error, "admin request failed");
+                        },
+                        () = closed.cancelled() => {
+                            tracing::debug!("admin connection closed to make room for a newer one");
+                        }
                     }
                 });
             }
@@ -66,12 +133,63 @@ pub async fn serve(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
-/// Answers `503` to a connection over the cap and closes it, never
-/// waiting: one write that the fresh socket's buffer takes whole, or
-/// nothing if it does not.
-fn refuse(stream: TcpStream) {
-    if let Ok(mut stream) = stream.into_std() {
-        let _ = stream.write(BUSY);
+/// Answers the admin port while the server starts and cannot serve yet
+/// (a cluster node waiting for its Redis): `/livez` is `200 alive`, and
+/// every other path `503` with `reason`, so that an orchestrator keeps the
+/// process but sends it no player. Returns the listener once `started` is
+/// cancelled, for [`serve`].
+pub async fn serve_while_starting(
+    listener: TcpListener,
+    reason: &'static str,
+    capacity: usize,
+    started: CancellationToken,
+) -> TcpListener {
+    let slots = Arc::new(Slots {
+        capacity: capacity.max(1),
+        open: Mutex::default(),
+    });
+    let answering = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            () = started.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((mut stream, _)) = accepted else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let (slot, _) = slots.take();
+        answering.spawn(async move {
+            let closed = slot.closed.clone();
+            let answer = async {
+                let (method, path) = read_request_line(&mut stream).await?;
+                let (status, body) = match (method.as_str(), path.as_str()) {
+                    ("GET", "/livez") => ("200 OK", "alive\n"),
+                    _ => ("503 Service Unavailable", reason),
+                };
+                write_answer(&mut stream, status, "text/plain", body, slot).await
+            };
+            tokio::select! {
+                _ = tokio::time::timeout(Duration::from_secs(5), answer) => {}
+                () = closed.cancelled() => {}
+            }
+        });
+    }
+    answering.close();
+    answering.wait().await;
+    listener
+}
+
+/// The status line and body of `/livez`: the process is alive unless its
+/// database thread has stopped for good.
+pub fn liveness(database: &Database) -> (&'static str, &'static str) {
+    if database.is_up() || database.is_reconnecting() {
+        ("200 OK", "alive\n")
+    } else {
+        (
+            "503 Service Unavailable",
+            "database thread stopped: restart the server\n",
+        )
     }
 }
 
@@ -108,11 +226,9 @@ async fn cluster_health(cluster: Option<&Cluster>) -> (&'static str, String) {
     }
 }
 
-async fn answer(
-    shared: &Shared,
-    mut stream: TcpStream,
-    slot: OwnedSemaphorePermit,
-) -> std::io::Result<()> {
+/// Reads a request head (at most [`MAX_REQUEST_BYTES`]) and gives its
+/// method and path.
+async fn read_request_line(stream: &mut TcpStream) -> std::io::Result<(String, String)> {
     let mut head = Vec::with_capacity(256);
     let mut buffer = [0u8; 512];
     while !head.windows(4).any(|window| window == b"\r\n\r\n") && head.len() < MAX_REQUEST_BYTES {
@@ -124,11 +240,37 @@ async fn answer(
     }
     let head = String::from_utf8_lossy(&head);
     let mut words = head.lines().next().unwrap_or_default().split_whitespace();
-    let (method, path) = (
-        words.next().unwrap_or_default(),
-        words.next().unwrap_or_default(),
+    let method = words.next().unwrap_or_default().to_string();
+    let path = words.next().unwrap_or_default().to_string();
+    Ok((method, path))
+}
+
+/// Writes a whole answer and closes the connection.
+async fn write_answer(
+    stream: &mut TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &str,
+    slot: Slot,
+) -> std::io::Result<()> {
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     );
-    let (status, content_type, body) = match (method, path) {
+    stream.write_all(response.as_bytes()).await?;
+    // Freed before the end of the answer is sent, so that a client that has
+    // read it whole can count on the slot being free again.
+    drop(slot);
+    stream.shutdown().await
+}
+
+async fn answer(shared: &Shared, mut stream: TcpStream, slot: Slot) -> std::io::Result<()> {
+    let (method, path) = read_request_line(&mut stream).await?;
+    let (status, content_type, body) = match (method.as_str(), path.as_str()) {
+        ("GET", "/livez") => {
+            let (status, body) = liveness(&shared.database);
+            (status, "text/plain", body.to_string())
+        }
         ("GET", "/healthz") => {
             let (status, body) = match health(&shared.database) {
                 ("200 OK", _) => cluster_health(shared.cluster.as_ref()).await,
@@ -150,15 +292,7 @@ async fn answer(
             "GET only\n".to_string(),
         ),
     };
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(response.as_bytes()).await?;
-    // Freed before the end of the answer is sent, so that a client that has
-    // read it whole can count on the slot being free again.
-    drop(slot);
-    stream.shutdown().await
+    write_answer(&mut stream, status, content_type, &body, slot).await
 }
 
 #[cfg(test)]
@@ -166,21 +300,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_refusal_is_a_whole_http_answer() {
-        let text = std::str::from_utf8(BUSY).expect("ascii");
-        let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
-        assert!(head.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
-        assert!(
-            head.contains(&format!("Content-Length: {}\r\n", body.len())),
-            "{head}"
-        );
+    fn at_the_cap_the_oldest_connection_makes_room_for_the_newest() {
+        let slots = Arc::new(Slots {
+            capacity: 2,
+            open: Mutex::default(),
+        });
+        let (first, pushed_out) = slots.take();
+        assert!(!pushed_out);
+        let (second, pushed_out) = slots.take();
+        assert!(!pushed_out);
+        let (third, pushed_out) = slots.take();
+        assert!(pushed_out);
+        assert!(first.closed.is_cancelled());
+        assert!(!second.closed.is_cancelled() && !third.closed.is_cancelled());
+        drop(first);
+        // A slot given back makes room without closing anyone.
+        drop(second);
+        let (_fourth, pushed_out) = slots.take();
+        assert!(!pushed_out);
+        assert!(!third.closed.is_cancelled());
     }
 
     #[tokio::test]
     async fn health_is_ok_while_the_database_is_up_and_503_once_it_is_down() {
         let database = Database::open(None, 4).expect("opens");
         assert_eq!(health(&database), ("200 OK", "ok\n"));
+        assert_eq!(liveness(&database), ("200 OK", "alive\n"));
         database.crash_for_tests().await;
+        assert_eq!(liveness(&database).0, "503 Service Unavailable");
         let (status, body) = health(&database);
         assert_eq!(status, "503 Service Unavailable");
         assert!(body.starts_with("database down: "), "{body}");

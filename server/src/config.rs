@@ -422,8 +422,15 @@ pub struct Cli {
     /// Solver positions per seed.
     #[arg(long, env = "PATIENCE_SOLVER_BUDGET")]
     pub solver_budget_positions: Option<u64>,
-    /// The data directory (the database is `patience.sqlite3` in it).
-    #[arg(long = "data", value_name = "DIR", env = "PATIENCE_DATA")]
+    /// The data directory (the database is `patience.sqlite3` in it). An
+    /// empty value names none: an environment file can then turn a unit
+    /// that sets one into a node on --database-url.
+    #[arg(
+        long = "data",
+        value_name = "DIR",
+        env = "PATIENCE_DATA",
+        value_parser = parse_data_dir
+    )]
     pub data_dir: Option<PathBuf>,
     /// Keep everything in memory: nothing survives a restart.
     #[arg(long, env = "PATIENCE_IN_MEMORY", conflicts_with = "data_dir")]
@@ -469,9 +476,17 @@ pub struct Cli {
     pub failover_scan_ms: Option<u64>,
 }
 
+/// A data directory as given, empty included (it names none).
+fn parse_data_dir(text: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(text))
+}
+
 impl Cli {
     /// The settings: defaults, then the file, then environment and flags.
-    pub fn into_config(self) -> anyhow::Result<Config> {
+    pub fn into_config(mut self) -> anyhow::Result<Config> {
+        self.data_dir = self
+            .data_dir
+            .filter(|directory| !directory.as_os_str().is_empty());
         // Whether the file names a data directory: one with a database URL
         // is a contradiction, where the default directory is not.
         let mut file_data_dir = false;
@@ -835,6 +850,16 @@ mod tests {
             Some(url)
         );
         assert_eq!(config.data_dir, None, "the default directory is unused");
+        // An empty directory names none: a unit that sets one by default
+        // becomes a node on a database URL through its environment file.
+        let config = Cli::parse_from(["patience-server", "--data", "", "--database-url", url])
+            .into_config()
+            .expect("valid");
+        assert_eq!(config.data_dir, None);
+        let config = Cli::parse_from(["patience-server", "--data", ""])
+            .into_config()
+            .expect("valid");
+        assert_eq!(config.data_dir, Config::default().data_dir);
 
         let dir = std::env::temp_dir().join(format!("patience-url-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");

@@ -61,12 +61,22 @@ pub fn websocket_config(config: &crate::Config) -> WebSocketConfig {
         .max_frame_size(Some(config.max_message_bytes))
 }
 
-/// Serves one accepted socket until it closes.
+/// How long a socket accepted over the connection cap has to send its
+/// request head before it is answered `503` anyway: a client sends its
+/// head with the connection, and the sockets over the cap are few.
+const OVER_CAP_HEAD_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Serves one accepted socket until it closes. `over_cap` says that the
+/// server held `max_connections` sockets already when it was accepted
+/// (unfinished request heads included): it is refused as soon as its head
+/// is read, `503` for a page request, `server_full` with close code 1013
+/// for a WebSocket.
 pub async fn serve(
     shared: Arc<Shared>,
     stream: TcpStream,
     peer: SocketAddr,
     permit: OwnedSemaphorePermit,
+    over_cap: bool,
 ) {
     let id = shared.next_connection_id.fetch_add(1, Ordering::Relaxed);
     let span = tracing::info_span!("connection", id, %peer);
@@ -76,8 +86,13 @@ pub async fn serve(
         let started = tokio::time::Instant::now();
         // The request head and the handshake are boxed: each is made once,
         // and would otherwise size the connection's task for all of its life.
-        let Some(stream) = Box::pin(web_or_upgrade(&shared, stream, handshake_timeout)).await
-        else {
+        let head_timeout = if over_cap {
+            OVER_CAP_HEAD_TIMEOUT.min(handshake_timeout)
+        } else {
+            handshake_timeout
+        };
+        let reading = web_or_upgrade(&shared, stream, head_timeout, over_cap);
+        let Some(stream) = Box::pin(reading).await else {
             return;
         };
         let handshake = Box::pin(tokio_tungstenite::accept_async_with_config(
@@ -96,9 +111,8 @@ pub async fn serve(
                 return;
             }
         };
-        let previous = shared.metrics.connections.fetch_add(1, Ordering::Relaxed);
+        gauge(&shared.metrics.connections, 1);
         bump(&shared.metrics.connections_total);
-        let over_cap = usize::try_from(previous).unwrap_or(0) >= shared.config.max_connections;
         run(&shared, socket, id, peer, over_cap).await;
         gauge(&shared.metrics.connections, -1);
         tracing::debug!("closed");
@@ -115,9 +129,14 @@ async fn web_or_upgrade(
     shared: &Arc<Shared>,
     mut stream: TcpStream,
     timeout: Duration,
+    over_cap: bool,
 ) -> Option<Socket> {
     let started = tokio::time::Instant::now();
     let response = match tokio::time::timeout(timeout, web::read_request(&mut stream)).await {
+        Err(_) if over_cap => {
+            bump(&shared.metrics.connections_refused);
+            web::Response::busy()
+        }
         Err(_) => {
             tracing::debug!("request head timed out");
             return None;
@@ -125,21 +144,19 @@ async fn web_or_upgrade(
         Ok(Ok((request, bytes))) if request.is_websocket_upgrade() => {
             return Some(web::Prefixed::new(bytes, stream));
         }
-        Ok(Ok((request, _))) => {
-            let open = shared.metrics.connections.load(Ordering::Relaxed);
-            if usize::try_from(open).unwrap_or(usize::MAX) >= shared.config.max_connections {
-                web::Response::busy()
-            } else {
-                web::respond(&request)
-            }
+        Ok(Ok(_)) if over_cap => {
+            bump(&shared.metrics.connections_refused);
+            web::Response::busy()
         }
+        Ok(Ok((request, _))) => web::respond(&request),
         Ok(Err(web::HeadError::Closed | web::HeadError::Io(_))) => return None,
         Ok(Err(error)) => {
             tracing::debug!(%error, "bad request");
             web::Response::bad_request()
         }
     };
-    // Counted as a connection while it is answered, under the same cap.
+    // Counted as a connection while it is answered (it counted under the
+    // cap from its accept).
     gauge(&shared.metrics.connections, 1);
     let linger = timeout.saturating_sub(started.elapsed()).min(WEB_LINGER);
     let answered = tokio::time::timeout(timeout, web::answer(&mut stream, &response, linger)).await;
@@ -283,7 +300,14 @@ async fn run(
     // Boxed, as the rare handlers are: made once, at the end.
     Box::pin(session.disconnected()).await;
     handle.close_quietly();
-    let farewell = millis(shared.config.farewell_timeout_ms);
+    // The long farewell keeps a kicked player's seat while it reads its
+    // last frames; a connection that never said hello has no seat, and
+    // holds a slot of the connection cap for as long as it lingers.
+    let farewell = if session.greeted {
+        millis(shared.config.farewell_timeout_ms)
+    } else {
+        SHORT_FAREWELL
+    };
     Box::pin(await_goodbye(writer, stream, &shared.shutdown, farewell)).await;
 }
 
@@ -345,6 +369,16 @@ async fn await_goodbye(
 /// read, a ping a pong as well, so a ping flood is a message flood.
 fn is_charged(message: &Message) -> bool {
     !matches!(message, Message::Close(_))
+}
+
+/// Whether `code` ends a connection that has no seat to keep (it never
+/// said hello, or was over the cap): its farewell is short, so that its
+/// slot of the connection cap is freed at once whether or not it reads.
+fn ends_before_hello(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::HelloRequired | ErrorCode::ServerFull | ErrorCode::UnsupportedVersion
+    )
 }
 
 /// The close code sent with each fatal error.
@@ -512,7 +546,7 @@ async fn write_loop(
     // Boxed: it is made once, at the end, and would otherwise size the
     // writer's task for all of its life.
     let farewell = Box::pin(farewell);
-    if stopping {
+    if stopping || ends_before_hello(code) {
         let _ = tokio::time::timeout(SHORT_FAREWELL, farewell).await;
     } else {
         tokio::select! {

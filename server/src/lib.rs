@@ -51,6 +51,7 @@ pub mod web;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -102,13 +103,70 @@ pub struct Server {
 
 /// Sockets accepted beyond `max_connections`, so that the ones over the cap
 /// can be told `server_full` instead of hanging.
-const OVER_CAP_SOCKETS: usize = 64;
+pub(crate) const OVER_CAP_SOCKETS: usize = 64;
 
 async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
     let bound = |source| StartError::Bind { address, source };
     let listener = TcpListener::bind(address).await.map_err(bound)?;
     let local = listener.local_addr().map_err(bound)?;
     Ok((listener, local))
+}
+
+/// What `/healthz` answers while a node waits for its Redis at start.
+const WAITING_FOR_REDIS: &str = "starting: redis unreachable; trying again\n";
+
+/// Whether a failure to join the cluster is in the settings (a bad Redis
+/// URL), which trying again will not mend.
+fn is_settings_error(error: &cluster::ClusterError) -> bool {
+    matches!(error, cluster::ClusterError::Redis(error)
+        if error.kind() == redis::ErrorKind::InvalidClientConfig)
+}
+
+/// Joins the cluster, trying again (pauses from 100 ms doubling to 5 s)
+/// until Redis answers, so that a node started before its Redis waits for
+/// it instead of exiting. Meanwhile the admin port answers `/livez` (alive)
+/// and `503` to everything else (not ready), and no game socket is served.
+async fn join_cluster(
+    settings: cluster::Settings,
+    metrics: &Arc<Metrics>,
+    admin: &mut Option<(TcpListener, SocketAddr)>,
+    admin_capacity: usize,
+) -> Result<(Cluster, cluster::WriteQueue), StartError> {
+    let mut error = match Cluster::connect(settings.clone(), Arc::clone(metrics)).await {
+        Ok(joined) => return Ok(joined),
+        Err(error) if is_settings_error(&error) => return Err(error.into()),
+        Err(error) => error,
+    };
+    let started = CancellationToken::new();
+    let waiting = admin.take().map(|(listener, local)| {
+        let answering = admin::serve_while_starting(
+            listener,
+            WAITING_FOR_REDIS,
+            admin_capacity,
+            started.clone(),
+        );
+        (tokio::spawn(answering), local)
+    });
+    let mut pause = Duration::from_millis(100);
+    let joined = loop {
+        tracing::warn!(%error, ?pause, "redis cannot be reached at start; trying again");
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(5));
+        match Cluster::connect(settings.clone(), Arc::clone(metrics)).await {
+            Ok(joined) => break Ok(joined),
+            Err(failed) if is_settings_error(&failed) => break Err(failed.into()),
+            Err(failed) => error = failed,
+        }
+    };
+    started.cancel();
+    if let Some((answering, local)) = waiting {
+        *admin = Some(match answering.await {
+            Ok(listener) => (listener, local),
+            // The task panicked and took the listener down: bind again.
+            Err(_) => bind(local).await?,
+        });
+    }
+    joined
 }
 
 /// Binds the sockets, starts the deal pool and serves until shut down.
@@ -118,7 +176,7 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         .saturating_add(config.admin_max_connections as u64);
     config.max_connections = open_files::fit_process_limit(config.max_connections, reserved);
     let (listener, address) = bind(config.listen).await?;
-    let admin = match config.admin_listen {
+    let mut admin = match config.admin_listen {
         Some(admin) => Some(bind(admin).await?),
         None => None,
     };
@@ -167,7 +225,8 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
                 node_id: config.node_id.clone(),
                 lease_ms: config.node_lease_ms,
             };
-            Some(Cluster::connect(settings, Arc::clone(&metrics)).await?)
+            let capacity = config.admin_max_connections;
+            Some(join_cluster(settings, &metrics, &mut admin, capacity).await?)
         }
         _ => None,
     };

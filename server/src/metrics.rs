@@ -259,7 +259,7 @@ impl Metrics {
         metric(
             "patience_admin_connections_refused_total",
             "counter",
-            "Admin connections refused at the admin cap.",
+            "Admin connections closed at the admin cap to make room for a newer one.",
             load_u(&self.admin_connections_refused).to_string(),
         );
         metric(

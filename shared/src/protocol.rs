@@ -1202,8 +1202,16 @@ const GAME_MESSAGES: [&str; 8] = [
 /// would read as a variant's index, is malformed); then the type must be
 /// one of `T`'s; then its fields must decode.
 fn decode<T: DeserializeOwned>(bytes: &[u8], game_messages: &[&str]) -> Result<T, DecodeError> {
-    let TypeTag(tag) =
-        rmp_serde::from_slice(bytes).map_err(|error| DecodeError::Malformed(error.to_string()))?;
+    // One message a frame, nothing after it: read through a cursor, which
+    // tells where the message ended.
+    let mut cursor = std::io::Cursor::new(bytes);
+    let TypeTag(tag) = rmp_serde::from_read(&mut cursor)
+        .map_err(|error| DecodeError::Malformed(error.to_string()))?;
+    if usize::try_from(cursor.position()).ok() != Some(bytes.len()) {
+        return Err(DecodeError::Malformed(
+            "bytes after the end of the message".to_string(),
+        ));
+    }
     if !is_known_type::<T>(&tag) {
         return Err(DecodeError::Unknown(tag));
     }
@@ -1246,7 +1254,7 @@ impl<'de> Deserialize<'de> for TypeTag {
                     } else if tag.is_some() {
                         return Err(de::Error::duplicate_field("type"));
                     } else {
-                        tag = Some(map.next_value::<String>()?);
+                        tag = Some(map.next_value::<TextOnly>()?.0);
                     }
                 }
                 tag.map(TypeTag)
@@ -1255,6 +1263,30 @@ impl<'de> Deserialize<'de> for TypeTag {
         }
 
         deserializer.deserialize_map(TagVisitor)
+    }
+}
+
+/// A MessagePack string, and nothing else: serde's `String` would take a
+/// bin of UTF-8 bytes too.
+struct TextOnly(String);
+
+impl<'de> Deserialize<'de> for TextOnly {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<TextOnly, D::Error> {
+        struct TextVisitor;
+
+        impl de::Visitor<'_> for TextVisitor {
+            type Value = TextOnly;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a string")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<TextOnly, E> {
+                Ok(TextOnly(text.to_string()))
+            }
+        }
+
+        deserializer.deserialize_string(TextVisitor)
     }
 }
 

@@ -1,6 +1,6 @@
-//! The admin port: `/healthz`, `/metrics`, a graceful shutdown that tells
-//! every connection, a health check that fails once the database is dead,
-//! and the cap on admin connections.
+//! The admin port: `/healthz`, `/livez`, `/metrics`, a graceful shutdown
+//! that tells every connection, a health check that fails once the
+//! database is dead, and the cap on admin connections.
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -182,33 +182,115 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
     server.shutdown().await;
 }
 
+/// Idle `GET /metrics` requests (heads never finished) fill the admin
+/// slots; a health check still gets its answer, the oldest idle connection
+/// closed to make room for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn admin_connections_over_the_cap_are_refused_at_once() {
-    let server = start_server(|config| config.admin_max_connections = 2).await;
+async fn health_checks_are_answered_when_idle_requests_fill_the_admin_slots() {
+    let server = start_server(|config| config.admin_max_connections = 4).await;
     let admin = server.admin_address().expect("admin port");
     let checked = tokio::task::spawn_blocking(move || {
-        // Two connections that say nothing hold both slots: the server
-        // accepts in order, so they hold them before the third is accepted.
-        let first = connect(admin);
-        let second = connect(admin);
-        let refused = read_all(connect(admin));
+        let mut idle = Vec::new();
+        for _ in 0..4 {
+            let mut stream = connect(admin);
+            write!(stream, "GET /metrics HTTP/1.1\r\n").expect("half a request sent");
+            idle.push(stream);
+        }
+        for _ in 0..3 {
+            let health = get(admin, "/healthz");
+            assert!(health.starts_with("HTTP/1.1 200 OK"), "{health}");
+            assert!(health.ends_with("ok\n"), "{health}");
+            let live = get(admin, "/livez");
+            assert!(live.starts_with("HTTP/1.1 200 OK"), "{live}");
+            assert!(live.ends_with("alive\n"), "{live}");
+        }
+        // The oldest idle connections were closed, unanswered, to make
+        // room: the first is gone (closed, or reset if the server had not
+        // read all it was sent).
+        let mut pushed_out = String::new();
+        match idle.remove(0).read_to_string(&mut pushed_out) {
+            Ok(_) => assert_eq!(pushed_out, ""),
+            Err(error) => assert_eq!(error.kind(), std::io::ErrorKind::ConnectionReset),
+        }
+        let metrics = get(admin, "/metrics");
         assert!(
-            refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
-            "{refused:?}"
+            metrics.contains("patience_admin_connections_refused_total "),
+            "{metrics}"
         );
-        assert!(refused.ends_with("too many admin connections open\n"));
-        // Once a holder has its answer, its slot is free again.
-        let answered = request(first, "/healthz");
-        assert!(answered.starts_with("HTTP/1.1 200 OK"), "{answered}");
-        let health = get(admin, "/healthz");
-        assert!(health.starts_with("HTTP/1.1 200 OK"), "{health}");
-        let metrics = request(second, "/metrics");
         assert!(
-            metrics.contains("patience_admin_connections_refused_total 1\n"),
+            !metrics.contains("patience_admin_connections_refused_total 0\n"),
             "{metrics}"
         );
     })
     .await;
     checked.expect("the checks pass");
     server.shutdown().await;
+}
+
+/// A cluster node started before its Redis waits for it instead of
+/// exiting: alive (`/livez` 200) but not ready (`/healthz` 503) meanwhile,
+/// and serving once Redis answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_started_before_its_redis_waits_alive_but_not_ready() {
+    let directory = tempfile::tempdir().expect("a temporary directory");
+    let socket = directory.path().join("redis.sock");
+    let admin: SocketAddr = format!("127.0.0.1:{}", patience_tests::free_port())
+        .parse()
+        .expect("an address");
+    let mut config = patience_tests::test_config();
+    config.admin_listen = Some(admin);
+    config.redis_url = Some(format!("redis+unix://{}", socket.display()));
+    config.public_url = Some("ws://127.0.0.1:1".to_string());
+    let starting = tokio::spawn(patience_server::start(config));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let alive = loop {
+        let answer = tokio::task::spawn_blocking(move || {
+            TcpStream::connect(admin)
+                .ok()
+                .map(|stream| request(stream, "/livez"))
+        })
+        .await
+        .expect("joins");
+        match answer {
+            Some(answer) => break answer,
+            None => {
+                assert!(!starting.is_finished(), "the node gave up on Redis");
+                assert!(std::time::Instant::now() < deadline, "no admin port");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    assert!(alive.starts_with("HTTP/1.1 200 OK"), "{alive}");
+    let health = get_async(admin, "/healthz").await;
+    assert!(health.starts_with("HTTP/1.1 503"), "{health}");
+    assert!(health.contains("redis unreachable"), "{health}");
+    assert!(!starting.is_finished(), "the node gave up on Redis");
+
+    let mut redis = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--unixsocket",
+        ])
+        .arg(&socket)
+        .arg("--dir")
+        .arg(directory.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-server runs (apt-get install -y redis-server)");
+    let server = starting
+        .await
+        .expect("joins")
+        .expect("the node starts once Redis answers");
+    let health = get_async(admin, "/healthz").await;
+    assert!(health.starts_with("HTTP/1.1 200 OK"), "{health}");
+    let mut ada = Client::hello(&server, "ada").await;
+    let _ = ada.create_room(2, RoomOptions::default()).await;
+    server.shutdown().await;
+    let _ = redis.kill();
+    let _ = redis.wait();
 }

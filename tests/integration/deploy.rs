@@ -1280,6 +1280,19 @@ fn check_systemd(files: &Files, parser: &ServerParser, problems: &mut Problems) 
             Err(error) => problems.push(error),
         }
     }
+    problems.check(
+        !exec.split_whitespace().any(|word| word.starts_with("--data")),
+        || format!("{path}: ExecStart fixes --data, which no env file can turn into a database URL: {exec}"),
+    );
+    problems.check(
+        configs.get(1).is_some_and(|config| {
+            config.database_url.is_some()
+                && config.redis_url.is_some()
+                && config.public_url.is_some()
+                && config.data_dir.is_none()
+        }),
+        || format!("{path}: {example}'s examples do not make the unit a cluster node"),
+    );
     let Some(config) = configs.first() else {
         return;
     };
@@ -1629,17 +1642,24 @@ fn check_kubernetes_topology(
     problems.check(ports == wanted, || {
         format!("{path}: container ports {ports:?}, the server listens on {wanted:?}")
     });
-    for probe in ["readinessProbe", "livenessProbe", "startupProbe"] {
+    // Liveness asks whether the process is alive, readiness whether it can
+    // serve: a node without its Redis or its PostgreSQL is not ready, and
+    // restarting it would not bring them back.
+    for (probe, wanted) in [
+        ("readinessProbe", "/healthz"),
+        ("livenessProbe", "/livez"),
+        ("startupProbe", "/livez"),
+    ] {
         let get = &container[probe]["httpGet"];
         if probe == "startupProbe" && container[probe].is_badvalue() {
             continue;
         }
         problems.check(
-            get["path"].as_str() == Some("/healthz")
+            get["path"].as_str() == Some(wanted)
                 && resolve_port(&get["port"], &ports) == Some(admin.port()),
             || {
                 format!(
-                    "{path}: {probe} does not ask /healthz on the admin port {}",
+                    "{path}: {probe} does not ask {wanted} on the admin port {}",
                     admin.port()
                 )
             },
@@ -2049,9 +2069,27 @@ fn deploy_check_catches_planted_mistakes() {
     let plants = [
         (
             "deploy/systemd/patience-server.service",
-            "--data /var/lib/patience",
-            "--data /var/lib/patience --lisen 0.0.0.0:1",
+            "ExecStart=/usr/local/bin/patience-server",
+            "ExecStart=/usr/local/bin/patience-server --lisen 0.0.0.0:1",
             "lisen",
+        ),
+        (
+            "deploy/systemd/patience-server.service",
+            "ExecStart=/usr/local/bin/patience-server",
+            "ExecStart=/usr/local/bin/patience-server --data /var/lib/patience",
+            "--data",
+        ),
+        (
+            "deploy/systemd/patience-server.env",
+            "# PATIENCE_DATA=\n",
+            "# PATIENCE_DATA=/srv/patience\n",
+            "cluster node",
+        ),
+        (
+            "deploy/k8s/cluster/statefulset.yaml",
+            "path: /livez",
+            "path: /healthz",
+            "does not ask /livez",
         ),
         (
             "deploy/systemd/patience-server.service",

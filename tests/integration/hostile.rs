@@ -669,3 +669,143 @@ async fn a_player_that_cannot_keep_up_is_disconnected_and_may_resume() {
     ));
     server.shutdown().await;
 }
+
+/// A raw WebSocket whose upgrade the server has answered: it then never
+/// sends a frame, and reads only when a test says so.
+async fn silent_websocket(address: std::net::SocketAddr) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut socket = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    let request = format!(
+        "GET / HTTP/1.1\r\nHost: {address}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    socket
+        .write_all(request.as_bytes())
+        .await
+        .expect("upgrade sent");
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(socket.read_u8().await.expect("the upgrade is answered"));
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    socket
+}
+
+/// Says hello as `name` until the server takes it: a client refused
+/// `server_full` tries again at once, for at most `patience`.
+async fn hello_when_there_is_room(
+    server: &patience_server::Server,
+    name: &str,
+    patience: std::time::Duration,
+) -> Client {
+    let deadline = tokio::time::Instant::now() + patience;
+    loop {
+        let mut client = Client::connect(server).await;
+        client
+            .send(&ClientMessage::Hello {
+                version: protocol::PROTOCOL_VERSION,
+                name: name.to_string(),
+            })
+            .await;
+        match client.recv().await {
+            ServerMessage::Welcome { .. } => return client,
+            ServerMessage::Error {
+                code: ErrorCode::ServerFull,
+                ..
+            } => assert!(
+                tokio::time::Instant::now() < deadline,
+                "still server_full after {patience:?}"
+            ),
+            other => panic!("expected welcome or server_full, got {other:?}"),
+        }
+    }
+}
+
+/// Sockets that open a WebSocket and then neither send nor read are closed
+/// at the hello deadline, and their slots freed then, not after the
+/// farewell a kicked player gets to read its last frames (60 s here).
+#[tokio::test]
+async fn silent_sockets_free_their_slots_at_the_hello_deadline() {
+    let server = start_server(|config| {
+        config.max_connections = 4;
+        config.handshake_timeout_ms = 300;
+        config.farewell_timeout_ms = 60_000;
+        config.heartbeat_interval_ms = 60_000;
+    })
+    .await;
+    let mut silent = Vec::new();
+    for _ in 0..4 {
+        silent.push(silent_websocket(server.address()).await);
+    }
+    // A client now is over the cap.
+    let mut early = Client::connect(&server).await;
+    let closed = early.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::ServerFull)
+    );
+    // Once the silent sockets' hello deadline has passed, there is room
+    // again: well within the farewell they would otherwise have kept.
+    let late = hello_when_there_is_room(&server, "late", std::time::Duration::from_secs(20)).await;
+    drop((late, silent));
+    server.shutdown().await;
+}
+
+/// Request heads that never end count under the connection cap: the
+/// sockets beyond it are answered `503` (a WebSocket `server_full`, close
+/// code 1013) instead of waiting, unanswered, for the head timeout.
+#[tokio::test]
+async fn unfinished_request_heads_count_under_the_cap_and_the_rest_get_503() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = start_server(|config| {
+        config.max_connections = 10;
+        config.handshake_timeout_ms = 60_000;
+    })
+    .await;
+    let mut unfinished = Vec::new();
+    for _ in 0..20 {
+        let mut socket = tokio::net::TcpStream::connect(server.address())
+            .await
+            .expect("connects");
+        socket
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("half a head sent");
+        unfinished.push(socket);
+    }
+    let mut answered = 0;
+    for socket in &mut unfinished[10..] {
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            socket.read_to_end(&mut answer),
+        );
+        read.await
+            .expect("a socket over the cap is answered before the head timeout")
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "{answer}"
+        );
+        answered += 1;
+    }
+    assert_eq!(answered, 10);
+    // A WebSocket over the cap is told server_full, close code 1013.
+    let mut over = Client::connect(&server).await;
+    let closed = over.closed().await;
+    assert_eq!(
+        closed.messages.first().and_then(error_code),
+        Some(ErrorCode::ServerFull),
+        "{closed:?}"
+    );
+    assert_eq!(closed.frame.map(|frame| frame.code), Some(CloseCode::Again));
+    drop(unfinished);
+    server.shutdown().await;
+}

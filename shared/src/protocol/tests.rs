@@ -801,6 +801,15 @@ fn malformed_and_unknown_frames_are_told_apart() {
             b"\x82\xa4type\xa5leave\xa4type\xa6resign".to_vec(),
             Decoded::Malformed,
         ),
+        // A type in a MessagePack bin, not a string.
+        (b"\x81\xa4type\xc4\x05leave".to_vec(), Decoded::Malformed),
+        // A whole message followed by anything: a second message, a nil.
+        (
+            b"\x81\xa4type\xa5leave\x81\xa4type\xa5leave".to_vec(),
+            Decoded::Malformed,
+        ),
+        (b"\x81\xa4type\xa5leave\xc0".to_vec(), Decoded::Malformed),
+        (b"\x81\xa4type\xa5leave".to_vec(), Decoded::Message),
         // Unknown types, whatever their fields.
         (
             b"\x81\xa4type\xa5dance".to_vec(),
