@@ -7,7 +7,7 @@
 //! owner starts early), `help` (?), `quit` (q).
 
 use std::io::{BufRead, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
@@ -157,6 +157,10 @@ pub fn stdin_lines() -> mpsc::Receiver<String> {
     receiver
 }
 
+/// How often the line mode prints what the session said about its
+/// connection (lost, reconnecting) while no message comes.
+const CONNECTION_NOTES_EVERY: Duration = Duration::from_millis(250);
+
 /// Plays or watches online, line by line, until the race ends or `quit`.
 ///
 /// Cancel-safe in effect: dropped early, the session is dropped, which
@@ -171,8 +175,17 @@ pub async fn online(
         writeln!(output, "{note}")?;
     }
     let mut input_open = true;
+    // The session reconnects by itself; its lines about that come while no
+    // message does, so they are printed as they come, not with the next.
+    let mut tick = tokio::time::interval(CONNECTION_NOTES_EVERY);
     loop {
         tokio::select! {
+            _ = tick.tick() => {
+                for note in session.take_connection_notes() {
+                    writeln!(output, "{note}")?;
+                }
+                output.flush()?;
+            }
             received = session.recv() => {
                 for note in session.take_connection_notes() {
                     writeln!(output, "{note}")?;

@@ -115,6 +115,10 @@ pub struct RaceState {
     pub last_effects: Vec<Effect>,
     /// The server said goodbye or the room was left.
     pub closed: Option<String>,
+    /// The server said it is stopping while the race runs: it keeps the
+    /// race and runs it again once it is back, so the race is paused, not
+    /// over, until this client takes its seat back (or watches again).
+    pub server_restarting: bool,
     /// When the race started by this client's clock, as the last `resumed`
     /// said: a replayed `race_started` is read late.
     resumed_start: Option<Instant>,
@@ -170,6 +174,13 @@ impl RaceState {
         self.room.as_ref().map(|room| room.phase)
     }
 
+    /// Whether a server that stops now keeps this race and runs it again
+    /// when it is back (PROTOCOL.md, `shutting_down`): a race is kept, a
+    /// lobby or a countdown is not, and a finished race has nothing left.
+    pub fn race_kept_by_a_restart(&self) -> bool {
+        self.phase() == Some(Phase::Racing) && self.result.is_none()
+    }
+
     /// Whether this client may still move.
     pub fn can_move(&self) -> bool {
         self.result.is_none()
@@ -216,8 +227,12 @@ impl RaceState {
             ServerMessage::Welcome { server, .. } => notes.push(format!("connected to {server}")),
             ServerMessage::Error { code, message } => {
                 notes.push(format!("error: {message}"));
-                // A resumable kick keeps the seat: the session resumes.
-                if code.is_fatal() && !(code.is_resumable() && self.seat.is_some()) {
+                // A resumable kick keeps the seat: the session resumes. A
+                // server stopping mid-race keeps the race: the session
+                // comes back once it is up.
+                if code == ErrorCode::ShuttingDown && self.race_kept_by_a_restart() {
+                    self.server_restarting = true;
+                } else if code.is_fatal() && !(code.is_resumable() && self.seat.is_some()) {
                     self.closed = Some(message);
                 }
             }
@@ -247,6 +262,7 @@ impl RaceState {
                 self.seat = seat;
                 self.resume_token = resume_token;
                 self.room = Some(room);
+                self.server_restarting = false;
             }
             ServerMessage::RoomUpdate { room, .. } => {
                 if let Some(old) = &self.room {
@@ -476,6 +492,7 @@ impl RaceState {
                 elapsed_ms,
             } => {
                 self.replayed_until_seq = seq;
+                self.server_restarting = false;
                 notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
                 // The race clock is the server's: anchored here, it survives
                 // the replayed `race_started` that may follow.
@@ -495,8 +512,17 @@ impl RaceState {
                 self.closed = Some(format!("left room {code}"));
             }
             ServerMessage::ShuttingDown { message } => {
-                notes.push(format!("the server is stopping: {message}"));
-                self.closed = Some(message);
+                if self.race_kept_by_a_restart() {
+                    notes.push(format!(
+                        "the server is restarting ({message}); the race is paused, not over"
+                    ));
+                    self.server_restarting = true;
+                } else {
+                    // A lobby or a countdown is not kept (PROTOCOL.md,
+                    // `shutting_down`): its players join a new room.
+                    notes.push(format!("the server is stopping: {message}"));
+                    self.closed = Some(message);
+                }
             }
             // The session follows redirects before a room is entered
             // (crate::session); one here changes nothing.
@@ -795,7 +821,8 @@ mod tests {
         check(ErrorCode::TooSlow, false);
         check(ErrorCode::IdleTimeout, false);
         check(ErrorCode::Replaced, true);
-        check(ErrorCode::ShuttingDown, true);
+        // A race running: the server keeps it across its restart.
+        check(ErrorCode::ShuttingDown, false);
         check(ErrorCode::RoomNotFound, false);
         // A spectator has no seat to resume.
         let mut watching = RaceState::default();

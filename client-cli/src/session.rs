@@ -44,8 +44,9 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, Phase, RoomOptions, ServerMessage};
+use patience_shared::protocol::{ClientMessage, ErrorCode, Phase, RoomOptions, ServerMessage};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant as TokioInstant;
 
 use crate::bot::BotLevel;
 use crate::config::{SavedSeat, Settings, Store};
@@ -124,15 +125,111 @@ impl SeatSlot {
     }
 }
 
-/// Attempts to reconnect after a drop before giving up.
-const RECONNECT_ATTEMPTS: u32 = 6;
-
-/// The wait before the first reconnection attempt; it doubles up to
+/// The wait before the first reconnection try; it doubles up to
 /// [`RECONNECT_MAX_DELAY`].
 const RECONNECT_FIRST_DELAY: Duration = Duration::from_millis(250);
 
-/// The longest wait between two reconnection attempts.
+/// The longest wait between two reconnection tries.
 const RECONNECT_MAX_DELAY: Duration = Duration::from_secs(4);
+
+/// How long the link keeps trying after the connection is lost: the
+/// server's grace period (60 s unless its operator changed it), for which
+/// it holds a dropped player's seat.
+const RECONNECT_WINDOW: Duration = Duration::from_secs(60);
+
+/// The longest the link keeps trying in all. A server that is seen
+/// restarting (nothing listens at its address, or it says it is stopping)
+/// holds every running race's seats until a grace period after it is back,
+/// however long it was away, so each such try moves the end of the
+/// [`RECONNECT_WINDOW`] on; a server away longer than this is not coming
+/// back soon, and a person is told how to take the seat back later.
+const RECONNECT_LONGEST: Duration = Duration::from_secs(10 * 60);
+
+/// When the link tries to reconnect and when it gives up: waits from
+/// [`RECONNECT_FIRST_DELAY`] doubling to [`RECONNECT_MAX_DELAY`], for
+/// [`RECONNECT_WINDOW`] after the connection was lost or after the last
+/// try that found the server restarting, whichever ends later, never
+/// longer than [`RECONNECT_LONGEST`] in all. Sans I/O: the time is an
+/// argument (tokio's clock, so tests may pause it).
+#[derive(Clone, Debug)]
+struct ReconnectSchedule {
+    lost_at: TokioInstant,
+    /// The window ends here unless a try finds the server restarting.
+    window_ends: TokioInstant,
+    tries: u32,
+    delay: Duration,
+}
+
+impl ReconnectSchedule {
+    fn new(lost_at: TokioInstant) -> ReconnectSchedule {
+        ReconnectSchedule {
+            lost_at,
+            window_ends: lost_at + RECONNECT_WINDOW,
+            tries: 0,
+            delay: RECONNECT_FIRST_DELAY,
+        }
+    }
+
+    /// The wait before the next try, counted from `now`; `None` when that
+    /// try would come after the window: time to give up.
+    fn next_wait(&mut self, now: TokioInstant) -> Option<Duration> {
+        let wait = self.delay;
+        let ends = self.window_ends.min(self.lost_at + RECONNECT_LONGEST);
+        if now + wait > ends {
+            return None;
+        }
+        self.tries += 1;
+        self.delay = (self.delay * 2).min(RECONNECT_MAX_DELAY);
+        Some(wait)
+    }
+
+    /// A try failed at `now`; `server_restarting` when it found the server
+    /// away or stopping, which means the seat is not counting down.
+    fn failed(&mut self, now: TokioInstant, server_restarting: bool) {
+        if server_restarting {
+            self.window_ends = self.window_ends.max(now + RECONNECT_WINDOW);
+        }
+    }
+
+    /// Tries made so far (counting the one under way).
+    fn tries(&self) -> u32 {
+        self.tries
+    }
+}
+
+/// Whether a failed reconnection try found the server away or stopping
+/// (see [`ReconnectSchedule::failed`]): nothing listens at its address, or
+/// it refused us because it is shutting down.
+fn server_restarting(error: &NetError) -> bool {
+    matches!(
+        error,
+        NetError::Unreachable { .. }
+            | NetError::Refused {
+                code: ErrorCode::ShuttingDown,
+                ..
+            }
+    )
+}
+
+/// Whether a server's answer to `resume` or `spectate` may change if asked
+/// again: it is stopping, busy, or its store is out of reach for now.
+fn worth_asking_again(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::ShuttingDown
+            | ErrorCode::ServerFull
+            | ErrorCode::RateLimited
+            | ErrorCode::Internal
+    )
+}
+
+/// A failed try in a few words, for the line that says so.
+fn brief(error: &NetError) -> String {
+    match error {
+        NetError::Unreachable { server } => format!("nothing listens at {server} yet"),
+        other => other.to_string(),
+    }
+}
 
 /// Room for messages each way between the front end and the link: a
 /// person's keys and a room's events fit many times over.
@@ -166,6 +263,14 @@ enum Command {
     Leave(oneshot::Sender<()>),
     /// Close the connection, keeping the seat; then say so.
     Close(oneshot::Sender<()>),
+}
+
+/// How one reconnection try failed.
+enum TryFailed {
+    /// Worth another try: the server is away, busy or stopping.
+    ForNow(NetError),
+    /// The server said no for good: the seat or the room is gone.
+    ForGood(NetError),
 }
 
 /// What the link tells the front end.
@@ -205,6 +310,9 @@ struct Link {
     /// Commands taken from the channel while the link waited to hand the
     /// front end an event, or while it reconnected: done next, in order.
     pending: VecDeque<Command>,
+    /// The room's code when the session watches it: a watcher has no seat
+    /// to resume, and watches again after a drop.
+    watching: Option<String>,
 }
 
 impl Session {
@@ -255,6 +363,10 @@ impl Session {
             replay_until: None,
             first_server: server.to_string(),
             pending: VecDeque::new(),
+            watching: match &entry {
+                Entry::Watch(code) => Some(code.clone()),
+                _ => None,
+            },
         };
         let saved = slot.load(&link.store).filter(|seat| {
             seat.server == server
@@ -599,6 +711,10 @@ impl Link {
     }
 
     fn forget_seat(&mut self) {
+        // A watcher took no seat: the one saved is another room's.
+        if self.watching.is_some() {
+            return;
+        }
         let slot = self.slot;
         if slot.load(&self.store).is_some() {
             let _ = self.store.update(|settings| *slot.of(settings) = None);
@@ -622,19 +738,29 @@ impl Link {
         self.connection.close_in_place().await;
     }
 
-    /// Reconnects and resumes the seat, telling the front end. Commands
-    /// that come meanwhile wait in `pending`; a leave or a close among them
-    /// stops the attempts.
+    /// Reconnects and resumes the seat (or, for a watcher, watches
+    /// again), telling the front end each try that fails, on the
+    /// [`ReconnectSchedule`]. Commands that come meanwhile wait in
+    /// `pending`; a leave or a close among them stops the tries.
     async fn reconnect(
         &mut self,
         error: NetError,
         commands: &mut mpsc::Receiver<Command>,
         events: &mpsc::Sender<LinkEvent>,
     ) -> Result<(), NetError> {
-        let Some(token) = self.state.resume_token.clone() else {
-            return Err(error);
+        let request = match (&self.state.resume_token, &self.watching) {
+            (Some(token), _) => ClientMessage::Resume {
+                token: token.clone(),
+                last_seq: self.connection.last_seq(),
+            },
+            (None, Some(code)) => ClientMessage::Spectate { code: code.clone() },
+            (None, None) => return Err(error),
         };
-        let note = format!("connection lost ({error}); reconnecting…");
+        let note = if self.state.server_restarting {
+            "reconnecting while the server restarts…".to_string()
+        } else {
+            format!("connection lost ({error}); reconnecting…")
+        };
         if !self.deliver(LinkEvent::Note(note), commands, events).await {
             return Err(error);
         }
@@ -643,39 +769,21 @@ impl Link {
             servers.push(self.first_server.clone());
         }
         let last_seq = self.connection.last_seq();
-        let mut delay = RECONNECT_FIRST_DELAY;
+        let mut schedule = ReconnectSchedule::new(TokioInstant::now());
+        if self.state.server_restarting {
+            schedule.failed(TokioInstant::now(), true);
+        }
         let mut last_error = error;
-        for attempt in 0..RECONNECT_ATTEMPTS {
-            let server = &servers[attempt as usize % servers.len()];
-            if !self.wait(delay, commands).await {
+        loop {
+            let Some(wait) = schedule.next_wait(TokioInstant::now()) else {
+                return Err(self.give_up(last_error, &schedule, commands, events).await);
+            };
+            let server = servers[schedule.tries() as usize % servers.len()].clone();
+            if !self.wait(wait, commands).await {
                 return Err(last_error);
             }
-            delay = (delay * 2).min(RECONNECT_MAX_DELAY);
-            let mut connection = match Connection::open(server, &self.name).await {
-                Ok(connection) => connection,
-                Err(error) => {
-                    last_error = error;
-                    continue;
-                }
-            };
-            connection.set_last_seq(last_seq);
-            // The old connection is dead; the new one may redirect us to
-            // the node the room is on now.
-            self.connection = connection;
-            let resume = ClientMessage::Resume {
-                token: token.clone(),
-                last_seq,
-            };
-            let answer = match self.ask(&resume).await {
-                Ok(answer) => answer,
-                // A node it was sent to may be the one that went away.
-                Err(error) => {
-                    last_error = error;
-                    continue;
-                }
-            };
-            match answer {
-                message @ ServerMessage::Resumed { .. } => {
+            let error = match self.try_once(&server, &request, last_seq).await {
+                Ok(message) => {
                     let (notes, caught_up) = self.absorb(message.clone());
                     let event = LinkEvent::Message {
                         message: Box::new(message),
@@ -687,14 +795,90 @@ impl Link {
                     }
                     return Ok(());
                 }
-                ServerMessage::Error { message, code } => {
-                    self.forget_seat();
-                    return Err(NetError::Refused { code, message });
-                }
-                _ => continue,
+                Err(TryFailed::ForGood(error)) => return Err(error),
+                Err(TryFailed::ForNow(error)) => error,
+            };
+            schedule.failed(TokioInstant::now(), server_restarting(&error));
+            let note = match schedule.clone().next_wait(TokioInstant::now()) {
+                Some(next) => format!(
+                    "reconnecting: try {} failed ({}); next try in {:.1} s",
+                    schedule.tries(),
+                    brief(&error),
+                    next.as_secs_f64()
+                ),
+                None => format!(
+                    "reconnecting: try {} failed ({})",
+                    schedule.tries(),
+                    brief(&error)
+                ),
+            };
+            if !self.deliver(LinkEvent::Note(note), commands, events).await {
+                return Err(error);
             }
+            last_error = error;
         }
-        Err(last_error)
+    }
+
+    /// One reconnection try: connects to `server` (following redirects)
+    /// and sends `request`; the answer that takes us back in.
+    async fn try_once(
+        &mut self,
+        server: &str,
+        request: &ClientMessage,
+        last_seq: u64,
+    ) -> Result<ServerMessage, TryFailed> {
+        let mut connection = Connection::open(server, &self.name)
+            .await
+            .map_err(TryFailed::ForNow)?;
+        connection.set_last_seq(last_seq);
+        // The old connection is dead; the new one may redirect us to the
+        // node the room is on now.
+        self.connection = connection;
+        // A node it was sent to may be the one that went away.
+        let answer = self.ask(request).await.map_err(TryFailed::ForNow)?;
+        match answer {
+            message @ (ServerMessage::Resumed { .. } | ServerMessage::RoomJoined { .. }) => {
+                Ok(message)
+            }
+            ServerMessage::Error { code, message } if worth_asking_again(code) => {
+                Err(TryFailed::ForNow(NetError::Refused { code, message }))
+            }
+            ServerMessage::Error { code, message } => {
+                // The seat is gone (given up, or the race was not kept), or
+                // the room is: nothing to come back to.
+                self.forget_seat();
+                Err(TryFailed::ForGood(NetError::Refused { code, message }))
+            }
+            other => Err(TryFailed::ForNow(NetError::Unexpected(
+                crate::net::message_name(&other).to_string(),
+            ))),
+        }
+    }
+
+    /// Stops trying: tells the front end where that leaves the seat, and
+    /// returns the error the session ends with.
+    async fn give_up(
+        &mut self,
+        last_error: NetError,
+        schedule: &ReconnectSchedule,
+        commands: &mut mpsc::Receiver<Command>,
+        events: &mpsc::Sender<LinkEvent>,
+    ) -> NetError {
+        let seconds = TokioInstant::now()
+            .saturating_duration_since(schedule.lost_at)
+            .as_secs();
+        let mut note = format!(
+            "gave up reconnecting after {} tries in {seconds} s",
+            schedule.tries()
+        );
+        if let (Some(_), Some(room)) = (&self.state.resume_token, &self.state.room) {
+            note.push_str(&format!(
+                "; the seat is kept while the server holds it: `patience join {}` takes it back",
+                room.code
+            ));
+        }
+        let _ = self.deliver(LinkEvent::Note(note), commands, events).await;
+        last_error
     }
 
     /// Waits `delay`, keeping the front end's commands; false when one of
@@ -725,6 +909,184 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::fake_server::Reply;
+
+    /// Follows the [`ReconnectSchedule`] through a lost connection whose
+    /// tries all fail, each finding the server restarting while less than
+    /// `restarting_for` has passed since the loss: checks the time of the
+    /// last try and the number of tries.
+    fn check(restarting_for: Duration, last_try: Duration, tries: u32) {
+        let lost_at = TokioInstant::from_std(std::time::Instant::now());
+        let mut schedule = ReconnectSchedule::new(lost_at);
+        let mut now = lost_at;
+        let mut times = Vec::new();
+        while let Some(wait) = schedule.next_wait(now) {
+            now += wait;
+            times.push(now - lost_at);
+            schedule.failed(now, now - lost_at < restarting_for);
+        }
+        assert_eq!(
+            (times.last().copied(), schedule.tries()),
+            (Some(last_try), tries),
+            "restarting for {restarting_for:?}: tries at {times:?}"
+        );
+        let waits: Vec<Duration> = times.windows(2).map(|pair| pair[1] - pair[0]).collect();
+        assert!(
+            waits.iter().all(|&wait| wait <= RECONNECT_MAX_DELAY),
+            "{waits:?}"
+        );
+        assert_eq!(times[..3], [250, 750, 1750].map(Duration::from_millis));
+    }
+
+    #[test]
+    fn the_link_keeps_trying_for_the_grace_period_and_while_the_server_restarts() {
+        let seconds = |s: f64| Duration::from_secs_f64(s);
+        // Away for good (a network that is down): tries for the 60 s the
+        // server holds the seat, the last at 59.75 s; 18 tries, not 6.
+        check(Duration::ZERO, seconds(59.75), 18);
+        // A server restarting for 90 s: it holds the seat for 60 s after it
+        // is back, so the tries go on 60 s past the last one that found it
+        // away (87.75 s).
+        check(seconds(90.0), seconds(147.75), 40);
+        // A server that never comes back: ten minutes in all.
+        check(Duration::MAX, seconds(599.75), 153);
+    }
+
+    /// Issue 35, item 10: a session whose server is away for longer than
+    /// 12 s (ten tries refused with `shutting_down`, on tokio's paused
+    /// clock) keeps trying, says so each time, and takes its seat back.
+    #[tokio::test(start_paused = true)]
+    async fn a_seat_is_taken_back_after_an_outage_of_ten_failed_tries() {
+        let refused = Arc::new(Mutex::new(0u32));
+        let counted = Arc::clone(&refused);
+        let room = |phase| patience_shared::protocol::RoomInfo {
+            code: "K7PQ3M".into(),
+            game: GameKind::ThreeBlindMice,
+            max_players: 2,
+            public: false,
+            options: RoomOptions::default(),
+            owner: Some(0),
+            phase,
+            players: Vec::new(),
+            spectators: 0,
+        };
+        let (url, _) = crate::fake_server::start_scripted(move |message| match message {
+            ClientMessage::JoinRoom { .. } => Reply {
+                messages: vec![
+                    ServerMessage::RoomJoined {
+                        seq: 1,
+                        room: room(Phase::Racing),
+                        seat: Some(0),
+                        resume_token: Some("first".into()),
+                    },
+                    ServerMessage::ShuttingDown {
+                        message: "the server is restarting".into(),
+                    },
+                ],
+                then_drop: true,
+            },
+            ClientMessage::Resume { .. } => {
+                let mut refused = counted.lock().expect("not poisoned");
+                if *refused < 10 {
+                    *refused += 1;
+                    return Reply {
+                        messages: vec![ServerMessage::Error {
+                            code: ErrorCode::ShuttingDown,
+                            message: "the server is shutting down".into(),
+                        }],
+                        then_drop: true,
+                    };
+                }
+                Reply {
+                    messages: vec![ServerMessage::Resumed {
+                        seq: 1,
+                        room: room(Phase::Racing),
+                        seat: 0,
+                        resume_token: "second".into(),
+                        elapsed_ms: Some(1_000),
+                    }],
+                    then_drop: false,
+                }
+            }
+            _ => Reply::default(),
+        })
+        .await;
+        let started = TokioInstant::now();
+        let (mut session, _) =
+            Session::start(&url, "ada", Entry::Join("K7PQ3M".into()), Store::none())
+                .await
+                .expect("seated");
+        let mut lines = Vec::new();
+        loop {
+            let (message, notes) = session.recv().await.expect("the session goes on");
+            lines.extend(session.take_connection_notes());
+            lines.extend(notes);
+            if matches!(message, ServerMessage::Resumed { .. }) {
+                break;
+            }
+        }
+        assert_eq!(*refused.lock().expect("not poisoned"), 10);
+        assert!(started.elapsed() > Duration::from_secs(12), "{lines:#?}");
+        assert!(session.state.closed.is_none() && session.state.seat == Some(0));
+        let text = lines.join("\n");
+        assert!(text.contains("the race is paused, not over"), "{text}");
+        assert!(text.contains("reconnecting: try 10 failed"), "{text}");
+        assert!(text.contains("back in room K7PQ3M"), "{text}");
+        session.close().await;
+    }
+
+    /// A watcher whose connection breaks watches again: it has no seat,
+    /// so it asks to `spectate` the room anew.
+    #[tokio::test]
+    async fn a_watcher_watches_again_after_a_broken_connection() {
+        let watched = Arc::new(Mutex::new(0u32));
+        let counted = Arc::clone(&watched);
+        let (url, _) = crate::fake_server::start_scripted(move |message| match message {
+            ClientMessage::Spectate { code } => {
+                let mut watched = counted.lock().expect("not poisoned");
+                *watched += 1;
+                Reply {
+                    messages: vec![ServerMessage::RoomJoined {
+                        seq: 1,
+                        room: patience_shared::protocol::RoomInfo {
+                            code: code.clone(),
+                            game: GameKind::ThreeBlindMice,
+                            max_players: 2,
+                            public: false,
+                            options: RoomOptions::default(),
+                            owner: Some(0),
+                            phase: Phase::Racing,
+                            players: Vec::new(),
+                            spectators: *watched,
+                        },
+                        seat: None,
+                        resume_token: None,
+                    }],
+                    // The first connection breaks at once.
+                    then_drop: *watched == 1,
+                }
+            }
+            _ => Reply::default(),
+        })
+        .await;
+        let (mut session, _) =
+            Session::start(&url, "eve", Entry::Watch("K7PQ3M".into()), Store::none())
+                .await
+                .expect("watching");
+        let again = async {
+            loop {
+                let (message, _) = session.recv().await.expect("the session goes on");
+                if matches!(message, ServerMessage::RoomJoined { .. }) {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), again)
+            .await
+            .expect("watching again within the test's patience");
+        assert_eq!(*watched.lock().expect("not poisoned"), 2);
+        session.close().await;
+    }
 
     /// A fake server that answers `join_room` with `redirect` to `target`
     /// (its own URL once known, so it sends the client round in circles).

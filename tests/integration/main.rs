@@ -18,6 +18,7 @@ mod load;
 mod outage;
 mod postgres;
 mod race;
+mod restart;
 mod resume;
 mod slow;
 mod tournament;

@@ -179,8 +179,12 @@ async fn race_an_easy_bot(url: &str) -> Result<(), crate::net::NetError> {
     .await
 }
 
+/// What ends the bot's session where the test is over: the seat taken by
+/// another connection (`replaced`). Not `shutting_down`: a server stopping
+/// mid-race keeps the race, and the session waits for it to come back.
 fn stopping() -> ServerMessage {
-    ServerMessage::ShuttingDown {
+    ServerMessage::Error {
+        code: ErrorCode::Replaced,
         message: "the test is over".into(),
     }
 }
