@@ -41,8 +41,6 @@ pub mod plain;
 pub mod race;
 pub mod replay;
 pub mod session;
-#[cfg(test)]
-mod slow_tier;
 pub mod solve;
 pub mod text;
 pub mod thinking;
