@@ -1,5 +1,6 @@
 // Patience Race's web page: today's leaderboards live (`/`), past days of a
-// game (`/days/GAME`), and a room watched as a spectator (`/room/CODE`).
+// game (`/days/GAME`), a room watched as a spectator (`/room/CODE`), and
+// practice on the rules engine in the page (`/practice`, practice.js).
 // Everything comes over the race protocol's WebSocket; the page keeps to
 // what a spectator is sent: during a race, progress counts only (boards
 // too in an `open_boards` room); after `race_ended`, the results, the
@@ -7,6 +8,7 @@
 
 import { Connection, GAMES, gameOf, sha256Hex } from './protocol.js';
 import { board, h } from './cards.js';
+import { practiceScreen } from './practice.js';
 
 const main = document.getElementById('main');
 const connectionLine = document.getElementById('connection');
@@ -47,6 +49,11 @@ function replaceChildren(element, ...children) {
 function parseRoute(path) {
   const room = /^\/room\/([34679ACDEFGHJKMNPQRTWXY]{6})$/i.exec(path);
   if (room) return { name: 'room', code: room[1].toUpperCase() };
+  const practice = /^\/practice(?:\/([a-z-]+))?$/.exec(path);
+  if (practice && (!practice[1] || gameOf(practice[1]))) {
+    const seed = /^[0-9]{1,15}$/.exec(new URLSearchParams(location.search).get('seed') ?? '');
+    return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
+  }
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
   return { name: 'today' };
@@ -55,6 +62,7 @@ function parseRoute(path) {
 function markNavigation(route) {
   document.getElementById('nav-today').toggleAttribute('aria-current', route.name === 'today');
   document.getElementById('nav-days').toggleAttribute('aria-current', route.name === 'days');
+  document.getElementById('nav-practice').toggleAttribute('aria-current', route.name === 'practice');
   for (const link of document.querySelectorAll('[aria-current]')) {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
@@ -502,6 +510,19 @@ function replayPlayer(replay) {
 
 // ----- Start -----
 
+// Practice needs the engine and no connection.
+async function startPractice(route) {
+  connectionLine.hidden = true;
+  const { Engine, Thinker } = globalThis.PatienceEngine;
+  try {
+    const module = await Engine.compile();
+    const engine = await Engine.create(module);
+    practiceScreen(main, { slug: route.game, seed: route.seed }, engine, new Thinker(module));
+  } catch (error) {
+    replaceChildren(main, errorBox(`The rules engine could not start: ${error.message}`));
+  }
+}
+
 const route = parseRoute(location.pathname);
 markNavigation(route);
 let view = null;
@@ -513,8 +534,9 @@ const connection = new Connection({
     connectionLine.textContent = text;
   },
 });
-if (route.name === 'room') view = roomView(connection, route.code);
+if (route.name === 'practice') startPractice(route);
+else if (route.name === 'room') view = roomView(connection, route.code);
 else if (route.name === 'days') view = daysView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;
-connection.open();
+if (route.name !== 'practice') connection.open();
