@@ -48,6 +48,7 @@ const PROTOCOL_JS: &[u8] = include_bytes!("../web/protocol.js");
 const ENGINE_JS: &[u8] = include_bytes!("../web/engine.js");
 const HINT_WORKER_JS: &[u8] = include_bytes!("../web/hint-worker.js");
 const PRACTICE_JS: &[u8] = include_bytes!("../web/practice.js");
+const RACE_JS: &[u8] = include_bytes!("../web/race.js");
 const ENGINE_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/patience.wasm"));
 const STYLE_CSS: &[u8] = include_bytes!("../web/style.css");
 const FAVICON_SVG: &[u8] = include_bytes!("../web/favicon.svg");
@@ -294,7 +295,7 @@ fn is_game(name: &str) -> bool {
 /// The answer to a request that is not a WebSocket upgrade: the page's
 /// files for `GET`, `405` for any other method, `404` for any other path.
 /// The page's routes (`/`, `/days/GAME`, `/room/CODE`, `/practice`,
-/// `/practice/GAME`) all get the page, which reads its path to know what
+/// `/practice/GAME`, `/race/GAME`) all get the page, which reads its path to know what
 /// to show.
 pub fn respond(request: &Request) -> Response {
     let path = request.target.split(['?', '#']).next().unwrap_or_default();
@@ -318,6 +319,7 @@ fn route(path: &str) -> Option<Response> {
         "/engine.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, ENGINE_JS)),
         "/hint-worker.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, HINT_WORKER_JS)),
         "/practice.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, PRACTICE_JS)),
+        "/race.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, RACE_JS)),
         "/engine.wasm" => return Some(Response::file(WASM, REVALIDATE, ENGINE_WASM)),
         "/practice" => return page(),
         "/style.css" => return Some(Response::file(CSS, REVALIDATE, STYLE_CSS)),
@@ -332,7 +334,7 @@ fn route(path: &str) -> Option<Response> {
     match section {
         "days" if is_game(rest) => page(),
         "room" if is_room_code(rest) => page(),
-        "practice" if is_game(rest) => page(),
+        "practice" | "race" if is_game(rest) => page(),
         _ => None,
     }
 }

@@ -9,6 +9,7 @@
 import { Connection, GAMES, gameOf, sha256Hex } from './protocol.js';
 import { board, h } from './cards.js';
 import { practiceScreen } from './practice.js';
+import { askName, raceBoard, storedName } from './race.js';
 
 const main = document.getElementById('main');
 const connectionLine = document.getElementById('connection');
@@ -54,6 +55,8 @@ function parseRoute(path) {
     const seed = /^[0-9]{1,15}$/.exec(new URLSearchParams(location.search).get('seed') ?? '');
     return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
   }
+  const race = /^\/race\/([a-z-]+)$/.exec(path);
+  if (race && gameOf(race[1])) return { name: 'race', game: race[1], private: new URLSearchParams(location.search).has('private') };
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
   return { name: 'today' };
@@ -220,14 +223,132 @@ function daysView(connection, slug) {
 
 // ----- A room, as a spectator -----
 
-function roomView(connection, code) {
-  const state = { room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false };
+// The seat a tab holds in a room: its resume token and the last event
+// seen, kept for the tab (sessionStorage), never in a URL.
+function seatKey(code) {
+  return `patience-seat-${code}`;
+}
+
+function savedSeat(code) {
+  try {
+    return JSON.parse(sessionStorage.getItem(seatKey(code)));
+  } catch {
+    return null;
+  }
+}
+
+function saveSeat(code, seat) {
+  try {
+    if (seat) sessionStorage.setItem(seatKey(code), JSON.stringify(seat));
+    else sessionStorage.removeItem(seatKey(code));
+  } catch {
+    // Storage refused: the seat is kept only while the page is open.
+  }
+}
+
+function roomView(connection, code, enginePromise) {
+  const state = {
+    room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
+    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null,
+  };
   const header = h('div', { id: 'room-header' });
+  const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
+  const raceMessage = h('p', { class: 'message', id: 'race-message', role: 'status', 'aria-live': 'polite' });
+  const myBoard = h('div', { class: 'play-area', id: 'my-board' });
+  const seatPanel = h('section', { class: 'panel', id: 'my-seat' }, seatControls, raceMessage, myBoard);
+  const say = (text, kind = 'info') => {
+    raceMessage.textContent = text;
+    raceMessage.dataset.kind = kind;
+  };
   const racers = h('div', { class: 'racers', id: 'racers', 'aria-live': 'polite' });
   const results = h('div', { id: 'results-area' });
   const replayArea = h('div', { id: 'replay-area' });
-  replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), results, replayArea);
+  replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), seatPanel, results, replayArea);
   let countdownTimer = null;
+
+  function remember() {
+    if (state.token) saveSeat(code, { token: state.token, seq: state.lastSeq });
+  }
+
+  async function mine() {
+    if (!state.mine) {
+      const engine = await enginePromise;
+      state.mine = raceBoard(myBoard, engine, {
+        game: state.room.game,
+        send: (text) => connection.raw({ type: 'move', text }),
+        say,
+      });
+    }
+    return state.mine;
+  }
+
+  function myStatus() {
+    return state.room?.players.find((player) => player.seat === state.seat)?.status ?? null;
+  }
+
+  function renderSeat() {
+    const room = state.room;
+    if (!room) return;
+    const phase = state.ended ? 'finished' : room.phase;
+    const open = ['lobby', 'dealing', 'countdown'].includes(phase);
+    const controls = [];
+    if (state.seat === null) {
+      if (open && room.players.length < room.max_players) {
+        controls.push(h('button', { type: 'button', class: 'primary', id: 'take-seat', onclick: takeSeat }, 'Take a seat'));
+      } else if (!state.ended) {
+        controls.push(h('span', { class: 'meta' }, 'Watching.'));
+      }
+    } else {
+      const moves = seatState(state.seat)?.progress?.moves ?? 0;
+      controls.push(h('span', { class: 'meta', id: 'my-seat-line', 'data-seat': state.seat }, `You race in seat ${state.seat + 1} · `,
+        h('span', { id: 'my-seat-moves' }, moves), ' moves.'));
+      if (phase === 'lobby' && room.owner === state.seat) {
+        controls.push(h('button', { type: 'button', class: 'primary', id: 'start-early', onclick: () => connection.raw({ type: 'start_early' }) }, 'Start now'));
+      }
+      if (phase === 'lobby' || phase === 'countdown' || phase === 'dealing') {
+        controls.push(h('button', {
+          type: 'button', id: 'share', onclick: () => navigator.clipboard?.writeText(location.href).then(() => say('Link copied.'), () => say(location.href)),
+        }, 'Copy the link'));
+      }
+      if (phase === 'racing' && myStatus() === 'racing') {
+        controls.push(h('button', { type: 'button', id: 'resign', onclick: () => connection.raw({ type: 'resign' }) }, 'Resign'));
+      }
+    }
+    replaceChildren(seatControls, controls);
+    seatPanel.hidden = !controls.length && state.seat === null;
+  }
+
+  async function takeSeat() {
+    const before = storedName();
+    await askName(seatControls);
+    if (!before) {
+      // The connection said hello as a spectator: say it again by name.
+      state.joinOnReady = true;
+      connection.reconnect();
+      return;
+    }
+    await connection.request({ type: 'leave' }, ['left']);
+    join();
+  }
+
+  function join() {
+    connection.request({ type: 'join_room', code }, ['room_joined']).then((answer) => {
+      if (answer.type === 'error') {
+        say(`No seat: ${answer.message}`, 'error');
+        spectate();
+      }
+    });
+  }
+
+  function spectate() {
+    connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
+      if (answer.type === 'error') {
+        replaceChildren(header, errorBox(answer.code === 'room_not_found'
+          ? `No room has the code ${code} (or it has closed).`
+          : `Cannot watch this room: ${answer.message}`));
+      }
+    });
+  }
 
   function seatState(seat) {
     if (!state.race) return null;
@@ -325,6 +446,7 @@ function roomView(connection, code) {
   function renderAll() {
     renderHeader();
     renderRacers();
+    renderSeat();
   }
 
   function loadReplay() {
@@ -346,6 +468,8 @@ function roomView(connection, code) {
   function endRace(result) {
     // Set before anything is drawn: from here every board is public.
     state.ended = true;
+    state.mine?.stop();
+    saveSeat(code, null);
     document.body.dataset.raceEnded = 'true';
     state.result = result;
     renderAll();
@@ -366,20 +490,66 @@ function roomView(connection, code) {
   return {
     ready() {
       state.race = null;
-      connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
-        if (answer.type === 'error') {
-          replaceChildren(header, errorBox(answer.code === 'room_not_found'
-            ? `No room has the code ${code} (or it has closed).`
-            : `Cannot watch this room: ${answer.message}`));
-        }
+      if (state.joinOnReady) {
+        state.joinOnReady = false;
+        join();
+        return;
+      }
+      const seat = savedSeat(code);
+      if (!seat?.token) {
+        spectate();
+        return;
+      }
+      // Take the seat back: after a dropped socket, a reload or a server
+      // restart, with no click.
+      connection.request({ type: 'resume', token: seat.token, last_seq: seat.seq ?? 0 }, ['resumed']).then((answer) => {
+        if (answer.type !== 'error') return;
+        saveSeat(code, null);
+        state.seat = null;
+        state.token = null;
+        spectate();
       });
     },
     event(message) {
+      if (typeof message.seq === 'number' && message.seq > state.lastSeq) {
+        state.lastSeq = message.seq;
+        remember();
+      }
       switch (message.type) {
         case 'room_joined':
+          state.room = message.room;
+          if (message.seat !== null && message.seat !== undefined) {
+            state.seat = message.seat;
+            state.token = message.resume_token;
+            remember();
+          }
+          renderAll();
+          break;
+        case 'resumed':
+          state.room = message.room;
+          state.seat = message.seat;
+          state.token = message.resume_token;
+          remember();
+          say('Back in your seat.');
+          renderAll();
+          break;
         case 'room_update':
           state.room = message.room;
           renderAll();
+          break;
+        case 'move_accepted': {
+          const entry = seatState(state.seat);
+          if (entry) entry.progress = message.progress;
+          mine().then((board) => board.accepted(message.board));
+          renderRacers();
+          renderSeat();
+          break;
+        }
+        case 'move_rejected':
+          mine().then((board) => board.rejected(message.message));
+          break;
+        case 'stuck':
+          say('No move is left on your board: resign, or wait for the race to end.', 'error');
           break;
         case 'snapshot':
           state.room = message.room;
@@ -389,6 +559,10 @@ function roomView(connection, code) {
           } : null;
           if (message.race?.result && !state.ended) endRace(message.race.result);
           else renderAll();
+          if (state.seat !== null && message.race) {
+            const own = message.race.boards.find((entry) => entry.seat === state.seat);
+            if (own?.board) mine().then((board) => board.setBoard(own.board, !message.race.result && myStatus() === 'racing'));
+          }
           break;
         case 'countdown':
           state.countdownUntil = Date.now() + Number(message.starts_in_ms);
@@ -407,6 +581,7 @@ function roomView(connection, code) {
             })),
           };
           renderAll();
+          if (state.seat !== null) mine().then((board) => board.setBoard(message.board, true));
           break;
         case 'progress': {
           const entry = seatState(message.seat);
@@ -420,7 +595,9 @@ function roomView(connection, code) {
         case 'finished': {
           const entry = seatState(message.seat);
           if (entry) entry.status = message.status;
+          if (message.seat === state.seat && state.mine) state.mine.stop();
           renderRacers();
+          renderSeat();
           break;
         }
         case 'race_ended':
@@ -523,10 +700,47 @@ async function startPractice(route) {
   }
 }
 
+// The race launcher (`/race/GAME`, `?private` for a private room): asks
+// the name once, opens or joins the room, keeps its seat's token for the
+// tab and goes to the room's page, which takes the seat back with it.
+function raceLauncher(connection, route) {
+  const game = gameOf(route.game);
+  const area = h('div', { id: 'launcher' });
+  replaceChildren(main, h('h1', {}, route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`), area);
+  let busy = false;
+  return {
+    async ready() {
+      if (busy) return;
+      busy = true;
+      if (!storedName()) {
+        // Asked once; the connection then says hello again by that name.
+        await askName(area);
+        busy = false;
+        connection.reconnect();
+        return;
+      }
+      replaceChildren(area, h('p', { class: 'meta' }, route.private ? 'Opening a room…' : 'Finding a race…'));
+      const request = route.private
+        ? { type: 'create_room', game: route.game, max_players: 4, public: false, options: { undo_allowed: false, time_limit_ms: null, open_boards: false } }
+        : { type: 'quick_race', game: route.game };
+      const answer = await connection.request(request, ['room_joined']);
+      if (answer.type === 'error') {
+        busy = false;
+        replaceChildren(area, errorBox(`No race: ${answer.message}`));
+        return;
+      }
+      saveSeat(answer.room.code, { token: answer.resume_token, seq: answer.seq ?? 0 });
+      location.replace(`/room/${answer.room.code}`);
+    },
+    event() {},
+  };
+}
+
 const route = parseRoute(location.pathname);
 markNavigation(route);
 let view = null;
 const connection = new Connection({
+  name: () => storedName() ?? 'web spectator',
   onEvent: (message) => view && view.event(message),
   onReady: () => view && view.ready(),
   onState: (state, text) => {
@@ -535,7 +749,10 @@ const connection = new Connection({
   },
 });
 if (route.name === 'practice') startPractice(route);
-else if (route.name === 'room') view = roomView(connection, route.code);
+else if (route.name === 'room') {
+  const { Engine } = globalThis.PatienceEngine;
+  view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)));
+} else if (route.name === 'race') view = raceLauncher(connection, route);
 else if (route.name === 'days') view = daysView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;

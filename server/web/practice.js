@@ -33,7 +33,7 @@ export function describeMove(view, move) {
 }
 
 // The held card and what lies above it: the elements to mark.
-function heldElements(container, held) {
+export function heldElements(container, held) {
   return [...container.querySelectorAll('[data-depth]')].filter((element) => {
     const zone = zoneOf(element);
     return sameZone(zone, held.from) && Number(element.dataset.depth) <= held.depth;
@@ -41,7 +41,7 @@ function heldElements(container, held) {
 }
 
 // Where each place of a drawn board is, for marking targets.
-function zoneElement(container, zone) {
+export function zoneElement(container, zone) {
   return [...container.querySelectorAll('.zone[data-zone-kind]')].find((element) => sameZone(zoneOf(element), zone));
 }
 
@@ -138,8 +138,9 @@ export function gestures(container, handlers) {
     }
     const under = document.elementFromPoint(event.clientX, event.clientY);
     const zone = zoneOf(under);
-    if (zone) handlers.drop(zone);
-    else handlers.cancel();
+    // After the touch's own end event, which a board drawn again at once
+    // would take from it.
+    setTimeout(() => (zone ? handlers.drop(zone) : handlers.cancel()), 0);
   };
   container.addEventListener('pointerup', finish);
   container.addEventListener('pointercancel', finish);
@@ -180,11 +181,14 @@ export function moveFocus(container, event, spot) {
 // The game chooser at `/practice`.
 function chooser(main) {
   main.replaceChildren(
-    h('h1', {}, 'Practice'),
-    h('p', { class: 'meta' }, 'Play any game alone, on a deal the solver proved winnable or a seed you choose, with hints, undo and a clock. Nothing is sent to the server.'),
+    h('h1', {}, 'Play'),
+    h('p', { class: 'meta' }, 'Practice any game alone, on a deal the solver proved winnable or a seed you choose, with hints, undo and a clock (nothing is sent to the server); or race: a quick race with whoever is waiting, or a private room whose link you share.'),
     h('div', { class: 'grid' }, GAMES.map((game) => h('section', { class: 'panel' },
       h('h2', {}, game.title),
-      h('p', {}, h('a', { class: 'button primary', href: `/practice/${game.slug}`, 'data-practice': game.slug }, 'New deal')),
+      h('p', { class: 'toolbar' },
+        h('a', { class: 'button primary', href: `/practice/${game.slug}`, 'data-practice': game.slug }, 'Practice'),
+        h('a', { class: 'button', href: `/race/${game.slug}`, 'data-quick-race': game.slug }, 'Quick race'),
+        h('a', { class: 'button', href: `/race/${game.slug}?private`, 'data-private-room': game.slug }, 'Private room')),
       h('form', {
         class: 'seed-form',
         onsubmit: (event) => {
@@ -258,15 +262,7 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
     if (!performance.getEntriesByName('first-board').length) performance.mark('first-board');
     movesText.textContent = `${answer.moves.length} move${answer.moves.length === 1 ? '' : 's'}`;
     undoButton.disabled = !state.moves.length;
-    if (state.held) {
-      for (const element of heldElements(area, state.held)) element.classList.add('held');
-      const lit = ask({ op: 'targets', position: position(), held: state.held }) ?? [];
-      for (const zone of lit) zoneElement(area, zone)?.classList.add('target');
-    }
-    if (state.hint) {
-      for (const element of heldElements(area, { from: state.hint.from, depth: state.hint.depth })) element.classList.add('hint-from');
-      if (state.hint.to) zoneElement(area, state.hint.to)?.classList.add('hint-to');
-    }
+    mark();
     if (focused?.zone) {
       const again = [...area.querySelectorAll('[data-zone-kind][tabindex]')].find((element) =>
         sameZone(zoneOf(element), focused.zone) && element.dataset.depth === focused.depth)
@@ -279,6 +275,24 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
     } else if (!answer.won) {
       wonPanel.hidden = true;
       if (answer.stuck) say('No move is left: undo, or deal again.', 'error');
+    }
+  }
+
+  // Marks the held card, the places it may go and the hinted move on the
+  // board drawn, without drawing it again: a card being dragged keeps its
+  // element (a touch whose element is removed never ends).
+  function mark() {
+    for (const name of ['held', 'target', 'hint-from', 'hint-to']) {
+      for (const element of area.querySelectorAll(`.${name}`)) element.classList.remove(name);
+    }
+    if (state.held) {
+      for (const element of heldElements(area, state.held)) element.classList.add('held');
+      const lit = ask({ op: 'targets', position: position(), held: state.held }) ?? [];
+      for (const zone of lit) zoneElement(area, zone)?.classList.add('target');
+    }
+    if (state.hint) {
+      for (const element of heldElements(area, { from: state.hint.from, depth: state.hint.depth })) element.classList.add('hint-from');
+      if (state.hint.to) zoneElement(area, state.hint.to)?.classList.add('hint-to');
     }
   }
 
@@ -310,7 +324,7 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
         if (sameZone(state.held.from, zone) && (depth === null || depth === state.held.depth)) {
           state.held = null;
           say('');
-          render();
+          mark();
           return;
         }
         handlers.drop(zone);
@@ -328,7 +342,7 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
       state.held = { from: zone, depth };
       const names = heldElements(area, state.held).map((element) => element.getAttribute('aria-label'));
       say(`${names[0] ?? 'card'} picked: choose where it goes.`);
-      render();
+      mark();
     },
     drop(zone) {
       const held = state.held;
@@ -350,7 +364,7 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
         play(answer.move.text);
       } else {
         state.held = null;
-        render();
+        mark();
         say(`Not there: ${answer.reason}.`, 'error');
       }
     },
@@ -366,7 +380,7 @@ export function practiceScreen(main, { slug, seed }, engine, thinker) {
     },
     cancel() {
       state.held = null;
-      render();
+      mark();
     },
     key(event, spot) {
       if (event.ctrlKey || event.metaKey || event.altKey) return;

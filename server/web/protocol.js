@@ -79,6 +79,13 @@ export class Connection {
     });
   }
 
+  // Closes the socket and opens a new one at once (to say `hello` with a
+  // new name).
+  reconnect() {
+    this.retryMs = 0;
+    this.socket?.close();
+  }
+
   dispatch(message) {
     if (message.type === 'welcome') {
       this.retryMs = 1000;

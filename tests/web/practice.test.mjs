@@ -35,7 +35,7 @@ const SEEDS = { 'three-blind-mice': 11, indian: 1000, midshipman: 1000, 'virgini
 
 // Every file the page loads, for the size budget.
 const PAGE_FILES = ['/', '/style.css', '/app.js', '/cards.js', '/protocol.js', '/practice.js', '/engine.js',
-  '/hint-worker.js', '/engine.wasm', '/favicon.svg', '/vendor/msgpack-3.1.3.min.js'];
+  '/hint-worker.js', '/race.js', '/engine.wasm', '/favicon.svg', '/vendor/msgpack-3.1.3.min.js'];
 const SIZE_BUDGET = 600 * 1024;
 
 const cleanups = [];
