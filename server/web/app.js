@@ -33,6 +33,13 @@ function status(value) {
   return h('span', { class: `status status-${value}` }, STATUS_TEXT[value] ?? value);
 }
 
+// A server bot's seat says so wherever it is shown (`bot` in PlayerInfo:
+// its level, nil for a person): a bot never passes for a person.
+function botMark(level) {
+  if (!level) return null;
+  return h('span', { class: 'bot-mark', 'data-bot': level, title: `a bot of the server, ${level}` }, `bot · ${level}`);
+}
+
 function medal(rank) {
   return h('span', { class: 'medal', 'aria-hidden': 'true' }, ['🥇', '🥈', '🥉'][rank - 1] ?? `${rank}.`);
 }
@@ -56,7 +63,12 @@ function parseRoute(path) {
     return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
   }
   const race = /^\/race\/([a-z-]+)$/.exec(path);
-  if (race && gameOf(race[1])) return { name: 'race', game: race[1], private: new URLSearchParams(location.search).has('private') };
+  if (race && gameOf(race[1])) {
+    const query = new URLSearchParams(location.search);
+    const bot = ['easy', 'normal', 'strong'].includes(query.get('bot')) ? query.get('bot') : null;
+    const pace = /^[0-9]{1,6}$/.test(query.get('pace') ?? '') ? Number(query.get('pace')) : null;
+    return { name: 'race', game: race[1], private: query.has('private'), bot, pace };
+  }
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
   return { name: 'today' };
@@ -401,7 +413,7 @@ function roomView(connection, code, enginePromise) {
       return h('article', { class: 'racer', 'data-seat': player.seat },
         h('div', { class: 'racer-head' },
           h('span', { class: `dot${player.connected ? ' on' : ''}`, title: player.connected ? 'connected' : 'disconnected' }),
-          h('span', { class: 'racer-name' }, player.name), status(entry?.status ?? player.status)),
+          h('span', { class: 'racer-name' }, player.name), botMark(player.bot), status(entry?.status ?? player.status)),
         h('div', { class: 'counts' },
           count('moves', 'moves'), count('cards_home', `home /${cards}`), count('runs_home', 'runs home'),
           count('cards_uncovered', 'uncovered'), count('stock_turned', 'stock turned'),
@@ -419,7 +431,9 @@ function roomView(connection, code, enginePromise) {
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
         h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
       h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name), h('td', {}, status(standing.status)),
+        h('td', { class: 'num' }, standing.rank),
+        h('td', { class: 'name' }, standing.name, botMark(state.room?.players.find((player) => player.seat === standing.seat)?.bot)),
+        h('td', {}, status(standing.status)),
         h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
         h('td', { class: 'num' }, standing.progress.cards_home))))));
     const check = h('span', { id: 'commitment-check' }, 'checking…');
@@ -706,7 +720,8 @@ async function startPractice(route) {
 function raceLauncher(connection, route) {
   const game = gameOf(route.game);
   const area = h('div', { id: 'launcher' });
-  replaceChildren(main, h('h1', {}, route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`), area);
+  const title = route.bot ? `Race a bot (${route.bot}): ${game.title}` : route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`;
+  replaceChildren(main, h('h1', {}, title), area);
   let busy = false;
   return {
     async ready() {
@@ -720,9 +735,17 @@ function raceLauncher(connection, route) {
         return;
       }
       replaceChildren(area, h('p', { class: 'meta' }, route.private ? 'Opening a room…' : 'Finding a race…'));
-      const request = route.private
-        ? { type: 'create_room', game: route.game, max_players: 4, public: false, options: { undo_allowed: false, time_limit_ms: null, open_boards: false } }
-        : { type: 'quick_race', game: route.game };
+      const options = { undo_allowed: false, time_limit_ms: null, open_boards: false };
+      let request = { type: 'quick_race', game: route.game };
+      if (route.bot) {
+        // One bot seat: the room is full with it, so its countdown starts.
+        request = {
+          type: 'create_room', game: route.game, max_players: 2, public: false, options,
+          bots: [{ level: route.bot, pace_ms: route.pace }],
+        };
+      } else if (route.private) {
+        request = { type: 'create_room', game: route.game, max_players: 4, public: false, options };
+      }
       const answer = await connection.request(request, ['room_joined']);
       if (answer.type === 'error') {
         busy = false;

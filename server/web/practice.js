@@ -189,6 +189,8 @@ function chooser(main) {
         h('a', { class: 'button primary', href: `/practice/${game.slug}`, 'data-practice': game.slug }, 'Practice'),
         h('a', { class: 'button', href: `/race/${game.slug}`, 'data-quick-race': game.slug }, 'Quick race'),
         h('a', { class: 'button', href: `/race/${game.slug}?private`, 'data-private-room': game.slug }, 'Private room')),
+      h('p', { class: 'toolbar' }, 'Race a bot: ', ['easy', 'normal', 'strong'].map((level) =>
+        h('a', { class: 'button', href: `/race/${game.slug}?bot=${level}`, 'data-bot-race': `${game.slug}-${level}` }, level))),
       h('form', {
         class: 'seed-form',
         onsubmit: (event) => {

@@ -285,17 +285,23 @@ async function main() {
       const box = await page.locator(selector).boundingBox();
       return { x: box.x + Math.min(box.width / 2, 8), y: box.y + 5 };
     };
+    // A finger's drag, with its own event times (50 ms apart): it rests on
+    // the target before lifting, as a person's does, so that Chromium
+    // sees no fling (a tap that stops a fling makes no click).
     const touchDrag = async (from, to) => {
       const start = await center(from);
       const end = await center(to);
-      await client.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [start] });
+      let time = Date.now() / 1000;
+      const touch = (type, touchPoints) => {
+        time += 0.05;
+        return client.send('Input.dispatchTouchEvent', { type, touchPoints, timestamp: time });
+      };
+      await touch('touchStart', [start]);
       for (let part = 1; part <= 6; part += 1) {
-        await client.send('Input.dispatchTouchEvent', {
-          type: 'touchMove',
-          touchPoints: [{ x: start.x + ((end.x - start.x) * part) / 6, y: start.y + ((end.y - start.y) * part) / 6 }],
-        });
+        await touch('touchMove', [{ x: start.x + ((end.x - start.x) * part) / 6, y: start.y + ((end.y - start.y) * part) / 6 }]);
       }
-      await client.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+      for (let rest = 0; rest < 3; rest += 1) await touch('touchMove', [end]);
+      await touch('touchEnd', []);
     };
     let dragged = 0;
     const moves = await followHints(page, () => page.tap('#hint'), async (hint) => {
