@@ -62,6 +62,7 @@ function parseRoute(path) {
     const seed = /^[0-9]{1,15}$/.exec(new URLSearchParams(location.search).get('seed') ?? '');
     return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
   }
+  if (path === '/account') return { name: 'account' };
   const race = /^\/race\/([a-z-]+)$/.exec(path);
   if (race && gameOf(race[1])) {
     const query = new URLSearchParams(location.search);
@@ -78,6 +79,7 @@ function markNavigation(route) {
   document.getElementById('nav-today').toggleAttribute('aria-current', route.name === 'today');
   document.getElementById('nav-days').toggleAttribute('aria-current', route.name === 'days');
   document.getElementById('nav-practice').toggleAttribute('aria-current', route.name === 'practice');
+  document.getElementById('nav-account').toggleAttribute('aria-current', route.name === 'account');
   for (const link of document.querySelectorAll('[aria-current]')) {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
@@ -503,7 +505,8 @@ function roomView(connection, code, enginePromise) {
 
   return {
     ready() {
-      state.race = null;
+      // A resume gets the events missed, or a snapshot: the race kept so
+      // far stands until then. A spectator gets a snapshot.
       if (state.joinOnReady) {
         state.joinOnReady = false;
         join();
@@ -511,6 +514,7 @@ function roomView(connection, code, enginePromise) {
       }
       const seat = savedSeat(code);
       if (!seat?.token) {
+        state.race = null;
         spectate();
         return;
       }
@@ -699,6 +703,120 @@ function replayPlayer(replay) {
   return { element };
 }
 
+// ----- The account -----
+
+// The account's token is kept in this browser's storage (never in a URL),
+// and every connection signs in with it after `welcome`.
+const TOKEN_KEY = 'patience-token';
+
+function storedToken() {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function storeAccount(token, name) {
+  try {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    if (name) localStorage.setItem('patience-name', name);
+  } catch {
+    // Storage refused: signed in for this page only.
+  }
+}
+
+// `/account`: register, or sign in with a code from another device or
+// from `patience sign-in-code`; once signed in, a code for another device
+// (or for `patience sign-in CODE`), and sign out.
+function accountView(connection) {
+  const area = h('section', { class: 'panel', id: 'account' });
+  const line = h('p', { class: 'message', id: 'account-message', role: 'status', 'aria-live': 'polite' });
+  replaceChildren(main, h('h1', {}, 'Your account'), area, line);
+  const say = (text, kind = 'info') => {
+    line.textContent = text;
+    line.dataset.kind = kind;
+  };
+  let player = null;
+
+  function signedIn(answer) {
+    player = { id: answer.player, name: answer.name };
+    storeAccount(answer.token ?? storedToken(), answer.name);
+    const code = h('div', { id: 'sign-in-code-area' });
+    replaceChildren(area,
+      h('p', { id: 'signed-in-as', 'data-player': answer.player }, 'Signed in as ', h('strong', {}, answer.name), '.'),
+      h('div', { class: 'toolbar' },
+        h('button', { type: 'button', id: 'show-code', onclick: showCode }, 'Sign in on another device'),
+        h('button', { type: 'button', id: 'sign-out', onclick: signOut }, 'Sign out')),
+      code);
+  }
+
+  async function showCode() {
+    const answer = await connection.request({ type: 'request_sign_in_code' }, ['sign_in_code']);
+    if (answer.type === 'error') {
+      say(answer.message, 'error');
+      return;
+    }
+    const minutes = Math.round(Number(answer.expires_in_ms) / 60000);
+    replaceChildren(document.getElementById('sign-in-code-area'),
+      h('p', {}, 'On the other device, open Account and type this code, or run ', h('code', {}, `patience sign-in ${answer.code}`), ':'),
+      h('p', { class: 'sign-in-code', id: 'sign-in-code' }, answer.code),
+      h('p', { class: 'meta' }, `It works once, within ${minutes} minutes. Anyone who reads it before you use it can sign in as you: show it to no one else.`));
+  }
+
+  async function signOut() {
+    const answer = await connection.request({ type: 'sign_out' }, ['signed_out']);
+    if (answer.type === 'error') {
+      say(answer.message, 'error');
+      return;
+    }
+    storeAccount(null);
+    player = null;
+    say('Signed out on this browser; your other devices stay signed in.');
+    signedOut();
+  }
+
+  function signedOut() {
+    const name = h('input', { id: 'register-name', maxlength: 24, required: true, value: storedName() ?? '', 'aria-label': 'Name' });
+    const code = h('input', { id: 'redeem-code', maxlength: 12, required: true, autocomplete: 'one-time-code', autocapitalize: 'characters', 'aria-label': 'Sign-in code' });
+    const register = h('form', { class: 'name-form', id: 'register-form' }, h('label', { for: 'register-name' }, 'A new account: '), name, ' ',
+      h('button', { type: 'submit', class: 'primary' }, 'Register'));
+    const redeem = h('form', { class: 'name-form', id: 'redeem-form' }, h('label', { for: 'redeem-code' }, 'A sign-in code from another device: '), code, ' ',
+      h('button', { type: 'submit' }, 'Sign in'));
+    register.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const answer = await connection.request({ type: 'register', name: name.value.trim() }, ['registered']);
+      if (answer.type === 'error') say(answer.message, 'error');
+      else {
+        say('Registered: this browser keeps you signed in.');
+        signedIn(answer);
+      }
+    });
+    redeem.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const answer = await connection.request({ type: 'redeem_sign_in_code', code: code.value }, ['signed_in']);
+      if (answer.type === 'error') say(answer.message, 'error');
+      else {
+        say('Signed in: this browser keeps you signed in.');
+        signedIn(answer);
+      }
+    });
+    replaceChildren(area, register, redeem);
+  }
+
+  return {
+    ready() {
+      if (player) signedIn({ player: player.id, name: player.name });
+      else signedOut();
+    },
+    signedIn(answer) {
+      player = { id: answer.player, name: answer.name };
+    },
+    event() {},
+  };
+}
+
 // ----- Start -----
 
 // Practice needs the engine and no connection.
@@ -765,7 +883,16 @@ let view = null;
 const connection = new Connection({
   name: () => storedName() ?? 'web spectator',
   onEvent: (message) => view && view.event(message),
-  onReady: () => view && view.ready(),
+  // Signs in with the stored token first, if there is one.
+  onReady: async () => {
+    const token = storedToken();
+    if (token) {
+      const answer = await connection.request({ type: 'authenticate', token }, ['authenticated']);
+      if (answer.type === 'error' && answer.code === 'invalid_token') storeAccount(null);
+      else if (answer.type === 'authenticated') view?.signedIn?.(answer);
+    }
+    if (view) view.ready();
+  },
   onState: (state, text) => {
     connectionLine.dataset.state = state;
     connectionLine.textContent = text;
@@ -776,6 +903,7 @@ else if (route.name === 'room') {
   const { Engine } = globalThis.PatienceEngine;
   view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)));
 } else if (route.name === 'race') view = raceLauncher(connection, route);
+else if (route.name === 'account') view = accountView(connection);
 else if (route.name === 'days') view = daysView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;

@@ -6,7 +6,14 @@
 // results (the bot marked) and the replay. Every frame the page received
 // passes the fair-play check. No console error.
 //
-// Needs a server with bot seats (`bots` in create_room, docs/PROTOCOL.md).
+// Then the account: registered in the page, still signed in after a
+// reload (the token in the browser's storage, never in a URL), a sign-in
+// code shown and redeemed in a second browser, which signs out while the
+// first stays signed in.
+//
+// Needs a server with bot seats and sign-in codes (`bots` in create_room,
+// `request_sign_in_code`, `redeem_sign_in_code`, `sign_out`;
+// docs/PROTOCOL.md).
 //
 // Run: `npm ci && npm test` here, after `cargo build --workspace`.
 // Every wait is on a condition (DOM, a message, a process); none on time.
@@ -110,11 +117,13 @@ function checkFairPlay(frames, seat, who) {
 }
 
 // Plays one move on `page`'s own board by mouse drag and drop: picks up
-// top cards until the engine lights a place for one, and drops it there.
+// face-up cards until the engine lights a place for one, and drops it
+// there.
 // Returns whether a move was made.
 async function dragAMove(page) {
   const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
-  const cards = page.locator('#my-board .zone.pile [data-depth="0"].face');
+  // Every face-up card that can be picked, top cards first.
+  const cards = page.locator('#my-board [data-depth].face');
   const count = await cards.count();
   for (let index = 0; index < count; index += 1) {
     const box = await cards.nth(index).boundingBox();
@@ -126,8 +135,10 @@ async function dragAMove(page) {
       const spot = await target.boundingBox();
       await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
       await page.mouse.up();
-      await page.waitForFunction((moves) => Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
-        && document.querySelector('#my-board .board')?.dataset.pending === '0', before, { timeout: PATIENCE_MS });
+      await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
+        && document.querySelector('#my-board .board')?.dataset.pending === '0')
+        || document.querySelector('#race-message')?.dataset.kind === 'error', before, { timeout: PATIENCE_MS });
+      assert.notEqual(await page.getAttribute('#race-message', 'data-kind'), 'error', await page.textContent('#race-message'));
       return true;
     }
     await page.mouse.move(box.x + 8, box.y + 5, { steps: 2 });
@@ -179,7 +190,44 @@ async function main() {
   await page.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
   await page.screenshot({ path: path.join(screenshots, 'race-bot-results-1280.png'), fullPage: true });
   checkFairPlay(pageWire.frames, 0, 'the player');
-  assert.deepEqual(pageErrors, [], 'the page logged errors');
+
+  step('the account: register, reload, a sign-in code for another browser, sign out there');
+  const account = await context.newPage();
+  await account.goto(`${base}/account`);
+  await account.fill('#register-name', 'ada');
+  await account.click('#register-form button');
+  await account.waitForSelector('#signed-in-as');
+  assert.ok(!account.url().includes('token'), 'no token in the address');
+  await account.reload();
+  await account.waitForSelector('#signed-in-as');
+  await account.click('#show-code');
+  await account.waitForSelector('#sign-in-code');
+  const code = await account.textContent('#sign-in-code');
+  assert.match(code, /^[34679ACDEFGHJKMNPQRTWXY]{4}-[34679ACDEFGHJKMNPQRTWXY]{4}$/);
+  await account.screenshot({ path: path.join(screenshots, 'account-code-1280.png'), fullPage: true });
+  const otherProfile = mkdtempSync(path.join(scratch, 'chromium-'));
+  const other = await chromium.launchPersistentContext(otherProfile, {
+    executablePath: chromiumPath, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    viewport: { width: 390, height: 844 },
+  });
+  cleanups.push(() => other.close());
+  other.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  const phone = await other.newPage();
+  await phone.goto(`${base}/account`);
+  await phone.fill('#redeem-code', code.toLowerCase().replace('-', ' '));
+  await phone.click('#redeem-form button');
+  await phone.waitForSelector('#signed-in-as');
+  assert.equal(await phone.textContent('#signed-in-as strong'), 'ada');
+  await phone.screenshot({ path: path.join(screenshots, 'account-signed-in-390.png'), fullPage: true });
+  await phone.click('#sign-out');
+  await phone.waitForSelector('#register-form');
+  await phone.reload();
+  await phone.waitForSelector('#register-form');
+  await account.reload();
+  await account.waitForSelector('#signed-in-as');
+  assert.deepEqual(pageErrors, [], 'the pages logged errors');
 }
 
 let failed = false;

@@ -110,11 +110,13 @@ function checkFairPlay(frames, seat, who) {
 }
 
 // Plays one move on `page`'s own board by mouse drag and drop: picks up
-// top cards until the engine lights a place for one, and drops it there.
+// face-up cards until the engine lights a place for one, and drops it
+// there.
 // Returns whether a move was made.
 async function dragAMove(page) {
   const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
-  const cards = page.locator('#my-board .zone.pile [data-depth="0"].face');
+  // Every face-up card that can be picked, top cards first.
+  const cards = page.locator('#my-board [data-depth].face');
   const count = await cards.count();
   for (let index = 0; index < count; index += 1) {
     const box = await cards.nth(index).boundingBox();
@@ -126,8 +128,10 @@ async function dragAMove(page) {
       const spot = await target.boundingBox();
       await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
       await page.mouse.up();
-      await page.waitForFunction((moves) => Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
-        && document.querySelector('#my-board .board')?.dataset.pending === '0', before, { timeout: PATIENCE_MS });
+      await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
+        && document.querySelector('#my-board .board')?.dataset.pending === '0')
+        || document.querySelector('#race-message')?.dataset.kind === 'error', before, { timeout: PATIENCE_MS });
+      assert.notEqual(await page.getAttribute('#race-message', 'data-kind'), 'error', await page.textContent('#race-message'));
       return true;
     }
     await page.mouse.move(box.x + 8, box.y + 5, { steps: 2 });
@@ -237,6 +241,18 @@ async function main() {
   assert.deepEqual([...standings].sort(), ['ada', 'bob']);
   await ada.screenshot({ path: path.join(screenshots, 'race-results-1280.png'), fullPage: true });
   await watcher.screenshot({ path: path.join(screenshots, 'race-results-390.png'), fullPage: true });
+
+  step('ada registers in the page and is still signed in after a reload');
+  const account = await adaContext.newPage();
+  await account.goto(`${base}/account`);
+  assert.equal(await account.inputValue('#register-name'), 'ada', 'the name asked once is offered');
+  await account.click('#register-form button');
+  await account.waitForSelector('#signed-in-as');
+  await account.reload();
+  await account.waitForSelector('#signed-in-as');
+  assert.equal(await account.textContent('#signed-in-as strong'), 'ada');
+  assert.ok(!account.url().includes('token'), 'no token in the address');
+  await account.screenshot({ path: path.join(screenshots, 'account-1280.png'), fullPage: true });
 
   checkFairPlay(adaWire.frames, 0, 'ada');
   checkFairPlay(bobWire.frames, 1, 'bob');
