@@ -295,8 +295,8 @@ fn is_game(name: &str) -> bool {
 /// The answer to a request that is not a WebSocket upgrade: the page's
 /// files for `GET`, `405` for any other method, `404` for any other path.
 /// The page's routes (`/`, `/days/GAME`, `/room/CODE`, `/practice`,
-/// `/practice/GAME`, `/race/GAME`, `/account`) all get the page, which reads its path to know what
-/// to show.
+/// `/practice/GAME`, `/race/GAME`, `/daily/GAME`, `/account`) all get the
+/// page, which reads its path to know what to show.
 pub fn respond(request: &Request) -> Response {
     let path = request.target.split(['?', '#']).next().unwrap_or_default();
     let known = route(path);
@@ -334,7 +334,7 @@ fn route(path: &str) -> Option<Response> {
     match section {
         "days" if is_game(rest) => page(),
         "room" if is_room_code(rest) => page(),
-        "practice" | "race" if is_game(rest) => page(),
+        "practice" | "race" | "daily" if is_game(rest) => page(),
         _ => None,
     }
 }

@@ -63,6 +63,8 @@ function parseRoute(path) {
     return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
   }
   if (path === '/account') return { name: 'account' };
+  const daily = /^\/daily\/([a-z-]+)$/.exec(path);
+  if (daily && gameOf(daily[1])) return { name: 'daily', game: daily[1] };
   const race = /^\/race\/([a-z-]+)$/.exec(path);
   if (race && gameOf(race[1])) {
     const query = new URLSearchParams(location.search);
@@ -133,7 +135,7 @@ function todayView(connection) {
         h('span', { 'data-count': 'unranked' }, page.unranked), ' unranked'),
       leaderboardRows(page.rows, freshName),
       page.reveal ? h('p', { class: 'reveal' }, `seed ${page.reveal.seed} · salt ${page.reveal.salt}`) : null,
-      h('p', { class: 'meta' }, h('a', { href: `/days/${slug}` }, 'Past days →')),
+      h('p', { class: 'meta' }, h('a', { href: `/daily/${slug}`, 'data-daily': slug }, 'Play today\'s deal →'), ' · ', h('a', { href: `/days/${slug}` }, 'Past days →')),
     );
   }
 
@@ -703,6 +705,103 @@ function replayPlayer(replay) {
   return { element };
 }
 
+// ----- The daily deal, played in the page -----
+
+// `/daily/GAME`: the signed-in player's attempt at today's deal (one per
+// game and day), with the day's standings live beside the board.
+function dailyView(connection, slug, enginePromise) {
+  const game = gameOf(slug);
+  const controls = h('div', { class: 'toolbar', id: 'daily-controls' });
+  const message = h('p', { class: 'message', id: 'race-message', role: 'status', 'aria-live': 'polite' });
+  const boardArea = h('div', { class: 'play-area', id: 'my-board' });
+  const standings = h('section', { class: 'panel leaderboard', id: 'daily-standings', 'aria-live': 'polite' }, h('h2', {}, "Today's standings"));
+  replaceChildren(main, h('h1', {}, `Today's deal: ${game.title}`),
+    h('div', { class: 'daily-layout' }, h('section', { class: 'panel' }, controls, message, boardArea), standings));
+  const say = (text, kind = 'info') => {
+    message.textContent = text;
+    message.dataset.kind = kind;
+  };
+  let signedIn = null;
+  let mine = null;
+  let page = null;
+
+  async function board() {
+    if (!mine) mine = raceBoard(boardArea, await enginePromise, { game: slug, send: (text) => connection.raw({ type: 'move', text }), say });
+    return mine;
+  }
+
+  function renderStandings(freshName) {
+    if (!page) return;
+    replaceChildren(standings, h('h2', {}, "Today's standings"),
+      h('p', { class: 'meta' }, page.date, ' · ', h('span', { 'data-count': 'finishers' }, page.finishers), ' ranked · ',
+        h('span', { 'data-count': 'playing' }, page.playing), ' playing · ', h('span', { 'data-count': 'unranked' }, page.unranked), ' unranked'),
+      leaderboardRows(page.rows, freshName));
+  }
+
+  function playing(attempt) {
+    board().then((own) => own.setBoard(attempt.board, true));
+    replaceChildren(controls,
+      h('span', { class: 'meta', id: 'my-seat-line' }, `${attempt.date} · `, h('span', { id: 'my-seat-moves' }, attempt.progress.moves), ' moves',
+        attempt.unranked ? ' · a new account: played, not ranked today' : ''),
+      h('button', { type: 'button', id: 'resign', onclick: () => connection.raw({ type: 'resign' }) }, 'Resign'));
+  }
+
+  return {
+    signedIn(answer) { signedIn = answer; },
+    ready() {
+      connection.request({ type: 'follow', game: slug, limit: 10 }, ['leaderboard_page']);
+      if (!signedIn) {
+        replaceChildren(controls, h('p', {}, 'The daily deal is played signed in: ', h('a', { href: '/account' }, 'register or sign in'), ', then come back.'));
+        return;
+      }
+      connection.request({ type: 'daily_play', game: slug }, ['daily_started']).then((answer) => {
+        if (answer.type === 'error') replaceChildren(controls, h('p', { id: 'daily-closed' }, answer.message));
+      });
+    },
+    event(event) {
+      switch (event.type) {
+        case 'daily_started':
+          playing(event.attempt);
+          break;
+        case 'move_accepted':
+          board().then((own) => own.accepted(event.board));
+          document.getElementById('my-seat-moves')?.replaceChildren(String(event.progress.moves));
+          break;
+        case 'move_rejected':
+          board().then((own) => own.rejected(event.message));
+          break;
+        case 'daily_finished': {
+          const result = event.result;
+          mine?.stop();
+          replaceChildren(controls, h('p', { id: 'daily-result', 'data-status': result.status },
+            `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${result.progress.moves} moves · `,
+            result.unranked ? `would rank ${result.rank} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'})` : `rank ${result.rank} of ${result.finishers}`));
+          break;
+        }
+        case 'leaderboard_page':
+          page = event.page;
+          renderStandings();
+          break;
+        case 'leaderboard_update': {
+          const update = event.update;
+          if (!page || update.date !== page.date) return;
+          page.finishers = update.finishers;
+          page.unranked = update.unranked;
+          page.playing = update.playing;
+          if (update.row) {
+            for (const row of page.rows) if (row.rank >= update.row.rank) row.rank += 1;
+            page.rows = [...page.rows, update.row].sort((a, b) => a.rank - b.rank).slice(0, 10);
+          }
+          renderStandings(update.row?.name);
+          break;
+        }
+        default:
+          break;
+      }
+    },
+  };
+}
+
 // ----- The account -----
 
 // The account's token is kept in this browser's storage (never in a URL),
@@ -904,6 +1003,10 @@ else if (route.name === 'room') {
   view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)));
 } else if (route.name === 'race') view = raceLauncher(connection, route);
 else if (route.name === 'account') view = accountView(connection);
+else if (route.name === 'daily') {
+  const { Engine } = globalThis.PatienceEngine;
+  view = dailyView(connection, route.game, Engine.compile().then((module) => Engine.create(module)));
+}
 else if (route.name === 'days') view = daysView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;

@@ -5,7 +5,9 @@
 // drag and drop; one racer's socket is cut mid-race and the server is
 // restarted with SIGTERM mid-race, and both seats come back with no
 // click; then both resign, and every page shows the results and the
-// replay. Every frame each page received passes the fair-play check: no
+// replay. Then one racer registers, plays the daily deal (one move, then
+// resigns) with the standings live beside the board, and cannot play it
+// twice. Every frame each page received passes the fair-play check: no
 // rival board and no rival move before race_ended. No console error.
 //
 // Run: `npm ci && npm test` here, after `cargo build --workspace`.
@@ -253,6 +255,19 @@ async function main() {
   assert.equal(await account.textContent('#signed-in-as strong'), 'ada');
   assert.ok(!account.url().includes('token'), 'no token in the address');
   await account.screenshot({ path: path.join(screenshots, 'account-1280.png'), fullPage: true });
+
+  step('ada plays the daily deal with the day\'s standings live beside it');
+  const daily = await adaContext.newPage();
+  await daily.goto(`${base}/daily/three-blind-mice`);
+  await daily.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
+  assert.ok(await dragAMove(daily), 'the daily deal has a move');
+  await daily.screenshot({ path: path.join(screenshots, 'daily-1280.png'), fullPage: true });
+  await daily.click('#resign');
+  await daily.waitForSelector('#daily-result[data-status="resigned"]', { timeout: PATIENCE_MS });
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="unranked"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
+  await daily.reload();
+  await daily.waitForSelector('#daily-closed');
 
   checkFairPlay(adaWire.frames, 0, 'ada');
   checkFairPlay(bobWire.frames, 1, 'bob');

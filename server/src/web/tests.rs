@@ -43,6 +43,8 @@ fn requests_are_routed_to_the_page_files_or_refused() {
         ("GET", "/race/indian?private", 200, HTML),
         ("GET", "/race/klondike", 404, TEXT),
         ("GET", "/account", 200, HTML),
+        ("GET", "/daily/indian", 200, HTML),
+        ("GET", "/daily/klondike", 404, TEXT),
         ("GET", "/account/x", 404, TEXT),
         ("GET", "/days/three-blind-mice", 200, HTML),
         ("GET", "/days/virginia-reel", 200, HTML),
