@@ -843,12 +843,36 @@ function accountView(connection) {
     player = { id: answer.player, name: answer.name };
     storeAccount(answer.token ?? storedToken(), answer.name);
     const code = h('div', { id: 'sign-in-code-area' });
+    const record = h('div', { id: 'record' });
     replaceChildren(area,
       h('p', { id: 'signed-in-as', 'data-player': answer.player }, 'Signed in as ', h('strong', {}, answer.name), '.'),
       h('div', { class: 'toolbar' },
         h('button', { type: 'button', id: 'show-code', onclick: showCode }, 'Sign in on another device'),
         h('button', { type: 'button', id: 'sign-out', onclick: signOut }, 'Sign out')),
-      code);
+      code, record);
+    connection.request({ type: 'player_stats' }, ['player_record']).then((reply) => {
+      if (reply.type === 'error') return;
+      showRecord(record, reply.record);
+    });
+  }
+
+  // The player's record on the daily deal, per game: closed days only.
+  function showRecord(element, record) {
+    if (!record.games.length) {
+      replaceChildren(element, h('h2', {}, 'Your daily record'), h('p', { class: 'meta' }, 'No closed day played yet: a day counts once it is over.'));
+      return;
+    }
+    replaceChildren(element, h('h2', {}, 'Your daily record'),
+      h('div', { class: 'table-wrap' }, h('table', {},
+        h('thead', {}, h('tr', {}, h('th', {}, 'Game'), h('th', { class: 'num' }, 'Days'), h('th', { class: 'num' }, 'Wins'),
+          h('th', { class: 'num' }, 'Best rank'), h('th', { class: 'num' }, 'Best time'), h('th', { class: 'num' }, 'Streak'),
+          h('th', { class: 'num' }, 'Win streak'))),
+        h('tbody', {}, record.games.map((row) => h('tr', { 'data-game': row.game },
+          h('td', {}, gameOf(row.game)?.title ?? row.game), h('td', { class: 'num' }, row.days_played), h('td', { class: 'num' }, row.wins),
+          h('td', { class: 'num' }, row.best_rank ?? '–'), h('td', { class: 'num' }, duration(row.best_time_ms)),
+          h('td', { class: 'num' }, `${row.play_streak} (best ${row.best_play_streak})`),
+          h('td', { class: 'num' }, `${row.win_streak} (best ${row.best_win_streak})`)))))),
+      h('p', { class: 'meta' }, `Through ${record.through}.`));
   }
 
   async function showCode() {

@@ -253,6 +253,7 @@ async function main() {
   await account.reload();
   await account.waitForSelector('#signed-in-as');
   assert.equal(await account.textContent('#signed-in-as strong'), 'ada');
+  await account.waitForSelector('#record h2');
   assert.ok(!account.url().includes('token'), 'no token in the address');
   await account.screenshot({ path: path.join(screenshots, 'account-1280.png'), fullPage: true });
 
