@@ -171,7 +171,8 @@ pub struct StateAnswer {
     pub stuck: bool,
     /// Every legal move.
     pub legal: Vec<MoveInfo>,
-    /// Cards on the foundations or discarded (the race's progress count).
+    /// Cards on the foundations or discarded (not Virginia Reel's home
+    /// piles, which the server's `cards_home` also counts).
     pub cards_home: usize,
     /// Whether a move played on a server's board turned up, drew or dealt
     /// a card: the view then shows a guess where that card is, and the
