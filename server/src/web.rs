@@ -11,7 +11,10 @@
 //! The page's files are in `server/web/`, built into the binary: the page
 //! needs nothing but this server. It speaks the same MessagePack protocol
 //! over a WebSocket to the same port; the MessagePack library is vendored
-//! in `server/web/vendor/` (see its README for the version).
+//! in `server/web/vendor/` (see its README for the version). The page's
+//! rules engine, `patience-shared` compiled to WebAssembly (the package
+//! `patience-wasm` in `shared/wasm/`), is built by `server/build.rs` and
+//! embedded here too.
 
 use std::io;
 use std::pin::Pin;
@@ -26,7 +29,11 @@ pub const MAX_HEAD_BYTES: usize = 8192;
 
 /// The page's content security policy: scripts, styles and images from
 /// this server only, WebSockets to it, nothing else, never framed.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+/// `'wasm-unsafe-eval'` lets the page compile its rules engine (it allows
+/// WebAssembly only, not JavaScript's `eval`); `worker-src 'self'` lets it
+/// run the hint worker from this server.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; \
+     script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; \
      style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
@@ -38,6 +45,11 @@ const INDEX_HTML: &[u8] = include_bytes!("../web/index.html");
 const APP_JS: &[u8] = include_bytes!("../web/app.js");
 const CARDS_JS: &[u8] = include_bytes!("../web/cards.js");
 const PROTOCOL_JS: &[u8] = include_bytes!("../web/protocol.js");
+const ENGINE_JS: &[u8] = include_bytes!("../web/engine.js");
+const HINT_WORKER_JS: &[u8] = include_bytes!("../web/hint-worker.js");
+const PRACTICE_JS: &[u8] = include_bytes!("../web/practice.js");
+const RACE_JS: &[u8] = include_bytes!("../web/race.js");
+const ENGINE_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/patience.wasm"));
 const STYLE_CSS: &[u8] = include_bytes!("../web/style.css");
 const FAVICON_SVG: &[u8] = include_bytes!("../web/favicon.svg");
 const MSGPACK_JS: &[u8] = include_bytes!("../web/vendor/msgpack-3.1.3.min.js");
@@ -47,6 +59,7 @@ const HTML: &str = "text/html; charset=utf-8";
 const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
 const SVG: &str = "image/svg+xml";
+const WASM: &str = "application/wasm";
 const TEXT: &str = "text/plain; charset=utf-8";
 
 /// Files that change with the server: browsers check before using a copy.
@@ -281,7 +294,8 @@ fn is_game(name: &str) -> bool {
 
 /// The answer to a request that is not a WebSocket upgrade: the page's
 /// files for `GET`, `405` for any other method, `404` for any other path.
-/// The page's three routes (`/`, `/days/GAME`, `/room/CODE`) all get the
+/// The page's routes (`/`, `/days/GAME`, `/room/CODE`, `/practice`,
+/// `/practice/GAME`, `/race/GAME`, `/daily/GAME`, `/account`) all get the
 /// page, which reads its path to know what to show.
 pub fn respond(request: &Request) -> Response {
     let path = request.target.split(['?', '#']).next().unwrap_or_default();
@@ -302,6 +316,12 @@ fn route(path: &str) -> Option<Response> {
         "/app.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, APP_JS)),
         "/cards.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, CARDS_JS)),
         "/protocol.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, PROTOCOL_JS)),
+        "/engine.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, ENGINE_JS)),
+        "/hint-worker.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, HINT_WORKER_JS)),
+        "/practice.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, PRACTICE_JS)),
+        "/race.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, RACE_JS)),
+        "/engine.wasm" => return Some(Response::file(WASM, REVALIDATE, ENGINE_WASM)),
+        "/practice" | "/account" => return page(),
         "/style.css" => return Some(Response::file(CSS, REVALIDATE, STYLE_CSS)),
         "/favicon.svg" => return Some(Response::file(SVG, REVALIDATE, FAVICON_SVG)),
         "/vendor/msgpack-3.1.3.min.js" => {
@@ -314,6 +334,7 @@ fn route(path: &str) -> Option<Response> {
     match section {
         "days" if is_game(rest) => page(),
         "room" if is_room_code(rest) => page(),
+        "practice" | "race" | "daily" if is_game(rest) => page(),
         _ => None,
     }
 }

@@ -1,5 +1,6 @@
 // Patience Race's web page: today's leaderboards live (`/`), past days of a
-// game (`/days/GAME`), and a room watched as a spectator (`/room/CODE`).
+// game (`/days/GAME`), a room watched as a spectator (`/room/CODE`), and
+// practice on the rules engine in the page (`/practice`, practice.js).
 // Everything comes over the race protocol's WebSocket; the page keeps to
 // what a spectator is sent: during a race, progress counts only (boards
 // too in an `open_boards` room); after `race_ended`, the results, the
@@ -7,6 +8,8 @@
 
 import { Connection, GAMES, gameOf, sha256Hex } from './protocol.js';
 import { board, h } from './cards.js';
+import { practiceScreen } from './practice.js';
+import { askName, raceBoard, storedName } from './race.js';
 
 const main = document.getElementById('main');
 const connectionLine = document.getElementById('connection');
@@ -30,6 +33,13 @@ function status(value) {
   return h('span', { class: `status status-${value}` }, STATUS_TEXT[value] ?? value);
 }
 
+// A server bot's seat says so wherever it is shown (`bot` in PlayerInfo:
+// its level, nil for a person): a bot never passes for a person.
+function botMark(level) {
+  if (!level) return null;
+  return h('span', { class: 'bot-mark', 'data-bot': level, title: `a bot of the server, ${level}` }, `bot · ${level}`);
+}
+
 function medal(rank) {
   return h('span', { class: 'medal', 'aria-hidden': 'true' }, ['🥇', '🥈', '🥉'][rank - 1] ?? `${rank}.`);
 }
@@ -47,6 +57,21 @@ function replaceChildren(element, ...children) {
 function parseRoute(path) {
   const room = /^\/room\/([34679ACDEFGHJKMNPQRTWXY]{6})$/i.exec(path);
   if (room) return { name: 'room', code: room[1].toUpperCase() };
+  const practice = /^\/practice(?:\/([a-z-]+))?$/.exec(path);
+  if (practice && (!practice[1] || gameOf(practice[1]))) {
+    const seed = /^[0-9]{1,15}$/.exec(new URLSearchParams(location.search).get('seed') ?? '');
+    return { name: 'practice', game: practice[1] ?? null, seed: seed ? Number(seed[0]) : null };
+  }
+  if (path === '/account') return { name: 'account' };
+  const daily = /^\/daily\/([a-z-]+)$/.exec(path);
+  if (daily && gameOf(daily[1])) return { name: 'daily', game: daily[1] };
+  const race = /^\/race\/([a-z-]+)$/.exec(path);
+  if (race && gameOf(race[1])) {
+    const query = new URLSearchParams(location.search);
+    const bot = ['easy', 'normal', 'strong'].includes(query.get('bot')) ? query.get('bot') : null;
+    const pace = /^[0-9]{1,6}$/.test(query.get('pace') ?? '') ? Number(query.get('pace')) : null;
+    return { name: 'race', game: race[1], private: query.has('private'), bot, pace };
+  }
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
   return { name: 'today' };
@@ -55,6 +80,8 @@ function parseRoute(path) {
 function markNavigation(route) {
   document.getElementById('nav-today').toggleAttribute('aria-current', route.name === 'today');
   document.getElementById('nav-days').toggleAttribute('aria-current', route.name === 'days');
+  document.getElementById('nav-practice').toggleAttribute('aria-current', route.name === 'practice');
+  document.getElementById('nav-account').toggleAttribute('aria-current', route.name === 'account');
   for (const link of document.querySelectorAll('[aria-current]')) {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
@@ -108,7 +135,7 @@ function todayView(connection) {
         h('span', { 'data-count': 'unranked' }, page.unranked), ' unranked'),
       leaderboardRows(page.rows, freshName),
       page.reveal ? h('p', { class: 'reveal' }, `seed ${page.reveal.seed} · salt ${page.reveal.salt}`) : null,
-      h('p', { class: 'meta' }, h('a', { href: `/days/${slug}` }, 'Past days →')),
+      h('p', { class: 'meta' }, h('a', { href: `/daily/${slug}`, 'data-daily': slug }, 'Play today\'s deal →'), ' · ', h('a', { href: `/days/${slug}` }, 'Past days →')),
     );
   }
 
@@ -212,14 +239,132 @@ function daysView(connection, slug) {
 
 // ----- A room, as a spectator -----
 
-function roomView(connection, code) {
-  const state = { room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false };
+// The seat a tab holds in a room: its resume token and the last event
+// seen, kept for the tab (sessionStorage), never in a URL.
+function seatKey(code) {
+  return `patience-seat-${code}`;
+}
+
+function savedSeat(code) {
+  try {
+    return JSON.parse(sessionStorage.getItem(seatKey(code)));
+  } catch {
+    return null;
+  }
+}
+
+function saveSeat(code, seat) {
+  try {
+    if (seat) sessionStorage.setItem(seatKey(code), JSON.stringify(seat));
+    else sessionStorage.removeItem(seatKey(code));
+  } catch {
+    // Storage refused: the seat is kept only while the page is open.
+  }
+}
+
+function roomView(connection, code, enginePromise) {
+  const state = {
+    room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
+    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null,
+  };
   const header = h('div', { id: 'room-header' });
+  const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
+  const raceMessage = h('p', { class: 'message', id: 'race-message', role: 'status', 'aria-live': 'polite' });
+  const myBoard = h('div', { class: 'play-area', id: 'my-board' });
+  const seatPanel = h('section', { class: 'panel', id: 'my-seat' }, seatControls, raceMessage, myBoard);
+  const say = (text, kind = 'info') => {
+    raceMessage.textContent = text;
+    raceMessage.dataset.kind = kind;
+  };
   const racers = h('div', { class: 'racers', id: 'racers', 'aria-live': 'polite' });
   const results = h('div', { id: 'results-area' });
   const replayArea = h('div', { id: 'replay-area' });
-  replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), results, replayArea);
+  replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), seatPanel, results, replayArea);
   let countdownTimer = null;
+
+  function remember() {
+    if (state.token) saveSeat(code, { token: state.token, seq: state.lastSeq });
+  }
+
+  async function mine() {
+    if (!state.mine) {
+      const engine = await enginePromise;
+      state.mine = raceBoard(myBoard, engine, {
+        game: state.room.game,
+        send: (text) => connection.raw({ type: 'move', text }),
+        say,
+      });
+    }
+    return state.mine;
+  }
+
+  function myStatus() {
+    return state.room?.players.find((player) => player.seat === state.seat)?.status ?? null;
+  }
+
+  function renderSeat() {
+    const room = state.room;
+    if (!room) return;
+    const phase = state.ended ? 'finished' : room.phase;
+    const open = ['lobby', 'dealing', 'countdown'].includes(phase);
+    const controls = [];
+    if (state.seat === null) {
+      if (open && room.players.length < room.max_players) {
+        controls.push(h('button', { type: 'button', class: 'primary', id: 'take-seat', onclick: takeSeat }, 'Take a seat'));
+      } else if (!state.ended) {
+        controls.push(h('span', { class: 'meta' }, 'Watching.'));
+      }
+    } else {
+      const moves = seatState(state.seat)?.progress?.moves ?? 0;
+      controls.push(h('span', { class: 'meta', id: 'my-seat-line', 'data-seat': state.seat }, `You race in seat ${state.seat + 1} · `,
+        h('span', { id: 'my-seat-moves' }, moves), ' moves.'));
+      if (phase === 'lobby' && room.owner === state.seat) {
+        controls.push(h('button', { type: 'button', class: 'primary', id: 'start-early', onclick: () => connection.raw({ type: 'start_early' }) }, 'Start now'));
+      }
+      if (phase === 'lobby' || phase === 'countdown' || phase === 'dealing') {
+        controls.push(h('button', {
+          type: 'button', id: 'share', onclick: () => navigator.clipboard?.writeText(location.href).then(() => say('Link copied.'), () => say(location.href)),
+        }, 'Copy the link'));
+      }
+      if (phase === 'racing' && myStatus() === 'racing') {
+        controls.push(h('button', { type: 'button', id: 'resign', onclick: () => connection.raw({ type: 'resign' }) }, 'Resign'));
+      }
+    }
+    replaceChildren(seatControls, controls);
+    seatPanel.hidden = !controls.length && state.seat === null;
+  }
+
+  async function takeSeat() {
+    const before = storedName();
+    await askName(seatControls);
+    if (!before) {
+      // The connection said hello as a spectator: say it again by name.
+      state.joinOnReady = true;
+      connection.reconnect();
+      return;
+    }
+    await connection.request({ type: 'leave' }, ['left']);
+    join();
+  }
+
+  function join() {
+    connection.request({ type: 'join_room', code }, ['room_joined']).then((answer) => {
+      if (answer.type === 'error') {
+        say(`No seat: ${answer.message}`, 'error');
+        spectate();
+      }
+    });
+  }
+
+  function spectate() {
+    connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
+      if (answer.type === 'error') {
+        replaceChildren(header, errorBox(answer.code === 'room_not_found'
+          ? `No room has the code ${code} (or it has closed).`
+          : `Cannot watch this room: ${answer.message}`));
+      }
+    });
+  }
 
   function seatState(seat) {
     if (!state.race) return null;
@@ -272,7 +417,7 @@ function roomView(connection, code) {
       return h('article', { class: 'racer', 'data-seat': player.seat },
         h('div', { class: 'racer-head' },
           h('span', { class: `dot${player.connected ? ' on' : ''}`, title: player.connected ? 'connected' : 'disconnected' }),
-          h('span', { class: 'racer-name' }, player.name), status(entry?.status ?? player.status)),
+          h('span', { class: 'racer-name' }, player.name), botMark(player.bot), status(entry?.status ?? player.status)),
         h('div', { class: 'counts' },
           count('moves', 'moves'), count('cards_home', `home /${cards}`), count('runs_home', 'runs home'),
           count('cards_uncovered', 'uncovered'), count('stock_turned', 'stock turned'),
@@ -290,7 +435,9 @@ function roomView(connection, code) {
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
         h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
       h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name), h('td', {}, status(standing.status)),
+        h('td', { class: 'num' }, standing.rank),
+        h('td', { class: 'name' }, standing.name, botMark(state.room?.players.find((player) => player.seat === standing.seat)?.bot)),
+        h('td', {}, status(standing.status)),
         h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
         h('td', { class: 'num' }, standing.progress.cards_home))))));
     const check = h('span', { id: 'commitment-check' }, 'checking…');
@@ -317,6 +464,7 @@ function roomView(connection, code) {
   function renderAll() {
     renderHeader();
     renderRacers();
+    renderSeat();
   }
 
   function loadReplay() {
@@ -338,6 +486,8 @@ function roomView(connection, code) {
   function endRace(result) {
     // Set before anything is drawn: from here every board is public.
     state.ended = true;
+    state.mine?.stop();
+    saveSeat(code, null);
     document.body.dataset.raceEnded = 'true';
     state.result = result;
     renderAll();
@@ -357,21 +507,69 @@ function roomView(connection, code) {
 
   return {
     ready() {
-      state.race = null;
-      connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
-        if (answer.type === 'error') {
-          replaceChildren(header, errorBox(answer.code === 'room_not_found'
-            ? `No room has the code ${code} (or it has closed).`
-            : `Cannot watch this room: ${answer.message}`));
-        }
+      // A resume gets the events missed, or a snapshot: the race kept so
+      // far stands until then. A spectator gets a snapshot.
+      if (state.joinOnReady) {
+        state.joinOnReady = false;
+        join();
+        return;
+      }
+      const seat = savedSeat(code);
+      if (!seat?.token) {
+        state.race = null;
+        spectate();
+        return;
+      }
+      // Take the seat back: after a dropped socket, a reload or a server
+      // restart, with no click.
+      connection.request({ type: 'resume', token: seat.token, last_seq: seat.seq ?? 0 }, ['resumed']).then((answer) => {
+        if (answer.type !== 'error') return;
+        saveSeat(code, null);
+        state.seat = null;
+        state.token = null;
+        spectate();
       });
     },
     event(message) {
+      if (typeof message.seq === 'number' && message.seq > state.lastSeq) {
+        state.lastSeq = message.seq;
+        remember();
+      }
       switch (message.type) {
         case 'room_joined':
+          state.room = message.room;
+          if (message.seat !== null && message.seat !== undefined) {
+            state.seat = message.seat;
+            state.token = message.resume_token;
+            remember();
+          }
+          renderAll();
+          break;
+        case 'resumed':
+          state.room = message.room;
+          state.seat = message.seat;
+          state.token = message.resume_token;
+          remember();
+          say('Back in your seat.');
+          renderAll();
+          break;
         case 'room_update':
           state.room = message.room;
           renderAll();
+          break;
+        case 'move_accepted': {
+          const entry = seatState(state.seat);
+          if (entry) entry.progress = message.progress;
+          mine().then((board) => board.accepted(message.board));
+          renderRacers();
+          renderSeat();
+          break;
+        }
+        case 'move_rejected':
+          mine().then((board) => board.rejected(message.message));
+          break;
+        case 'stuck':
+          say('No move is left on your board: resign, or wait for the race to end.', 'error');
           break;
         case 'snapshot':
           state.room = message.room;
@@ -381,6 +579,10 @@ function roomView(connection, code) {
           } : null;
           if (message.race?.result && !state.ended) endRace(message.race.result);
           else renderAll();
+          if (state.seat !== null && message.race) {
+            const own = message.race.boards.find((entry) => entry.seat === state.seat);
+            if (own?.board) mine().then((board) => board.setBoard(own.board, !message.race.result && myStatus() === 'racing'));
+          }
           break;
         case 'countdown':
           state.countdownUntil = Date.now() + Number(message.starts_in_ms);
@@ -399,6 +601,7 @@ function roomView(connection, code) {
             })),
           };
           renderAll();
+          if (state.seat !== null) mine().then((board) => board.setBoard(message.board, true));
           break;
         case 'progress': {
           const entry = seatState(message.seat);
@@ -412,7 +615,9 @@ function roomView(connection, code) {
         case 'finished': {
           const entry = seatState(message.seat);
           if (entry) entry.status = message.status;
+          if (message.seat === state.seat && state.mine) state.mine.stop();
           renderRacers();
+          renderSeat();
           break;
         }
         case 'race_ended':
@@ -500,21 +705,333 @@ function replayPlayer(replay) {
   return { element };
 }
 
+// ----- The daily deal, played in the page -----
+
+// `/daily/GAME`: the signed-in player's attempt at today's deal (one per
+// game and day), with the day's standings live beside the board.
+function dailyView(connection, slug, enginePromise) {
+  const game = gameOf(slug);
+  const controls = h('div', { class: 'toolbar', id: 'daily-controls' });
+  const message = h('p', { class: 'message', id: 'race-message', role: 'status', 'aria-live': 'polite' });
+  const boardArea = h('div', { class: 'play-area', id: 'my-board' });
+  const standings = h('section', { class: 'panel leaderboard', id: 'daily-standings', 'aria-live': 'polite' }, h('h2', {}, "Today's standings"));
+  replaceChildren(main, h('h1', {}, `Today's deal: ${game.title}`),
+    h('div', { class: 'daily-layout' }, h('section', { class: 'panel' }, controls, message, boardArea), standings));
+  const say = (text, kind = 'info') => {
+    message.textContent = text;
+    message.dataset.kind = kind;
+  };
+  let signedIn = null;
+  let mine = null;
+  let page = null;
+
+  async function board() {
+    if (!mine) mine = raceBoard(boardArea, await enginePromise, { game: slug, send: (text) => connection.raw({ type: 'move', text }), say });
+    return mine;
+  }
+
+  function renderStandings(freshName) {
+    if (!page) return;
+    replaceChildren(standings, h('h2', {}, "Today's standings"),
+      h('p', { class: 'meta' }, page.date, ' · ', h('span', { 'data-count': 'finishers' }, page.finishers), ' ranked · ',
+        h('span', { 'data-count': 'playing' }, page.playing), ' playing · ', h('span', { 'data-count': 'unranked' }, page.unranked), ' unranked'),
+      leaderboardRows(page.rows, freshName));
+  }
+
+  function playing(attempt) {
+    board().then((own) => own.setBoard(attempt.board, true));
+    replaceChildren(controls,
+      h('span', { class: 'meta', id: 'my-seat-line' }, `${attempt.date} · `, h('span', { id: 'my-seat-moves' }, attempt.progress.moves), ' moves',
+        attempt.unranked ? ' · a new account: played, not ranked today' : ''),
+      h('button', { type: 'button', id: 'resign', onclick: () => connection.raw({ type: 'resign' }) }, 'Resign'));
+  }
+
+  return {
+    signedIn(answer) { signedIn = answer; },
+    ready() {
+      connection.request({ type: 'follow', game: slug, limit: 10 }, ['leaderboard_page']);
+      if (!signedIn) {
+        replaceChildren(controls, h('p', {}, 'The daily deal is played signed in: ', h('a', { href: '/account' }, 'register or sign in'), ', then come back.'));
+        return;
+      }
+      connection.request({ type: 'daily_play', game: slug }, ['daily_started']).then((answer) => {
+        if (answer.type === 'error') replaceChildren(controls, h('p', { id: 'daily-closed' }, answer.message));
+      });
+    },
+    event(event) {
+      switch (event.type) {
+        case 'daily_started':
+          playing(event.attempt);
+          break;
+        case 'move_accepted':
+          board().then((own) => own.accepted(event.board));
+          document.getElementById('my-seat-moves')?.replaceChildren(String(event.progress.moves));
+          break;
+        case 'move_rejected':
+          board().then((own) => own.rejected(event.message));
+          break;
+        case 'daily_finished': {
+          const result = event.result;
+          mine?.stop();
+          replaceChildren(controls, h('p', { id: 'daily-result', 'data-status': result.status },
+            `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${result.progress.moves} moves · `,
+            result.unranked ? `would rank ${result.rank} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'})` : `rank ${result.rank} of ${result.finishers}`));
+          break;
+        }
+        case 'leaderboard_page':
+          page = event.page;
+          renderStandings();
+          break;
+        case 'leaderboard_update': {
+          const update = event.update;
+          if (!page || update.date !== page.date) return;
+          page.finishers = update.finishers;
+          page.unranked = update.unranked;
+          page.playing = update.playing;
+          if (update.row) {
+            for (const row of page.rows) if (row.rank >= update.row.rank) row.rank += 1;
+            page.rows = [...page.rows, update.row].sort((a, b) => a.rank - b.rank).slice(0, 10);
+          }
+          renderStandings(update.row?.name);
+          break;
+        }
+        default:
+          break;
+      }
+    },
+  };
+}
+
+// ----- The account -----
+
+// The account's token is kept in this browser's storage (never in a URL),
+// and every connection signs in with it after `welcome`.
+const TOKEN_KEY = 'patience-token';
+
+function storedToken() {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function storeAccount(token, name) {
+  try {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    if (name) localStorage.setItem('patience-name', name);
+  } catch {
+    // Storage refused: signed in for this page only.
+  }
+}
+
+// `/account`: register, or sign in with a code from another device or
+// from `patience sign-in-code`; once signed in, a code for another device
+// (or for `patience sign-in CODE`), and sign out.
+function accountView(connection) {
+  const area = h('section', { class: 'panel', id: 'account' });
+  const line = h('p', { class: 'message', id: 'account-message', role: 'status', 'aria-live': 'polite' });
+  replaceChildren(main, h('h1', {}, 'Your account'), area, line);
+  const say = (text, kind = 'info') => {
+    line.textContent = text;
+    line.dataset.kind = kind;
+  };
+  let player = null;
+
+  function signedIn(answer) {
+    player = { id: answer.player, name: answer.name };
+    storeAccount(answer.token ?? storedToken(), answer.name);
+    const code = h('div', { id: 'sign-in-code-area' });
+    const record = h('div', { id: 'record' });
+    replaceChildren(area,
+      h('p', { id: 'signed-in-as', 'data-player': answer.player }, 'Signed in as ', h('strong', {}, answer.name), '.'),
+      h('div', { class: 'toolbar' },
+        h('button', { type: 'button', id: 'show-code', onclick: showCode }, 'Sign in on another device'),
+        h('button', { type: 'button', id: 'sign-out', onclick: signOut }, 'Sign out')),
+      code, record);
+    connection.request({ type: 'player_stats' }, ['player_record']).then((reply) => {
+      if (reply.type === 'error') return;
+      showRecord(record, reply.record);
+    });
+  }
+
+  // The player's record on the daily deal, per game: closed days only.
+  function showRecord(element, record) {
+    if (!record.games.length) {
+      replaceChildren(element, h('h2', {}, 'Your daily record'), h('p', { class: 'meta' }, 'No closed day played yet: a day counts once it is over.'));
+      return;
+    }
+    replaceChildren(element, h('h2', {}, 'Your daily record'),
+      h('div', { class: 'table-wrap' }, h('table', {},
+        h('thead', {}, h('tr', {}, h('th', {}, 'Game'), h('th', { class: 'num' }, 'Days'), h('th', { class: 'num' }, 'Wins'),
+          h('th', { class: 'num' }, 'Best rank'), h('th', { class: 'num' }, 'Best time'), h('th', { class: 'num' }, 'Streak'),
+          h('th', { class: 'num' }, 'Win streak'))),
+        h('tbody', {}, record.games.map((row) => h('tr', { 'data-game': row.game },
+          h('td', {}, gameOf(row.game)?.title ?? row.game), h('td', { class: 'num' }, row.days_played), h('td', { class: 'num' }, row.wins),
+          h('td', { class: 'num' }, row.best_rank ?? '–'), h('td', { class: 'num' }, duration(row.best_time_ms)),
+          h('td', { class: 'num' }, `${row.play_streak} (best ${row.best_play_streak})`),
+          h('td', { class: 'num' }, `${row.win_streak} (best ${row.best_win_streak})`)))))),
+      h('p', { class: 'meta' }, `Through ${record.through}.`));
+  }
+
+  async function showCode() {
+    const answer = await connection.request({ type: 'request_sign_in_code' }, ['sign_in_code']);
+    if (answer.type === 'error') {
+      say(answer.message, 'error');
+      return;
+    }
+    const minutes = Math.round(Number(answer.expires_in_ms) / 60000);
+    replaceChildren(document.getElementById('sign-in-code-area'),
+      h('p', {}, 'On the other device, open Account and type this code, or run ', h('code', {}, `patience sign-in ${answer.code}`), ':'),
+      h('p', { class: 'sign-in-code', id: 'sign-in-code' }, answer.code),
+      h('p', { class: 'meta' }, `It works once, within ${minutes} minutes. Anyone who reads it before you use it can sign in as you: show it to no one else.`));
+  }
+
+  async function signOut() {
+    const answer = await connection.request({ type: 'sign_out' }, ['signed_out']);
+    if (answer.type === 'error') {
+      say(answer.message, 'error');
+      return;
+    }
+    storeAccount(null);
+    player = null;
+    say('Signed out on this browser; your other devices stay signed in.');
+    signedOut();
+  }
+
+  function signedOut() {
+    const name = h('input', { id: 'register-name', maxlength: 24, required: true, value: storedName() ?? '', 'aria-label': 'Name' });
+    const code = h('input', { id: 'redeem-code', maxlength: 12, required: true, autocomplete: 'one-time-code', autocapitalize: 'characters', 'aria-label': 'Sign-in code' });
+    const register = h('form', { class: 'name-form', id: 'register-form' }, h('label', { for: 'register-name' }, 'A new account: '), name, ' ',
+      h('button', { type: 'submit', class: 'primary' }, 'Register'));
+    const redeem = h('form', { class: 'name-form', id: 'redeem-form' }, h('label', { for: 'redeem-code' }, 'A sign-in code from another device: '), code, ' ',
+      h('button', { type: 'submit' }, 'Sign in'));
+    register.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const answer = await connection.request({ type: 'register', name: name.value.trim() }, ['registered']);
+      if (answer.type === 'error') say(answer.message, 'error');
+      else {
+        say('Registered: this browser keeps you signed in.');
+        signedIn(answer);
+      }
+    });
+    redeem.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const answer = await connection.request({ type: 'redeem_sign_in_code', code: code.value }, ['signed_in']);
+      if (answer.type === 'error') say(answer.message, 'error');
+      else {
+        say('Signed in: this browser keeps you signed in.');
+        signedIn(answer);
+      }
+    });
+    replaceChildren(area, register, redeem);
+  }
+
+  return {
+    ready() {
+      if (player) signedIn({ player: player.id, name: player.name });
+      else signedOut();
+    },
+    signedIn(answer) {
+      player = { id: answer.player, name: answer.name };
+    },
+    event() {},
+  };
+}
+
 // ----- Start -----
+
+// Practice needs the engine and no connection.
+async function startPractice(route) {
+  connectionLine.hidden = true;
+  const { Engine, Thinker } = globalThis.PatienceEngine;
+  try {
+    const module = await Engine.compile();
+    const engine = await Engine.create(module);
+    practiceScreen(main, { slug: route.game, seed: route.seed }, engine, new Thinker(module));
+  } catch (error) {
+    replaceChildren(main, errorBox(`The rules engine could not start: ${error.message}`));
+  }
+}
+
+// The race launcher (`/race/GAME`, `?private` for a private room): asks
+// the name once, opens or joins the room, keeps its seat's token for the
+// tab and goes to the room's page, which takes the seat back with it.
+function raceLauncher(connection, route) {
+  const game = gameOf(route.game);
+  const area = h('div', { id: 'launcher' });
+  const title = route.bot ? `Race a bot (${route.bot}): ${game.title}` : route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`;
+  replaceChildren(main, h('h1', {}, title), area);
+  let busy = false;
+  return {
+    async ready() {
+      if (busy) return;
+      busy = true;
+      if (!storedName()) {
+        // Asked once; the connection then says hello again by that name.
+        await askName(area);
+        busy = false;
+        connection.reconnect();
+        return;
+      }
+      replaceChildren(area, h('p', { class: 'meta' }, route.private ? 'Opening a room…' : 'Finding a race…'));
+      const options = { undo_allowed: false, time_limit_ms: null, open_boards: false };
+      let request = { type: 'quick_race', game: route.game };
+      if (route.bot) {
+        // One bot seat: the room is full with it, so its countdown starts.
+        request = {
+          type: 'create_room', game: route.game, max_players: 2, public: false, options,
+          bots: [{ level: route.bot, pace_ms: route.pace }],
+        };
+      } else if (route.private) {
+        request = { type: 'create_room', game: route.game, max_players: 4, public: false, options };
+      }
+      const answer = await connection.request(request, ['room_joined']);
+      if (answer.type === 'error') {
+        busy = false;
+        replaceChildren(area, errorBox(`No race: ${answer.message}`));
+        return;
+      }
+      saveSeat(answer.room.code, { token: answer.resume_token, seq: answer.seq ?? 0 });
+      location.replace(`/room/${answer.room.code}`);
+    },
+    event() {},
+  };
+}
 
 const route = parseRoute(location.pathname);
 markNavigation(route);
 let view = null;
 const connection = new Connection({
+  name: () => storedName() ?? 'web spectator',
   onEvent: (message) => view && view.event(message),
-  onReady: () => view && view.ready(),
+  // Signs in with the stored token first, if there is one.
+  onReady: async () => {
+    const token = storedToken();
+    if (token) {
+      const answer = await connection.request({ type: 'authenticate', token }, ['authenticated']);
+      if (answer.type === 'error' && answer.code === 'invalid_token') storeAccount(null);
+      else if (answer.type === 'authenticated') view?.signedIn?.(answer);
+    }
+    if (view) view.ready();
+  },
   onState: (state, text) => {
     connectionLine.dataset.state = state;
     connectionLine.textContent = text;
   },
 });
-if (route.name === 'room') view = roomView(connection, route.code);
+if (route.name === 'practice') startPractice(route);
+else if (route.name === 'room') {
+  const { Engine } = globalThis.PatienceEngine;
+  view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)));
+} else if (route.name === 'race') view = raceLauncher(connection, route);
+else if (route.name === 'account') view = accountView(connection);
+else if (route.name === 'daily') {
+  const { Engine } = globalThis.PatienceEngine;
+  view = dailyView(connection, route.game, Engine.compile().then((module) => Engine.create(module)));
+}
 else if (route.name === 'days') view = daysView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;
-connection.open();
+if (route.name !== 'practice') connection.open();

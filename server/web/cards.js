@@ -1,6 +1,11 @@
 // Cards and boards, drawn from a `View` (docs/PROTOCOL.md: zones with
 // `hidden`, the face-down count, and `face_up`, bottom first). Face-down
 // cards are drawn as backs and carry no name: the page is never told them.
+// The board knows no rules: on a board drawn to play (`play` in `board`)
+// each face-up card and each zone says where it is (`data-zone-kind`,
+// `data-zone-index`, `data-depth` from the top) and has an accessible name
+// ("seven of hearts, pile 3"); the practice and race screens ask the
+// engine what a gesture on them means.
 
 const SUITS = {
   c: { symbol: '♣', name: 'clubs', colour: 'black' },
@@ -32,6 +37,13 @@ export function h(tag, attributes = {}, ...children) {
   return element;
 }
 
+// "seven of hearts" for "7h".
+export function cardName(code) {
+  const rank = RANKS[code[0]];
+  const suit = SUITS[code[1]];
+  return rank && suit ? `${rank[1]} of ${suit.name}` : code;
+}
+
 // A face-up card, e.g. "Th": the ten of hearts, in red.
 export function cardFace(code) {
   const rank = RANKS[code[0]];
@@ -39,7 +51,7 @@ export function cardFace(code) {
   if (!rank || !suit) return h('span', { class: 'card unknown' }, code);
   return h(
     'span',
-    { class: `card face ${suit.colour}`, 'data-card': code, role: 'img', 'aria-label': `${rank[1]} of ${suit.name}` },
+    { class: `card face ${suit.colour}`, 'data-card': code, role: 'img', 'aria-label': cardName(code) },
     h('span', { class: 'corner', 'aria-hidden': 'true' }, h('span', { class: 'rank' }, rank[0]), h('span', { class: 'suit' }, suit.symbol)),
     h('span', { class: 'pip', 'aria-hidden': 'true' }, suit.symbol),
   );
@@ -72,35 +84,96 @@ export function zoneName(zone) {
   }
 }
 
+// A zone's name for people: "pile 3", "the stock", "position B4".
+export function zoneTitle(zone) {
+  const index = (zone.index ?? 0) + 1;
+  switch (zone.kind) {
+    case 'stock': return 'the stock';
+    case 'waste': return 'the waste';
+    case 'discard': return 'the discard';
+    case 'position': return `position ${zoneName(zone)}`;
+    default: return `${zone.kind} ${index}`;
+  }
+}
+
+// Whether two zones are the same place.
+export function sameZone(a, b) {
+  return !!a && !!b && a.kind === b.kind && (a.index ?? null) === (b.index ?? null);
+}
+
+// The zone an element of a board lies in, read back from its attributes.
+export function zoneOf(element) {
+  const place = element?.closest?.('[data-zone-kind]');
+  if (!place) return null;
+  const zone = { kind: place.dataset.zoneKind };
+  if (place.dataset.zoneIndex !== undefined) zone.index = Number(place.dataset.zoneIndex);
+  return zone;
+}
+
+// Marks `element` as a place or a card to play: where it lies, focusable,
+// and named for people.
+function playable(element, zone, depth, name) {
+  element.dataset.zoneKind = zone.kind;
+  if (zone.index !== undefined && zone.index !== null) element.dataset.zoneIndex = String(zone.index);
+  if (depth !== null) element.dataset.depth = String(depth);
+  element.setAttribute('role', 'button');
+  element.setAttribute('tabindex', '0');
+  element.setAttribute('aria-label', name);
+  return element;
+}
+
 function zoneKey(zone) {
   return zone.index === undefined || zone.index === null ? zone.kind : `${zone.kind}-${zone.index}`;
 }
 
 // A pile: its face-down cards as backs, then its face-up cards fanned down.
-function pile(view) {
+function pileOf(view, play) {
   const cards = [];
   for (let i = 0; i < view.hidden; i += 1) cards.push(cardBack());
-  for (const code of view.face_up) cards.push(cardFace(code));
+  const title = zoneTitle(view.zone);
+  view.face_up.forEach((code, index) => {
+    const card = cardFace(code);
+    if (play) playable(card, view.zone, view.face_up.length - 1 - index, `${cardName(code)}, ${title}`);
+    cards.push(card);
+  });
   const name = zoneName(view.zone);
-  return h(
+  const element = h(
     'div',
     { class: 'zone pile', 'data-zone': zoneKey(view.zone), 'aria-label': `pile ${name}` },
     cards.length ? cards : emptySlot(name),
   );
+  if (play) {
+    element.dataset.zoneKind = view.zone.kind;
+    element.dataset.zoneIndex = String(view.zone.index);
+    if (!view.face_up.length) playable(element.firstChild, view.zone, null, `${title}, empty`);
+  }
+  return element;
 }
 
 // A zone shown by its top card and a count: stock, waste, cells,
 // foundations, reserves, the discard, Virginia Reel's positions.
-function slot(view) {
+function slotOf(view, play) {
   const total = view.hidden + view.face_up.length;
   const name = zoneName(view.zone);
+  const title = zoneTitle(view.zone);
   let top;
-  if (view.face_up.length) top = cardFace(view.face_up[view.face_up.length - 1]);
-  else if (view.hidden) top = cardBack();
-  else top = emptySlot(name);
+  if (view.face_up.length) {
+    const code = view.face_up[view.face_up.length - 1];
+    top = cardFace(code);
+    if (play) playable(top, view.zone, 0, `${cardName(code)}, ${title}`);
+  } else if (view.hidden) {
+    top = cardBack();
+    if (play) playable(top, view.zone, 0, `${title}, ${total} face down`);
+  } else {
+    top = emptySlot(name);
+    if (play) playable(top, view.zone, null, `${title}, empty`);
+  }
   return h(
     'div',
-    { class: `zone slot ${view.zone.kind}`, 'data-zone': zoneKey(view.zone), title: name },
+    {
+      class: `zone slot ${view.zone.kind}`, 'data-zone': zoneKey(view.zone), title: name,
+      'data-zone-kind': play ? view.zone.kind : null, 'data-zone-index': play ? view.zone.index : null,
+    },
     top,
     total > 1 ? h('span', { class: 'count', 'aria-label': `${total} cards` }, total) : null,
   );
@@ -111,8 +184,11 @@ const TOP_ROW = ['stock', 'waste', 'cell', 'discard', 'foundation'];
 // A whole board, laid out by its zones' kinds: the stock, waste, cells,
 // discard and foundations in a row, then the piles side by side, then
 // Virginia Reel's three rows of positions and its reserves.
-export function board(view) {
+// `play`: draw it to be played (see the top of this file).
+export function board(view, play = false) {
   const zones = view.zones ?? [];
+  const slot = (zone) => slotOf(zone, play);
+  const pile = (zone) => pileOf(zone, play);
   const ofKind = (kind) => zones.filter((zone) => zone.zone.kind === kind);
   const piles = ofKind('pile');
   const positions = ofKind('position');
@@ -124,7 +200,7 @@ export function board(view) {
   if (positions.length) parts.push(h('div', { class: 'row positions' }, positions.map(slot)));
   if (reserves.length) parts.push(h('div', { class: 'row reserves' }, reserves.map(slot)));
   if (piles.length) parts.push(h('div', { class: 'row piles' }, piles.map(pile)));
-  const element = h('div', { class: `board game-${view.game}`, 'data-game': view.game }, parts);
+  const element = h('div', { class: `board game-${view.game}${play ? ' play' : ''}`, 'data-game': view.game }, parts);
   element.style.setProperty('--columns', String(columns));
   return element;
 }

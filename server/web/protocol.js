@@ -33,7 +33,9 @@ export class Connection {
   // `onEvent(message)` for pushed messages; `onReady()` after each
   // `welcome` (again after a reconnection); `onState(state, text)` for the
   // connection line.
-  constructor({ onEvent, onReady, onState }) {
+  // `name()`: the name `hello` gives (a spectator's default).
+  constructor({ onEvent, onReady, onState, name }) {
+    this.name = name ?? (() => 'web spectator');
     this.onEvent = onEvent;
     this.onReady = onReady;
     this.onState = onState;
@@ -51,7 +53,7 @@ export class Connection {
     this.socket = socket;
     this.onState('connecting', 'Connecting…');
     socket.addEventListener('open', () => {
-      this.raw({ type: 'hello', version: PROTOCOL_VERSION, name: 'web spectator' });
+      this.raw({ type: 'hello', version: PROTOCOL_VERSION, name: this.name() });
     });
     socket.addEventListener('message', (event) => {
       if (!(event.data instanceof ArrayBuffer)) return;
@@ -71,10 +73,17 @@ export class Connection {
         this.onState('closed', `Disconnected: ${event.reason || 'closed by the server'}.`);
         return;
       }
-      this.onState('closed', `Disconnected; trying again in ${Math.round(this.retryMs / 1000)} s…`);
+      this.onState('closed', `Reconnecting in ${Math.round(this.retryMs / 1000)} s…`);
       setTimeout(() => this.open(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, 15000);
     });
+  }
+
+  // Closes the socket and opens a new one at once (to say `hello` with a
+  // new name).
+  reconnect() {
+    this.retryMs = 0;
+    this.socket?.close();
   }
 
   dispatch(message) {

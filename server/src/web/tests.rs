@@ -30,6 +30,22 @@ fn requests_are_routed_to_the_page_files_or_refused() {
         ("GET", "/favicon.svg", 200, SVG),
         ("GET", "/vendor/msgpack-3.1.3.min.js", 200, JAVASCRIPT),
         ("GET", "/vendor/LICENSE", 200, TEXT),
+        ("GET", "/engine.js", 200, JAVASCRIPT),
+        ("GET", "/hint-worker.js", 200, JAVASCRIPT),
+        ("GET", "/practice.js", 200, JAVASCRIPT),
+        ("GET", "/engine.wasm", 200, WASM),
+        ("GET", "/practice", 200, HTML),
+        ("GET", "/practice/indian", 200, HTML),
+        ("GET", "/practice/virginia-reel?seed=7", 200, HTML),
+        ("GET", "/practice/klondike", 404, TEXT),
+        ("GET", "/race.js", 200, JAVASCRIPT),
+        ("GET", "/race/indian", 200, HTML),
+        ("GET", "/race/indian?private", 200, HTML),
+        ("GET", "/race/klondike", 404, TEXT),
+        ("GET", "/account", 200, HTML),
+        ("GET", "/daily/indian", 200, HTML),
+        ("GET", "/daily/klondike", 404, TEXT),
+        ("GET", "/account/x", 404, TEXT),
         ("GET", "/days/three-blind-mice", 200, HTML),
         ("GET", "/days/virginia-reel", 200, HTML),
         ("GET", "/days/klondike", 404, TEXT),
@@ -64,7 +80,13 @@ fn requests_are_routed_to_the_page_files_or_refused() {
 
 #[test]
 fn every_page_route_gets_the_same_page() {
-    for target in ["/", "/days/indian", "/room/ACDEF3"] {
+    for target in [
+        "/",
+        "/days/indian",
+        "/room/ACDEF3",
+        "/practice",
+        "/practice/midshipman",
+    ] {
         assert_eq!(respond(&get(target)).body, INDEX_HTML, "{target}");
     }
 }
@@ -90,6 +112,14 @@ fn the_vendored_library_is_cached_for_good_and_the_rest_revalidated() {
     );
 }
 
+/// The rules engine the page runs is a WebAssembly module (its magic
+/// number and version 1), built from `shared/wasm` by `build.rs`.
+#[test]
+fn the_engine_is_embedded() {
+    let body = respond(&get("/engine.wasm")).body;
+    assert_eq!(body.get(..8), Some(&b"\0asm\x01\0\0\0"[..]));
+}
+
 #[test]
 fn an_answer_carries_length_type_and_the_security_headers() {
     let bytes = respond(&get("/style.css")).to_bytes();
@@ -109,8 +139,13 @@ fn an_answer_carries_length_type_and_the_security_headers() {
     for line in expected {
         assert!(lines.contains(&line.as_str()), "{line:?} in {lines:?}");
     }
-    assert!(CONTENT_SECURITY_POLICY.contains("script-src 'self'"));
-    assert!(!CONTENT_SECURITY_POLICY.contains("unsafe"));
+    assert!(CONTENT_SECURITY_POLICY.contains("script-src 'self' 'wasm-unsafe-eval';"));
+    // WebAssembly's is the only relaxation: no inline script, no eval.
+    assert!(
+        !CONTENT_SECURITY_POLICY
+            .replace("'wasm-unsafe-eval'", "")
+            .contains("unsafe")
+    );
     let refused = String::from_utf8_lossy(&respond(&request("POST", "/")).to_bytes()).into_owned();
     assert!(refused.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"));
     assert!(refused.contains("\r\nAllow: GET\r\n"));

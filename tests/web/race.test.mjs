@@ -1,0 +1,296 @@
+// A race played in the page, in a real browser: a real patience-server
+// (the built binary, loopback), two browser contexts racing in a private
+// room (one opens it and shares its link, the other takes a seat from the
+// link; each asked its name once), a third watching. Cards move by mouse
+// drag and drop; one racer's socket is cut mid-race and the server is
+// restarted with SIGTERM mid-race, and both seats come back with no
+// click; then both resign, and every page shows the results and the
+// replay. Then one racer registers, plays the daily deal (one move, then
+// resigns) with the standings live beside the board, and cannot play it
+// twice. Every frame each page received passes the fair-play check: no
+// rival board and no rival move before race_ended. No console error.
+//
+// Run: `npm ci && npm test` here, after `cargo build --workspace`.
+// Every wait is on a condition (DOM, a message, a process); none on time.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Decoder } from '@msgpack/msgpack';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const screenshots = path.join(target, 'web-screenshots');
+const PATIENCE_MS = 180_000;
+
+const decoder = new Decoder({ useBigInt64: true });
+const cleanups = [];
+const scratch = mkdtempSync(path.join(tmpdir(), 'patience-race-'));
+cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+const data = path.join(scratch, 'data');
+mkdirSync(data);
+
+function step(text) {
+  console.log(`-- ${text}`);
+}
+
+// Starts the server on `listen` (port 0 the first time; the same port
+// after a restart, so the pages find it again).
+async function startServer(listen) {
+  const child = spawn(serverBinary, [
+    '--listen', listen, '--no-admin', '--data', data,
+    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
+  ], {
+    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) resolve();
+    else {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    }
+  });
+  cleanups.push(stop);
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
+  });
+  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
+  assert.ok(address, `an address in ${JSON.stringify(first)}`);
+  return { address, stop };
+}
+
+// Every frame a page receives on its WebSockets, decoded, and a way to
+// cut its socket from the server's side (the page sees a dropped
+// connection).
+function wire(page, base) {
+  const frames = [];
+  const sockets = [];
+  const ready = page.routeWebSocket(`${base.replace('http', 'ws')}/`, (socket) => {
+    const server = socket.connectToServer();
+    server.onMessage((message) => {
+      if (typeof message !== 'string') frames.push(decoder.decode(message));
+      socket.send(message);
+    });
+    sockets.push({ socket, server });
+  });
+  const cut = () => Promise.all(sockets.splice(0).map(async ({ socket, server }) => {
+    await server.close().catch(() => {});
+    await socket.close().catch(() => {});
+  }));
+  return { frames, ready, cut };
+}
+
+// The frames a racer at `seat` (null: a spectator) got before the race
+// ended carry no rival's board or move.
+function checkFairPlay(frames, seat, who) {
+  const ended = frames.findIndex((frame) => frame.type === 'race_ended');
+  assert.ok(ended > 0, `${who} got race_ended`);
+  for (const frame of frames.slice(0, ended)) {
+    if (frame.type === 'progress') {
+      assert.equal(frame.board, null, `${who}: a rival's board in ${JSON.stringify(frame)}`);
+      assert.equal(frame.text, null, `${who}: a rival's move in ${JSON.stringify(frame)}`);
+    }
+    if (frame.type === 'move_accepted') assert.notEqual(seat, null, `${who}: a move_accepted to a spectator`);
+    if (frame.type === 'snapshot' && frame.race) {
+      for (const entry of frame.race.boards) {
+        if (entry.seat !== seat) assert.equal(entry.board, null, `${who}: seat ${entry.seat}'s board in a snapshot`);
+      }
+    }
+  }
+}
+
+// Plays one move on `page`'s own board by mouse drag and drop: picks up
+// face-up cards until the engine lights a place for one, and drops it
+// there.
+// Returns whether a move was made.
+async function dragAMove(page) {
+  const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
+  // Every face-up card that can be picked, top cards first.
+  const cards = page.locator('#my-board [data-depth].face');
+  const count = await cards.count();
+  for (let index = 0; index < count; index += 1) {
+    const box = await cards.nth(index).boundingBox();
+    await page.mouse.move(box.x + 8, box.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 20, box.y + 25, { steps: 3 });
+    const target = page.locator('#my-board .zone.target').first();
+    if (await target.count()) {
+      const spot = await target.boundingBox();
+      await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
+      await page.mouse.up();
+      await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
+        && document.querySelector('#my-board .board')?.dataset.pending === '0')
+        || document.querySelector('#race-message')?.dataset.kind === 'error', before, { timeout: PATIENCE_MS });
+      assert.notEqual(await page.getAttribute('#race-message', 'data-kind'), 'error', await page.textContent('#race-message'));
+      return true;
+    }
+    await page.mouse.move(box.x + 8, box.y + 5, { steps: 2 });
+    await page.mouse.up();
+  }
+  return false;
+}
+
+async function main() {
+  mkdirSync(screenshots, { recursive: true });
+  let server = await startServer('127.0.0.1:0');
+  const base = `http://${server.address}`;
+  step(`server at ${base}`);
+
+  const pageErrors = [];
+  const launch = async (options) => {
+    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      ...options,
+    });
+    cleanups.push(() => context.close());
+    context.on('weberror', (error) => pageErrors.push(String(error.error())));
+    context.on('console', (message) => {
+      // A dropped socket and the restart are part of the test: Chromium
+      // logs the failed reconnections as errors.
+      if (message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text())) pageErrors.push(message.text());
+    });
+    return context;
+  };
+  const adaContext = await launch({ viewport: { width: 1280, height: 900 } });
+  const bobContext = await launch({ viewport: { width: 1280, height: 900 } });
+  const watchContext = await launch({ viewport: { width: 390, height: 844 } });
+
+  step('ada opens a private room; her name is asked once');
+  const ada = await adaContext.newPage();
+  const adaWire = wire(ada, base);
+  await adaWire.ready;
+  await ada.goto(`${base}/race/three-blind-mice?private`);
+  await ada.fill('#player-name', 'ada');
+  await ada.screenshot({ path: path.join(screenshots, 'race-name-1280.png') });
+  await ada.click('#name-form button');
+  await ada.waitForURL(/\/room\/[34679ACDEFGHJKMNPQRTWXY]{6}$/);
+  const code = ada.url().split('/').pop();
+  await ada.waitForSelector('#my-seat-line[data-seat="0"]');
+  step(`room ${code}`);
+
+  step('bob takes a seat from the link; a third page watches');
+  const bob = await bobContext.newPage();
+  const bobWire = wire(bob, base);
+  await bobWire.ready;
+  await bob.goto(`${base}/room/${code}`);
+  await bob.click('#take-seat');
+  await bob.fill('#player-name', 'bob');
+  await bob.click('#name-form button');
+  await bob.waitForSelector('#my-seat-line[data-seat="1"]');
+  const watcher = await watchContext.newPage();
+  const watchWire = wire(watcher, base);
+  await watchWire.ready;
+  await watcher.goto(`${base}/room/${code}`);
+  await watcher.waitForSelector('#racers [data-seat="1"]');
+  await ada.waitForSelector('#start-early');
+  await ada.screenshot({ path: path.join(screenshots, 'race-lobby-1280.png'), fullPage: true });
+  await watcher.screenshot({ path: path.join(screenshots, 'race-lobby-watching-390.png'), fullPage: true });
+
+  step('the owner starts early; the race runs');
+  await ada.click('#start-early');
+  for (const page of [ada, bob]) await page.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
+  await watcher.waitForSelector('#phase[data-phase="racing"]', { timeout: PATIENCE_MS });
+  assert.ok(await dragAMove(ada), 'ada has a move');
+  assert.ok(await dragAMove(bob), 'bob has a move');
+  await ada.screenshot({ path: path.join(screenshots, 'race-racing-1280.png'), fullPage: true });
+  await watcher.screenshot({ path: path.join(screenshots, 'race-racing-watching-390.png'), fullPage: true });
+
+  step('bob\'s socket is cut: the seat comes back with no click');
+  await bobWire.cut();
+  await bob.waitForFunction(() => document.querySelector('#race-message')?.textContent === 'Back in your seat.', null, { timeout: PATIENCE_MS });
+  await bob.waitForSelector('#my-board .board.play');
+  await dragAMove(bob);
+
+  step('the server restarts with SIGTERM mid-race: both seats come back');
+  await server.stop();
+  for (const page of [ada, bob]) {
+    await page.waitForFunction(() => /Reconnecting/.test(document.querySelector('#connection').textContent), null, { timeout: PATIENCE_MS });
+  }
+  await ada.screenshot({ path: path.join(screenshots, 'race-reconnecting-1280.png'), fullPage: true });
+  server = await startServer(server.address);
+  for (const page of [ada, bob]) {
+    await page.waitForFunction(() => document.querySelector('#race-message')?.textContent === 'Back in your seat.'
+      && document.querySelector('#connection').dataset.state === 'open', null, { timeout: PATIENCE_MS });
+    await page.waitForSelector('#my-board .board.play');
+  }
+  await dragAMove(ada);
+
+  step('both resign: the results and the replay');
+  for (const page of [ada, bob]) {
+    await page.click('#resign');
+  }
+  for (const page of [ada, bob, watcher]) {
+    await page.waitForSelector('#results', { timeout: PATIENCE_MS });
+    await page.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
+  }
+  const standings = await watcher.$$eval('#standings tbody tr', (rows) => rows.map((row) => row.querySelector('.name').textContent));
+  assert.deepEqual([...standings].sort(), ['ada', 'bob']);
+  await ada.screenshot({ path: path.join(screenshots, 'race-results-1280.png'), fullPage: true });
+  await watcher.screenshot({ path: path.join(screenshots, 'race-results-390.png'), fullPage: true });
+
+  step('ada registers in the page and is still signed in after a reload');
+  const account = await adaContext.newPage();
+  await account.goto(`${base}/account`);
+  assert.equal(await account.inputValue('#register-name'), 'ada', 'the name asked once is offered');
+  await account.click('#register-form button');
+  await account.waitForSelector('#signed-in-as');
+  await account.reload();
+  await account.waitForSelector('#signed-in-as');
+  assert.equal(await account.textContent('#signed-in-as strong'), 'ada');
+  await account.waitForSelector('#record h2');
+  assert.ok(!account.url().includes('token'), 'no token in the address');
+  await account.screenshot({ path: path.join(screenshots, 'account-1280.png'), fullPage: true });
+
+  step('ada plays the daily deal with the day\'s standings live beside it');
+  const daily = await adaContext.newPage();
+  await daily.goto(`${base}/daily/three-blind-mice`);
+  await daily.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
+  assert.ok(await dragAMove(daily), 'the daily deal has a move');
+  await daily.screenshot({ path: path.join(screenshots, 'daily-1280.png'), fullPage: true });
+  await daily.click('#resign');
+  await daily.waitForSelector('#daily-result[data-status="resigned"]', { timeout: PATIENCE_MS });
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="unranked"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
+  await daily.reload();
+  await daily.waitForSelector('#daily-closed');
+
+  checkFairPlay(adaWire.frames, 0, 'ada');
+  checkFairPlay(bobWire.frames, 1, 'bob');
+  checkFairPlay(watchWire.frames, null, 'the watcher');
+  assert.deepEqual(pageErrors, [], 'the pages logged errors');
+  step(`screenshots in ${screenshots}`);
+}
+
+let failed = false;
+try {
+  await main();
+  console.log('race test: ok');
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // Already gone.
+    }
+  }
+}
+process.exit(failed ? 1 : 0);
