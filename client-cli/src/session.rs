@@ -6,8 +6,12 @@
 //! from then on the connection belongs to a task of its own (a `Link`),
 //! which reads the server, applies each message to its copy of the
 //! [`RaceState`], saves the rotated resume token, and reconnects and
-//! resumes after a drop (or a resumable kick: `too_slow`, `idle_timeout`)
-//! with nobody asking it to. The front end talks to it through two bounded
+//! resumes after a drop (or a resumable kick: `too_slow`, `idle_timeout`,
+//! or the server stopping mid-race, which keeps the race: `shutting_down`)
+//! with nobody asking it to; a watcher sends `spectate` again instead. It
+//! tries on a `ReconnectSchedule`: for the seat's grace period after the
+//! drop, and on while the server is seen restarting, with each failed try
+//! a line for the front end. The front end talks to it through two bounded
 //! channels: [`Session::send`] queues a message, [`Session::recv`] takes
 //! the next message with its lines and applies it to [`Session::state`],
 //! and [`Session::take_connection_notes`] the lines about the connection.
