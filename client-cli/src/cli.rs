@@ -45,7 +45,7 @@ pub enum Command {
         #[arg(long, default_value_t = 2.0, requires = "bot")]
         pace: f64,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
-        #[arg(long, value_enum, default_value_t, requires = "bot")]
+        #[arg(long, default_value_t, requires = "bot")]
         bot_level: BotLevel,
         /// Server, name, plain.
         #[command(flatten)]
@@ -108,7 +108,7 @@ pub enum Command {
         #[arg(long, default_value_t = 2.0)]
         pace: f64,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
-        #[arg(long, value_enum, default_value_t)]
+        #[arg(long, default_value_t)]
         level: BotLevel,
         /// The race server's WebSocket URL.
         #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
