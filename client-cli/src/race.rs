@@ -514,6 +514,9 @@ impl RaceState {
             | ServerMessage::StandingsPage { .. }
             | ServerMessage::ReplayData { .. }
             | ServerMessage::BoardsReplay { .. }
+            | ServerMessage::SignInCode { .. }
+            | ServerMessage::SignedIn { .. }
+            | ServerMessage::SignedOut
             | ServerMessage::AttemptReplay { .. } => {}
         }
         notes
@@ -672,6 +675,7 @@ mod tests {
             name: name.into(),
             connected: true,
             status: PlayerStatus::Racing,
+            bot: None,
         };
         let room = RoomInfo {
             code: "K7PQ3M".into(),

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, DecodeError, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus,
+    self, BotSeat, ClientMessage, DecodeError, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus,
     RoomOptions, ServerMessage,
 };
 use tokio::net::TcpStream;
@@ -32,6 +32,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tracing::Instrument as _;
 
+use crate::bots;
 use crate::cluster::Owner;
 use crate::config::millis;
 use crate::daily;
@@ -612,6 +613,16 @@ enum TokenElsewhere {
     Unknown,
 }
 
+/// A room to open, as asked for.
+struct NewRoom {
+    game: GameKind,
+    max_players: u8,
+    public: bool,
+    options: RoomOptions,
+    /// Opened by quick race: it starts with two players.
+    quick: bool,
+}
+
 /// What the reader loop knows about its client.
 struct Session {
     shared: Arc<Shared>,
@@ -622,6 +633,9 @@ struct Session {
     name: String,
     /// The registered player this connection is, once it says so.
     player: Option<Player>,
+    /// The hash of the token `player` signed in with, which `sign_out`
+    /// revokes.
+    signed_in_with: Option<crate::secrets::TokenHash>,
     room: Option<RoomHandle>,
     /// The daily attempt this connection plays, if any (boxed: it holds
     /// a whole game, and most connections never play one).
@@ -645,6 +659,7 @@ impl Session {
             greeted: false,
             name: String::new(),
             player: None,
+            signed_in_with: None,
             room: None,
             daily: None,
             following: None,
@@ -765,10 +780,17 @@ impl Session {
                 max_players,
                 public,
                 options,
+                bots,
             } => {
                 if self.not_in_room() {
-                    self.create_room(game, max_players, public, options, false)
-                        .await;
+                    let room = NewRoom {
+                        game,
+                        max_players,
+                        public,
+                        options,
+                        quick: false,
+                    };
+                    self.create_room(room, bots).await;
                 }
             }
             ClientMessage::JoinRoom { code } => {
@@ -913,6 +935,9 @@ impl Session {
                 limit,
             } => self.standings(game, period, key, limit).await,
             ClientMessage::ReplayBoards { race_id } => self.replay_boards(race_id).await,
+            ClientMessage::RequestSignInCode => self.request_sign_in_code().await,
+            ClientMessage::RedeemSignInCode { code } => self.redeem_sign_in_code(&code).await,
+            ClientMessage::SignOut => self.sign_out().await,
         }
     }
 
@@ -968,6 +993,7 @@ impl Session {
             conn,
             name,
             player,
+            bot: None,
             reply,
         }
     }
@@ -993,17 +1019,35 @@ impl Session {
         self.room.is_none()
     }
 
-    async fn create_room(
-        &mut self,
-        game: GameKind,
-        max_players: u8,
-        public: bool,
-        options: RoomOptions,
-        quick: bool,
-    ) {
+    async fn create_room(&mut self, new_room: NewRoom, bots: Vec<BotSeat>) {
+        let NewRoom {
+            game,
+            max_players,
+            public,
+            options,
+            quick,
+        } = new_room;
         let config = &self.shared.config;
         if !(2..=8).contains(&max_players) {
             return self.error(ErrorCode::InvalidRequest, "a room has 2 to 8 seats");
+        }
+        if bots.len() >= usize::from(max_players) {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a room of {max_players} seats has at most {} bots: one seat is yours",
+                    max_players - 1
+                ),
+            );
+        }
+        if !bots.is_empty() && (public || options.open_boards) {
+            // Strangers a quick race brings in never agreed to race bots,
+            // and a bot that saw every board would see cards its own board
+            // hides.
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "a room with bots is private and without open_boards",
+            );
         }
         if options
             .time_limit_ms
@@ -1043,6 +1087,19 @@ impl Session {
                 "too many rooms are open; try again later",
             );
         }
+        let bot_seats = if bots.is_empty() {
+            None
+        } else {
+            match self.shared.bots.reserve(bots.len()) {
+                Some(permits) => Some(permits),
+                None => {
+                    return self.error(
+                        ErrorCode::TooManyRooms,
+                        "too many bots are racing on this server; try again later",
+                    );
+                }
+            }
+        };
         let context = self.shared.room_context();
         let room = match &self.shared.cluster {
             None => room::create(&context, game, max_players, public, quick, options),
@@ -1079,6 +1136,18 @@ impl Session {
         };
         let advertised = quick && public;
         self.enter(room, self.join_command()).await;
+        if let (Some(permits), Some(room)) = (bot_seats, &self.room) {
+            let hosting = bots::Hosting {
+                bots: &self.shared.bots,
+                next_connection_id: &self.shared.next_connection_id,
+                clock: &self.shared.clock,
+                shutdown: &self.shared.shutdown,
+                tracker: &self.shared.tracker,
+            };
+            if let Err(refusal) = bots::seat_bots(hosting, room, &bots, permits).await {
+                tracing::warn!(?refusal, "a bot could not take its seat");
+            }
+        }
         if advertised
             && let (Some(cluster), Some(room)) = (&self.shared.cluster, &self.room)
             && let Err(error) = cluster.advertise(game, &room.code).await
@@ -1168,9 +1237,14 @@ impl Session {
                 }
             }
         }
-        let seats = self.shared.config.quick_race_seats;
-        self.create_room(game, seats, true, RoomOptions::default(), true)
-            .await;
+        let room = NewRoom {
+            game,
+            max_players: self.shared.config.quick_race_seats,
+            public: true,
+            options: RoomOptions::default(),
+            quick: true,
+        };
+        self.create_room(room, Vec::new()).await;
     }
 
     /// Asks `room` to take this connection in, and remembers it if it does.

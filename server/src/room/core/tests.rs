@@ -149,6 +149,7 @@ impl Room {
             conn,
             name: name.to_string(),
             player: None,
+            bot: None,
         })
         .expect("joins");
         let outputs = self.drain(None);
@@ -172,6 +173,7 @@ impl Room {
             conn: 2,
             name: "bob".to_string(),
             player: None,
+            bot: None,
         })
         .expect("joins");
         let outputs = room.drain(Some(seed));
@@ -671,6 +673,7 @@ fn without_a_proved_deal_the_room_deals_then_counts_down() {
         conn: 2,
         name: "bob".to_string(),
         player: None,
+        bot: None,
     })
     .expect("joins");
     let outputs = room.drain(None);
@@ -737,6 +740,7 @@ fn a_lobby_closes_when_its_last_player_leaves() {
             conn: 3,
             name: "cy".to_string(),
             player: None,
+            bot: None,
         })
         .map_err(|refusal| refusal.code),
         Err(ErrorCode::RoomNotFound)
@@ -957,6 +961,7 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         conn: 2,
         name: "bob".to_string(),
         player: None,
+        bot: None,
     })
     .expect("joins");
     room.drain(Some(seed));
