@@ -272,7 +272,7 @@ function roomView(connection, code) {
       return h('article', { class: 'racer', 'data-seat': player.seat },
         h('div', { class: 'racer-head' },
           h('span', { class: `dot${player.connected ? ' on' : ''}`, title: player.connected ? 'connected' : 'disconnected' }),
-          h('span', { class: 'racer-name' }, player.name), status(entry?.status ?? player.status)),
+          h('span', { class: 'racer-name' }, player.name), botMark(player.bot), status(entry?.status ?? player.status)),
         h('div', { class: 'counts' },
           count('moves', 'moves'), count('cards_home', `home /${cards}`), count('runs_home', 'runs home'),
           count('cards_uncovered', 'uncovered'), count('stock_turned', 'stock turned'),
@@ -280,6 +280,11 @@ function roomView(connection, code) {
         bar,
         boardShown(entry) && !state.ended ? board(entry.board) : null);
     }));
+  }
+
+  // A seat the server's bot plays says so, whatever its name.
+  function botMark(level) {
+    return level ? h('span', { class: 'bot-mark', title: `a ${level} bot the server runs` }, ` bot (${level})`) : null;
   }
 
   async function renderResults() {
@@ -290,7 +295,7 @@ function roomView(connection, code) {
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
         h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
       h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name), h('td', {}, status(standing.status)),
+        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name, botMark(standing.bot)), h('td', {}, status(standing.status)),
         h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
         h('td', { class: 'num' }, standing.progress.cards_home))))));
     const check = h('span', { id: 'commitment-check' }, 'checking…');
