@@ -381,6 +381,7 @@ impl Client {
             max_players,
             public: false,
             options,
+            bots: Vec::new(),
         })
         .await;
         self.joined().await

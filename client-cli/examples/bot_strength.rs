@@ -38,7 +38,7 @@ struct Options {
     #[arg(long, default_value_t = 1)]
     from: u64,
     /// The bot's level.
-    #[arg(long, value_enum, default_value_t = BotLevel::Strong)]
+    #[arg(long, default_value_t = BotLevel::Strong)]
     level: BotLevel,
     /// Positions the solver may spend proving a deal winnable.
     #[arg(long, default_value_t = 200_000)]

@@ -1,5 +1,8 @@
-//! Player accounts from the client's side: `patience register`, and signing
-//! in with the stored token before the daily deal, a leaderboard or a replay.
+//! Player accounts from the client's side: `patience register`, signing
+//! in with the stored token before the daily deal, a leaderboard or a replay,
+//! and carrying an account to another device with a one-time sign-in code
+//! (`patience sign-in-code` prints one, `patience sign-in CODE` redeems one
+//! from the page or another terminal).
 //!
 //! [`register`] and [`authenticate`] each send one request on an open
 //! [`Connection`] and read its answer; [`connect`] opens a connection as
@@ -83,6 +86,30 @@ pub enum AccountError {
         code: ErrorCode,
         /// Its words.
         message: String,
+    },
+    /// No account is stored for the server, so there is none to carry.
+    #[error(
+        "no account is stored for {0}: register with `patience register NAME`, or sign in with a code from another device (`patience sign-in CODE`)"
+    )]
+    NoAccount(String),
+    /// The sign-in code is unknown, used already, or expired.
+    #[error(
+        "that sign-in code is unknown, used already, or expired: ask for a new one on the other device"
+    )]
+    InvalidCode,
+    /// Signed in with a code, but the new token could not be saved.
+    #[error(
+        "signed in as {name} (player {player}) but could not save the account: {error}. Keep this token, the key to the account on this device: {token}"
+    )]
+    SignedInNotSaved {
+        /// The player's name.
+        name: String,
+        /// The player's id.
+        player: u64,
+        /// The new token.
+        token: String,
+        /// Why saving failed.
+        error: std::io::Error,
     },
     /// The server answered with something else.
     #[error("the server answered {0} instead")]
@@ -186,6 +213,90 @@ pub async fn authenticate(
     }
 }
 
+/// Asks the server for a one-time sign-in code of the account
+/// `connection` is signed in as: the code as shown (`K7PQ-3M9X`) and how
+/// many milliseconds it works.
+///
+/// Not cancel-safe: dropped between the request and its answer, the
+/// answer is left unread on `connection`.
+pub async fn request_sign_in_code(
+    connection: &mut Connection,
+) -> Result<(String, u64), AccountError> {
+    connection.send(&ClientMessage::RequestSignInCode).await?;
+    match connection.recv().await? {
+        ServerMessage::SignInCode {
+            code,
+            expires_in_ms,
+        } => Ok((code, expires_in_ms)),
+        ServerMessage::Error { code, message } => Err(AccountError::Refused { code, message }),
+        other => Err(AccountError::Unexpected(message_name(&other))),
+    }
+}
+
+/// Redeems a sign-in code on `connection` and stores the new token as the
+/// account for the server (replacing any account stored for it). Returns
+/// the account and the file it is kept in.
+///
+/// Not cancel-safe: dropped after the request went out, the code may be
+/// used while its token is never stored.
+pub async fn redeem_sign_in_code(
+    connection: &mut Connection,
+    code: &str,
+    store: &Store,
+) -> Result<(Account, String), AccountError> {
+    connection
+        .send(&ClientMessage::RedeemSignInCode {
+            code: code.to_string(),
+        })
+        .await?;
+    match connection.recv().await? {
+        ServerMessage::SignedIn {
+            player,
+            name,
+            token,
+        } => {
+            let account = Account {
+                server: server_key(connection.server()).to_string(),
+                player,
+                name,
+                token,
+            };
+            match store.save_account(&account) {
+                Ok(path) => {
+                    let remembered = account.name.clone();
+                    let _ = store.update(|settings| settings.name = Some(remembered));
+                    Ok((account, path.display().to_string()))
+                }
+                Err(error) => Err(AccountError::SignedInNotSaved {
+                    name: account.name,
+                    player: account.player,
+                    token: account.token,
+                    error,
+                }),
+            }
+        }
+        ServerMessage::Error {
+            code: ErrorCode::InvalidSignInCode,
+            ..
+        } => Err(AccountError::InvalidCode),
+        ServerMessage::Error { code, message } => Err(AccountError::Refused { code, message }),
+        other => Err(AccountError::Unexpected(message_name(&other))),
+    }
+}
+
+/// What `patience sign-in-code` prints: the code, how long it works, and
+/// what a person who sees it could do.
+pub fn sign_in_code_text(account: &Account, code: &str, expires_in_ms: u64) -> String {
+    format!(
+        "{code}
+         Type this code on another device (the web page, or `patience sign-in {code}`)          within {} minutes to sign in there as {} on {}. It works once.
+         Anyone who types it first signs in as you: keep it to yourself.",
+        expires_in_ms.div_ceil(60_000),
+        account.name,
+        account.server
+    )
+}
+
 /// The plain warning shown once an account is made.
 pub fn registered_text(account: &Account, path: &str) -> String {
     format!(
@@ -271,6 +382,25 @@ mod tests {
         assert!(text.starts_with("registered ada as player 17 on ws://127.0.0.1:7878\n"));
         assert!(text.contains("/home/ada/.config/patience/account.json"));
         assert!(text.contains("only key to the account"));
+        assert!(
+            !text.contains("secret"),
+            "the token itself is never printed"
+        );
+    }
+
+    #[test]
+    fn the_code_text_says_how_long_it_works_and_to_keep_it() {
+        let account = Account {
+            server: "ws://127.0.0.1:7878".into(),
+            player: 17,
+            name: "ada".into(),
+            token: "secret".into(),
+        };
+        let text = sign_in_code_text(&account, "K7PQ-3M9X", 600_000);
+        assert!(text.starts_with("K7PQ-3M9X\n"), "{text}");
+        assert!(text.contains("within 10 minutes"));
+        assert!(text.contains("patience sign-in K7PQ-3M9X"));
+        assert!(text.contains("as ada on ws://127.0.0.1:7878"));
         assert!(
             !text.contains("secret"),
             "the token itself is never printed"

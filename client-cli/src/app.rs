@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{Period, RoomOptions, valid_player_name};
+use patience_shared::protocol::{BotSeat, Period, RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
 use crate::bot::BotLevel;
@@ -77,16 +77,23 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             online,
         } => {
             let entry = if bot {
+                // The server runs the bot, in the room's second seat.
+                let pace_ms =
+                    pace.map(|pace| u32::try_from(pace_of(pace).as_millis()).unwrap_or(u32::MAX));
                 Entry::Create {
                     game,
                     players: 2,
                     public: false,
                     options: RoomOptions::default(),
+                    bots: vec![BotSeat {
+                        level: bot_level,
+                        pace_ms,
+                    }],
                 }
             } else {
                 Entry::Quick(game)
             };
-            online_command(entry, online, bot.then(|| (pace_of(pace), bot_level)))
+            online_command(entry, online, None)
         }
         Command::Create {
             game,
@@ -106,6 +113,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     time_limit_ms: None,
                     open_boards,
                 },
+                bots: Vec::new(),
             },
             online,
             None,
@@ -117,6 +125,12 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             server,
             force,
         } => register(&name, &server, force),
+        Command::SignInCode { server } => sign_in_code(&server),
+        Command::SignIn {
+            code,
+            server,
+            force,
+        } => sign_in(&code, &server, force),
         Command::Daily { game, online } => daily_command(game, online),
         Command::Leaderboard {
             game,
@@ -294,6 +308,62 @@ fn register(name: &str, server: &str, force: bool) -> anyhow::Result<()> {
     })
 }
 
+/// `patience sign-in-code`: a one-time code for the account stored for
+/// `server`, to sign in on another device.
+fn sign_in_code(server: &str) -> anyhow::Result<()> {
+    let store = Store::from_environment();
+    if store.account(server).is_none() {
+        return Err(AccountError::NoAccount(server.to_string()).into());
+    }
+    runtime()?.block_on(async {
+        let (mut connection, account, _) =
+            account::connect(server, &store, account::Anonymous::Allowed)
+                .await
+                .with_context(|| format!("signing in on {server}"))?;
+        let asked = account::request_sign_in_code(&mut connection).await;
+        connection.close().await;
+        let (code, expires_in_ms) = asked?;
+        let account = account.ok_or_else(|| AccountError::NoAccount(server.to_string()))?;
+        println!(
+            "{}",
+            account::sign_in_code_text(&account, &code, expires_in_ms)
+        );
+        Ok(())
+    })
+}
+
+/// `patience sign-in CODE`: redeems a code from another device and keeps
+/// the new token as the account for `server`.
+fn sign_in(code: &str, server: &str, force: bool) -> anyhow::Result<()> {
+    let store = Store::from_environment();
+    if !force && let Some(stored) = store.account(server) {
+        anyhow::bail!(
+            "an account is stored for {} already ({}, player {}); signing in replaces its token: pass --force to do so",
+            stored.server,
+            stored.name,
+            stored.player
+        );
+    }
+    let hello_name = store
+        .load()
+        .name
+        .filter(|name| valid_player_name(name))
+        .unwrap_or_else(|| "player".into());
+    runtime()?.block_on(async {
+        let mut connection = Connection::open(server, &hello_name)
+            .await
+            .with_context(|| format!("connecting to {server}"))?;
+        let redeemed = account::redeem_sign_in_code(&mut connection, code, &store).await;
+        connection.close().await;
+        let (account, path) = redeemed?;
+        println!(
+            "signed in as {} (player {}) on {}; the token for this device is saved in {path}",
+            account.name, account.player, account.server
+        );
+        Ok(())
+    })
+}
+
 /// `patience daily GAME`: opens the attempt and plays it in the chosen
 /// front end. Today's deal played already is not an error (exit status 0).
 fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
@@ -379,7 +449,8 @@ fn replay_command(
 }
 
 fn pace_of(seconds: f64) -> Duration {
-    Duration::from_secs_f64(seconds.clamp(0.0, 600.0))
+    // NaN (a pace of "nan") is no pace: 0.
+    Duration::try_from_secs_f64(seconds.clamp(0.0, 600.0)).unwrap_or_default()
 }
 
 fn practice(
@@ -669,6 +740,7 @@ mod tests {
             players: 2,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         };
         let join_saved = Entry::Join("K7PQ3M".into());
         // (command, answer, the entry chosen, the seat still saved, a note?)
@@ -795,6 +867,7 @@ mod tests {
             players: 2,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         };
         let pace = Duration::from_millis(900);
         // (the bot's saved level, or no saved race at all; --bot asked for;

@@ -37,15 +37,16 @@ pub enum Command {
     Play {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,
-        /// Race a bot at once, in a private room of two.
+        /// Race a bot the server runs, at once, in a private room of two.
         #[arg(long)]
         bot: bool,
-        /// The bot's seconds per move, thinking included; it thinks about
-        /// one move for at most two paces (10 s at most; no limit at 0).
-        #[arg(long, default_value_t = 2.0, requires = "bot")]
-        pace: f64,
+        /// The bot's mean seconds per move, thinking included; by default
+        /// its level's (easy 3, normal 2, strong 1.5). The server keeps it
+        /// between 0.5 and 10.
+        #[arg(long, requires = "bot")]
+        pace: Option<f64>,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
-        #[arg(long, value_enum, default_value_t, requires = "bot")]
+        #[arg(long, default_value_t, requires = "bot")]
         bot_level: BotLevel,
         /// Server, name, plain.
         #[command(flatten)]
@@ -108,7 +109,7 @@ pub enum Command {
         #[arg(long, default_value_t = 2.0)]
         pace: f64,
         /// How hard the bot tries: easy, normal or strong (docs/BOTS.md).
-        #[arg(long, value_enum, default_value_t)]
+        #[arg(long, default_value_t)]
         level: BotLevel,
         /// The race server's WebSocket URL.
         #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
@@ -125,6 +126,27 @@ pub enum Command {
         #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
         server: String,
         /// Register even if an account is stored for this server (its token is then forgotten).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a one-time code that signs in as the account stored for the
+    /// server on another device (the web page, or `patience sign-in`).
+    ///
+    /// It works once, for ten minutes; whoever types it first signs in as you.
+    SignInCode {
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Sign in with a code printed by `patience sign-in-code` or shown by
+    /// the web page; the new token is kept in the config directory.
+    SignIn {
+        /// The code, e.g. K7PQ-3M9X (case, spaces and the dash do not matter).
+        code: String,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+        /// Sign in even if an account is stored for this server (its token is then forgotten).
         #[arg(long)]
         force: bool,
     },

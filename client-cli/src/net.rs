@@ -241,5 +241,8 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::PlayerRecord { .. } => "player_record",
         ServerMessage::StandingsPage { .. } => "standings_page",
         ServerMessage::BoardsReplay { .. } => "boards_replay",
+        ServerMessage::SignInCode { .. } => "sign_in_code",
+        ServerMessage::SignedIn { .. } => "signed_in",
+        ServerMessage::SignedOut => "signed_out",
     }
 }

@@ -540,6 +540,9 @@ impl RaceState {
             | ServerMessage::StandingsPage { .. }
             | ServerMessage::ReplayData { .. }
             | ServerMessage::BoardsReplay { .. }
+            | ServerMessage::SignInCode { .. }
+            | ServerMessage::SignedIn { .. }
+            | ServerMessage::SignedOut
             | ServerMessage::AttemptReplay { .. } => {}
         }
         notes
@@ -698,6 +701,7 @@ mod tests {
             name: name.into(),
             connected: true,
             status: PlayerStatus::Racing,
+            bot: None,
         };
         let room = RoomInfo {
             code: "K7PQ3M".into(),

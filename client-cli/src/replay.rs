@@ -255,6 +255,7 @@ impl Replay {
             name: "you".to_string(),
             status: attempt.status,
             progress: attempt.progress,
+            bot: None,
         };
         Replay {
             title: format!(
@@ -513,6 +514,7 @@ pub(crate) mod tests {
                 elapsed_ms: 61_000,
                 ..Progress::default()
             },
+            bot: None,
         };
         let record = RaceRecord {
             race_id: 731,

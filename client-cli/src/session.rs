@@ -48,7 +48,9 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, ErrorCode, Phase, RoomOptions, ServerMessage};
+use patience_shared::protocol::{
+    BotSeat, ClientMessage, ErrorCode, Phase, RoomOptions, ServerMessage,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant as TokioInstant;
 
@@ -72,6 +74,8 @@ pub enum Entry {
         public: bool,
         /// Undo and time limit.
         options: RoomOptions,
+        /// Seats for bots the server runs.
+        bots: Vec<BotSeat>,
     },
     /// A room by its code: takes back the saved seat if it is in this room.
     Join(String),
@@ -88,11 +92,13 @@ impl Entry {
                 players,
                 public,
                 options,
+                bots,
             } => ClientMessage::CreateRoom {
                 game,
                 max_players: players,
                 public,
                 options,
+                bots,
             },
             Entry::Join(code) => ClientMessage::JoinRoom { code },
             Entry::Watch(code) => ClientMessage::Spectate { code },

@@ -15,24 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-/// Whether the time to think about the current move is up.
-///
-/// `Sync` because the solver asks it from inside a search
-/// (`Budget::should_stop`).
-pub trait Deadline: Sync {
-    /// `true` once the bot must play the best it has.
-    fn passed(&self) -> bool;
-}
-
-/// No limit: the bot thinks as long as its level's budgets allow.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoDeadline;
-
-impl Deadline for NoDeadline {
-    fn passed(&self) -> bool {
-        false
-    }
-}
+pub use patience_shared::bot::{Deadline, NoDeadline};
 
 /// A moment on the wall clock: the deadline of a bot in a real race or a
 /// strength run with a limit.

@@ -52,6 +52,7 @@ fn decode_seeds() -> Vec<Vec<u8>> {
                 time_limit_ms: Some(600_000),
                 open_boards: false,
             },
+            bots: Vec::new(),
         },
         ClientMessage::JoinRoom {
             code: "K7PQ2M".into(),

@@ -46,6 +46,7 @@ fn race(code: String) -> LiveRace {
                 seat,
                 name: format!("racer {seat}"),
                 player: None,
+                bot: None,
                 token: [seat; 32],
                 status: PlayerStatus::Racing,
                 progress: Progress::default(),

@@ -83,6 +83,7 @@ fn play_day(store: &mut SqliteStore, day: u64, date: &str) {
                     name: format!("p{player}"),
                     status,
                     progress,
+                    bot: None,
                 }],
                 reveal: Reveal {
                     game: GAME,

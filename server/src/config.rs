@@ -145,6 +145,23 @@ pub struct Config {
     /// Source addresses whose registrations are remembered; past it, the
     /// one heard from least recently is forgotten.
     pub registration_addresses: usize,
+    /// Sign-in codes one source address may try per hour, on average,
+    /// right or wrong (counted by address as registrations are, in a map
+    /// of `registration_addresses` addresses).
+    pub sign_in_attempts_per_hour: u32,
+    /// Sign-in codes one source address may try in a burst.
+    pub sign_in_attempt_burst: u32,
+    /// Bots the server runs at once, over every room: past it, a
+    /// `create_room` with bots is refused (`too_many_rooms`).
+    pub max_bots: usize,
+    /// Bots that think at once, each on a blocking thread: the others wait
+    /// their turn (their move comes later), so bots never take more than
+    /// this many cores from the races.
+    pub bot_threads: usize,
+    /// The fastest pace a room may give its bots, in milliseconds
+    /// ([`BOT_PACE_MIN_MS`](patience_shared::protocol::BOT_PACE_MIN_MS)
+    /// by default; test servers lower it).
+    pub bot_min_pace_ms: u32,
     /// Consecutive moves of a daily attempt whose gaps are judged together
     /// for the review rule; 0 turns the rule off.
     pub daily_review_window_moves: usize,
@@ -232,6 +249,11 @@ impl Default for Config {
             registrations_per_hour: 10,
             registration_burst: 5,
             registration_addresses: 10_000,
+            sign_in_attempts_per_hour: 30,
+            sign_in_attempt_burst: 10,
+            max_bots: 200,
+            bot_threads: 2,
+            bot_min_pace_ms: patience_shared::protocol::BOT_PACE_MIN_MS,
             daily_review_window_moves: 20,
             daily_review_median_gap_ms: 150,
             redis_url: None,
@@ -655,6 +677,11 @@ impl Config {
                 && self.registration_addresses > 0,
             "registrations_per_hour, registration_burst and registration_addresses must be at least 1"
         );
+        anyhow::ensure!(
+            self.sign_in_attempts_per_hour > 0 && self.sign_in_attempt_burst > 0,
+            "sign_in_attempts_per_hour and sign_in_attempt_burst must be at least 1"
+        );
+        anyhow::ensure!(self.bot_threads > 0, "bot_threads must be at least 1");
         if self.redis_url.is_some() {
             let public_url = self.public_url.as_deref().unwrap_or_default();
             anyhow::ensure!(

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ClientMessage, DecodeError, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus,
+    self, BotSeat, ClientMessage, DecodeError, ErrorCode, Limits, PROTOCOL_VERSION, PlayerStatus,
     RoomOptions, ServerMessage,
 };
 use tokio::net::TcpStream;
@@ -32,6 +32,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use tracing::Instrument as _;
 
+use crate::bots;
 use crate::cluster::{Cluster, Owner};
 use crate::config::millis;
 use crate::daily;
@@ -666,6 +667,9 @@ struct Session {
     name: String,
     /// The registered player this connection is, once it says so.
     player: Option<Player>,
+    /// The hash of the token `player` signed in with, which `sign_out`
+    /// revokes.
+    signed_in_with: Option<crate::secrets::TokenHash>,
     room: Option<RoomHandle>,
     /// The daily attempt this connection plays, if any (boxed: it holds
     /// a whole game, and most connections never play one).
@@ -689,6 +693,7 @@ impl Session {
             greeted: false,
             name: String::new(),
             player: None,
+            signed_in_with: None,
             room: None,
             daily: None,
             following: None,
@@ -809,9 +814,10 @@ impl Session {
                 max_players,
                 public,
                 options,
+                bots,
             } => {
                 if self.not_in_room() {
-                    self.create_room(game, max_players, public, options, false)
+                    self.create_room(game, max_players, public, options, false, bots)
                         .await;
                 }
             }
@@ -943,6 +949,9 @@ impl Session {
                 limit,
             } => self.standings(game, period, key, limit).await,
             ClientMessage::ReplayBoards { race_id } => self.replay_boards(race_id).await,
+            ClientMessage::RequestSignInCode => self.request_sign_in_code().await,
+            ClientMessage::RedeemSignInCode { code } => self.redeem_sign_in_code(&code).await,
+            ClientMessage::SignOut => self.sign_out().await,
         }
     }
 
@@ -998,6 +1007,7 @@ impl Session {
             conn,
             name,
             player,
+            bot: None,
             reply,
         }
     }
@@ -1030,10 +1040,42 @@ impl Session {
         public: bool,
         options: RoomOptions,
         quick: bool,
+        bots: Vec<BotSeat>,
     ) {
+        if bots.len() >= usize::from(max_players.max(1)) {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a room of {max_players} seats has at most {} bots: one seat is yours",
+                    max_players.saturating_sub(1)
+                ),
+            );
+        }
+        if !bots.is_empty() && (public || options.open_boards) {
+            // Strangers a quick race brings in never agreed to race bots,
+            // and a bot that saw every board would see cards its own board
+            // hides.
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "a room with bots is private and without open_boards",
+            );
+        }
         if !self.may_open_room(game, max_players, public, &options) {
             return;
         }
+        let bot_seats = if bots.is_empty() {
+            None
+        } else {
+            match self.shared.bots.reserve(bots.len()) {
+                Some(permits) => Some(permits),
+                None => {
+                    return self.error(
+                        ErrorCode::TooManyRooms,
+                        "too many bots are racing on this server; try again later",
+                    );
+                }
+            }
+        };
         let code = match &self.shared.cluster {
             None => None,
             Some(cluster) => match self.claim_code(cluster).await {
@@ -1043,6 +1085,18 @@ impl Session {
         };
         self.open_room(code, game, max_players, public, quick, options)
             .await;
+        if let (Some(permits), Some(room)) = (bot_seats, &self.room) {
+            let hosting = bots::Hosting {
+                bots: &self.shared.bots,
+                next_connection_id: &self.shared.next_connection_id,
+                clock: &self.shared.clock,
+                shutdown: &self.shared.shutdown,
+                tracker: &self.shared.tracker,
+            };
+            if let Err(refusal) = bots::seat_bots(hosting, room, &bots, permits).await {
+                tracing::warn!(?refusal, "a bot could not take its seat");
+            }
+        }
     }
 
     /// Whether a room of these settings may open now; if not, the client
@@ -1239,7 +1293,9 @@ impl Session {
         let seats = self.shared.config.quick_race_seats;
         let options = RoomOptions::default();
         let Some(cluster) = self.shared.cluster.clone() else {
-            return self.create_room(game, seats, true, options, true).await;
+            return self
+                .create_room(game, seats, true, options, true, Vec::new())
+                .await;
         };
         if !self.may_open_room(game, seats, true, &options) {
             return;

@@ -693,6 +693,7 @@ impl Play {
                     name: self.name.clone(),
                     status,
                     progress,
+                    bot: None,
                 }],
                 reveal: Reveal {
                     game: self.deal.game,

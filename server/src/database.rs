@@ -885,6 +885,27 @@ mod tests {
         fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError> {
             self.inner.player_by_token(token)
         }
+        fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {
+            self.inner.revoke_token(token)
+        }
+        fn save_sign_in_code(
+            &mut self,
+            player: PlayerId,
+            code: &TokenHash,
+            now_ms: u64,
+            expires_at_ms: u64,
+        ) -> Result<(), StoreError> {
+            self.inner
+                .save_sign_in_code(player, code, now_ms, expires_at_ms)
+        }
+        fn redeem_sign_in_code(
+            &mut self,
+            code: &TokenHash,
+            token: &TokenHash,
+            now_ms: u64,
+        ) -> Result<Option<Player>, StoreError> {
+            self.inner.redeem_sign_in_code(code, token, now_ms)
+        }
         fn daily_deal(
             &mut self,
             game: GameKind,
@@ -1091,6 +1112,7 @@ mod tests {
                         name: "a guest".to_string(),
                         status: PlayerStatus::Won,
                         progress: Progress::default(),
+                        bot: None,
                     })
                     .collect(),
                 reveal: Reveal {

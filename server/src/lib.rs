@@ -9,10 +9,12 @@
 //! - [`listener`]: the accept loop, with the connection cap and back-off;
 //! - [`connection`]: one socket's reader loop and writer task;
 //! - [`room`]: the room actor that owns a race;
+//! - [`bots`]: bots the server runs in rooms' seats, fed their seats' frames;
 //! - [`registry`]: rooms by code and resume tokens by hash (handles only);
 //! - [`failover`]: running races whose node is gone, taken over here;
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
-//! - [`signup`]: the per-address limit on registering accounts;
+//! - [`signup`]: the per-address limit on registering accounts (and on
+//!   trying sign-in codes);
 //! - [`store`]: what is kept (players, finished races, daily deals and
 //!   attempts) behind a small trait, SQLite by default, PostgreSQL with
 //!   `--database-url`;
@@ -26,6 +28,7 @@
 //! both go through it.
 
 pub mod admin;
+pub mod bots;
 pub mod clock;
 pub mod cluster;
 pub mod config;
@@ -58,6 +61,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::bots::Bots;
 use crate::clock::Clock;
 use crate::cluster::Cluster;
 pub use crate::config::Config;
@@ -216,6 +220,12 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         config.registration_burst,
         config.registration_addresses,
     );
+    let sign_ins = SignupLimiter::new(
+        config.sign_in_attempts_per_hour,
+        config.sign_in_attempt_burst,
+        config.registration_addresses,
+    );
+    let bots = Bots::new(config.max_bots, config.bot_threads, config.bot_min_pace_ms);
     let metrics: Arc<Metrics> = Arc::default();
     let cluster = match (&config.redis_url, &config.public_url) {
         (Some(redis_url), Some(public_url)) => {
@@ -277,6 +287,8 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
     let clock = config.clock.clone();
     let shared = Arc::new(Shared {
         signups,
+        sign_ins,
+        bots,
         clock,
         socket_slots: Arc::new(Semaphore::new(config.max_connections + OVER_CAP_SOCKETS)),
         config,

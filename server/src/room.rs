@@ -407,12 +407,14 @@ impl Actor {
                 conn,
                 name,
                 player,
+                bot,
                 reply,
             } => {
                 let input = Input::Join {
                     conn: conn.id,
                     name,
                     player,
+                    bot,
                 };
                 self.enter(now, conn, input, reply);
             }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ErrorCode, Phase};
+use patience_shared::protocol::{BotLevel, ErrorCode, Phase};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::outbox::ConnectionHandle;
@@ -51,6 +51,8 @@ pub enum Command {
         name: String,
         /// The registered player, if the connection is one.
         player: Option<PlayerId>,
+        /// A bot the server runs, at this level.
+        bot: Option<BotLevel>,
         /// Whether it got a seat.
         reply: oneshot::Sender<Result<(), Refusal>>,
     },

@@ -28,6 +28,18 @@ pub fn fresh_seed() -> [u8; 32] {
     seed
 }
 
+/// A new sign-in code: eight characters of the room codes' alphabet from
+/// the OS's randomness, without the dash (see
+/// [`show_sign_in_code`](patience_shared::protocol::show_sign_in_code)).
+pub fn new_sign_in_code() -> String {
+    use rand::RngExt as _;
+    let alphabet = patience_shared::protocol::ROOM_CODE_ALPHABET.as_bytes();
+    let mut random = rand::rng();
+    (0..patience_shared::protocol::SIGN_IN_CODE_CHARS)
+        .map(|_| char::from(alphabet[random.random_range(0..alphabet.len())]))
+        .collect()
+}
+
 /// The hash under which a token is kept.
 pub fn token_hash(token: &str) -> TokenHash {
     use sha2::Digest as _;
@@ -43,6 +55,15 @@ mod tests {
         let first = new_secret(16);
         assert_eq!(first.len(), 32);
         assert_ne!(first, new_secret(16));
+    }
+
+    #[test]
+    fn sign_in_codes_are_eight_code_characters() {
+        let code = new_sign_in_code();
+        assert_eq!(
+            patience_shared::protocol::normalize_sign_in_code(&code).as_deref(),
+            Some(code.as_str())
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::bots::Bots;
 use crate::clock::Clock;
 use crate::cluster::Cluster;
 use crate::config::Config;
@@ -50,6 +51,10 @@ pub struct Shared {
     pub(crate) socket_slots: Arc<Semaphore>,
     /// Registrations left to each source address.
     pub(crate) signups: SignupLimiter,
+    /// Sign-in codes each source address may still try.
+    pub(crate) sign_ins: SignupLimiter,
+    /// The bounds on the bots the server runs.
+    pub(crate) bots: Bots,
     /// The daily deal's wall clock (the configuration's).
     pub(crate) clock: Clock,
     /// This node's membership of a cluster, with `redis_url`.

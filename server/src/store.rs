@@ -31,8 +31,8 @@ pub(crate) mod tests;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    DaySummary, LeaderboardRow, PlayerRecord, PlayerStatus, Progress, RaceRecord, RaceResult,
-    RoomOptions, StandingRow, Unranked,
+    BotLevel, DaySummary, LeaderboardRow, PlayerRecord, PlayerStatus, Progress, RaceRecord,
+    RaceResult, RoomOptions, StandingRow, Unranked,
 };
 
 pub use tally::PeriodSpan;
@@ -375,8 +375,31 @@ pub trait Store: Send {
         token: &TokenHash,
         now_ms: u64,
     ) -> Result<Player, StoreError>;
-    /// The player whose token hashes to `token`.
+    /// The player whose token hashes to `token`: any of the account's
+    /// tokens not signed out.
     fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError>;
+    /// Signs out one token: it no longer names its player (the account's
+    /// other tokens stay). Whether it named one.
+    fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError>;
+    /// Keeps a new sign-in code of `player` (its hash), made at `now_ms`
+    /// and valid until `expires_at_ms`; the player's earlier unused code,
+    /// and every code expired by `now_ms`, go.
+    fn save_sign_in_code(
+        &mut self,
+        player: PlayerId,
+        code: &TokenHash,
+        now_ms: u64,
+        expires_at_ms: u64,
+    ) -> Result<(), StoreError>;
+    /// Redeems a sign-in code at `now_ms`, once: if it is kept and not
+    /// expired it goes, `token` becomes a new token of its player, and the
+    /// player is returned; `None` if it is unknown, used or expired.
+    fn redeem_sign_in_code(
+        &mut self,
+        code: &TokenHash,
+        token: &TokenHash,
+        now_ms: u64,
+    ) -> Result<Option<Player>, StoreError>;
 
     /// The deal of `game` on `date`, if found before.
     fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError>;
@@ -631,6 +654,10 @@ pub struct LiveSeat {
     pub name: String,
     /// The registered player, if any.
     pub player: Option<PlayerId>,
+    /// A bot the server runs, and its level (absent in races kept before
+    /// bots: a person).
+    #[serde(default)]
+    pub bot: Option<BotLevel>,
     /// The hash of its current resume token.
     pub token: TokenHash,
     /// Racing, or how its race ended.

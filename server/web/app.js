@@ -427,6 +427,11 @@ function roomView(connection, code, enginePromise) {
     }));
   }
 
+  // A seat the server's bot plays says so, whatever its name.
+  function botMark(level) {
+    return level ? h('span', { class: 'bot-mark', title: `a ${level} bot the server runs` }, ` bot (${level})`) : null;
+  }
+
   async function renderResults() {
     const result = state.result;
     if (!result) return;
@@ -435,9 +440,7 @@ function roomView(connection, code, enginePromise) {
       h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
         h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
       h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-        h('td', { class: 'num' }, standing.rank),
-        h('td', { class: 'name' }, standing.name, botMark(state.room?.players.find((player) => player.seat === standing.seat)?.bot)),
-        h('td', {}, status(standing.status)),
+        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name, botMark(standing.bot)), h('td', {}, status(standing.status)),
         h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
         h('td', { class: 'num' }, standing.progress.cards_home))))));
     const check = h('span', { id: 'commitment-check' }, 'checking…');

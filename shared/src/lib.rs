@@ -6,6 +6,7 @@
 //! solver all compute the same thing from the same inputs.
 
 pub mod any;
+pub mod bot;
 pub mod card;
 pub mod conformance;
 #[cfg(test)]

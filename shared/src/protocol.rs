@@ -22,6 +22,7 @@ use serde::de::{self, DeserializeOwned};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use crate::bot::BotLevel;
 use crate::card::Card;
 use crate::game::GameKind;
 use crate::rules::{Effect, MoveError, View, Zone};
@@ -60,6 +61,11 @@ pub enum ClientMessage {
         /// Race options.
         #[serde(default)]
         options: RoomOptions,
+        /// Seats for bots the server runs, after the creator's, in order:
+        /// at most `max_players - 1`, and only in a private room without
+        /// `open_boards`. Absent means none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bots: Vec<BotSeat>,
     },
     /// Takes a seat in a waiting room, by its code.
     JoinRoom {
@@ -199,6 +205,80 @@ pub enum ClientMessage {
         /// The race's id.
         race_id: u64,
     },
+    /// Asks for a one-time sign-in code of the signed-in account, to sign
+    /// in on another device: [`ServerMessage::SignInCode`]. Needs
+    /// [`ClientMessage::Authenticate`] (or `register`, or
+    /// [`ClientMessage::RedeemSignInCode`]) first.
+    RequestSignInCode,
+    /// Signs in with a code from [`ServerMessage::SignInCode`]: answered
+    /// with [`ServerMessage::SignedIn`], a new token of that account for
+    /// this device.
+    RedeemSignInCode {
+        /// The code, e.g. `K7PQ-3M9X`; case, spaces and the dash are
+        /// ignored.
+        code: String,
+    },
+    /// Revokes the token this connection signed in with (the account's
+    /// other tokens stay): [`ServerMessage::SignedOut`], and the connection
+    /// is a guest again.
+    SignOut,
+}
+
+/// A seat for a bot the server runs, asked for in
+/// [`ClientMessage::CreateRoom`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BotSeat {
+    /// How hard it tries.
+    pub level: BotLevel,
+    /// The bot's mean time between its moves, in milliseconds; `None` for
+    /// the server's default for the level. The server clamps it to
+    /// [`BOT_PACE_MIN_MS`]..=[`BOT_PACE_MAX_MS`].
+    #[serde(default)]
+    pub pace_ms: Option<u32>,
+}
+
+/// The fastest pace a server bot may be given: a person's quickest moves.
+pub const BOT_PACE_MIN_MS: u32 = 500;
+
+/// The slowest pace a server bot may be given.
+pub const BOT_PACE_MAX_MS: u32 = 10_000;
+
+/// A server bot's pace when the room names none: each level at the speed
+/// of a person who plays about as well.
+pub fn default_bot_pace_ms(level: BotLevel) -> u32 {
+    match level {
+        BotLevel::Easy => 3_000,
+        BotLevel::Normal => 2_000,
+        BotLevel::Strong => 1_500,
+    }
+}
+
+/// How long a sign-in code may be redeemed, in milliseconds: ten minutes.
+pub const SIGN_IN_CODE_MS: u64 = 10 * 60 * 1000;
+
+/// The characters of a sign-in code, without the dash: eight from
+/// [`ROOM_CODE_ALPHABET`].
+pub const SIGN_IN_CODE_CHARS: usize = 8;
+
+/// A sign-in code as typed (any case, spaces, the dash) reduced to its
+/// eight characters, upper case; `None` if it cannot be one.
+pub fn normalize_sign_in_code(typed: &str) -> Option<String> {
+    let code: String = typed
+        .chars()
+        .filter(|character| !character.is_whitespace() && *character != '-')
+        .map(|character| character.to_ascii_uppercase())
+        .collect();
+    (code.chars().count() == SIGN_IN_CODE_CHARS
+        && code
+            .chars()
+            .all(|character| ROOM_CODE_ALPHABET.contains(character)))
+    .then_some(code)
+}
+
+/// Eight code characters as shown: two groups of four, `K7PQ-3M9X`.
+pub fn show_sign_in_code(code: &str) -> String {
+    let (first, second) = code.split_at(code.len().min(4));
+    format!("{first}-{second}")
 }
 
 /// Options of a room's race.
@@ -463,6 +543,29 @@ pub enum ServerMessage {
         /// The race's boards.
         replay: BoardsReplay,
     },
+    /// The answer to [`ClientMessage::RequestSignInCode`]: a code that signs
+    /// in as this account once, on any device, until it expires.
+    SignInCode {
+        /// Eight characters of [`ROOM_CODE_ALPHABET`] in two groups of four,
+        /// e.g. `K7PQ-3M9X`.
+        code: String,
+        /// Milliseconds it stays valid ([`SIGN_IN_CODE_MS`]).
+        expires_in_ms: u64,
+    },
+    /// The answer to [`ClientMessage::RedeemSignInCode`]: the connection is
+    /// now this player, as after `authenticate`.
+    SignedIn {
+        /// The player's id.
+        player: u64,
+        /// The player's name.
+        name: String,
+        /// A new secret token of the account for this device (48 hex
+        /// digits), shown this once; the account's other tokens stay valid.
+        token: String,
+    },
+    /// The answer to [`ClientMessage::SignOut`]: the token is revoked and
+    /// the connection is a guest.
+    SignedOut,
 }
 
 /// A player's attempt at the day's deal, as the player may see it.
@@ -782,6 +885,10 @@ pub struct PlayerInfo {
     pub connected: bool,
     /// Where it is in the race.
     pub status: PlayerStatus,
+    /// `None` for a person; a bot the server runs has its level here (and a
+    /// name that says it is a bot).
+    #[serde(default)]
+    pub bot: Option<BotLevel>,
 }
 
 /// Where a player is in the race.
@@ -913,6 +1020,9 @@ pub struct Standing {
     pub status: PlayerStatus,
     /// Its progress when it finished.
     pub progress: Progress,
+    /// `None` for a person; the level of a bot the server ran.
+    #[serde(default)]
+    pub bot: Option<BotLevel>,
 }
 
 /// What the commitment hid: with it, anyone can deal the same cards with
@@ -1023,13 +1133,17 @@ pub enum ErrorCode {
     ReplayNotYet,
     /// This source address has registered too many accounts lately.
     RegistrationLimited,
+    /// The sign-in code is unknown, used already, or expired.
+    InvalidSignInCode,
+    /// This source address has tried too many sign-in codes lately.
+    SignInLimited,
     /// The server failed; nothing changed.
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, in the order of the document's table.
-    pub const ALL: [ErrorCode; 40] = [
+    pub const ALL: [ErrorCode; 42] = [
         ErrorCode::UnsupportedVersion,
         ErrorCode::HelloRequired,
         ErrorCode::AlreadyGreeted,
@@ -1069,6 +1183,8 @@ impl ErrorCode {
         ErrorCode::PlayerNotFound,
         ErrorCode::ReplayNotYet,
         ErrorCode::RegistrationLimited,
+        ErrorCode::InvalidSignInCode,
+        ErrorCode::SignInLimited,
         ErrorCode::Internal,
     ];
 
@@ -1115,6 +1231,8 @@ impl ErrorCode {
             ErrorCode::PlayerNotFound => "player_not_found",
             ErrorCode::ReplayNotYet => "replay_not_yet",
             ErrorCode::RegistrationLimited => "registration_limited",
+            ErrorCode::InvalidSignInCode => "invalid_sign_in_code",
+            ErrorCode::SignInLimited => "sign_in_limited",
             ErrorCode::Internal => "internal",
         }
     }

@@ -149,6 +149,7 @@ async fn a_dead_database_fails_the_health_check_and_storage_is_refused() {
         max_players: 2,
         public: false,
         options: RoomOptions::default(),
+        bots: Vec::new(),
     })
     .await;
     match cat.recv().await {

@@ -51,6 +51,7 @@ async fn two_clients_and_a_bot_race_against_a_real_server() {
             players: 3,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         },
         ada_store.clone(),
     )
@@ -227,6 +228,7 @@ async fn a_client_started_again_takes_back_its_seat_with_the_saved_token() {
         players: 2,
         public: false,
         options: RoomOptions::default(),
+        bots: Vec::new(),
     };
     let (mut ada, _) = Session::start(&url, "ada", create, ada_store.clone())
         .await
@@ -316,6 +318,7 @@ async fn plain_mode_joins_and_resigns_a_race_through_the_binary() {
             players: 2,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         },
         Store::in_directory(config_dir("ada-plain")),
     )

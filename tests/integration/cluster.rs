@@ -343,6 +343,7 @@ async fn healthz_answers_503_once_redis_is_gone_and_metrics_count_the_cluster() 
             max_players: 2,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         })
         .await;
     assert_eq!(carol.next_error().await, ErrorCode::Internal);

@@ -511,6 +511,7 @@ async fn a_registered_player_races_as_itself_and_the_race_plays_back() {
             players: 2,
             public: false,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         },
         Store::in_directory(&dan),
     )

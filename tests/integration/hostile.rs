@@ -165,6 +165,7 @@ async fn handshake_errors_close_the_connection() {
             max_players: 9,
             public: true,
             options: RoomOptions::default(),
+            bots: Vec::new(),
         })
         .await;
     assert_eq!(guess.next_error().await, ErrorCode::InvalidRequest);

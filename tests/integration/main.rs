@@ -3,6 +3,7 @@
 
 mod admin;
 mod allocation;
+mod bots;
 mod client;
 mod cluster;
 mod cluster_recovery;

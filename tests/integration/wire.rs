@@ -290,6 +290,7 @@ async fn record_race(game: GameKind, options: RoomOptions) -> (Vec<Recording>, R
         max_players: 2,
         public: false,
         options,
+        bots: Vec::new(),
     })
     .await;
     let ServerMessage::RoomJoined { room, .. } = ada.recv().await else {
@@ -597,8 +598,141 @@ async fn open_boards_rooms_are_private() {
             open_boards: true,
             ..RoomOptions::default()
         },
+        bots: Vec::new(),
     })
     .await;
     assert_eq!(ada.next_error().await, ErrorCode::InvalidRequest);
     server.shutdown().await;
+}
+
+/// A room with a server bot: the person racing it and a spectator learn no
+/// card the rule keeps from them (the bot's board and moves stay the bot's
+/// until the end), and the bot, fed its seat's frames like any client,
+/// plays on to the end of the race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_room_with_a_server_bot_keeps_fair_play() {
+    let game = GameKind::ThreeBlindMice;
+    let seed = tokio::task::spawn_blocking(move || first_seed(game))
+        .await
+        .expect("the solver thread");
+    let server = start_server(|config| {
+        config.bot_min_pace_ms = 0;
+        // The bot is quick: the people's outboxes keep every frame.
+        config.outbox_capacity = 4096;
+        config.outbox_bytes = 16 * 1024 * 1024;
+    })
+    .await;
+    let mut ada = Client::hello(&server, "ada").await;
+    let mut carol = Client::hello(&server, "carol").await;
+    ada.send(&ClientMessage::CreateRoom {
+        game,
+        max_players: 2,
+        public: false,
+        options: RoomOptions::default(),
+        bots: vec![protocol::BotSeat {
+            level: protocol::BotLevel::Normal,
+            pace_ms: Some(5),
+        }],
+    })
+    .await;
+    let ServerMessage::RoomJoined { room, .. } = ada.recv().await else {
+        panic!("room_joined expected");
+    };
+    carol
+        .send(&ClientMessage::Spectate { code: room.code })
+        .await;
+    carol
+        .recv_until(|message| matches!(message, ServerMessage::Snapshot { .. }))
+        .await;
+    ada.race_started().await;
+    let mut position = AnyGame::deal(game, seed);
+    let mut rng = TestRng::new(11);
+    let mut legal = Vec::new();
+    for _ in 0..40 {
+        position.legal_moves(&mut legal);
+        if legal.is_empty() || position.is_won() {
+            break;
+        }
+        let turning: Vec<_> = legal
+            .iter()
+            .copied()
+            .filter(|&mv| turns_a_card(&position, mv))
+            .collect();
+        let moves = if turning.is_empty() { &legal } else { &turning };
+        let mv = moves[rng.below(moves.len())];
+        let text = position.format_move(mv);
+        position.apply(mv).expect("a legal move");
+        ada.play(&text).await;
+        let answer = ada.move_answer().await;
+        assert!(
+            matches!(answer, ServerMessage::MoveAccepted { .. }),
+            "{text}: {answer:?}"
+        );
+        if position.is_stuck() {
+            break;
+        }
+    }
+    if !position.is_won() && !position.is_stuck() {
+        ada.send(&ClientMessage::Resign).await;
+    }
+    let mut result = None;
+    for client in [&mut ada, &mut carol] {
+        if let ServerMessage::RaceEnded { result: ended, .. } = client
+            .recv_until(|message| matches!(message, ServerMessage::RaceEnded { .. }))
+            .await
+        {
+            result = Some(ended);
+        }
+    }
+    let result = result.expect("the race ended");
+    server.shutdown().await;
+    let bot = result
+        .standings
+        .iter()
+        .find(|standing| standing.seat == 1)
+        .expect("the bot's standing");
+    assert_eq!(bot.bot, Some(protocol::BotLevel::Normal));
+    let bot_moves = result
+        .logs
+        .iter()
+        .find(|log| log.seat == 1)
+        .map_or(0, |log| log.moves.len());
+    assert!(bot_moves > 0, "the bot raced: {result:?}");
+    let recordings = [
+        Recording {
+            name: "ada",
+            seat: Some(0),
+            frames: ada.frames,
+        },
+        Recording {
+            name: "carol",
+            seat: None,
+            frames: carol.frames,
+        },
+    ];
+    let checked = check_fair_play(&recordings, &result).unwrap_or_else(|leak| panic!("{leak}"));
+    for (recipient, counts) in &checked {
+        assert!(counts.frames > 10, "{recipient:?} checked {counts:?}");
+    }
+    // The check sees a leak of the bot's moves to its rival.
+    let mut planted = recordings.to_vec();
+    let end = planted[0]
+        .frames
+        .iter()
+        .position(|frame| {
+            matches!(
+                protocol::decode_server(frame),
+                Ok(ServerMessage::RaceEnded { .. })
+            )
+        })
+        .expect("the race's end was recorded");
+    let leak = ServerMessage::Progress {
+        seq: 1,
+        seat: 1,
+        progress: Default::default(),
+        text: result.logs[1].moves.first().cloned(),
+        board: None,
+    };
+    planted[0].frames.insert(end, protocol::encode(&leak));
+    assert!(check_fair_play(&planted, &result).is_err());
 }

@@ -303,6 +303,7 @@ async fn race(
                     open_boards: settings.open_boards,
                     ..RoomOptions::default()
                 },
+                bots: Vec::new(),
             }
         } else if conns[index].is_player {
             ClientMessage::JoinRoom { code: code.clone() }

@@ -83,6 +83,7 @@ fn room() -> RoomInfo {
             name: "bot".into(),
             connected: true,
             status: PlayerStatus::Racing,
+            bot: None,
         }],
         spectators: 0,
     }

@@ -74,6 +74,7 @@ fn room(phase: Phase) -> RoomInfo {
         name: name.into(),
         connected: true,
         status: PlayerStatus::Racing,
+        bot: None,
     };
     RoomInfo {
         code: "K7PQ3M".into(),
@@ -442,6 +443,7 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
             name: "carol".into(),
             connected: true,
             status: PlayerStatus::Racing,
+            bot: None,
         });
         room
     };
@@ -485,6 +487,7 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
         name: name.into(),
         status,
         progress: Default::default(),
+        bot: None,
     };
     let ended = tbm_race_ended(
         8,

@@ -246,6 +246,7 @@ fn room_with(
                 name: (*name).into(),
                 connected: *name != "carol",
                 status: *status,
+                bot: None,
             })
             .collect(),
         spectators: 1,
@@ -433,6 +434,7 @@ fn results() {
             elapsed_ms: 61_000,
             ..Progress::default()
         },
+        bot: None,
     };
     state.apply(
         ServerMessage::RaceEnded {
@@ -1754,6 +1756,7 @@ fn race_over(state: &mut RaceState, now: Instant, first: &str) {
             elapsed_ms: 61_000,
             ..Progress::default()
         },
+        bot: None,
     };
     state.apply(
         ServerMessage::RaceEnded {

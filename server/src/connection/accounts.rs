@@ -12,7 +12,7 @@ use patience_shared::protocol::{
 use super::Session;
 use crate::daily::{self, DailyError, Refused};
 use crate::metrics::bump;
-use crate::secrets::{new_secret, token_hash};
+use crate::secrets::{new_secret, new_sign_in_code, token_hash};
 use crate::store::StoreError;
 
 /// The leaderboard rows sent when a request names no limit.
@@ -91,6 +91,7 @@ impl Session {
                     token,
                 });
                 self.player = Some(player);
+                self.signed_in_with = Some(hash);
             }
             Err(StoreError::NameTaken(_)) => self.error(
                 ErrorCode::NameTaken,
@@ -121,8 +122,113 @@ impl Session {
                     name: player.name.clone(),
                 });
                 self.player = Some(player);
+                self.signed_in_with = Some(hash);
             }
             Ok(None) => self.error(ErrorCode::InvalidToken, "no player has that token"),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn request_sign_in_code(&mut self) {
+        let Some(player) = &self.player else {
+            return self.error(
+                ErrorCode::NotAuthenticated,
+                "sign in first: a sign-in code carries the account you are signed in as",
+            );
+        };
+        let player = player.id;
+        let code = new_sign_in_code();
+        let hash = token_hash(&code);
+        let now = self.shared.clock.now_ms();
+        let expires_at = now.saturating_add(protocol::SIGN_IN_CODE_MS);
+        match self
+            .shared
+            .database
+            .call(move |store| store.save_sign_in_code(player, &hash, now, expires_at))
+            .await
+        {
+            Ok(()) => self.reply(&ServerMessage::SignInCode {
+                code: protocol::show_sign_in_code(&code),
+                expires_in_ms: protocol::SIGN_IN_CODE_MS,
+            }),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn redeem_sign_in_code(&mut self, typed: &str) {
+        if self.daily.is_some() {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "finish your daily attempt before changing players",
+            );
+        }
+        let now = self.shared.clock.now_ms();
+        // Counted before anything else, right or wrong, well formed or not:
+        // the limit is on tries, which is what makes guessing hopeless.
+        if let Err(wait_ms) = self.shared.sign_ins.take(self.peer.ip(), now) {
+            tracing::info!(
+                wait_ms,
+                "sign-in code refused: too many tries from this address"
+            );
+            return self.error(
+                ErrorCode::SignInLimited,
+                format!(
+                    "too many sign-in codes were tried from your address lately; try again in {} minutes",
+                    wait_ms.div_ceil(60_000)
+                ),
+            );
+        }
+        let invalid = "that sign-in code is unknown, used already, or expired";
+        let Some(code) = protocol::normalize_sign_in_code(typed) else {
+            return self.error(ErrorCode::InvalidSignInCode, invalid);
+        };
+        let code_hash = token_hash(&code);
+        let token = new_secret(24);
+        let hash = token_hash(&token);
+        match self
+            .shared
+            .database
+            .call(move |store| store.redeem_sign_in_code(&code_hash, &hash, now))
+            .await
+        {
+            Ok(Some(player)) => {
+                tracing::info!(player = player.id, "signed in with a code");
+                self.name = player.name.clone();
+                self.reply(&ServerMessage::SignedIn {
+                    player: player.id,
+                    name: player.name.clone(),
+                    token,
+                });
+                self.player = Some(player);
+                self.signed_in_with = Some(hash);
+            }
+            Ok(None) => self.error(ErrorCode::InvalidSignInCode, invalid),
+            Err(error) => self.storage_failed(&error),
+        }
+    }
+
+    pub(super) async fn sign_out(&mut self) {
+        let Some(hash) = self.signed_in_with.filter(|_| self.player.is_some()) else {
+            return self.error(ErrorCode::NotAuthenticated, "you are not signed in");
+        };
+        if self.daily.is_some() {
+            return self.error(
+                ErrorCode::InvalidRequest,
+                "finish your daily attempt before signing out",
+            );
+        }
+        match self
+            .shared
+            .database
+            .call(move |store| store.revoke_token(&hash))
+            .await
+        {
+            // Revoked now or by another connection before: out either way.
+            Ok(_) => {
+                self.player = None;
+                self.signed_in_with = None;
+                self.reply(&ServerMessage::SignedOut);
+            }
             Err(error) => self.storage_failed(&error),
         }
     }

@@ -72,8 +72,8 @@ use bytes::Bytes;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, RaceSnapshot,
-    Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
+    self, BotLevel, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult,
+    RaceSnapshot, Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
 };
 use patience_shared::replay::LogReplay;
 use patience_shared::rules::{Effect, MoveError, MoveStack, Rules, View};
@@ -174,6 +174,9 @@ pub enum Input {
         name: String,
         /// The registered player, if it is one.
         player: Option<PlayerId>,
+        /// A bot the server runs, at this level: the seat is marked as a
+        /// bot in every message and in the stored result.
+        bot: Option<BotLevel>,
     },
     /// A connection asks to watch.
     Spectate {
@@ -388,6 +391,8 @@ struct Seat {
     seat: u8,
     name: String,
     player: Option<PlayerId>,
+    /// A bot the server runs, and its level; `None` for a person.
+    bot: Option<BotLevel>,
     conn: Option<ConnId>,
     token: TokenHash,
     /// Set while the player is away: when its seat is given up.
@@ -575,7 +580,12 @@ impl RoomCore {
 
     fn dispatch(&mut self, input: Input) -> Result<(), Refusal> {
         match input {
-            Input::Join { conn, name, player } => return self.join(conn, name, player),
+            Input::Join {
+                conn,
+                name,
+                player,
+                bot,
+            } => return self.join(conn, name, player, bot),
             Input::Spectate { conn } => self.spectate(conn),
             Input::Resume {
                 conn,
@@ -727,6 +737,7 @@ impl RoomCore {
                     seat: seat.seat,
                     name: seat.name.clone(),
                     player: seat.player,
+                    bot: seat.bot,
                     token: seat.token,
                     status: seat.status,
                     progress: seat.progress,
@@ -806,6 +817,7 @@ impl RoomCore {
                 seat: kept.seat,
                 name: kept.name,
                 player: kept.player,
+                bot: kept.bot,
                 conn: None,
                 token: kept.token,
                 grace_until: (status == PlayerStatus::Racing)
@@ -1039,6 +1051,7 @@ impl RoomCore {
                     name: seat.name.clone(),
                     connected: seat.conn.is_some(),
                     status: seat.status,
+                    bot: seat.bot,
                 })
                 .collect(),
             spectators: u32::try_from(self.spectators.len()).unwrap_or(u32::MAX),
@@ -1204,6 +1217,7 @@ impl RoomCore {
         conn: ConnId,
         name: String,
         player: Option<PlayerId>,
+        bot: Option<BotLevel>,
     ) -> Result<(), Refusal> {
         match self.phase {
             Phase::Racing | Phase::Finished => {
@@ -1231,6 +1245,7 @@ impl RoomCore {
                 seat: seat_number,
                 name,
                 player,
+                bot,
                 conn: Some(conn),
                 token: hash,
                 grace_until: None,
@@ -1243,7 +1258,11 @@ impl RoomCore {
             },
         );
         self.owner.get_or_insert(seat_number);
-        tracing::info!(seat = seat_number, "player joined");
+        tracing::info!(
+            seat = seat_number,
+            bot = bot.map(BotLevel::as_str),
+            "player joined"
+        );
         let joined = ServerMessage::RoomJoined {
             seq: self.seq,
             room: self.info(),
@@ -1745,6 +1764,7 @@ impl RoomCore {
                 name: seat.name.clone(),
                 status: seat.status,
                 progress: seat.progress,
+                bot: seat.bot,
             })
             .collect();
         let result = RaceResult {

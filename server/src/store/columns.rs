@@ -4,7 +4,7 @@
 //! backends cannot drift apart in what they keep.
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::PlayerStatus;
+use patience_shared::protocol::{BotLevel, PlayerStatus};
 
 use super::StoreError;
 
@@ -53,4 +53,9 @@ pub(super) fn encode_log(moves: &[String]) -> Vec<u8> {
 
 pub(super) fn decode_log(bytes: &[u8]) -> Result<Vec<String>, StoreError> {
     rmp_serde::from_slice(bytes).map_err(|error| StoreError::Corrupt(format!("move log: {error}")))
+}
+
+pub(super) fn parse_bot(name: &str) -> Result<BotLevel, StoreError> {
+    name.parse()
+        .map_err(|_| StoreError::Corrupt(format!("unknown bot level {name:?}")))
 }

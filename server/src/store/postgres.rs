@@ -61,13 +61,15 @@ use std::time::Duration;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress, RaceRecord,
-    RaceResult, Reveal, Standing, StandingRow,
+    BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
+    RaceRecord, RaceResult, Reveal, Standing, StandingRow,
 };
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 
-use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
+use super::columns::{
+    OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status, status_name,
+};
 use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
@@ -261,6 +263,29 @@ CREATE TABLE live_nodes (
 CREATE INDEX live_nodes_by_lease ON live_nodes (lease_until_ms);
 INSERT INTO live_nodes (node, lease_until_ms)
     SELECT DISTINCT owner, 0 FROM live_races ON CONFLICT DO NOTHING;
+"#,
+    r#"
+-- Accounts on several devices: every token of an account (the one it was
+-- registered with, and one per sign-in code redeemed), each signed out
+-- alone. `players.token_hash` keeps the first token's hash for history;
+-- only this table signs in.
+CREATE TABLE player_tokens (
+    token_hash    BYTEA PRIMARY KEY,
+    player_id     BIGINT NOT NULL REFERENCES players (id),
+    created_at_ms BIGINT NOT NULL
+);
+INSERT INTO player_tokens (token_hash, player_id, created_at_ms)
+    SELECT token_hash, id, created_at_ms FROM players;
+-- One-time sign-in codes by their SHA-256, at most one per account: a row
+-- goes when redeemed, when its account asks for another, or once expired.
+CREATE TABLE sign_in_codes (
+    code_hash     BYTEA PRIMARY KEY,
+    player_id     BIGINT NOT NULL UNIQUE REFERENCES players (id),
+    expires_at_ms BIGINT NOT NULL
+);
+CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes (expires_at_ms);
+-- A stored race's seat played by a server bot: its level; NULL for a person.
+ALTER TABLE race_players ADD COLUMN bot TEXT;
 "#,
 ];
 
@@ -910,8 +935,8 @@ impl PostgresStore {
             self.execute(
                 "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves,
                                            cards_home, elapsed_ms, log, runs_home,
-                                           cards_uncovered, stock_turned)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                                           cards_uncovered, stock_turned, bot)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
                 &[
                     &int(race_id),
                     &i64::from(standing.seat),
@@ -926,6 +951,7 @@ impl PostgresStore {
                     &i64::from(progress.runs_home),
                     &i64::from(progress.cards_uncovered),
                     &i64::from(progress.stock_turned),
+                    &standing.bot.map(BotLevel::as_str),
                 ],
             )?;
         }
@@ -1084,19 +1110,26 @@ impl Store for PostgresStore {
              ON CONFLICT DO NOTHING RETURNING id",
             &[&name, &token.as_slice(), &int(now_ms)],
         )?;
-        match inserted {
-            Some(row) => Ok(Player {
-                id: uint(&row, 0)?,
-                name: name.to_string(),
-                created_at_ms: now_ms,
-            }),
-            None => Err(StoreError::NameTaken(name.to_string())),
-        }
+        let Some(row) = inserted else {
+            return Err(StoreError::NameTaken(name.to_string()));
+        };
+        let id = uint(&row, 0)?;
+        self.execute(
+            "INSERT INTO player_tokens (token_hash, player_id, created_at_ms) VALUES ($1, $2, $3)",
+            &[&token.as_slice(), &int(id), &int(now_ms)],
+        )?;
+        Ok(Player {
+            id,
+            name: name.to_string(),
+            created_at_ms: now_ms,
+        })
     }
 
     fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError> {
         let row = self.query_opt(
-            "SELECT id, name, created_at_ms FROM players WHERE token_hash = $1",
+            "SELECT p.id, p.name, p.created_at_ms
+             FROM player_tokens t JOIN players p ON p.id = t.player_id
+             WHERE t.token_hash = $1",
             &[&token.as_slice()],
         )?;
         row.map(|row| {
@@ -1107,6 +1140,59 @@ impl Store for PostgresStore {
             })
         })
         .transpose()
+    }
+
+    fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {
+        let deleted = self.query_opt(
+            "DELETE FROM player_tokens WHERE token_hash = $1 RETURNING player_id",
+            &[&token.as_slice()],
+        )?;
+        Ok(deleted.is_some())
+    }
+
+    fn save_sign_in_code(
+        &mut self,
+        player: PlayerId,
+        code: &TokenHash,
+        now_ms: u64,
+        expires_at_ms: u64,
+    ) -> Result<(), StoreError> {
+        // Expired codes are kept no longer than until the next code is
+        // asked for: nothing else needs a sweeper.
+        self.execute(
+            "DELETE FROM sign_in_codes WHERE player_id = $1 OR expires_at_ms <= $2",
+            &[&int(player), &int(now_ms)],
+        )?;
+        // A clash of two codes' hashes inserts nothing rather than abort
+        // the transaction; the code is then simply never redeemable.
+        self.execute(
+            "INSERT INTO sign_in_codes (code_hash, player_id, expires_at_ms) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &[&code.as_slice(), &int(player), &int(expires_at_ms)],
+        )?;
+        Ok(())
+    }
+
+    fn redeem_sign_in_code(
+        &mut self,
+        code: &TokenHash,
+        token: &TokenHash,
+        now_ms: u64,
+    ) -> Result<Option<Player>, StoreError> {
+        let redeemed = self.query_opt(
+            "DELETE FROM sign_in_codes WHERE code_hash = $1 AND expires_at_ms > $2
+             RETURNING player_id",
+            &[&code.as_slice(), &int(now_ms)],
+        )?;
+        let Some(row) = redeemed else {
+            return Ok(None);
+        };
+        let player: i64 = row.try_get(0)?;
+        self.execute(
+            "INSERT INTO player_tokens (token_hash, player_id, created_at_ms) VALUES ($1, $2, $3)",
+            &[&token.as_slice(), &player, &int(now_ms)],
+        )?;
+        self.player_by_token(token)
     }
 
     fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError> {
@@ -1771,7 +1857,7 @@ impl Store for PostgresStore {
         };
         let rows = self.query(
             "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log,
-                    runs_home, cards_uncovered, stock_turned
+                    runs_home, cards_uncovered, stock_turned, bot
              FROM race_players WHERE race_id = $1 ORDER BY rank",
             &[&int(race_id)],
         )?;
@@ -1792,6 +1878,11 @@ impl Store for PostgresStore {
                     stock_turned: count(&row, 10)?,
                     elapsed_ms: uint(&row, 6)?,
                 },
+                bot: row
+                    .try_get::<_, Option<String>>(11)?
+                    .as_deref()
+                    .map(parse_bot)
+                    .transpose()?,
             });
             logs.push(MoveLog {
                 seat,

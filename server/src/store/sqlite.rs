@@ -17,12 +17,14 @@ use std::path::Path;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress, RaceRecord,
-    RaceResult, Reveal, Standing, StandingRow,
+    BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
+    RaceRecord, RaceResult, Reveal, Standing, StandingRow,
 };
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
 
-use super::columns::{OPEN, decode_log, encode_log, int, parse_game, parse_status, status_name};
+use super::columns::{
+    OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status, status_name,
+};
 use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
@@ -229,6 +231,29 @@ CREATE INDEX live_nodes_by_lease ON live_nodes (lease_until_ms);
 INSERT OR IGNORE INTO live_nodes (node, lease_until_ms)
     SELECT DISTINCT owner, 0 FROM live_races;
 "#,
+    r#"
+-- Accounts on several devices: every token of an account (the one it was
+-- registered with, and one per sign-in code redeemed), each signed out
+-- alone. `players.token_hash` keeps the first token's hash for history;
+-- only this table signs in.
+CREATE TABLE player_tokens (
+    token_hash    BLOB PRIMARY KEY,
+    player_id     INTEGER NOT NULL REFERENCES players (id),
+    created_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO player_tokens (token_hash, player_id, created_at_ms)
+    SELECT token_hash, id, created_at_ms FROM players;
+-- One-time sign-in codes by their SHA-256, at most one per account: a row
+-- goes when redeemed, when its account asks for another, or once expired.
+CREATE TABLE sign_in_codes (
+    code_hash     BLOB PRIMARY KEY,
+    player_id     INTEGER NOT NULL UNIQUE REFERENCES players (id),
+    expires_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes (expires_at_ms);
+-- A stored race's seat played by a server bot: its level; NULL for a person.
+ALTER TABLE race_players ADD COLUMN bot TEXT;
+"#,
 ];
 
 /// The SQLite store.
@@ -408,8 +433,8 @@ fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreErro
     let race_id = connection.last_insert_rowid().cast_unsigned();
     let mut insert = connection.prepare_cached(
         "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves, cards_home,
-                                   elapsed_ms, log, runs_home, cards_uncovered, stock_turned)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                   elapsed_ms, log, runs_home, cards_uncovered, stock_turned, bot)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?;
     for standing in &race.result.standings {
         let player = race
@@ -438,6 +463,7 @@ fn insert_race(connection: &Connection, race: &NewRace) -> Result<u64, StoreErro
             standing.progress.runs_home,
             standing.progress.cards_uncovered,
             standing.progress.stock_turned,
+            standing.bot.map(BotLevel::as_str),
         ])?;
     }
     Ok(race_id)
@@ -651,11 +677,19 @@ impl Store for SqliteStore {
             params![name, token.as_slice(), int(now_ms)],
         );
         match inserted {
-            Ok(_) => Ok(Player {
-                id: self.connection.last_insert_rowid().cast_unsigned(),
-                name: name.to_string(),
-                created_at_ms: now_ms,
-            }),
+            Ok(_) => {
+                let id = self.connection.last_insert_rowid().cast_unsigned();
+                self.connection.execute(
+                    "INSERT INTO player_tokens (token_hash, player_id, created_at_ms)
+                     VALUES (?1, ?2, ?3)",
+                    params![token.as_slice(), int(id), int(now_ms)],
+                )?;
+                Ok(Player {
+                    id,
+                    name: name.to_string(),
+                    created_at_ms: now_ms,
+                })
+            }
             Err(error) if is_duplicate(&error) => Err(StoreError::NameTaken(name.to_string())),
             Err(error) => Err(error.into()),
         }
@@ -665,7 +699,9 @@ impl Store for SqliteStore {
         Ok(self
             .connection
             .query_row(
-                "SELECT id, name, created_at_ms FROM players WHERE token_hash = ?1",
+                "SELECT p.id, p.name, p.created_at_ms
+                 FROM player_tokens t JOIN players p ON p.id = t.player_id
+                 WHERE t.token_hash = ?1",
                 params![token.as_slice()],
                 |row| {
                     Ok(Player {
@@ -676,6 +712,59 @@ impl Store for SqliteStore {
                 },
             )
             .optional()?)
+    }
+
+    fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {
+        let deleted = self.connection.execute(
+            "DELETE FROM player_tokens WHERE token_hash = ?1",
+            params![token.as_slice()],
+        )?;
+        Ok(deleted > 0)
+    }
+
+    fn save_sign_in_code(
+        &mut self,
+        player: PlayerId,
+        code: &TokenHash,
+        now_ms: u64,
+        expires_at_ms: u64,
+    ) -> Result<(), StoreError> {
+        // Expired codes are kept no longer than until the next code is
+        // asked for: nothing else needs a sweeper.
+        self.connection.execute(
+            "DELETE FROM sign_in_codes WHERE player_id = ?1 OR expires_at_ms <= ?2",
+            params![int(player), int(now_ms)],
+        )?;
+        self.connection.execute(
+            "INSERT INTO sign_in_codes (code_hash, player_id, expires_at_ms) VALUES (?1, ?2, ?3)",
+            params![code.as_slice(), int(player), int(expires_at_ms)],
+        )?;
+        Ok(())
+    }
+
+    fn redeem_sign_in_code(
+        &mut self,
+        code: &TokenHash,
+        token: &TokenHash,
+        now_ms: u64,
+    ) -> Result<Option<Player>, StoreError> {
+        let player: Option<i64> = self
+            .connection
+            .query_row(
+                "DELETE FROM sign_in_codes WHERE code_hash = ?1 AND expires_at_ms > ?2
+                 RETURNING player_id",
+                params![code.as_slice(), int(now_ms)],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let Some(player) = player else {
+            return Ok(None);
+        };
+        self.connection.execute(
+            "INSERT INTO player_tokens (token_hash, player_id, created_at_ms) VALUES (?1, ?2, ?3)",
+            params![token.as_slice(), player, int(now_ms)],
+        )?;
+        self.player_by_token(token)
     }
 
     fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError> {
@@ -1594,7 +1683,7 @@ impl Store for SqliteStore {
         };
         let mut statement = self.connection.prepare_cached(
             "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log,
-                    runs_home, cards_uncovered, stock_turned
+                    runs_home, cards_uncovered, stock_turned, bot
              FROM race_players WHERE race_id = ?1 ORDER BY rank",
         )?;
         let rows = statement
@@ -1613,18 +1702,20 @@ impl Store for SqliteStore {
                         elapsed_ms: uint(row, 6)?,
                     },
                     row.get::<_, Vec<u8>>(7)?,
+                    row.get::<_, Option<String>>(11)?,
                 ))
             })?
             .collect::<Result<Vec<_>, _>>()?;
         let mut standings = Vec::with_capacity(rows.len());
         let mut logs = Vec::with_capacity(rows.len());
-        for (seat, name, rank, status, progress, log) in rows {
+        for (seat, name, rank, status, progress, log, bot) in rows {
             standings.push(Standing {
                 rank,
                 seat,
                 name,
                 status: parse_status(&status)?,
                 progress,
+                bot: bot.as_deref().map(parse_bot).transpose()?,
             });
             logs.push(MoveLog {
                 seat,

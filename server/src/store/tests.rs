@@ -13,7 +13,7 @@
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    MoveLog, PlayerStatus, Progress, RaceResult, Reveal, RoomOptions, Standing, Unranked,
+    BotLevel, MoveLog, PlayerStatus, Progress, RaceResult, Reveal, RoomOptions, Standing, Unranked,
 };
 
 use super::*;
@@ -83,6 +83,8 @@ on_every_backend!(
     closed_days_are_tallied_once_and_listed_newest_first_with_podiums_and_deals,
     records_count_days_wins_ranks_medians_and_streaks_over_tallied_days,
     standings_sum_tallied_totals_and_open_days_live_in_tie_break_order,
+    an_account_holds_several_tokens_and_each_signs_out_alone,
+    a_sign_in_code_signs_in_once_before_it_expires_and_a_new_one_voids_the_old,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -117,6 +119,7 @@ pub(crate) fn race_of(
                 name: name.to_string(),
                 status,
                 progress,
+                bot: None,
             }],
             reveal: Reveal {
                 game: GameKind::ThreeBlindMice,
@@ -243,6 +246,70 @@ fn an_attempt_begins_once_takes_moves_in_order_and_finishes_once(store: &mut dyn
     ));
 }
 
+fn an_account_holds_several_tokens_and_each_signs_out_alone(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 10).expect("registers");
+    store
+        .save_sign_in_code(ada.id, &hash(50), 20, 1_000)
+        .expect("keeps the code");
+    let signed_in = store.redeem_sign_in_code(&hash(50), &hash(2), 30);
+    assert_eq!(signed_in.expect("redeems"), Some(ada.clone()));
+    for token in [hash(1), hash(2)] {
+        assert_eq!(
+            store.player_by_token(&token).expect("reads"),
+            Some(ada.clone())
+        );
+    }
+    assert!(store.revoke_token(&hash(2)).expect("signs out"));
+    assert!(
+        !store.revoke_token(&hash(2)).expect("signs out"),
+        "once only"
+    );
+    assert_eq!(store.player_by_token(&hash(2)).expect("reads"), None);
+    assert_eq!(
+        store.player_by_token(&hash(1)).expect("reads"),
+        Some(ada.clone())
+    );
+    // The token the account was registered with signs out alone too.
+    assert!(store.revoke_token(&hash(1)).expect("signs out"));
+    assert_eq!(store.player_by_token(&hash(1)).expect("reads"), None);
+}
+
+fn a_sign_in_code_signs_in_once_before_it_expires_and_a_new_one_voids_the_old(
+    store: &mut dyn Backend,
+) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let bob = store.register("bob", &hash(2), 0).expect("registers");
+    let code = |store: &mut dyn Backend, player: &Player, code: u8, now: u64| {
+        store
+            .save_sign_in_code(player.id, &hash(code), now, now + 600)
+            .expect("keeps the code");
+    };
+    let redeem = |store: &mut dyn Backend, code: u8, token: u8, now: u64| {
+        store
+            .redeem_sign_in_code(&hash(code), &hash(token), now)
+            .expect("reads")
+            .map(|player| player.name)
+    };
+    // Redeemed once only; an unknown code is nobody's.
+    code(store, &ada, 50, 100);
+    assert_eq!(redeem(store, 50, 10, 200), Some("ada".to_string()));
+    assert_eq!(redeem(store, 50, 11, 201), None);
+    assert_eq!(redeem(store, 51, 12, 201), None);
+    assert_eq!(store.player_by_token(&hash(11)).expect("reads"), None);
+    // Expired at its time, not a millisecond later.
+    code(store, &ada, 52, 1_000);
+    assert_eq!(redeem(store, 52, 13, 1_600), None);
+    code(store, &ada, 53, 2_000);
+    assert_eq!(redeem(store, 53, 14, 2_599), Some("ada".to_string()));
+    // A new code voids the account's earlier one, not another's.
+    code(store, &ada, 54, 3_000);
+    code(store, &bob, 55, 3_000);
+    code(store, &ada, 56, 3_001);
+    assert_eq!(redeem(store, 54, 15, 3_002), None);
+    assert_eq!(redeem(store, 55, 16, 3_002), Some("bob".to_string()));
+    assert_eq!(redeem(store, 56, 17, 3_002), Some("ada".to_string()));
+}
+
 fn races_read_back_as_written(store: &mut dyn Backend) {
     let ada = store.register("ada", &hash(1), 0).expect("registers");
     let mut race = race_of(
@@ -266,10 +333,23 @@ fn races_read_back_as_written(store: &mut dyn Backend) {
         name: "a guest".to_string(),
         status: PlayerStatus::Left,
         progress: Progress::default(),
+        bot: None,
+    });
+    race.result.standings.push(Standing {
+        rank: 3,
+        seat: 2,
+        name: "bot (strong)".to_string(),
+        status: PlayerStatus::Resigned,
+        progress: Progress::default(),
+        bot: Some(BotLevel::Strong),
     });
     race.result.logs.push(MoveLog {
         seat: 1,
         moves: vec!["undo".to_string()],
+    });
+    race.result.logs.push(MoveLog {
+        seat: 2,
+        moves: Vec::new(),
     });
     let race_id = store.record_race(&race).expect("stores");
     let record = store.race(race_id).expect("reads").expect("exists");
@@ -649,6 +729,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
                 seat,
                 name: format!("racer {seat}"),
                 player: None,
+                bot: None,
                 token: hash(seat + 1),
                 status: PlayerStatus::Racing,
                 progress: Progress::default(),

@@ -42,6 +42,7 @@ fn room() -> RoomInfo {
             name: "ada".to_string(),
             connected: true,
             status: PlayerStatus::Waiting,
+            bot: None,
         }],
         spectators: 0,
     }
@@ -74,6 +75,7 @@ fn result() -> RaceResult {
                 stock_turned: 0,
                 elapsed_ms: 184_020,
             },
+            bot: None,
         }],
         reveal: Reveal {
             game: GameKind::ThreeBlindMice,
@@ -109,6 +111,20 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
                     time_limit_ms: Some(600_000),
                     open_boards: false,
                 },
+                bots: Vec::new(),
+            },
+        ),
+        (
+            "create_room_with_bots",
+            ClientMessage::CreateRoom {
+                game: GameKind::ThreeBlindMice,
+                max_players: 2,
+                public: false,
+                options: RoomOptions::default(),
+                bots: vec![BotSeat {
+                    level: BotLevel::Normal,
+                    pace_ms: None,
+                }],
             },
         ),
         (
@@ -210,6 +226,14 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             "replay_boards",
             ClientMessage::ReplayBoards { race_id: 731 },
         ),
+        ("request_sign_in_code", ClientMessage::RequestSignInCode),
+        (
+            "redeem_sign_in_code",
+            ClientMessage::RedeemSignInCode {
+                code: "K7PQ-3M9X".to_string(),
+            },
+        ),
+        ("sign_out", ClientMessage::SignOut),
     ]
 }
 
@@ -635,6 +659,47 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 },
             },
         ),
+        (
+            "room_update_with_bot",
+            ServerMessage::RoomUpdate {
+                seq: 2,
+                room: RoomInfo {
+                    players: vec![
+                        PlayerInfo {
+                            seat: 0,
+                            name: "ada".to_string(),
+                            connected: true,
+                            status: PlayerStatus::Waiting,
+                            bot: None,
+                        },
+                        PlayerInfo {
+                            seat: 1,
+                            name: "bot (normal)".to_string(),
+                            connected: true,
+                            status: PlayerStatus::Waiting,
+                            bot: Some(BotLevel::Normal),
+                        },
+                    ],
+                    ..room()
+                },
+            },
+        ),
+        (
+            "sign_in_code",
+            ServerMessage::SignInCode {
+                code: "K7PQ-3M9X".to_string(),
+                expires_in_ms: SIGN_IN_CODE_MS,
+            },
+        ),
+        (
+            "signed_in",
+            ServerMessage::SignedIn {
+                player: 17,
+                name: "ada".to_string(),
+                token: "c2f1e0d9c8b7a6958473625140302f1e0d1c2b3a49586776".to_string(),
+            },
+        ),
+        ("signed_out", ServerMessage::SignedOut),
     ]
 }
 
@@ -1011,6 +1076,29 @@ fn registered_names_are_display_names_too() {
 }
 
 #[test]
+fn sign_in_codes_are_read_whatever_their_case_spaces_and_dash() {
+    let cases = [
+        ("K7PQ-3M9X", Some("K7PQ3M9X")),
+        ("k7pq3m9x", Some("K7PQ3M9X")),
+        (" k7pq - 3m9x ", Some("K7PQ3M9X")),
+        ("K7PQ-3M9", None),
+        ("K7PQ-3M9XX", None),
+        // 0, 1, 2, 5, 8, B, O, I, L, S, U, V, Z are not in the alphabet.
+        ("K7PQ-3M90", None),
+        ("K7PQ-3M9B", None),
+        ("", None),
+    ];
+    for (typed, expected) in cases {
+        assert_eq!(
+            normalize_sign_in_code(typed).as_deref(),
+            expected,
+            "{typed:?}"
+        );
+    }
+    assert_eq!(show_sign_in_code("K7PQ3M9X"), "K7PQ-3M9X");
+}
+
+#[test]
 fn commitment_is_sha256_of_the_documented_text() {
     // echo -n 'patience-race:v1:three-blind-mice:1042:9f86d081884c7d659a2feaa0c55ad015' | sha256sum
     let expected = commitment(
@@ -1208,6 +1296,7 @@ mod properties {
                                 time_limit_ms,
                                 open_boards,
                             },
+                            bots: Vec::new(),
                         }
                     }
                 ),

@@ -167,6 +167,7 @@ pub fn exercise(data: &[u8]) -> Reached {
                 conn,
                 name: "ada".to_string(),
                 player: None,
+                bot: None,
             }),
             15 => harness.input(Input::Spectate { conn }),
             16 => harness.input(Input::Undo { conn }),
@@ -261,6 +262,7 @@ impl Harness {
                 conn,
                 name: "bob".to_string(),
                 player: None,
+                bot: None,
             },
             ClientMessage::Spectate { .. } => Input::Spectate { conn },
             ClientMessage::Resume { token, last_seq } => Input::Resume {

@@ -149,6 +149,7 @@ impl Room {
             conn,
             name: name.to_string(),
             player: None,
+            bot: None,
         })
         .expect("joins");
         let outputs = self.drain(None);
@@ -172,6 +173,7 @@ impl Room {
             conn: 2,
             name: "bob".to_string(),
             player: None,
+            bot: None,
         })
         .expect("joins");
         let outputs = room.drain(Some(seed));
@@ -671,6 +673,7 @@ fn without_a_proved_deal_the_room_deals_then_counts_down() {
         conn: 2,
         name: "bob".to_string(),
         player: None,
+        bot: None,
     })
     .expect("joins");
     let outputs = room.drain(None);
@@ -737,6 +740,7 @@ fn a_lobby_closes_when_its_last_player_leaves() {
             conn: 3,
             name: "cy".to_string(),
             player: None,
+            bot: None,
         })
         .map_err(|refusal| refusal.code),
         Err(ErrorCode::RoomNotFound)
@@ -957,6 +961,7 @@ fn a_race_is_kept_before_it_starts_and_each_move_before_it_is_told() {
         conn: 2,
         name: "bob".to_string(),
         player: None,
+        bot: None,
     })
     .expect("joins");
     room.drain(Some(seed));
@@ -1617,4 +1622,58 @@ fn a_result_the_store_never_answers_is_announced_without_an_id_at_the_bound() {
     assert!(!tells_anyone(&room.drain(None)));
     room.advance(LINGER);
     assert!(room.core.is_closed());
+}
+
+/// A seat taken as a server bot is marked as one in every room message, in
+/// the kept race and in the standings; a person's seat never is.
+#[test]
+fn a_bot_seat_is_marked_in_every_room_message_the_kept_race_and_the_standings() {
+    let (seed, _) = proved();
+    let mut room = Room::new(2, no_undo());
+    room.join(1, "ada");
+    room.input(Input::Join {
+        conn: 2,
+        name: "bot (easy)".to_string(),
+        player: None,
+        bot: Some(BotLevel::Easy),
+    })
+    .expect("the bot joins");
+    room.drain(Some(seed));
+    room.advance(COUNTDOWN);
+    assert_eq!(room.core.phase(), Phase::Racing);
+    let kept = room.core.live_race().expect("a running race is kept");
+    let marks: Vec<Option<BotLevel>> = kept.seats.iter().map(|seat| seat.bot).collect();
+    assert_eq!(marks, [None, Some(BotLevel::Easy)]);
+    for conn in [1, 2] {
+        room.input(Input::Resign { conn }).expect("resigns");
+    }
+    room.drain(None);
+    let _ = room.input(Input::RaceStored { race_id: Some(7) });
+    room.drain(None);
+    let mut rooms_seen = 0;
+    let mut standings_seen = 0;
+    for message in Room::to(&room.taken, 1) {
+        let (room_info, standings) = match &message {
+            ServerMessage::RoomJoined { room, .. } | ServerMessage::RoomUpdate { room, .. } => {
+                (Some(room), None)
+            }
+            ServerMessage::RaceEnded { result, .. } => (None, Some(&result.standings)),
+            _ => continue,
+        };
+        for player in room_info
+            .map(|room| room.players.as_slice())
+            .unwrap_or_default()
+        {
+            rooms_seen += 1;
+            let expected = (player.seat == 1).then_some(BotLevel::Easy);
+            assert_eq!(player.bot, expected, "{message:?}");
+        }
+        for standing in standings.map(Vec::as_slice).unwrap_or_default() {
+            standings_seen += 1;
+            let expected = (standing.seat == 1).then_some(BotLevel::Easy);
+            assert_eq!(standing.bot, expected, "{message:?}");
+        }
+    }
+    assert!(rooms_seen >= 2, "room messages were checked");
+    assert_eq!(standings_seen, 2, "the standings were checked");
 }
