@@ -23,7 +23,8 @@
 //! solver's time.
 //!
 //! Layout: [`Bots`] (the bounds, in `Shared`); [`seat_bots`] (seats a
-//! room's bots); the bot's task (`play`); [`SeatView`], sans I/O and
+//! room's bots) and [`reseat_bots`] (puts them back in a race run again
+//! after a restart or a failover); the bot's task (`play`); [`SeatView`], sans I/O and
 //! unit-tested.
 
 use std::sync::Arc;
@@ -39,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::Clock;
-use crate::outbox::{OutboxReceiver, outbox};
+use crate::outbox::{ConnectionHandle, OutboxReceiver, outbox};
 use crate::room_handle::{Command, Refusal, RoomHandle};
 
 /// Frames a bot's outbox holds: enough for every rival's progress while it
@@ -126,45 +127,105 @@ pub async fn seat_bots(
         let Some(permit) = permits.split(1) else {
             break;
         };
-        let id = hosting
-            .next_connection_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (handle, receiver) = outbox(id, BOT_OUTBOX_FRAMES, BOT_OUTBOX_BYTES);
-        let (reply, answer) = oneshot::channel();
-        let join = Command::Join {
-            conn: handle,
-            name: bot_name(seat.level),
-            player: None,
-            bot: Some(seat.level),
-            reply,
-        };
-        let gone = || Refusal::new(protocol::ErrorCode::RoomNotFound, "the room has closed");
-        room.commands.send(join).await.map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())??;
-        // Only the solver's choices depend on it; bots of one room start
-        // apart.
-        let variation = room.code.bytes().fold(index as u64, |hash, byte| {
-            hash.wrapping_mul(0x100_0000_01b3) ^ u64::from(byte)
-        });
-        let task = BotTask {
-            receiver,
-            id,
-            room: room.clone(),
-            level: seat.level,
-            pace_ms: hosting.bots.pace_ms(seat),
-            variation,
-            thinkers: Arc::clone(&hosting.bots.thinkers),
-            clock: hosting.clock.clone(),
-            _seat: permit,
-        };
-        let shutdown = hosting.shutdown.clone();
-        hosting.tracker.spawn(async move {
-            tokio::select! {
-                () = task.play() => {}
-                () = shutdown.cancelled() => {}
-            }
-        });
+        let level = seat.level;
+        let pace_ms = hosting.bots.pace_ms(seat);
+        start(
+            &hosting,
+            room,
+            level,
+            pace_ms,
+            index,
+            permit,
+            |conn, reply| Command::Join {
+                conn,
+                name: bot_name(level),
+                player: None,
+                bot: Some(level),
+                reply,
+            },
+        )
+        .await?;
     }
+    Ok(())
+}
+
+/// Puts bots back in the seats `seats` (seat, level) of a race the server
+/// runs again after a restart or a failover: a bot's task ends with its
+/// server, and its seat would otherwise wait its grace period and be
+/// forfeited, leaving its rival racing nobody. Each plays at its level's
+/// pace (the pace asked for is not kept). A seat that cannot be taken back
+/// (no bot may be seated now, or the room refuses) is logged and left.
+pub async fn reseat_bots(hosting: Hosting<'_>, room: &RoomHandle, seats: &[(u8, BotLevel)]) {
+    for (index, &(seat, level)) in seats.iter().enumerate() {
+        let Some(permit) = hosting.bots.reserve(1) else {
+            tracing::warn!(code = %room.code, seat, "no bot may be seated now: the seat is left");
+            continue;
+        };
+        let pace_ms = hosting.bots.pace_ms(&BotSeat {
+            level,
+            pace_ms: None,
+        });
+        let started = start(
+            &hosting,
+            room,
+            level,
+            pace_ms,
+            index,
+            permit,
+            |conn, reply| Command::ResumeBot { conn, seat, reply },
+        )
+        .await;
+        if let Err(refusal) = started {
+            tracing::warn!(code = %room.code, seat, ?refusal, "a bot could not take its seat back");
+        }
+    }
+}
+
+/// Enters `room` with a bot's connection through the command `enter`
+/// makes, and starts the bot's task once the room took it in.
+async fn start(
+    hosting: &Hosting<'_>,
+    room: &RoomHandle,
+    level: BotLevel,
+    pace_ms: u32,
+    index: usize,
+    permit: OwnedSemaphorePermit,
+    enter: impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command,
+) -> Result<(), Refusal> {
+    let id = hosting
+        .next_connection_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (handle, receiver) = outbox(id, BOT_OUTBOX_FRAMES, BOT_OUTBOX_BYTES);
+    let (reply, answer) = oneshot::channel();
+    let gone = || Refusal::new(protocol::ErrorCode::RoomNotFound, "the room has closed");
+    room.commands
+        .send(enter(handle, reply))
+        .await
+        .map_err(|_| gone())?;
+    answer.await.map_err(|_| gone())??;
+    // Only the solver's choices depend on it; bots of one room start
+    // apart.
+    let variation = room.code.bytes().fold(index as u64, |hash, byte| {
+        hash.wrapping_mul(0x100_0000_01b3) ^ u64::from(byte)
+    });
+    let task = BotTask {
+        receiver,
+        id,
+        room: room.clone(),
+        level,
+        pace_ms,
+        variation,
+        thinkers: Arc::clone(&hosting.bots.thinkers),
+        clock: hosting.clock.clone(),
+        _seat: permit,
+    };
+    let shutdown = hosting.shutdown.clone();
+    hosting.tracker.spawn(async move {
+        tokio::select! {
+            () = task.play() => {}
+            () = shutdown.cancelled() => {}
+        }
+    });
     Ok(())
 }
 
@@ -366,6 +427,7 @@ impl SeatView {
     pub fn heard(&mut self, message: &ServerMessage) -> Next {
         match message {
             ServerMessage::RoomJoined { seat, .. } => self.seat = *seat,
+            ServerMessage::Resumed { seat, .. } => self.seat = Some(*seat),
             ServerMessage::RoomUpdate { room, .. } => {
                 let before_race =
                     matches!(room.phase, Phase::Lobby | Phase::Dealing | Phase::Countdown);

@@ -1086,13 +1086,7 @@ impl Session {
         self.open_room(code, game, max_players, public, quick, options)
             .await;
         if let (Some(permits), Some(room)) = (bot_seats, &self.room) {
-            let hosting = bots::Hosting {
-                bots: &self.shared.bots,
-                next_connection_id: &self.shared.next_connection_id,
-                clock: &self.shared.clock,
-                shutdown: &self.shared.shutdown,
-                tracker: &self.shared.tracker,
-            };
+            let hosting = self.shared.bot_hosting();
             if let Err(refusal) = bots::seat_bots(hosting, room, &bots, permits).await {
                 tracing::warn!(?refusal, "a bot could not take its seat");
             }

@@ -42,6 +42,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bots;
 use crate::cluster::{Cluster, Owner};
 use crate::config::millis;
 use crate::metrics::bump;
@@ -261,10 +262,11 @@ async fn take_over(
     }
     let code: Arc<str> = Arc::from(code);
     match room::claim_and_restore(&shared.room_context(), &code).await {
-        Ok(room) => {
+        Ok(restored) => {
             bump(&shared.metrics.cluster_failovers);
             tracing::warn!(%code, "took over a race whose node is gone");
-            Ok(Some(room))
+            bots::reseat_bots(shared.bot_hosting(), &restored.room, &restored.bots).await;
+            Ok(Some(restored.room))
         }
         Err(error) => {
             bump(&shared.metrics.storage_errors);

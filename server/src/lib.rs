@@ -320,7 +320,10 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         }
         let code = saved.code;
         match room::claim_and_restore(&context, &code).await {
-            Ok(room) => tracing::info!(code = %room.code, "running race restored"),
+            Ok(restored) => {
+                tracing::info!(code = %restored.room.code, "running race restored");
+                bots::reseat_bots(shared.bot_hosting(), &restored.room, &restored.bots).await;
+            }
             Err(error) => {
                 bump(&shared.metrics.storage_errors);
                 tracing::error!(%error, "a kept race could not run again");

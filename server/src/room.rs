@@ -39,7 +39,7 @@ use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use futures::stream::FuturesOrdered;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::RoomOptions;
+use patience_shared::protocol::{BotLevel, PlayerStatus, RoomOptions};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -104,7 +104,7 @@ pub struct RoomContext {
 pub async fn claim_and_restore(
     context: &RoomContext,
     code: &str,
-) -> Result<RoomHandle, RestoreError> {
+) -> Result<Restored, RestoreError> {
     let claiming = code.to_string();
     let claimed = context
         .database
@@ -121,8 +121,25 @@ pub async fn claim_and_restore(
     }
 }
 
+/// A race run again: its room, and the seats of the server's bots still
+/// racing in it, which nobody plays until the server seats bots there
+/// again (`bots::reseat_bots`).
+#[derive(Debug)]
+pub struct Restored {
+    /// The room.
+    pub room: RoomHandle,
+    /// Each bot's seat and level.
+    pub bots: Vec<(u8, BotLevel)>,
+}
+
 /// Runs again a race as the store kept it, under its old code.
-fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, RestoreError> {
+fn restore(context: &RoomContext, saved: LiveRace) -> Result<Restored, RestoreError> {
+    let bots = saved
+        .seats
+        .iter()
+        .filter(|seat| seat.status == PlayerStatus::Racing)
+        .filter_map(|seat| Some((seat.seat, seat.bot?)))
+        .collect();
     let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
     let summary = Arc::new(RoomSummary::new(
         saved.game,
@@ -149,7 +166,7 @@ fn restore(context: &RoomContext, saved: LiveRace) -> Result<RoomHandle, Restore
         });
     }
     spawn(context, core, &handle, commands);
-    Ok(handle)
+    Ok(Restored { room: handle, bots })
 }
 
 /// Opens a room under a fresh code, registers it, and starts its actor.
@@ -432,6 +449,13 @@ impl Actor {
                     conn: conn.id,
                     token,
                     last_seq,
+                };
+                self.enter(now, conn, input, reply);
+            }
+            Command::ResumeBot { conn, seat, reply } => {
+                let input = Input::ResumeBot {
+                    conn: conn.id,
+                    seat,
                 };
                 self.enter(now, conn, input, reply);
             }

@@ -74,6 +74,16 @@ pub enum Command {
         /// Whether the seat was taken back.
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
+    /// A server bot takes back its seat in a race run again
+    /// ([`Input::ResumeBot`](crate::room::core::Input::ResumeBot)).
+    ResumeBot {
+        /// The bot's new connection.
+        conn: ConnectionHandle,
+        /// Its seat.
+        seat: u8,
+        /// Whether the seat was taken back.
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
     /// Leave the room.
     Leave {
         /// Who.

@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::bots::Bots;
+use crate::bots::{self, Bots};
 use crate::clock::Clock;
 use crate::cluster::Cluster;
 use crate::config::Config;
@@ -62,6 +62,17 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// What seating a bot takes from the server.
+    pub fn bot_hosting(&self) -> bots::Hosting<'_> {
+        bots::Hosting {
+            bots: &self.bots,
+            next_connection_id: &self.next_connection_id,
+            clock: &self.clock,
+            shutdown: &self.shutdown,
+            tracker: &self.tracker,
+        }
+    }
+
     /// The pieces of the server a room uses.
     pub fn room_context(&self) -> room::RoomContext {
         let config = &self.config;

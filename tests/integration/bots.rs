@@ -8,10 +8,10 @@
 use patience_server::clock::Clock;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    BotLevel, BotSeat, ClientMessage, ErrorCode, PlayerStatus, RoomOptions, SIGN_IN_CODE_MS,
-    ServerMessage,
+    BOT_PACE_MIN_MS, BotLevel, BotSeat, ClientMessage, ErrorCode, PlayerStatus, RoomOptions,
+    SIGN_IN_CODE_MS, ServerMessage,
 };
-use patience_tests::{Client, first_deal, spawn_patience, start_server};
+use patience_tests::{Client, ServerProcess, first_deal, spawn_patience, start_server};
 
 /// A private room of two whose second seat is a server bot of `level`.
 fn room_with_bot(level: BotLevel, pace_ms: Option<u32>) -> ClientMessage {
@@ -373,4 +373,70 @@ async fn an_address_that_tries_too_many_codes_is_refused_even_the_right_one() {
         other => panic!("expected sign_in_limited, got {other:?}"),
     }
     server.shutdown().await;
+}
+
+/// A server restarted mid-race puts its bots back in their seats: the
+/// race its player takes back is not one against an empty seat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_plays_on_after_the_server_restarts_mid_race() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let data = directory.path().join("data");
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    ada.send(&room_with_bot(BotLevel::Easy, Some(BOT_PACE_MIN_MS)))
+        .await;
+    let ServerMessage::RoomJoined {
+        resume_token: Some(token),
+        ..
+    } = ada.recv().await
+    else {
+        panic!("room_joined with a token expected: {:?}", ada.received());
+    };
+    ada.race_started().await;
+    assert!(server.terminate(), "SIGTERM stops the server cleanly");
+    drop(ada);
+
+    let server = ServerProcess::start(&data, &[]);
+    let mut ada = Client::hello_to(server.address, "ada").await;
+    ada.send(&ClientMessage::Resume { token, last_seq: 0 })
+        .await;
+    assert!(
+        matches!(ada.recv().await, ServerMessage::Resumed { seat: 0, .. }),
+        "ada takes her seat back: {:?}",
+        ada.received()
+    );
+    // The bot's seat is played again: it moves (or finishes) after the
+    // restart, with no person doing anything for it.
+    let bot_moved = ada
+        .recv_until(|message| {
+            matches!(
+                message,
+                ServerMessage::Progress { seat: 1, .. } | ServerMessage::Finished { seat: 1, .. }
+            )
+        })
+        .await;
+    assert!(
+        matches!(
+            bot_moved,
+            ServerMessage::Progress { seat: 1, .. } | ServerMessage::Finished { seat: 1, .. }
+        ),
+        "{bot_moved:?}"
+    );
+    // It is the bot still, and connected.
+    let standing = ada
+        .received()
+        .into_iter()
+        .rev()
+        .find_map(|message| match message {
+            ServerMessage::Resumed { room, .. }
+            | ServerMessage::RoomUpdate { room, .. }
+            | ServerMessage::Snapshot { room, .. } => {
+                room.players.into_iter().find(|player| player.seat == 1)
+            }
+            _ => None,
+        })
+        .expect("the room was shown after the restart");
+    assert_eq!(standing.bot, Some(BotLevel::Easy));
+    assert!(standing.connected, "the bot's seat is taken: {standing:?}");
+    server.kill();
 }

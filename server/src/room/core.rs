@@ -192,6 +192,16 @@ pub enum Input {
         /// The last event the client saw.
         last_seq: u64,
     },
+    /// The server's bot takes back its seat in a race run again after a
+    /// restart or a failover: a bot keeps no token (the store keeps only a
+    /// token's hash), so the server names the seat. Only the server sends
+    /// it; no client message becomes it.
+    ResumeBot {
+        /// The bot's new connection.
+        conn: ConnId,
+        /// The seat, which must be a bot's.
+        seat: u8,
+    },
     /// A connection leaves the room.
     Leave {
         /// Who.
@@ -592,6 +602,7 @@ impl RoomCore {
                 token,
                 last_seq,
             } => return self.resume(conn, token, last_seq),
+            Input::ResumeBot { conn, seat } => return self.resume_bot(conn, seat),
             Input::Leave { conn } => self.leave(conn),
             Input::StartEarly { conn } => self.start_early(conn),
             Input::Move { conn, text, seat } => self.play(conn, text, seat),
@@ -1316,6 +1327,23 @@ impl RoomCore {
         self.send_to(conn, &snapshot);
         self.spectators.push(conn);
         self.changed = true;
+    }
+
+    /// A server bot takes back its seat, as [`RoomCore::resume`] with the
+    /// seat's own token.
+    fn resume_bot(&mut self, conn: ConnId, seat: u8) -> Result<(), Refusal> {
+        let token = self
+            .seats
+            .iter()
+            .find(|kept| kept.seat == seat && kept.bot.is_some())
+            .map(|kept| kept.token)
+            .ok_or_else(|| {
+                Refusal::new(
+                    ErrorCode::InvalidResumeToken,
+                    format!("seat {seat} is no bot's"),
+                )
+            })?;
+        self.resume(conn, token, 0)
     }
 
     fn resume(&mut self, conn: ConnId, token: TokenHash, last_seq: u64) -> Result<(), Refusal> {
