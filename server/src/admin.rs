@@ -3,7 +3,7 @@
 //! and answers with `Connection: close`. Requests are capped in size and
 //! time, and connections in number (`admin_max_connections`). At the cap a
 //! new connection is still taken, and the oldest one still open is closed
-//! to make room ([`Slots`]): a client that opens connections and says
+//! to make room (`Slots`): a client that opens connections and says
 //! nothing, or never reads its answer, can only push itself out, and a
 //! health probe, which sends its request at once and reads its answer at
 //! once, is answered however many such connections come.

@@ -512,7 +512,7 @@ impl Cluster {
     /// Claims the existing room `code` (a race kept in the store) if no
     /// live node holds it; whether this node now does. A lease missing
     /// from a Redis up for less than a lease is left to its owner's next
-    /// renewal (see [`CLAIM_SCRIPT`]).
+    /// renewal (see `CLAIM_SCRIPT`).
     pub async fn claim_existing(&self, code: &str) -> Result<bool, ClusterError> {
         let lease = self.lease_ms();
         let mut redis = self.redis();

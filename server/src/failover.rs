@@ -131,7 +131,7 @@ pub enum Found {
 /// it, or here, taking over a running race of the store that no live node
 /// holds. While the race is being taken over (here, by another node, or
 /// waiting for its live owner to take its lease back after a Redis
-/// restart) it waits, within a lease and [`FIND_PATIENCE_BEYOND_LEASE`],
+/// restart) it waits, within a lease and `FIND_PATIENCE_BEYOND_LEASE`,
 /// so that the client is seated, or sent on, rather than refused.
 pub async fn find_room(shared: &Shared, cluster: &Cluster, code: &str) -> Found {
     let patience = Duration::from_millis(cluster.lease_length_ms()) + FIND_PATIENCE_BEYOND_LEASE;

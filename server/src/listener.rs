@@ -4,7 +4,7 @@
 //!
 //! Every accepted socket counts under `max_connections` from its accept,
 //! whether it has sent a whole request head yet or not: a socket accepted
-//! beyond it (one of [`OVER_CAP_SOCKETS`]) is refused as soon as its head
+//! beyond it (one of `OVER_CAP_SOCKETS`) is refused as soon as its head
 //! is read, or after a second without one.
 
 use std::sync::Arc;

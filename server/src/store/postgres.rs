@@ -40,7 +40,7 @@
 //!   moves one per move and one for the commit.
 //! - READ COMMITTED, PostgreSQL's default, gives each statement a fresh
 //!   snapshot and takes no lock a read does not ask for: the fence of a
-//!   running race's writes locks its row ([`LIVE_MOVE_SQL`]) so that a
+//!   running race's writes locks its row (`LIVE_MOVE_SQL`) so that a
 //!   claim by another server and an owner's uncommitted write wait for each
 //!   other. (SQLite has one writer at a time, so no claim comes between a
 //!   move's insert and its commit.)
