@@ -736,7 +736,7 @@ pub struct RaceRecord {
 
 /// Whether `name` may be a registered player's name: 3 to 20 characters,
 /// ASCII letters, digits, `_` and `-`, starting with a letter. Names are
-/// unique without regard to case.
+/// unique by [`name_key`]: whatever their case or look-alike spelling.
 pub fn valid_player_name(name: &str) -> bool {
     // A registered name is shown in rooms as the display name, so it keeps
     // that rule first (the ASCII rule implies it today; a wider alphabet
