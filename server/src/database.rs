@@ -888,6 +888,18 @@ mod tests {
         fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {
             self.inner.revoke_token(token)
         }
+        fn save_registration_bucket(
+            &mut self,
+            bucket: &crate::signup::SavedBucket,
+        ) -> Result<(), StoreError> {
+            self.inner.save_registration_bucket(bucket)
+        }
+        fn registration_buckets(
+            &mut self,
+            limit: usize,
+        ) -> Result<Vec<crate::signup::SavedBucket>, StoreError> {
+            self.inner.registration_buckets(limit)
+        }
         fn save_sign_in_code(
             &mut self,
             player: PlayerId,

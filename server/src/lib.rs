@@ -220,6 +220,13 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
         config.registration_burst,
         config.registration_addresses,
     );
+    // The registration limit as it stood when the server last stopped (the
+    // sign-in code limit starts afresh: a code lives minutes, see signup).
+    let capacity = config.registration_addresses;
+    let kept = database
+        .call(move |store| store.registration_buckets(capacity))
+        .await?;
+    signups.restore(kept);
     let sign_ins = SignupLimiter::new(
         config.sign_in_attempts_per_hour,
         config.sign_in_attempt_burst,

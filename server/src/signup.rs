@@ -11,6 +11,13 @@
 //! a forgotten address gets anyway), then, if none has, the bucket heard
 //! from least recently. The guard is a plain mutex, never held across an
 //! `.await`. Time is the caller's [`Clock`](crate::clock::Clock) reading.
+//!
+//! The registration limit outlives a restart: [`SignupLimiter::take_counted`]
+//! returns the bucket as it stands after a counted registration, the caller
+//! stores it, and a starting server [`restore`](SignupLimiter::restore)s the
+//! stored buckets. A bucket needs writing only when a registration is
+//! counted: a refused one leaves it as the last write put it, since its
+//! refill is a function of time alone.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
@@ -31,6 +38,17 @@ pub struct SignupLimiter {
 struct Bucket {
     tokens: f64,
     updated_ms: u64,
+}
+
+/// One address's bucket, as the store keeps it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SavedBucket {
+    /// The address that stands for its /64 or its IPv4 address.
+    pub source: IpAddr,
+    /// Registrations left, before refilling from `updated_ms`.
+    pub tokens: f64,
+    /// When the bucket last changed: milliseconds, server clock.
+    pub updated_ms: u64,
 }
 
 /// The address that stands for `address` in the map.
@@ -64,6 +82,30 @@ impl SignupLimiter {
     /// Takes one registration for `address` at `now_ms`; `Err` holds the
     /// milliseconds until the next one is allowed.
     pub fn take(&self, address: IpAddr, now_ms: u64) -> Result<(), u64> {
+        self.take_counted(address, now_ms).map(|_| ())
+    }
+
+    /// Puts back buckets kept from before a restart, the most recent first,
+    /// as many as the map holds; a bucket already in the map stays.
+    pub fn restore(&self, saved: impl IntoIterator<Item = SavedBucket>) {
+        let mut buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for bucket in saved {
+            if buckets.len() >= self.capacity {
+                break;
+            }
+            buckets.entry(source_of(bucket.source)).or_insert(Bucket {
+                tokens: bucket.tokens.clamp(0.0, self.burst),
+                updated_ms: bucket.updated_ms,
+            });
+        }
+    }
+
+    /// As [`take`](SignupLimiter::take), and when the registration is
+    /// counted, the bucket as it now stands, for the store.
+    pub fn take_counted(&self, address: IpAddr, now_ms: u64) -> Result<SavedBucket, u64> {
         let source = source_of(address);
         // A poisoned guard only means another connection panicked while
         // holding it; the map itself is always whole.
@@ -91,7 +133,11 @@ impl SignupLimiter {
         bucket.updated_ms = now_ms.max(bucket.updated_ms);
         if tokens >= 1.0 {
             bucket.tokens = tokens - 1.0;
-            Ok(())
+            Ok(SavedBucket {
+                source,
+                tokens: bucket.tokens,
+                updated_ms: bucket.updated_ms,
+            })
         } else {
             bucket.tokens = tokens;
             let wait = ((1.0 - tokens) * HOUR_MS / self.per_hour).ceil();
@@ -170,6 +216,34 @@ mod tests {
                 ("::ffff:192.0.2.7", 0),
             ],
             &[true, false, true, true, false],
+        );
+    }
+
+    #[test]
+    fn restored_buckets_limit_as_before_the_restart() {
+        let before = SignupLimiter::new(6, 3, 100);
+        let mut saved = Vec::new();
+        for _ in 0..3 {
+            saved.extend(before.take_counted(address("10.0.0.1"), 0).ok());
+        }
+        saved.extend(before.take_counted(address("2001:db8:1:2::1"), 0).ok());
+        assert_eq!(saved.len(), 4);
+        // The store keeps the last bucket of each address.
+        saved.reverse();
+        saved.dedup_by_key(|bucket| bucket.source);
+        let after = SignupLimiter::new(6, 3, 100);
+        after.restore(saved);
+        check(
+            &after,
+            &[
+                ("10.0.0.1", 1),
+                ("10.0.0.2", 1),
+                ("2001:db8:1:2::9", 1),
+                ("2001:db8:1:2::9", 1),
+                ("2001:db8:1:2::9", 1),
+                ("10.0.0.1", 10),
+            ],
+            &[false, true, true, true, false, true],
         );
     }
 

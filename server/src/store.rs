@@ -37,6 +37,8 @@ use patience_shared::protocol::{
 
 pub use tally::PeriodSpan;
 
+use crate::signup::SavedBucket;
+
 /// A registered player's id.
 pub type PlayerId = u64;
 
@@ -381,6 +383,12 @@ pub trait Store: Send {
     /// Signs out one token: it no longer names its player (the account's
     /// other tokens stay). Whether it named one.
     fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError>;
+    /// Keeps an address's registration bucket as it stands after a counted
+    /// registration, replacing the one kept before.
+    fn save_registration_bucket(&mut self, bucket: &SavedBucket) -> Result<(), StoreError>;
+    /// The kept registration buckets, the most recently changed first, at
+    /// most `limit`; a row whose address does not parse is skipped.
+    fn registration_buckets(&mut self, limit: usize) -> Result<Vec<SavedBucket>, StoreError>;
     /// Keeps a new sign-in code of `player` (its hash), made at `now_ms`
     /// and valid until `expires_at_ms`; the player's earlier unused code,
     /// and every code expired by `now_ms`, go.

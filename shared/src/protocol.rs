@@ -736,7 +736,7 @@ pub struct RaceRecord {
 
 /// Whether `name` may be a registered player's name: 3 to 20 characters,
 /// ASCII letters, digits, `_` and `-`, starting with a letter. Names are
-/// unique without regard to case.
+/// unique by [`name_key`]: whatever their case or look-alike spelling.
 pub fn valid_player_name(name: &str) -> bool {
     // A registered name is shown in rooms as the display name, so it keeps
     // that rule first (the ASCII rule implies it today; a wider alphabet
@@ -773,6 +773,20 @@ pub enum NameError {
     /// combining marks with no letter to sit on, blank letters.
     #[error("a name needs a visible character")]
     Invisible,
+    /// An invisible or format character inside the name (zero-width space,
+    /// word joiner, byte order mark, soft hyphen, tag characters, a zero-width
+    /// joiner anywhere but between two emoji) or a blank letter: each lets
+    /// two names look the same but differ.
+    #[error(
+        "a name may not hold invisible or format characters (a zero-width joiner only between emoji)"
+    )]
+    Hidden,
+    /// Ends in a number in brackets, such as `ada (2)`: the server's own mark
+    /// for a repeated name in a room.
+    #[error(
+        "a name may not end in a number in brackets, the mark the server gives a repeated name"
+    )]
+    Numbered,
 }
 
 /// The bidirectional formatting characters: embeddings and overrides
@@ -785,38 +799,93 @@ fn is_bidi_control(character: char) -> bool {
 
 /// Whether a character shows nothing by itself: white space, format
 /// characters (`Cf`: zero-width space and joiners, word joiner, BOM, ...),
-/// combining marks (`M`), and the letters fonts draw blank (Hangul fillers,
-/// the blank Braille pattern), which are the usual way to fake an empty
-/// name.
+/// combining marks (`M`), and the letters fonts draw blank.
 fn is_invisible(character: char) -> bool {
     use finl_unicode::categories::CharacterCategories as _;
     character.is_whitespace()
         || character.is_format()
         || character.is_mark()
-        || matches!(
-            character,
-            '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
-        )
+        || is_blank_letter(character)
+}
+
+/// The letters fonts draw blank: the Hangul fillers and the blank Braille
+/// pattern, the usual way to fake an empty name or pad a copied one.
+fn is_blank_letter(character: char) -> bool {
+    matches!(
+        character,
+        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}'
+    )
+}
+
+/// Whether the character at `index` of `characters` hides inside a name: a
+/// format character or a blank letter. The one exception is a zero-width
+/// joiner between two emoji (`👩‍💻`), which joins them into one picture:
+/// after an emoji, its skin tone or its emoji presentation selector, and
+/// before another emoji.
+fn hides_at(characters: &[char], index: usize) -> bool {
+    use finl_unicode::categories::CharacterCategories as _;
+    let character = characters[index];
+    if character == '\u{200D}' {
+        let before = index.checked_sub(1).map(|before| characters[before]);
+        let after = characters.get(index + 1).copied();
+        let joins_emoji = before.is_some_and(|before| {
+            before.is_symbol_other() || before.is_symbol_modifier() || before == '\u{FE0F}'
+        }) && after.is_some_and(|after| after.is_symbol_other());
+        return !joins_emoji;
+    }
+    character.is_format() || is_blank_letter(character)
 }
 
 /// Checks a display name (the `hello` name) and returns it trimmed of
 /// surrounding white space: 1 to [`MAX_DISPLAY_NAME_CHARS`] characters, no
-/// control or bidirectional formatting character, and at least one visible
-/// character. Zero-width joiners and combining marks may appear (emoji
-/// sequences and accents need them), but not alone.
+/// control or bidirectional formatting character, at least one visible
+/// character, no invisible or format character anywhere (a zero-width
+/// joiner only between two emoji), and not ending in a number in brackets
+/// (`ada (2)`, the server's mark for a repeated name, compared by
+/// [`name_key`] so that look-alike digits and brackets count too).
+/// Combining marks may follow a visible character (accents need them).
 pub fn display_name(name: &str) -> Result<&str, NameError> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > MAX_DISPLAY_NAME_CHARS {
+    let characters: Vec<char> = name.chars().collect();
+    if characters.is_empty() || characters.len() > MAX_DISPLAY_NAME_CHARS {
         Err(NameError::Length)
-    } else if name.chars().any(char::is_control) {
+    } else if characters.iter().any(|character| character.is_control()) {
         Err(NameError::Control)
-    } else if name.chars().any(is_bidi_control) {
+    } else if characters.iter().copied().any(is_bidi_control) {
         Err(NameError::Bidi)
-    } else if name.chars().all(is_invisible) {
+    } else if characters.iter().copied().all(is_invisible) {
         Err(NameError::Invisible)
+    } else if (0..characters.len()).any(|index| hides_at(&characters, index)) {
+        Err(NameError::Hidden)
+    } else if ends_numbered(&name_key(name)) {
+        Err(NameError::Numbered)
     } else {
         Ok(name)
     }
+}
+
+/// The key two names are compared by: their confusable skeleton (Unicode
+/// TS #39), folded to lower case and taken again, so that names that look
+/// alike have one key whatever their case or script (`ada`, `ADA`, `аda`
+/// with a Cyrillic `а`, fullwidth `ａｄａ`; `rn` and `m`; `I`, `l` and `1`).
+/// Within a room, seats whose names share a key are told apart by the
+/// server's mark (`ada (2)`); registered names are unique by key.
+pub fn name_key(name: &str) -> String {
+    let skeleton: String = unicode_security::skeleton(name).collect();
+    unicode_security::skeleton(&skeleton.to_lowercase()).collect()
+}
+
+/// Whether a name's key ends as the server's mark does: an opening bracket,
+/// one or more digits, a closing bracket, each compared by its key.
+fn ends_numbered(key: &str) -> bool {
+    let digits = name_key("0123456789");
+    let Some(rest) = key.strip_suffix(name_key(")").as_str()) else {
+        return false;
+    };
+    let without_digits = rest.trim_end_matches(|character: char| {
+        character.is_ascii_digit() || digits.contains(character)
+    });
+    without_digits.len() < rest.len() && without_digits.ends_with(name_key("(").as_str())
 }
 
 /// The per-connection limits a server enforces.

@@ -601,3 +601,66 @@ async fn moves_faster_than_a_person_plays_are_marked_for_review_and_a_paced_atte
     );
     server.shutdown().await;
 }
+
+/// Sends `register` as `name` and returns the error code it is refused with.
+async fn refused_registration(client: &mut Client, name: &str) -> ErrorCode {
+    client
+        .send(&ClientMessage::Register {
+            name: name.to_string(),
+        })
+        .await;
+    match client.recv().await {
+        ServerMessage::Error { code, .. } => code,
+        other => panic!("expected {name} refused, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_registration_limit_outlives_a_restart() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::virtual_at(DAY_MORNING);
+    let limited = |config: &mut patience_server::Config| {
+        config.registration_burst = 2;
+        config.registrations_per_hour = 1;
+    };
+    let server = daily_server_with(data.path(), &clock, limited).await;
+    player(&server, "first").await;
+    player(&server, "second").await;
+    let mut third = Client::hello(&server, "third").await;
+    assert_eq!(
+        refused_registration(&mut third, "third").await,
+        ErrorCode::RegistrationLimited
+    );
+    server.shutdown().await;
+
+    // The same data, a minute later: the address is still exhausted.
+    clock.advance(60_000);
+    let server = daily_server_with(data.path(), &clock, limited).await;
+    let mut again = Client::hello(&server, "third").await;
+    assert_eq!(
+        refused_registration(&mut again, "third").await,
+        ErrorCode::RegistrationLimited
+    );
+    // An hour refills one registration, as it would have without a restart.
+    clock.advance(HOUR);
+    again.register("third").await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_name_that_looks_like_a_registered_one_is_taken() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let server = daily_server(data.path()).await;
+    player(&server, "modern").await;
+    player(&server, "Bob").await;
+    for look_alike in ["rnodern", "MODERN", "B0b", "bob"] {
+        let mut client = Client::hello(&server, look_alike).await;
+        assert_eq!(
+            refused_registration(&mut client, look_alike).await,
+            ErrorCode::NameTaken,
+            "{look_alike}"
+        );
+    }
+    player(&server, "mode").await;
+    server.shutdown().await;
+}

@@ -254,6 +254,17 @@ async fn a_hello_with_a_bad_name_may_be_said_again() {
         " \u{3164} ",
         "\u{301}",
         "",
+        // Invisible characters inside a name, a blank letter beside
+        // visible ones, the server's mark for a repeated name.
+        "a\u{200D}da",
+        "a\u{200B}da",
+        "\u{FEFF}ada",
+        "ad\u{2060}a",
+        "a\u{AD}da",
+        "ada\u{E0041}",
+        "ada\u{3164}",
+        "ada (2)",
+        "ada \u{FF08}\u{FF12}\u{FF09}",
     ] {
         client
             .send(&ClientMessage::Hello {

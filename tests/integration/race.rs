@@ -595,6 +595,27 @@ async fn a_race_that_waits_for_the_solver_says_so_and_counts_down_once_dealt() {
 }
 
 #[tokio::test]
+async fn a_look_alike_name_is_told_apart_in_the_room() {
+    let server = start_server(|_| {}).await;
+    let mut first = Client::hello(&server, "ada").await;
+    // The first letter is the Cyrillic а.
+    let mut second = Client::hello(&server, "\u{430}da").await;
+    let (code, _) = first.create_room(2, RoomOptions::default()).await;
+    second.join_room(&code).await;
+    let update = first
+        .recv_until(|message| {
+            matches!(message, ServerMessage::RoomUpdate { room, .. } if room.players.len() == 2)
+        })
+        .await;
+    let ServerMessage::RoomUpdate { room, .. } = update else {
+        unreachable!("waited for the update");
+    };
+    let names: Vec<&str> = room.players.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["ada", "\u{430}da (2)"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn two_players_with_one_name_are_told_apart_in_the_room_and_the_result() {
     let server = start_server(|_| {}).await;
     let (_, line) = first_deal();

@@ -62,24 +62,32 @@ impl Session {
         let now = self.shared.clock.now_ms();
         // Counted before the database is asked, so that a refused name costs
         // a registration too: the limit is on tries, not only on accounts.
-        if let Err(wait_ms) = self.shared.signups.take(self.peer.ip(), now) {
-            bump(&self.shared.metrics.registrations_refused);
-            tracing::info!(wait_ms, "registration refused: too many from this address");
-            return self.error(
+        let bucket = match self.shared.signups.take_counted(self.peer.ip(), now) {
+            Ok(bucket) => bucket,
+            Err(wait_ms) => {
+                bump(&self.shared.metrics.registrations_refused);
+                tracing::info!(wait_ms, "registration refused: too many from this address");
+                return self.error(
                 ErrorCode::RegistrationLimited,
                 format!(
                     "too many accounts were registered from your address lately; try again in {} minutes",
                     wait_ms.div_ceil(60_000)
                 ),
             );
-        }
+            }
+        };
         let token = new_secret(24);
         let hash = token_hash(&token);
         let stored_name = name.clone();
+        // The bucket is kept before the account is made, so that a restart
+        // remembers the try whether or not the name was free.
         match self
             .shared
             .database
-            .call(move |store| store.register(&stored_name, &hash, now))
+            .call(move |store| {
+                store.save_registration_bucket(&bucket)?;
+                store.register(&stored_name, &hash, now)
+            })
             .await
         {
             Ok(player) => {

@@ -1298,13 +1298,16 @@ impl RoomCore {
         Ok(())
     }
 
-    /// `name`, or `name (2)`, `name (3)`… if a seat already goes by it
-    /// (ignoring case), so that everyone can tell the players apart.
+    /// `name`, or `name (2)`, `name (3)`… if a seat already goes by it or
+    /// by a name that looks the same (same [`protocol::name_key`]: any case,
+    /// Cyrillic or fullwidth look-alikes), so that everyone can tell the
+    /// players apart.
     fn distinct_name(&self, name: String) -> String {
         let taken = |candidate: &str| {
+            let key = protocol::name_key(candidate);
             self.seats
                 .iter()
-                .any(|seat| seat.name.to_lowercase() == candidate.to_lowercase())
+                .any(|seat| protocol::name_key(&seat.name) == key)
         };
         if !taken(&name) {
             return name;

@@ -61,7 +61,7 @@ use std::time::Duration;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
+    self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
     RaceRecord, RaceResult, Reveal, Standing, StandingRow,
 };
 use postgres::types::ToSql;
@@ -71,6 +71,8 @@ use super::columns::{
     OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status, status_name,
 };
 use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
+use crate::signup::SavedBucket;
+
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
     Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
@@ -286,6 +288,21 @@ CREATE TABLE sign_in_codes (
 CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes (expires_at_ms);
 -- A stored race's seat played by a server bot: its level; NULL for a person.
 ALTER TABLE race_players ADD COLUMN bot TEXT;
+"#,
+    r#"
+-- The registration limit's buckets, so that a restart does not refill
+-- them: one row per source address (an IPv4 address or an IPv6 /64).
+CREATE TABLE registration_buckets (
+    source     TEXT PRIMARY KEY,
+    tokens     DOUBLE PRECISION NOT NULL,
+    updated_ms BIGINT NOT NULL
+);
+CREATE INDEX registration_buckets_by_time ON registration_buckets (updated_ms);
+-- A registered name's confusable key (protocol::name_key), unique: names
+-- that look alike cannot both be registered. Rows from before are keyed
+-- when the server opens the database (NULL until then).
+ALTER TABLE players ADD COLUMN name_key TEXT;
+CREATE UNIQUE INDEX players_by_name_key ON players (name_key);
 "#,
 ];
 
@@ -526,6 +543,7 @@ impl PostgresStore {
             aborted: false,
         };
         store.migrate()?;
+        store.key_older_names()?;
         store.prepare_session()?;
         Ok(store)
     }
@@ -534,6 +552,28 @@ impl PostgresStore {
     pub fn schema_version(&mut self) -> Result<u32, StoreError> {
         let row = self.query_one("SELECT version FROM schema_version", &[])?;
         count(&row, 0)
+    }
+
+    /// Gives every player registered before names had keys its
+    /// [`protocol::name_key`], in the order they registered; a name that
+    /// looks like an earlier one keeps no key (it stays, and nobody else
+    /// can take the look it shares with the earlier one). Nodes starting
+    /// at once may both try a key: the loser's row stays unkeyed.
+    fn key_older_names(&mut self) -> Result<(), StoreError> {
+        let unkeyed = self.query(
+            "SELECT id, name FROM players WHERE name_key IS NULL ORDER BY id",
+            &[],
+        )?;
+        for row in unkeyed {
+            let id: i64 = row.try_get(0)?;
+            let name = text(&row, 1)?;
+            self.execute(
+                "UPDATE players SET name_key = $1 WHERE id = $2
+                 AND NOT EXISTS (SELECT 1 FROM players WHERE name_key = $1)",
+                &[&protocol::name_key(&name), &id],
+            )?;
+        }
+        Ok(())
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -1106,9 +1146,15 @@ impl Store for PostgresStore {
         // A duplicate (name or token) inserts nothing instead of aborting
         // the transaction, as SQLite's failed statement would not.
         let inserted = self.query_opt(
-            "INSERT INTO players (name, token_hash, created_at_ms) VALUES ($1, $2, $3)
+            "INSERT INTO players (name, token_hash, created_at_ms, name_key)
+             VALUES ($1, $2, $3, $4)
              ON CONFLICT DO NOTHING RETURNING id",
-            &[&name, &token.as_slice(), &int(now_ms)],
+            &[
+                &name,
+                &token.as_slice(),
+                &int(now_ms),
+                &protocol::name_key(name),
+            ],
         )?;
         let Some(row) = inserted else {
             return Err(StoreError::NameTaken(name.to_string()));
@@ -1140,6 +1186,41 @@ impl Store for PostgresStore {
             })
         })
         .transpose()
+    }
+
+    fn save_registration_bucket(&mut self, bucket: &SavedBucket) -> Result<(), StoreError> {
+        self.execute(
+            "INSERT INTO registration_buckets (source, tokens, updated_ms) VALUES ($1, $2, $3)
+             ON CONFLICT (source) DO UPDATE
+             SET tokens = excluded.tokens, updated_ms = excluded.updated_ms",
+            &[
+                &bucket.source.to_string(),
+                &bucket.tokens,
+                &int(bucket.updated_ms),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn registration_buckets(&mut self, limit: usize) -> Result<Vec<SavedBucket>, StoreError> {
+        let rows = self.query(
+            "SELECT source, tokens, updated_ms FROM registration_buckets
+             ORDER BY updated_ms DESC LIMIT $1",
+            &[&i64::try_from(limit).unwrap_or(i64::MAX)],
+        )?;
+        let mut buckets = Vec::new();
+        for row in rows {
+            let source = text(&row, 0)?;
+            let tokens: f64 = row.try_get(1)?;
+            if let Ok(source) = source.parse() {
+                buckets.push(SavedBucket {
+                    source,
+                    tokens,
+                    updated_ms: uint(&row, 2)?,
+                });
+            }
+        }
+        Ok(buckets)
     }
 
     fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
+    self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
     RaceRecord, RaceResult, Reveal, Standing, StandingRow,
 };
 use rusqlite::{Connection, OptionalExtension as _, Row, params};
@@ -26,6 +26,8 @@ use super::columns::{
     OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status, status_name,
 };
 use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
+use crate::signup::SavedBucket;
+
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
     Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
@@ -254,6 +256,21 @@ CREATE INDEX sign_in_codes_by_expiry ON sign_in_codes (expires_at_ms);
 -- A stored race's seat played by a server bot: its level; NULL for a person.
 ALTER TABLE race_players ADD COLUMN bot TEXT;
 "#,
+    r#"
+-- The registration limit's buckets, so that a restart does not refill
+-- them: one row per source address (an IPv4 address or an IPv6 /64).
+CREATE TABLE registration_buckets (
+    source     TEXT PRIMARY KEY,
+    tokens     REAL NOT NULL,
+    updated_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX registration_buckets_by_time ON registration_buckets (updated_ms);
+-- A registered name's confusable key (protocol::name_key), unique: names
+-- that look alike cannot both be registered. Rows from before are keyed
+-- when the server opens the database (NULL until then).
+ALTER TABLE players ADD COLUMN name_key TEXT;
+CREATE UNIQUE INDEX players_by_name_key ON players (name_key);
+"#,
 ];
 
 /// The SQLite store.
@@ -362,6 +379,7 @@ impl SqliteStore {
             node: String::new(),
         };
         store.migrate()?;
+        store.key_older_names()?;
         Ok(store)
     }
 
@@ -371,6 +389,28 @@ impl SqliteStore {
             .connection
             .query_row("PRAGMA user_version", [], |row| row.get(0))?;
         u32::try_from(version).map_err(|_| StoreError::Corrupt(format!("user_version {version}")))
+    }
+
+    /// Gives every player registered before names had keys its
+    /// [`protocol::name_key`], in the order they registered; a name that
+    /// looks like an earlier one keeps no key (it stays, and nobody else
+    /// can take the look it shares with the earlier one).
+    fn key_older_names(&mut self) -> Result<(), StoreError> {
+        let unkeyed: Vec<(i64, String)> = {
+            let mut statement = self
+                .connection
+                .prepare("SELECT id, name FROM players WHERE name_key IS NULL ORDER BY id")?;
+            let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (id, name) in unkeyed {
+            self.connection.execute(
+                "UPDATE players SET name_key = ?1 WHERE id = ?2
+                 AND NOT EXISTS (SELECT 1 FROM players WHERE name_key = ?1)",
+                params![protocol::name_key(&name), id],
+            )?;
+        }
+        Ok(())
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
@@ -673,8 +713,14 @@ impl Store for SqliteStore {
         now_ms: u64,
     ) -> Result<Player, StoreError> {
         let inserted = self.connection.execute(
-            "INSERT INTO players (name, token_hash, created_at_ms) VALUES (?1, ?2, ?3)",
-            params![name, token.as_slice(), int(now_ms)],
+            "INSERT INTO players (name, token_hash, created_at_ms, name_key)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![
+                name,
+                token.as_slice(),
+                int(now_ms),
+                protocol::name_key(name)
+            ],
         );
         match inserted {
             Ok(_) => {
@@ -712,6 +758,47 @@ impl Store for SqliteStore {
                 },
             )
             .optional()?)
+    }
+
+    fn save_registration_bucket(&mut self, bucket: &SavedBucket) -> Result<(), StoreError> {
+        self.connection.execute(
+            "INSERT INTO registration_buckets (source, tokens, updated_ms) VALUES (?1, ?2, ?3)
+             ON CONFLICT (source) DO UPDATE
+             SET tokens = excluded.tokens, updated_ms = excluded.updated_ms",
+            params![
+                bucket.source.to_string(),
+                bucket.tokens,
+                int(bucket.updated_ms)
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn registration_buckets(&mut self, limit: usize) -> Result<Vec<SavedBucket>, StoreError> {
+        let mut statement = self.connection.prepare(
+            "SELECT source, tokens, updated_ms FROM registration_buckets
+             ORDER BY updated_ms DESC LIMIT ?1",
+        )?;
+        let rows =
+            statement.query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, f64>(1)?,
+                    uint(row, 2)?,
+                ))
+            })?;
+        let mut buckets = Vec::new();
+        for row in rows {
+            let (source, tokens, updated_ms) = row?;
+            if let Ok(source) = source.parse() {
+                buckets.push(SavedBucket {
+                    source,
+                    tokens,
+                    updated_ms,
+                });
+            }
+        }
+        Ok(buckets)
     }
 
     fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {

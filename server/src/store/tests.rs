@@ -85,6 +85,8 @@ on_every_backend!(
     standings_sum_tallied_totals_and_open_days_live_in_tie_break_order,
     an_account_holds_several_tokens_and_each_signs_out_alone,
     a_sign_in_code_signs_in_once_before_it_expires_and_a_new_one_voids_the_old,
+    names_that_look_alike_are_one_name,
+    registration_buckets_are_kept_one_per_address_newest_first,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -146,6 +148,52 @@ fn names_are_unique_whatever_their_case_and_tokens_find_players(store: &mut dyn 
     assert_ne!(ada.id, bob.id);
     assert_eq!(store.player_by_token(&hash(1)).expect("reads"), Some(ada));
     assert_eq!(store.player_by_token(&hash(2)).expect("reads"), None);
+}
+
+fn names_that_look_alike_are_one_name(store: &mut dyn Backend) {
+    store.register("modern", &hash(1), 10).expect("registers");
+    store.register("Bob", &hash(2), 11).expect("registers");
+    for (index, look_alike) in ["rnodern", "MODERN", "B0b", "bob"].into_iter().enumerate() {
+        let token = hash(10 + u8::try_from(index).unwrap_or(0));
+        assert!(
+            matches!(
+                store.register(look_alike, &token, 12),
+                Err(StoreError::NameTaken(name)) if name == look_alike
+            ),
+            "{look_alike}"
+        );
+    }
+    store.register("mode", &hash(3), 13).expect("registers");
+}
+
+fn registration_buckets_are_kept_one_per_address_newest_first(store: &mut dyn Backend) {
+    use crate::signup::SavedBucket;
+    let bucket = |source: &str, tokens: f64, updated_ms: u64| SavedBucket {
+        source: source
+            .parse()
+            .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0])),
+        tokens,
+        updated_ms,
+    };
+    assert_eq!(store.registration_buckets(10).expect("reads"), []);
+    for saved in [
+        bucket("10.0.0.1", 2.0, 100),
+        bucket("2001:db8:1:2::", 0.5, 200),
+        bucket("10.0.0.1", 1.0, 300),
+    ] {
+        store.save_registration_bucket(&saved).expect("stores");
+    }
+    assert_eq!(
+        store.registration_buckets(10).expect("reads"),
+        [
+            bucket("10.0.0.1", 1.0, 300),
+            bucket("2001:db8:1:2::", 0.5, 200)
+        ]
+    );
+    assert_eq!(
+        store.registration_buckets(1).expect("reads"),
+        [bucket("10.0.0.1", 1.0, 300)]
+    );
 }
 
 fn the_first_secret_and_the_first_daily_deal_stay(store: &mut dyn Backend) {

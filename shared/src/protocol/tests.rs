@@ -1012,7 +1012,21 @@ fn display_names_follow_the_rules() {
             "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
             "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}",
         ),
-        ("a\u{200B}b", "a\u{200B}b"),
+        // A zero-width joiner between emoji, after a skin tone and after
+        // an emoji presentation selector.
+        ("\u{1F469}\u{200D}\u{1F4BB}", "\u{1F469}\u{200D}\u{1F4BB}"),
+        (
+            "\u{1F469}\u{1F3FD}\u{200D}\u{1F680}",
+            "\u{1F469}\u{1F3FD}\u{200D}\u{1F680}",
+        ),
+        (
+            "\u{2764}\u{FE0F}\u{200D}\u{1F525}",
+            "\u{2764}\u{FE0F}\u{200D}\u{1F525}",
+        ),
+        // Brackets that are not the server's mark.
+        ("ada (the first)", "ada (the first)"),
+        ("(2) ada", "(2) ada"),
+        ("ada ()", "ada ()"),
         // Right-to-left scripts need no control to show right to left.
         ("\u{5D0}\u{5D1}\u{5D2}", "\u{5D0}\u{5D1}\u{5D2}"),
         (
@@ -1057,10 +1071,62 @@ fn display_names_follow_the_rules() {
         ("\u{FFA0}", NameError::Invisible),
         ("\u{2800}\u{2800}", NameError::Invisible),
         ("\u{E0041}\u{E0044}\u{E0041}", NameError::Invisible),
+        // Invisible characters inside a name.
+        ("a\u{200D}da", NameError::Hidden),
+        ("a\u{200B}da", NameError::Hidden),
+        ("a\u{200B}b", NameError::Hidden),
+        ("\u{FEFF}ada", NameError::Hidden),
+        ("ad\u{2060}a", NameError::Hidden),
+        ("a\u{AD}da", NameError::Hidden),
+        ("a\u{200C}da", NameError::Hidden),
+        ("ada\u{E0041}\u{E0044}", NameError::Hidden),
+        ("ada\u{E007F}", NameError::Hidden),
+        // A zero-width joiner not between two emoji.
+        ("ada\u{200D}\u{1F4BB}", NameError::Hidden),
+        ("\u{1F469}\u{200D}ada", NameError::Hidden),
+        ("\u{1F469}\u{200D}", NameError::Hidden),
+        // Blank letters beside visible ones.
+        ("ada\u{3164}", NameError::Hidden),
+        ("\u{3164}ada", NameError::Hidden),
+        ("a\u{115F}da", NameError::Hidden),
+        ("ada\u{2800}", NameError::Hidden),
+        // The server's mark for a repeated name, and look-alikes of it.
+        ("ada (2)", NameError::Numbered),
+        ("ada (12)", NameError::Numbered),
+        ("ada(2)", NameError::Numbered),
+        ("ada \u{FF08}\u{FF12}\u{FF09}", NameError::Numbered),
+        ("ada (l)", NameError::Numbered),
     ];
     for (name, error) in refused {
         check(name, Err(error));
     }
+}
+
+#[test]
+fn look_alike_names_share_a_key() {
+    let same = |first: &str, second: &str| {
+        assert_eq!(name_key(first), name_key(second), "{first:?} {second:?}");
+    };
+    let different = |first: &str, second: &str| {
+        assert_ne!(name_key(first), name_key(second), "{first:?} {second:?}");
+    };
+    same("ada", "ADA");
+    same("ada", "Ada");
+    // Cyrillic а, fullwidth letters, mixed.
+    same("ada", "\u{430}da");
+    same("ada", "\u{430}d\u{430}");
+    same("ada", "\u{FF41}\u{FF44}\u{FF41}");
+    same("ADA", "\u{FF21}\u{FF24}\u{FF21}");
+    // Look-alikes within ASCII.
+    same("modern", "rnodern");
+    same("Ian", "lan");
+    same("bob1", "bobl");
+    same("b0b", "bOb");
+    // An accent spelled as one character or as a letter and a mark.
+    same("Zo\u{EB}", "Zoe\u{308}");
+    different("ada", "ida");
+    different("ada", "adam");
+    different("Zo\u{EB}", "Zoe");
 }
 
 #[test]

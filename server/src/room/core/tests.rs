@@ -689,6 +689,39 @@ fn without_a_proved_deal_the_room_deals_then_counts_down() {
 }
 
 #[test]
+fn players_whose_names_look_alike_are_told_apart() {
+    // Each case: the names that join in turn, and the names the room shows.
+    let check = |joining: &[&str], shown: &[&str]| {
+        let mut room = Room::new(4, RoomOptions::default());
+        for (conn, name) in (1..).zip(joining) {
+            room.join(conn, name);
+        }
+        let names: Vec<String> = room
+            .core
+            .info()
+            .players
+            .into_iter()
+            .map(|player| player.name)
+            .collect();
+        assert_eq!(names, shown, "{joining:?}");
+    };
+    // Cyrillic а, fullwidth letters, a zero for an O, rn for m.
+    check(
+        &["ada", "\u{430}da", "\u{FF41}\u{FF44}\u{FF41}", "bob"],
+        &[
+            "ada",
+            "\u{430}da (2)",
+            "\u{FF41}\u{FF44}\u{FF41} (3)",
+            "bob",
+        ],
+    );
+    check(&["bob", "b0b"], &["bob", "b0b (2)"]);
+    check(&["bOb", "b0b"], &["bOb", "b0b (2)"]);
+    check(&["modern", "rnodern"], &["modern", "rnodern (2)"]);
+    check(&["ada", "ida"], &["ada", "ida"]);
+}
+
+#[test]
 fn players_with_the_same_name_are_told_apart() {
     let mut room = Room::new(4, RoomOptions::default());
     for (conn, name) in [(1, "ada"), (2, "Ada"), (3, "ada"), (4, "bob")] {

@@ -83,6 +83,38 @@ fn a_version_one_file_keeps_its_attempts_ranked_and_its_moves_untimed() {
 }
 
 #[test]
+fn names_registered_before_keys_are_keyed_in_order_and_a_look_alike_keeps_none() {
+    let directory = tempfile::tempdir().expect("temp dir");
+    let path = directory.path().join("patience.sqlite3");
+    let before_keys = MIGRATIONS.len() - 1;
+    {
+        let connection = Connection::open(&path).expect("creates");
+        for step in &MIGRATIONS[..before_keys] {
+            connection.execute_batch(step).expect("migrates");
+        }
+        connection
+            .execute_batch(&format!(
+                "PRAGMA user_version = {before_keys};
+                 INSERT INTO players (id, name, token_hash, created_at_ms)
+                     VALUES (1, 'modern', x'01', 0), (2, 'rnodern', x'02', 0), (3, 'bob', x'03', 0);"
+            ))
+            .expect("rows of the version before keys");
+    }
+    let mut store = SqliteStore::open(&path).expect("migrates");
+    assert_eq!(
+        store.sql_strings("SELECT coalesce(name_key, '-') FROM players ORDER BY id"),
+        ["rnodern", "-", "bob"]
+    );
+    // (The key spells m as rn.) Both older names stay, and the look they
+    // share stays taken.
+    assert!(matches!(
+        store.register("rn0dern", &hash(9), 1),
+        Err(StoreError::NameTaken(_))
+    ));
+    store.register("b0bby", &hash(10), 1).expect("registers");
+}
+
+#[test]
 fn a_race_stored_before_open_boards_reads_back_closed_with_zero_counts() {
     let directory = tempfile::tempdir().expect("temp dir");
     let path = directory.path().join("patience.sqlite3");
