@@ -5,11 +5,12 @@
 // (a move each by mouse drag and drop, then both resign, and both see the
 // results and the replay); a third context, 390 wide, registers and plays
 // the daily deal. Screenshots of the racer's own board, the daily and the
-// account page at both sizes go to target/web-screenshots/, and the 1280
-// board of the race in progress too (to docs/screenshot.png, the README's
-// picture, with UPDATE_README_SCREENSHOT=1). A dark colour
-// scheme and reduced motion each take effect (computed styles). Every
-// frame each racer received passes the fair-play check. No console error.
+// account page, today's leaderboards and the past days at both sizes go
+// to target/web-screenshots/, and the 1280 board of the race in progress
+// too (to docs/screenshot.png, the README's picture, with
+// UPDATE_README_SCREENSHOT=1). A dark colour scheme and reduced motion
+// each take effect (computed styles). Every frame each racer received
+// passes the fair-play check. No console error.
 //
 // Run: `npm ci && npm test` here, after `cargo build --workspace`.
 // Every wait is on a condition (DOM, a message, a process); none on time.
@@ -257,6 +258,22 @@ async function main() {
   assert.equal(lightStyle.transition, '0.12s');
   assert.equal(darkStyle.transition, '0s');
   await darkPage.screenshot({ path: path.join(screenshots, 'practice-dark-1280.png'), fullPage: true });
+
+  step('today\'s leaderboards and the past days at 1280 and 390 wide');
+  for (const [context, width] of [[desktop, 1280], [phone, 390]]) {
+    const page = await context.newPage();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#lb-three-blind-mice [data-count="unranked"]');
+    await page.screenshot({ path: path.join(screenshots, `leaderboard-${width}.png`), fullPage: true });
+    await page.goto(`${base}/days/three-blind-mice`);
+    await page.waitForFunction(() => {
+      const list = document.querySelector('#days');
+      return list && (list.querySelector('.day, .error') || /No closed day/.test(list.textContent));
+    });
+    assert.equal(await page.locator('#days .error').count(), 0, await page.textContent('#days'));
+    await page.screenshot({ path: path.join(screenshots, `days-${width}.png`), fullPage: true });
+    await page.close();
+  }
 
   assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`screenshots in ${screenshots}`);
