@@ -427,11 +427,6 @@ function roomView(connection, code, enginePromise) {
     }));
   }
 
-  // A seat the server's bot plays says so, whatever its name.
-  function botMark(level) {
-    return level ? h('span', { class: 'bot-mark', title: `a ${level} bot the server runs` }, ` bot (${level})`) : null;
-  }
-
   async function renderResults() {
     const result = state.result;
     if (!result) return;

@@ -1,0 +1,298 @@
+// A quick race and the screens at both sizes, in a real browser: a real
+// patience-server (the built binary, loopback, quick races of two seats)
+// and headless Chromium. Two browser contexts, one 1280 wide and one 390
+// wide, ask for a quick race of the same game, meet in one room and race
+// (a move each by mouse drag and drop, then both resign, and both see the
+// results and the replay); a third context, 390 wide, registers and plays
+// the daily deal. Screenshots of the racer's own board, the daily and the
+// account page, today's leaderboards and the past days at both sizes go
+// to target/web-screenshots/, and the 1280 board of the race in progress
+// too (to docs/screenshot.png, the README's picture, with
+// UPDATE_README_SCREENSHOT=1). A dark colour scheme and reduced motion
+// each take effect (computed styles). Every frame each racer received
+// passes the fair-play check. No console error.
+//
+// Run: `npm ci && npm test` here, after `cargo build --workspace`.
+// Every wait is on a condition (DOM, a message, a process); none on time.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Decoder } from '@msgpack/msgpack';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const screenshots = path.join(target, 'web-screenshots');
+// The README's picture is refreshed only when asked, so that a test run
+// leaves the source tree as it was.
+const readmeScreenshot = process.env.UPDATE_README_SCREENSHOT
+  ? path.join(root, 'docs', 'screenshot.png')
+  : path.join(screenshots, 'race-board-1280.png');
+const README_SCREENSHOT_BUDGET = 150 * 1024;
+const PATIENCE_MS = 180_000;
+
+const decoder = new Decoder({ useBigInt64: true });
+const cleanups = [];
+const scratch = mkdtempSync(path.join(tmpdir(), 'patience-screens-'));
+cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+
+function step(text) {
+  console.log(`-- ${text}`);
+}
+
+async function startServer() {
+  const data = path.join(scratch, 'data');
+  mkdirSync(data);
+  // Quick races of two seats, so that two pages fill a room.
+  const config = path.join(scratch, 'config.toml');
+  writeFileSync(config, 'quick_race_seats = 2\n');
+  const child = spawn(serverBinary, [
+    '--config', config, '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
+    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
+  ], {
+    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  cleanups.push(() => child.kill('SIGTERM'));
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
+  });
+  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
+  assert.ok(address, `an address in ${JSON.stringify(first)}`);
+  return address;
+}
+
+// Every frame a page receives on its WebSockets, decoded.
+function wire(page, base) {
+  const frames = [];
+  const ready = page.routeWebSocket(`${base.replace('http', 'ws')}/`, (socket) => {
+    const server = socket.connectToServer();
+    server.onMessage((message) => {
+      if (typeof message !== 'string') frames.push(decoder.decode(message));
+      socket.send(message);
+    });
+  });
+  return { frames, ready };
+}
+
+// The frames a racer at `seat` got before the race ended carry no rival's
+// board or move.
+function checkFairPlay(frames, seat, who) {
+  const ended = frames.findIndex((frame) => frame.type === 'race_ended');
+  assert.ok(ended > 0, `${who} got race_ended`);
+  for (const frame of frames.slice(0, ended)) {
+    if (frame.type === 'progress') {
+      assert.equal(frame.board, null, `${who}: a rival's board in ${JSON.stringify(frame)}`);
+      assert.equal(frame.text, null, `${who}: a rival's move in ${JSON.stringify(frame)}`);
+    }
+    if (frame.type === 'snapshot' && frame.race) {
+      for (const entry of frame.race.boards) {
+        if (entry.seat !== seat) assert.equal(entry.board, null, `${who}: seat ${entry.seat}'s board in a snapshot`);
+      }
+    }
+  }
+}
+
+// The seat `page` holds, from the room's page.
+async function seatOf(page) {
+  await page.waitForSelector('#my-seat-line[data-seat]', { timeout: PATIENCE_MS });
+  return Number(await page.getAttribute('#my-seat-line', 'data-seat'));
+}
+
+// Plays one move on `page`'s own board by mouse drag and drop: picks up
+// face-up cards until the engine lights a place for one, and drops it
+// there. Returns whether a move was made.
+async function dragAMove(page) {
+  const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
+  const cards = page.locator('#my-board [data-depth].face');
+  const count = await cards.count();
+  for (let index = 0; index < count; index += 1) {
+    await cards.nth(index).scrollIntoViewIfNeeded();
+    const box = await cards.nth(index).boundingBox();
+    await page.mouse.move(box.x + 8, box.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 20, box.y + 25, { steps: 3 });
+    const target = page.locator('#my-board .zone.target').first();
+    if (await target.count()) {
+      const spot = await target.boundingBox();
+      await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
+      await page.mouse.up();
+      await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
+        && document.querySelector('#my-board .board')?.dataset.pending === '0')
+        || document.querySelector('#race-message')?.dataset.kind === 'error', before, { timeout: PATIENCE_MS });
+      assert.notEqual(await page.getAttribute('#race-message', 'data-kind'), 'error', await page.textContent('#race-message'));
+      return true;
+    }
+    await page.mouse.move(box.x + 8, box.y + 5, { steps: 2 });
+    await page.mouse.up();
+  }
+  return false;
+}
+
+async function main() {
+  mkdirSync(screenshots, { recursive: true });
+  const address = await startServer();
+  const base = `http://${address}`;
+  step(`server at ${base}`);
+
+  const pageErrors = [];
+  const launch = async (options) => {
+    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      ...options,
+    });
+    cleanups.push(() => context.close());
+    context.on('weberror', (error) => pageErrors.push(String(error.error())));
+    context.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+    return context;
+  };
+  const desktop = await launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'light', reducedMotion: 'no-preference' });
+  const phone = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+
+  step('two pages ask for a quick race of the same game and meet');
+  const ada = await desktop.newPage();
+  const adaWire = wire(ada, base);
+  await adaWire.ready;
+  const bob = await phone.newPage();
+  const bobWire = wire(bob, base);
+  await bobWire.ready;
+  for (const [page, name] of [[ada, 'ada'], [bob, 'bob']]) {
+    await page.goto(`${base}/race/three-blind-mice`);
+    await page.fill('#player-name', name);
+    await page.click('#name-form button');
+    await page.waitForURL(/\/room\/[34679ACDEFGHJKMNPQRTWXY]{6}$/);
+  }
+  assert.equal(ada.url().split('/').pop(), bob.url().split('/').pop(), 'both quick races are the same room');
+  const seats = [await seatOf(ada), await seatOf(bob)];
+  assert.deepEqual([...seats].sort(), [0, 1]);
+  step(`room ${ada.url().split('/').pop()}, seats ${seats.join(' and ')}`);
+
+  step('the full room counts down and races; a move each by drag and drop');
+  for (const page of [ada, bob]) await page.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
+  assert.ok(await dragAMove(ada), 'ada has a move');
+  assert.ok(await dragAMove(bob), 'bob has a move');
+  for (const page of [ada, bob]) {
+    await page.waitForFunction(() => [...document.querySelectorAll('#racers [data-seat]')].length === 2, null, { timeout: PATIENCE_MS });
+  }
+  await ada.screenshot({ path: path.join(screenshots, 'race-my-board-1280.png'), fullPage: true });
+  await bob.screenshot({ path: path.join(screenshots, 'race-my-board-390.png'), fullPage: true });
+  const { scrollWidth, innerWidth } = await bob.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  assert.ok(scrollWidth <= innerWidth, `the race page is ${scrollWidth}px wide in a ${innerWidth}px window`);
+  // The README's picture: the board area of the race in progress.
+  const area = await ada.locator('main').boundingBox();
+  const board = await ada.locator('#my-board').boundingBox();
+  await ada.screenshot({
+    path: readmeScreenshot,
+    fullPage: true,
+    clip: { x: area.x, y: area.y, width: area.width, height: board.y + board.height + 8 - area.y },
+  });
+  const pictureBytes = statSync(readmeScreenshot).size;
+  console.log(`   ${path.relative(root, readmeScreenshot)}: ${pictureBytes} bytes`);
+  assert.ok(pictureBytes <= README_SCREENSHOT_BUDGET, `${readmeScreenshot} is ${pictureBytes} bytes`);
+
+  step('both resign: the results and the replay on both pages');
+  for (const page of [ada, bob]) await page.click('#resign');
+  for (const page of [ada, bob]) {
+    await page.waitForSelector('#results', { timeout: PATIENCE_MS });
+    await page.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
+  }
+  const standings = await bob.$$eval('#standings tbody tr', (rows) => rows.map((row) => row.querySelector('.name').textContent));
+  assert.deepEqual([...standings].sort(), ['ada', 'bob']);
+  await bob.screenshot({ path: path.join(screenshots, 'race-quick-results-390.png'), fullPage: true });
+  checkFairPlay(adaWire.frames, seats[0], 'ada');
+  checkFairPlay(bobWire.frames, seats[1], 'bob');
+
+  step('at 390 wide: the account page and the daily with its standings');
+  const carol = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const account = await carol.newPage();
+  await account.goto(`${base}/account`);
+  await account.fill('#register-name', 'carol');
+  await account.click('#register-form button');
+  await account.waitForSelector('#signed-in-as');
+  await account.waitForSelector('#record h2');
+  await account.screenshot({ path: path.join(screenshots, 'account-390.png'), fullPage: true });
+  const daily = await carol.newPage();
+  await daily.goto(`${base}/daily/three-blind-mice`);
+  await daily.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
+  await daily.screenshot({ path: path.join(screenshots, 'daily-390.png'), fullPage: true });
+  const dailyWidth = await daily.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(dailyWidth <= 390, `the daily page is ${dailyWidth}px wide in a 390px window`);
+
+  step('a dark colour scheme and reduced motion take effect');
+  const light = await desktop.newPage();
+  await light.goto(`${base}/practice/three-blind-mice?seed=11`);
+  await light.waitForSelector('#play-area .board.play .card.face');
+  const lightStyle = await light.evaluate(() => ({
+    background: getComputedStyle(document.documentElement).backgroundColor,
+    transition: getComputedStyle(document.querySelector('#play-area .board.play .card.face')).transitionDuration,
+  }));
+  const dark = await launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark', reducedMotion: 'reduce' });
+  const darkPage = await dark.newPage();
+  await darkPage.goto(`${base}/practice/three-blind-mice?seed=11`);
+  await darkPage.waitForSelector('#play-area .board.play .card.face');
+  const darkStyle = await darkPage.evaluate(() => ({
+    background: getComputedStyle(document.documentElement).backgroundColor,
+    transition: getComputedStyle(document.querySelector('#play-area .board.play .card.face')).transitionDuration,
+  }));
+  console.log(`   light: ${JSON.stringify(lightStyle)}; dark, reduced motion: ${JSON.stringify(darkStyle)}`);
+  assert.equal(lightStyle.background, 'rgb(238, 241, 236)');
+  assert.equal(darkStyle.background, 'rgb(21, 22, 23)');
+  assert.equal(lightStyle.transition, '0.12s');
+  assert.equal(darkStyle.transition, '0s');
+  await darkPage.screenshot({ path: path.join(screenshots, 'practice-dark-1280.png'), fullPage: true });
+
+  step('today\'s leaderboards and the past days at 1280 and 390 wide');
+  for (const [context, width] of [[desktop, 1280], [phone, 390]]) {
+    const page = await context.newPage();
+    await page.goto(`${base}/`);
+    await page.waitForSelector('#lb-three-blind-mice [data-count="unranked"]');
+    await page.screenshot({ path: path.join(screenshots, `leaderboard-${width}.png`), fullPage: true });
+    await page.goto(`${base}/days/three-blind-mice`);
+    await page.waitForFunction(() => {
+      const list = document.querySelector('#days');
+      return list && (list.querySelector('.day, .error') || /No closed day/.test(list.textContent));
+    });
+    assert.equal(await page.locator('#days .error').count(), 0, await page.textContent('#days'));
+    await page.screenshot({ path: path.join(screenshots, `days-${width}.png`), fullPage: true });
+    await page.close();
+  }
+
+  assert.deepEqual(pageErrors, [], 'the pages logged errors');
+  step(`screenshots in ${screenshots}`);
+}
+
+let failed = false;
+try {
+  await main();
+  console.log('screens test: ok');
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // Already gone.
+    }
+  }
+}
+process.exit(failed ? 1 : 0);
