@@ -149,19 +149,12 @@ pub async fn register(
                 name,
                 token,
             };
-            match store.save_account(&account) {
-                Ok(path) => {
-                    let remembered = account.name.clone();
-                    let _ = store.update(|settings| settings.name = Some(remembered));
-                    Ok((account, path.display().to_string()))
-                }
-                Err(error) => Err(AccountError::NotSaved {
-                    name: account.name,
-                    player: account.player,
-                    token: account.token,
-                    error,
-                }),
-            }
+            keep_account(store, account).map_err(|(account, error)| AccountError::NotSaved {
+                name: account.name,
+                player: account.player,
+                token: account.token,
+                error,
+            })
         }
         ServerMessage::Error { code, message } => Err(match code {
             ErrorCode::NameTaken => match store
@@ -233,6 +226,24 @@ pub async fn request_sign_in_code(
     }
 }
 
+/// Stores `account` as the one for its server and remembers its name for
+/// the next commands; the account and the file it is kept in, or, if it
+/// could not be stored, the account (whose token would otherwise be lost)
+/// and why.
+fn keep_account(
+    store: &Store,
+    account: Account,
+) -> Result<(Account, String), (Account, std::io::Error)> {
+    match store.save_account(&account) {
+        Ok(path) => {
+            let remembered = account.name.clone();
+            let _ = store.update(|settings| settings.name = Some(remembered));
+            Ok((account, path.display().to_string()))
+        }
+        Err(error) => Err((account, error)),
+    }
+}
+
 /// Redeems a sign-in code on `connection` and stores the new token as the
 /// account for the server (replacing any account stored for it). Returns
 /// the account and the file it is kept in.
@@ -261,19 +272,14 @@ pub async fn redeem_sign_in_code(
                 name,
                 token,
             };
-            match store.save_account(&account) {
-                Ok(path) => {
-                    let remembered = account.name.clone();
-                    let _ = store.update(|settings| settings.name = Some(remembered));
-                    Ok((account, path.display().to_string()))
-                }
-                Err(error) => Err(AccountError::SignedInNotSaved {
+            keep_account(store, account).map_err(|(account, error)| {
+                AccountError::SignedInNotSaved {
                     name: account.name,
                     player: account.player,
                     token: account.token,
                     error,
-                }),
-            }
+                }
+            })
         }
         ServerMessage::Error {
             code: ErrorCode::InvalidSignInCode,
