@@ -23,8 +23,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { Decoder } from '@msgpack/msgpack';
 import { chromium } from 'playwright-core';
+
+import { PATIENCE_MS, checkFairPlay, dragAMove, step, wire } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -38,16 +39,10 @@ const readmeScreenshot = process.env.UPDATE_README_SCREENSHOT
   ? path.join(root, 'docs', 'screenshot.png')
   : path.join(screenshots, 'race-board-1280.png');
 const README_SCREENSHOT_BUDGET = 150 * 1024;
-const PATIENCE_MS = 180_000;
 
-const decoder = new Decoder({ useBigInt64: true });
 const cleanups = [];
 const scratch = mkdtempSync(path.join(tmpdir(), 'patience-screens-'));
 cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
-
-function step(text) {
-  console.log(`-- ${text}`);
-}
 
 async function startServer() {
   const data = path.join(scratch, 'data');
@@ -73,71 +68,10 @@ async function startServer() {
   return address;
 }
 
-// Every frame a page receives on its WebSockets, decoded.
-function wire(page, base) {
-  const frames = [];
-  const ready = page.routeWebSocket(`${base.replace('http', 'ws')}/`, (socket) => {
-    const server = socket.connectToServer();
-    server.onMessage((message) => {
-      if (typeof message !== 'string') frames.push(decoder.decode(message));
-      socket.send(message);
-    });
-  });
-  return { frames, ready };
-}
-
-// The frames a racer at `seat` got before the race ended carry no rival's
-// board or move.
-function checkFairPlay(frames, seat, who) {
-  const ended = frames.findIndex((frame) => frame.type === 'race_ended');
-  assert.ok(ended > 0, `${who} got race_ended`);
-  for (const frame of frames.slice(0, ended)) {
-    if (frame.type === 'progress') {
-      assert.equal(frame.board, null, `${who}: a rival's board in ${JSON.stringify(frame)}`);
-      assert.equal(frame.text, null, `${who}: a rival's move in ${JSON.stringify(frame)}`);
-    }
-    if (frame.type === 'snapshot' && frame.race) {
-      for (const entry of frame.race.boards) {
-        if (entry.seat !== seat) assert.equal(entry.board, null, `${who}: seat ${entry.seat}'s board in a snapshot`);
-      }
-    }
-  }
-}
-
 // The seat `page` holds, from the room's page.
 async function seatOf(page) {
   await page.waitForSelector('#my-seat-line[data-seat]', { timeout: PATIENCE_MS });
   return Number(await page.getAttribute('#my-seat-line', 'data-seat'));
-}
-
-// Plays one move on `page`'s own board by mouse drag and drop: picks up
-// face-up cards until the engine lights a place for one, and drops it
-// there. Returns whether a move was made.
-async function dragAMove(page) {
-  const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
-  const cards = page.locator('#my-board [data-depth].face');
-  const count = await cards.count();
-  for (let index = 0; index < count; index += 1) {
-    await cards.nth(index).scrollIntoViewIfNeeded();
-    const box = await cards.nth(index).boundingBox();
-    await page.mouse.move(box.x + 8, box.y + 5);
-    await page.mouse.down();
-    await page.mouse.move(box.x + 20, box.y + 25, { steps: 3 });
-    const target = page.locator('#my-board .zone.target').first();
-    if (await target.count()) {
-      const spot = await target.boundingBox();
-      await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
-      await page.mouse.up();
-      await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
-        && document.querySelector('#my-board .board')?.dataset.pending === '0')
-        || document.querySelector('#race-message')?.dataset.kind === 'error', before, { timeout: PATIENCE_MS });
-      assert.notEqual(await page.getAttribute('#race-message', 'data-kind'), 'error', await page.textContent('#race-message'));
-      return true;
-    }
-    await page.mouse.move(box.x + 8, box.y + 5, { steps: 2 });
-    await page.mouse.up();
-  }
-  return false;
 }
 
 async function main() {
