@@ -610,12 +610,31 @@ async fn open_boards_rooms_are_private() {
 /// until the end), and the bot, fed its seat's frames like any client,
 /// plays on to the end of the race.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_room_with_a_server_bot_keeps_fair_play() {
-    let game = GameKind::ThreeBlindMice;
+async fn a_three_blind_mice_room_with_a_server_bot_keeps_fair_play() {
+    fair_play_holds_beside_a_bot(GameKind::ThreeBlindMice).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indian_room_with_a_server_bot_keeps_fair_play() {
+    fair_play_holds_beside_a_bot(GameKind::Indian).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_midshipman_room_with_a_server_bot_keeps_fair_play() {
+    fair_play_holds_beside_a_bot(GameKind::Midshipman).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_virginia_reel_room_with_a_server_bot_keeps_fair_play() {
+    fair_play_holds_beside_a_bot(GameKind::VirginiaReel).await;
+}
+
+async fn fair_play_holds_beside_a_bot(game: GameKind) {
     let seed = tokio::task::spawn_blocking(move || first_seed(game))
         .await
         .expect("the solver thread");
     let server = start_server(|config| {
+        config.deal_games = vec![game];
         config.bot_min_pace_ms = 0;
         // The bot is quick: the people's outboxes keep every frame.
         config.outbox_capacity = 4096;
