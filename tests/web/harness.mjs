@@ -1,6 +1,7 @@
-// What the page's browser tests share: their progress lines, the frames a
-// page receives, the fair-play check on them, and a move made by mouse
-// drag and drop on a page's own board.
+// What the page's browser tests share: Chromium's flags, their progress
+// lines, the frames a page receives, the fair-play check on them, a move
+// made by mouse drag and drop on a page's own board, and how a test file
+// runs and cleans up.
 
 import assert from 'node:assert/strict';
 
@@ -10,6 +11,11 @@ import { Decoder } from '@msgpack/msgpack';
 export const PATIENCE_MS = 180_000;
 
 const decoder = new Decoder({ useBigInt64: true });
+
+// Headless Chromium on a machine with no network beyond loopback: without
+// the background-networking flags it keeps trying to reach Google's hosts.
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+  '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export function step(text) {
   console.log(`-- ${text}`);
@@ -85,4 +91,27 @@ export async function dragAMove(page) {
     await page.mouse.up();
   }
   return false;
+}
+
+// Runs a test file's `main`, prints `NAME test: ok` if it passes, runs
+// every cleanup (last registered first) whatever happened, and exits with
+// the test's status.
+export async function runTest(name, main, cleanups) {
+  let failed = false;
+  try {
+    await main();
+    console.log(`${name} test: ok`);
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  process.exit(failed ? 1 : 0);
 }

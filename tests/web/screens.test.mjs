@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { PATIENCE_MS, checkFairPlay, dragAMove, step, wire } from './harness.mjs';
+import { checkFairPlay, CHROMIUM_ARGS, dragAMove, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -86,8 +86,7 @@ async function main() {
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
       ...options,
     });
     cleanups.push(() => context.close());
@@ -213,20 +212,4 @@ async function main() {
   step(`screenshots in ${screenshots}`);
 }
 
-let failed = false;
-try {
-  await main();
-  console.log('screens test: ok');
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // Already gone.
-    }
-  }
-}
-process.exit(failed ? 1 : 0);
+await runTest('screens', main, cleanups);

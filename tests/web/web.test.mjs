@@ -20,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 
 import { Decoder, encode } from '@msgpack/msgpack';
 import { chromium } from 'playwright-core';
+
+import { CHROMIUM_ARGS, runTest } from './harness.mjs';
 import WebSocket from 'ws';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -174,8 +176,7 @@ async function main() {
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: CHROMIUM_ARGS,
     viewport: { width: 375, height: 812 },
     deviceScaleFactor: 2,
   });
@@ -328,20 +329,4 @@ async function main() {
   step(`screenshots in ${screenshots}`);
 }
 
-let failed = false;
-try {
-  await main();
-  console.log('web test: ok');
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // Already gone.
-    }
-  }
-}
-process.exit(failed ? 1 : 0);
+await runTest('web', main, cleanups);
