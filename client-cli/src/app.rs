@@ -613,7 +613,7 @@ fn online_command(
         let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
         } else {
-            crate::tui::online(session, notes).await
+            crate::tui::online::play(session, notes).await
         };
         forget_orphaned_bot(&store, code.as_deref());
         outcome
