@@ -8,11 +8,11 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotSeat, Period, RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
-use crate::bot::BotLevel;
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
