@@ -3,8 +3,10 @@
 //!
 //! [`Store`] is synchronous and knows nothing of tasks or sockets: the
 //! [`database`](crate::database) thread owns the one store and runs every
-//! call there, batching concurrent calls into one transaction. Two
-//! databases implement it, with the same semantics and the same errors:
+//! call there, batching concurrent calls into one transaction. Its queries
+//! and their row mappings are written once ([`sql::SqlStore`]) over a small
+//! backend interface (`store/backend.rs`), which two databases implement, with the same
+//! semantics and the same errors:
 //!
 //! - [`sqlite::SqliteStore`], the embedded default: one file in the data
 //!   directory, nothing to install;
@@ -21,8 +23,10 @@
 //! the database thread also runs each job (a closure that may make several
 //! calls) in its own savepoint, so a job that fails leaves nothing at all.
 
+mod backend;
 mod columns;
 pub mod postgres;
+pub mod sql;
 pub mod sqlite;
 pub mod tally;
 
