@@ -80,9 +80,10 @@ pub async fn serve(
         let Some(stream) = Box::pin(reading).await else {
             return;
         };
-        let handshake = Box::pin(tokio_tungstenite::accept_async_with_config(
-            stream,
-            Some(websocket_config(&shared.config)),
+        let handshake = Box::pin(web::upgrade(
+            stream.socket,
+            &stream.accept,
+            websocket_config(&shared.config),
         ));
         let left = handshake_timeout.saturating_sub(started.elapsed());
         let socket = match tokio::time::timeout(left, handshake).await {
@@ -106,16 +107,17 @@ pub async fn serve(
     .await;
 }
 
-/// Reads the request head: a WebSocket upgrade gets the stream back, its
-/// head to be read again by the handshake; any other request is answered
-/// with the web page's files (or `400`, or `503` over the connection cap)
-/// and closed. `None` once the socket is done with.
+/// Reads the request head: a WebSocket upgrade gets the stream back, with
+/// the answer that accepts it; any other request (or an upgrade that is
+/// not a valid WebSocket one) is answered with the web page's files (or
+/// `400`, or `503` over the connection cap) and closed. `None` once the
+/// socket is done with.
 async fn web_or_upgrade(
     shared: &Arc<Shared>,
     mut stream: TcpStream,
     timeout: Duration,
     over_cap: bool,
-) -> Option<Socket> {
+) -> Option<Upgrade> {
     let started = tokio::time::Instant::now();
     let response = match tokio::time::timeout(timeout, web::read_request(&mut stream)).await {
         Err(_) if over_cap => {
@@ -126,8 +128,17 @@ async fn web_or_upgrade(
             tracing::debug!("request head timed out");
             return None;
         }
-        Ok(Ok((request, bytes))) if request.is_websocket_upgrade() => {
-            return Some(web::Prefixed::new(bytes, stream));
+        Ok(Ok((request, rest))) if request.is_websocket_upgrade() => {
+            match web::websocket_accept(&request) {
+                Ok(accept) => {
+                    let socket = web::Prefixed::new(rest, stream);
+                    return Some(Upgrade { socket, accept });
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "websocket handshake failed");
+                    web::Response::bad_request()
+                }
+            }
         }
         Ok(Ok(_)) if over_cap => {
             bump(&shared.metrics.connections_refused);
@@ -156,9 +167,16 @@ async fn web_or_upgrade(
 /// client to read it and close.
 const WEB_LINGER: Duration = Duration::from_secs(1);
 
-/// A game connection's socket: the TCP stream, with the request head the
-/// handshake reads first.
+/// A game connection's socket: the TCP stream, with whatever the client
+/// sent after its upgrade's head.
 type Socket = web::Prefixed<TcpStream>;
+
+/// A WebSocket upgrade read and found valid: the socket, and the
+/// `101 Switching Protocols` answer to send on it.
+struct Upgrade {
+    socket: Socket,
+    accept: Vec<u8>,
+}
 
 async fn run(
     shared: &Arc<Shared>,
