@@ -28,12 +28,14 @@ use patience_shared::game::GameKind;
 use ratatui::layout::Rect;
 
 use super::board::board_lines;
+use super::draw::PANEL_WIDTH;
+use super::frame::{
+    Context, MIN_HEIGHT, MIN_WIDTH, body_area, framed_screen, overlay, titled_screen, too_small,
+};
+use super::input::{Action, Ui};
 use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
-use super::{
-    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
-    framed_screen, overlay, terminal_events, titled_screen, too_small,
-};
+use super::terminal::{Screen, TerminalGuard, terminal_events};
 use crate::daily::{
     self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines, unranked_short_text,
 };

@@ -772,7 +772,7 @@ impl PostgresStore {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        LiveRace { epoch, ..room }.with_moves(kept)
+        Ok(LiveRace { epoch, ..room }.with_moves(kept)?)
     }
 
     fn atomically<T>(

@@ -312,7 +312,7 @@ fn read_live_race(
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    LiveRace { epoch, ..room }.with_moves(kept)
+    Ok(LiveRace { epoch, ..room }.with_moves(kept)?)
 }
 
 /// Gives `node` a row among the nodes' leases, if it has none (an ended
