@@ -364,8 +364,10 @@ fn sign_in(code: &str, server: &str, force: bool) -> anyhow::Result<()> {
     })
 }
 
-/// `patience daily GAME`: opens the attempt and plays it in the chosen
-/// front end. Today's deal played already is not an error (exit status 0).
+/// `patience daily GAME`: signs in, shows the terms, opens the attempt when
+/// the player starts (its clock starts then) and plays it in the chosen
+/// front end. Today's deal played already is not an error (exit status 0),
+/// nor is leaving before the start.
 fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let store = Store::from_environment();
     if let (Some(given), Some(account)) = (&online.name, store.account(&online.server))
@@ -379,11 +381,18 @@ fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let name = online.name.or_else(|| store.load().name);
     let plain = use_plain(online.plain);
     runtime()?.block_on(async move {
-        match daily::open(&online.server, &store, game, name, |line| {
-            println!("{line}")
-        })
-        .await?
-        {
+        let mut connection =
+            daily::connect(&online.server, &store, name, |line| println!("{line}")).await?;
+        if !plain {
+            return crate::tui::daily::run(connection, game).await;
+        }
+        // The player starts the clock: nothing of the deal comes before.
+        let mut input = plain::stdin_lines();
+        if !daily::wait_for_start(&mut connection, game, &mut input, std::io::stdout()).await? {
+            connection.close().await;
+            return Ok(());
+        }
+        match daily::start(connection, game).await? {
             Opened::AlreadyPlayed { notes } => {
                 for note in notes {
                     println!("{note}");
@@ -396,18 +405,7 @@ fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
                     state,
                     notes,
                 } = *attempt;
-                if plain {
-                    daily::plain(
-                        connection,
-                        state,
-                        notes,
-                        plain::stdin_lines(),
-                        std::io::stdout(),
-                    )
-                    .await
-                } else {
-                    crate::tui::daily::run(connection, state, notes).await
-                }
+                daily::plain(connection, state, notes, input, std::io::stdout()).await
             }
         }
     })

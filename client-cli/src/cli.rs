@@ -153,9 +153,11 @@ pub enum Command {
     /// Play the day's deal of GAME: one attempt per player and day, on the server's clock.
     ///
     /// Registers first (as --name, or the remembered name) if no account is
-    /// stored. Run it again after a dropped connection to take the attempt
-    /// back. When today's deal was played already it says so, shows your
-    /// result and exits successfully.
+    /// stored. Shows the terms first: the clock starts, and the board shows,
+    /// when you start (Enter; q leaves with nothing started). Run it again
+    /// after a dropped connection to take the attempt back. When today's
+    /// deal was played already it says so, shows your result and exits
+    /// successfully.
     Daily {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,

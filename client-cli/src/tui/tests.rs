@@ -552,6 +552,57 @@ fn daily_attempt_with_the_servers_clock() {
 }
 
 #[test]
+fn daily_before_the_start_says_the_terms_and_shows_no_board() {
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_start(
+        frame,
+        GameKind::ThreeBlindMice
+    )));
+}
+
+/// The screen before the daily: keys that do nothing, then Enter starts;
+/// `q` leaves; the end of the keys leaves. Nothing is sent meanwhile.
+#[tokio::test]
+async fn the_daily_starts_on_enter_and_leaves_on_q_without_asking_for_the_deal() {
+    let press = |code: KeyCode| Event::Key(key(code));
+    for (presses, starts) in [
+        (vec![press(KeyCode::Char('x')), press(KeyCode::Enter)], true),
+        (vec![press(KeyCode::Char('s'))], true),
+        (vec![press(KeyCode::Char('q'))], false),
+        (vec![press(KeyCode::Esc)], false),
+        (Vec::new(), false),
+    ] {
+        let (url, received) = crate::fake_server::start(|_| Vec::new()).await;
+        let mut connection = crate::net::Connection::open(&url, "ada")
+            .await
+            .expect("the fake server answers");
+        let (keys, mut events) = tokio::sync::mpsc::channel(8);
+        for event in presses.clone() {
+            keys.send(event).await.expect("the loop reads keys");
+        }
+        drop(keys);
+        let mut screen = Scripted::new(80, 24, false);
+        let started = daily::wait_for_start_on(
+            &mut screen,
+            &mut events,
+            &mut connection,
+            GameKind::ThreeBlindMice,
+        )
+        .await
+        .expect("the screen draws")
+        .expect("the connection holds");
+        assert_eq!(started, starts, "{presses:?}");
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(
+            sent.iter().all(|message| matches!(
+                message,
+                patience_shared::protocol::ClientMessage::Hello { .. }
+            )),
+            "{sent:?}"
+        );
+    }
+}
+
+#[test]
 fn daily_finished_with_its_rank_and_race_id() {
     let (mut state, now) = daily_state();
     state.apply(
