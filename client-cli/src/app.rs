@@ -8,11 +8,11 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotSeat, Period, RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
-use crate::bot::BotLevel;
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
@@ -613,7 +613,7 @@ fn online_command(
         let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
         } else {
-            crate::tui::online(session, notes).await
+            crate::tui::online::play(session, notes).await
         };
         forget_orphaned_bot(&store, code.as_deref());
         outcome

@@ -1,10 +1,10 @@
 //! The command-line grammar of `patience`.
 
 use clap::{Args, Parser, Subcommand};
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::solver::DEFAULT_BUDGET;
 
-use crate::bot::BotLevel;
 use crate::net::DEFAULT_SERVER;
 
 /// Options of every online command.

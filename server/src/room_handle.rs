@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{BotLevel, ErrorCode, Phase};
+use patience_shared::protocol::{BotLevel, Phase};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::outbox::ConnectionHandle;
@@ -21,24 +21,7 @@ use crate::store::PlayerId;
 /// Commands waiting for a room before senders wait.
 pub const INBOX_CAPACITY: usize = 256;
 
-/// Why a room refused a connection.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// For programs.
-    pub code: ErrorCode,
-    /// For people.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Refusal {
-        Refusal {
-            code,
-            message: message.into(),
-        }
-    }
-}
+pub use patience_room_core::Refusal;
 
 /// Everything a room's actor can be asked.
 #[derive(Debug)]

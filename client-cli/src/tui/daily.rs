@@ -24,12 +24,12 @@ use patience_shared::game::GameKind;
 use ratatui::layout::Rect;
 
 use super::board::board_lines;
+use super::draw::PANEL_WIDTH;
+use super::frame::{Context, MIN_HEIGHT, MIN_WIDTH, body_area, framed_screen, overlay, too_small};
+use super::input::{Action, Ui};
 use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
-use super::{
-    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
-    framed_screen, overlay, terminal_events, too_small,
-};
+use super::terminal::{Screen, TerminalGuard, terminal_events};
 use crate::daily::{DailyError, DailyState, result_lines, unranked_short_text};
 use crate::net::Connection;
 use crate::race::{clock_text, status_text, tenths_text};

@@ -5,17 +5,35 @@
 use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
+use patience_shared::any::AnyMove;
+use patience_shared::card::Card;
 use patience_shared::game::GameKind;
+use patience_shared::position::move_shapes;
 use patience_shared::protocol::{
     self, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, Reveal, RoomInfo,
     RoomOptions, ServerMessage, Standing,
 };
 use patience_shared::rules::Rules;
+use patience_shared::rules::{Effect, View, Zone};
+use patience_shared::solver::{Budget, Hint};
+use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use ratatui::text::Line;
 
+use super::board::*;
+use super::draw::*;
+use super::frame::*;
+use super::input::*;
+use super::practice::*;
+use super::screens::*;
+use super::terminal::*;
 use super::*;
+use crate::plain::PRACTICE_BUDGET;
 use crate::race::RaceState;
 
 fn render(width: u16, height: u16, draw: impl FnOnce(&mut Frame)) -> String {

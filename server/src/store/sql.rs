@@ -262,7 +262,7 @@ fn read_live_race<B: Backend>(
             })
         },
     )?;
-    LiveRace { epoch, ..room }.with_moves(kept)
+    Ok(LiveRace { epoch, ..room }.with_moves(kept)?)
 }
 
 impl<B: Backend> Store for SqlStore<B> {
