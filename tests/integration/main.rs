@@ -19,6 +19,7 @@ mod load;
 mod outage;
 mod postgres;
 mod race;
+mod race_page;
 mod restart;
 mod resume;
 mod slow;
