@@ -4,8 +4,6 @@
 //! time). One connection plays an attempt at a time, tracked in the
 //! registry.
 
-use std::time::Duration;
-
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ErrorCode, PlayerStatus, ServerMessage, Unranked};
 
@@ -184,12 +182,11 @@ impl Session {
         }
     }
 
-    /// When the open daily attempt's time is up, on the runtime's clock
-    /// (rounded up to the next millisecond).
-    pub(super) fn daily_deadline(&self) -> Option<tokio::time::Instant> {
-        let play = self.daily.as_ref()?;
-        let left = play.deadline_ms.saturating_sub(self.shared.clock.now_ms());
-        Some(tokio::time::Instant::now() + Duration::from_millis(left + 1))
+    /// When the open daily attempt's time is up, on the server's clock,
+    /// which wakes the reader loop then (a virtual clock as soon as it is
+    /// moved past it).
+    pub(super) fn daily_deadline(&self) -> Option<u64> {
+        Some(self.daily.as_ref()?.deadline_ms)
     }
 
     /// Whether the open daily attempt's time is up on the server's clock.
