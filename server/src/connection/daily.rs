@@ -4,11 +4,12 @@
 //! time). One connection plays an attempt at a time, tracked in the
 //! registry.
 
+use patience_room_core::judge::Refused;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ErrorCode, PlayerStatus, ServerMessage, Unranked};
 
 use super::Session;
-use crate::daily::{DailyError, Refused};
+use crate::daily::DailyError;
 use crate::metrics::bump;
 use crate::store::StoreError;
 
@@ -110,13 +111,11 @@ impl Session {
         };
         let accepted = match play.play(&text, now) {
             Ok(accepted) => accepted,
-            Err(Refused::Notation(message)) => {
-                return reject(self, text, ErrorCode::BadNotation, None, message);
-            }
-            Err(Refused::Illegal(error)) => {
-                let message = error.to_string();
-                return reject(self, text, ErrorCode::IllegalMove, Some(error), message);
-            }
+            Err(Refused {
+                code,
+                reason,
+                message,
+            }) => return reject(self, text, code, reason, message),
         };
         if let Err(error) = self.shared.daily.record_move(play).await {
             play.take_back(accepted);
