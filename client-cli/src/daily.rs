@@ -121,6 +121,10 @@ pub async fn open(
 /// registration's lines go to `announce` at once, whatever happens next:
 /// they carry the warning about the new account's token. Nothing of the
 /// daily deal is asked yet.
+///
+/// Cancel-safe in effect: dropped early, the connection is dropped and
+/// nothing of the daily has started (a registration may have been made,
+/// and its lines announced).
 pub async fn connect(
     server: &str,
     store: &Store,
@@ -157,6 +161,9 @@ pub const START_PROMPT: &str = "Press Enter to start the clock, or type q to lea
 /// input) leaves without opening the attempt. The connection is read
 /// meanwhile, so that it answers the server's pings however long the
 /// player takes. Whether to start.
+///
+/// Cancel-safe: it sends nothing, so dropped early nothing has started;
+/// a line it read is gone from `input`.
 pub async fn wait_for_start(
     connection: &mut Connection,
     game: GameKind,
