@@ -27,3 +27,4 @@ pub mod rules;
 #[cfg(test)]
 mod slow_tier;
 pub mod solver;
+pub mod splitmix;
