@@ -171,10 +171,9 @@ fn own_row_text(row: &LeaderboardRow, finishers: u32) -> String {
     let standing = match row.unranked {
         None => format!("rank {} of {} so far", row.rank, finishers),
         Some(unranked) => format!(
-            "unranked ({}), it would rank {} of {} so far",
+            "unranked ({}), {} so far",
             unranked_text(unranked),
-            row.rank,
-            finishers
+            would_rank_text(row.rank, finishers)
         ),
     };
     format!(
@@ -465,10 +464,9 @@ pub fn result_lines(result: &DailyResult) -> Vec<String> {
                 result.rank, result.finishers
             ),
             Some(unranked) => format!(
-                "unranked: {}; it would rank {} of {} ranked finishers so far",
+                "unranked: {}; {} so far, and it stands on today's board, marked",
                 unranked_text(unranked),
-                result.rank,
-                result.finishers
+                would_rank_text(result.rank, result.finishers)
             ),
         },
         format!(
@@ -476,6 +474,12 @@ pub fn result_lines(result: &DailyResult) -> Vec<String> {
             result.race_id, result.race_id
         ),
     ]
+}
+
+/// Where an attempt off the ranking would rank among the `finishers` who
+/// rank, had it ranked: among them and itself, so never "1 of 0".
+pub fn would_rank_text(rank: u32, finishers: u32) -> String {
+    format!("it would rank {rank} of {}", finishers.saturating_add(1))
 }
 
 /// Why an attempt is off the ranking, in words.
@@ -1029,7 +1033,7 @@ pub(crate) mod tests {
         unranked.unranked = Some(Unranked::Review);
         assert_eq!(
             result_lines(&unranked)[1],
-            "unranked: the moves came faster than a person plays; the attempt is held for the server operator's review; it would rank 3 of 41 ranked finishers so far"
+            "unranked: the moves came faster than a person plays; the attempt is held for the server operator's review; it would rank 3 of 42 so far, and it stands on today's board, marked"
         );
     }
 
@@ -1044,6 +1048,7 @@ pub(crate) mod tests {
             cards_home: 13,
             race_id: 9,
             unranked: None,
+            place: 2,
         };
         assert_eq!(
             own_row_text(&row, 5),
@@ -1244,6 +1249,7 @@ pub(crate) mod tests {
                             cards_home: 52,
                             race_id: 9,
                             unranked: None,
+                            place: 2,
                         }),
                         reveal: None,
                         unranked: 0,
