@@ -41,7 +41,7 @@ use tokio::sync::mpsc;
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
-use crate::leaderboard::unranked_text;
+use crate::leaderboard::{unranked_text, would_rank_text};
 use crate::live::LiveBoard;
 use crate::net::{Connection, NetError, message_name};
 use crate::race::{played_text, status_text, tenths_text};
@@ -263,10 +263,9 @@ fn own_row_text(row: &LeaderboardRow, finishers: u32) -> String {
     let standing = match row.unranked {
         None => format!("rank {} of {} so far", row.rank, finishers),
         Some(unranked) => format!(
-            "unranked ({}), it would rank {} of {} so far",
+            "unranked ({}), {} so far",
             unranked_text(unranked),
-            row.rank,
-            finishers
+            would_rank_text(row.rank, finishers)
         ),
     };
     format!(
@@ -557,10 +556,9 @@ pub fn result_lines(result: &DailyResult) -> Vec<String> {
                 result.rank, result.finishers
             ),
             Some(unranked) => format!(
-                "unranked: {}; it would rank {} of {} ranked finishers so far",
+                "unranked: {}; {} so far, and it stands on today's board, marked",
                 unranked_text(unranked),
-                result.rank,
-                result.finishers
+                would_rank_text(result.rank, result.finishers)
             ),
         },
         format!(
@@ -1103,7 +1101,7 @@ pub(crate) mod tests {
         unranked.unranked = Some(Unranked::Review);
         assert_eq!(
             result_lines(&unranked)[1],
-            "unranked: the moves came faster than a person plays; the attempt is held for the server operator's review; it would rank 3 of 41 ranked finishers so far"
+            "unranked: the moves came faster than a person plays; the attempt is held for the server operator's review; it would rank 3 of 42 so far, and it stands on today's board, marked"
         );
     }
 
@@ -1118,6 +1116,7 @@ pub(crate) mod tests {
             cards_home: 13,
             race_id: 9,
             unranked: None,
+            place: 2,
         };
         assert_eq!(
             own_row_text(&row, 5),
@@ -1418,6 +1417,7 @@ pub(crate) mod tests {
                             cards_home: 52,
                             race_id: 9,
                             unranked: None,
+                            place: 2,
                         }),
                         reveal: None,
                         unranked: 0,

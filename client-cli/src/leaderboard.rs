@@ -43,6 +43,12 @@ pub async fn fetch(
     }
 }
 
+/// Where an attempt off the ranking would rank among the `finishers` who
+/// rank, had it ranked: among them and itself, so never "1 of 0".
+pub fn would_rank_text(rank: u32, finishers: u32) -> String {
+    format!("it would rank {rank} of {}", finishers.saturating_add(1))
+}
+
 /// Why an attempt is off the ranking, in words.
 pub fn unranked_text(unranked: Unranked) -> &'static str {
     match unranked {
@@ -67,6 +73,21 @@ pub fn unranked_short_text(unranked: Unranked) -> &'static str {
 pub(crate) const HEADER: &str =
     "rank  name                  status            time  moves  home   race";
 
+/// The day's counts in words: `42 finished (3 more unranked), 4 playing`,
+/// or on a day when nobody ranks yet, `3 finished, none ranked yet, …`.
+pub fn counts_text(page: &LeaderboardPage) -> String {
+    let finished = match (page.finishers, page.unranked) {
+        (finishers, 0) => format!("{finishers} finished"),
+        (0, unranked) => format!("{unranked} finished, none ranked yet"),
+        (finishers, unranked) => format!("{finishers} finished ({unranked} more unranked)"),
+    };
+    format!("{finished}, {} playing", page.playing)
+}
+
+/// Said under a table that shows attempts off the ranking.
+pub(crate) const UNRANKED_NOTE: &str =
+    "   - unranked: shown where it would rank, taking no rank from anyone";
+
 /// One row of the table; `you` marks the player's own.
 pub(crate) fn row_text(row: &LeaderboardRow, you: bool) -> String {
     // An unranked row has no rank of its own: a dash, and why after it.
@@ -81,7 +102,8 @@ pub(crate) fn row_text(row: &LeaderboardRow, you: bool) -> String {
             unranked_short_text(unranked),
             row.rank
         ),
-        (false, _) => String::new(),
+        (false, Some(unranked)) => format!("  unranked {}", unranked_short_text(unranked)),
+        (false, None) => String::new(),
     };
     format!(
         "{:>4}  {:<20}  {:<14} {:>7}  {:>5}  {:>4}  {:>5}{}",
@@ -101,16 +123,10 @@ pub(crate) fn row_text(row: &LeaderboardRow, you: bool) -> String {
 pub fn page_text(page: &LeaderboardPage) -> String {
     let mut lines = vec![
         format!(
-            "{} · daily deal of {} · {} finished{}, {} playing",
+            "{} · daily deal of {} · {}",
             page.game.title(),
             page.date,
-            page.finishers,
-            if page.unranked > 0 {
-                format!(" ({} more unranked)", page.unranked)
-            } else {
-                String::new()
-            },
-            page.playing
+            counts_text(page)
         ),
         String::new(),
     ];
@@ -121,6 +137,9 @@ pub fn page_text(page: &LeaderboardPage) -> String {
         lines.push(HEADER.into());
         for row in &page.rows {
             lines.push(row_text(row, own_race == Some(row.race_id)));
+        }
+        if page.rows.iter().any(|row| row.unranked.is_some()) {
+            lines.push(UNRANKED_NOTE.into());
         }
     }
     if let Some(own) = &page.own
@@ -182,6 +201,7 @@ mod tests {
             cards_home: if status == PlayerStatus::Won { 52 } else { 13 },
             race_id,
             unranked: None,
+            place: rank,
         }
     }
 
@@ -209,6 +229,33 @@ mod tests {
 
     fn check(page: &LeaderboardPage, expected: &str) {
         assert_eq!(page_text(page), expected, "\n{}", page_text(page));
+    }
+
+    #[test]
+    fn unranked_rows_stand_on_the_board_marked_with_no_rank() {
+        // A fresh server's day: nobody ranks, and the board still shows
+        // every finished attempt.
+        let mut running = page(false, None);
+        let mut first = row(1, "newbie", PlayerStatus::Won, 190_000, 801);
+        first.unranked = Some(Unranked::NewAccount);
+        let mut second = row(1, "other", PlayerStatus::Resigned, 60_000, 802);
+        second.unranked = Some(Unranked::Review);
+        second.place = 2;
+        running.rows = vec![first, second];
+        running.finishers = 0;
+        running.unranked = 2;
+        let text = page_text(&running);
+        assert!(
+            text.contains("   -  newbie                won             3:10.0     41    52    801  unranked (account of the day)"),
+            "{text}"
+        );
+        assert!(text.contains("   -  other "), "{text}");
+        assert!(text.contains(UNRANKED_NOTE), "{text}");
+        assert!(!text.contains("no finished attempts yet"), "{text}");
+        assert!(
+            text.contains("2 finished, none ranked yet, 5 playing"),
+            "{text}"
+        );
     }
 
     #[test]

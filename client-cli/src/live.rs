@@ -3,11 +3,13 @@
 //!
 //! [`LiveBoard`] is sans I/O: it starts from the `leaderboard_page` that
 //! answers `follow` and applies each `leaderboard_update` as the protocol
-//! says: an update's row takes `row.rank`, every row at that rank or below
-//! moves down one, and an update without a row changes only the counts.
-//! The rows it keeps are always the top of the ranking without a gap (rank
-//! 1, 2, 3, …), so a row ranked past the last one kept is not shown until
-//! the rows above it are (it never is: the page is the top). An update for
+//! says: an update's row takes `row.place` on the board, every row at that
+//! place or below moves down one (and, when the new row ranks, so do their
+//! ranks), and an update without a row changes only the counts. The board
+//! holds every finished attempt, those off the ranking marked where they
+//! would stand. The rows it keeps are always the top of the board without a
+//! gap (place 1, 2, 3, …), so a row placed past the last one kept is not
+//! shown until the rows above it are (it never is: the page is the top). An update for
 //! another game or day is ignored. A follower that missed updates gets the
 //! whole page again ([`LiveBoard::replace`]), and updates go on from it.
 //!
@@ -25,6 +27,7 @@ use patience_shared::protocol::{
 use crate::account::AccountError;
 use crate::account::connect_signed_in_if_stored;
 use crate::config::Store;
+pub use crate::leaderboard::counts_text;
 use crate::net::{Connection, NetError, message_name};
 use crate::race::{status_text, tenths_text};
 
@@ -34,10 +37,9 @@ pub const MOST_ROWS: usize = 100;
 /// What an update changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
-    /// An attempt finished on the ranking, with its row.
+    /// An attempt finished, ranked or not, with its row.
     Finished(LeaderboardRow),
-    /// Only the counts changed: an attempt began, or one finished off the
-    /// ranking.
+    /// Only the counts changed: an attempt began.
     Counts,
 }
 
@@ -115,16 +117,10 @@ impl LiveBoard {
         };
         let row = LeaderboardRow {
             rank: row.rank.max(1),
+            place: row.place.max(1),
             ..row.clone()
         };
         let own = self.own_race == Some(row.race_id);
-        if row.unranked.is_some() {
-            // Off the ranking: it moves nobody (only the own row says so).
-            if own {
-                self.page.own = Some(row.clone());
-            }
-            return Some(Change::Finished(row));
-        }
         // The same attempt again (a repeated update) moves to its new place
         // rather than standing twice.
         if let Some(index) = self
@@ -133,23 +129,33 @@ impl LiveBoard {
             .iter()
             .position(|kept| kept.race_id == row.race_id)
         {
-            self.page.rows.remove(index);
+            let gone = self.page.rows.remove(index);
             for later in &mut self.page.rows[index..] {
-                later.rank = later.rank.saturating_sub(1);
+                later.place = later.place.saturating_sub(1);
+                if gone.unranked.is_none() {
+                    later.rank = later.rank.saturating_sub(1);
+                }
             }
         }
-        for kept in &mut self.page.rows {
-            if kept.rank >= row.rank {
-                kept.rank = kept.rank.saturating_add(1);
+        // Every row at its place or below moves down one; a row that ranks
+        // is ahead of each of them, so their ranks (or the ranks they would
+        // have taken) go up one too.
+        let ranks = row.unranked.is_none();
+        let move_down = |kept: &mut LeaderboardRow| {
+            if kept.place >= row.place {
+                kept.place = kept.place.saturating_add(1);
+                if ranks {
+                    kept.rank = kept.rank.saturating_add(1);
+                }
             }
-        }
+        };
+        self.page.rows.iter_mut().for_each(move_down);
         if let Some(own_row) = &mut self.page.own
             && own_row.race_id != row.race_id
-            && own_row.rank >= row.rank
         {
-            own_row.rank = own_row.rank.saturating_add(1);
+            move_down(own_row);
         }
-        let index = usize::try_from(row.rank - 1).unwrap_or(usize::MAX);
+        let index = usize::try_from(row.place - 1).unwrap_or(usize::MAX);
         if index <= self.page.rows.len() {
             self.page.rows.insert(index, row.clone());
             self.page.rows.truncate(self.capacity);
@@ -165,20 +171,6 @@ impl LiveBoard {
     pub fn is_own(&self, row: &LeaderboardRow) -> bool {
         self.own_race == Some(row.race_id)
     }
-}
-
-/// The day's counts in words: `42 finished (3 more unranked), 4 playing`.
-pub fn counts_text(page: &LeaderboardPage) -> String {
-    format!(
-        "{} finished{}, {} playing",
-        page.finishers,
-        if page.unranked > 0 {
-            format!(" ({} more unranked)", page.unranked)
-        } else {
-            String::new()
-        },
-        page.playing
-    )
 }
 
 /// A change in one line, with the day's counts after it.
@@ -360,6 +352,7 @@ pub(crate) mod tests {
             cards_home: if status == PlayerStatus::Won { 52 } else { 13 },
             race_id: race_id.parse().expect("a race id"),
             unranked: None,
+            place: rank,
         }
     }
 
@@ -516,7 +509,8 @@ pub(crate) mod tests {
         assert_eq!(board.page.own.as_ref().map(|own| own.rank), Some(2));
         assert!(board.is_own(&board.page.rows[1]));
         assert_eq!(board.latest, Some(21));
-        // Off the ranking, it moves nobody.
+        // Off the ranking, it takes its place on the board, marked, and
+        // moves nobody's rank.
         let mut board = LiveBoard::new(page(&THREE), 10);
         board.set_own_race(22);
         let mut unranked = update(Some("1 fay won 80.0 22"), 3, 1);
@@ -524,8 +518,23 @@ pub(crate) mod tests {
             row.unranked = Some(Unranked::NewAccount);
         }
         board.apply(&unranked);
-        assert_eq!(rows_text(&board), ["1 ada 11", "2 bob 12", "3 carol 13"]);
+        assert_eq!(
+            rows_text(&board),
+            ["1 fay 22", "1 ada 11", "2 bob 12", "3 carol 13"]
+        );
         assert_eq!(board.page.own.as_ref().map(|own| own.rank), Some(1));
+        // A ranked attempt ahead of it pushes the rank it would take too.
+        board.apply(&update(Some("1 gus won 70.0 23"), 4, 1));
+        assert_eq!(
+            rows_text(&board),
+            ["1 gus 23", "2 fay 22", "2 ada 11", "3 bob 12", "4 carol 13"]
+        );
+        let places: Vec<u32> = board.page.rows.iter().map(|row| row.place).collect();
+        assert_eq!(places, [1, 2, 3, 4, 5]);
+        assert_eq!(
+            board.page.own.as_ref().map(|own| (own.rank, own.place)),
+            Some((2, 2))
+        );
     }
 
     #[test]

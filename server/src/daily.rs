@@ -478,12 +478,12 @@ impl Daily {
     }
 
     /// Tells the day's followers of a change the store has committed: its
-    /// counts after it, and the finished attempt's row if it ranks.
+    /// counts after it, and the finished attempt's row, ranked or not.
     fn publish(&self, key: &AttemptKey, board: Leaderboard) {
         self.feed.publish(LeaderboardUpdate {
             game: key.game,
             date: key.date.clone(),
-            row: board.own.filter(|row| row.unranked.is_none()),
+            row: board.own,
             finishers: board.finishers,
             unranked: board.unranked,
             playing: board.playing,

@@ -259,10 +259,14 @@ pub struct AttemptFinish {
 /// Where an attempt ranks among a day's finished attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rank {
-    /// 1 for the best.
+    /// 1 for the best ranked attempt (for one off the ranking, the place
+    /// it would have taken).
     pub rank: u32,
-    /// Finished attempts in all.
+    /// Finished attempts on the ranking.
     pub finishers: u32,
+    /// Its place on the day's board, 1 for the top, counting every
+    /// finished attempt, ranked or not.
+    pub place: u32,
 }
 
 /// A day's leaderboard of one game, as stored.
@@ -450,8 +454,9 @@ pub trait Store: Send {
     /// Where a finished attempt ranks among the ranked ones (for one off
     /// the ranking, the place it would have taken).
     fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError>;
-    /// A day's leaderboard: `limit` ranked rows from the top, and
-    /// `player`'s own row, ranked or not.
+    /// A day's leaderboard: `limit` rows of the board from the top (every
+    /// finished attempt in the ranking's order, one off the ranking marked
+    /// and standing where it would have ranked), and `player`'s own row.
     fn leaderboard(
         &mut self,
         game: GameKind,

@@ -97,15 +97,41 @@ document.getElementById('watch-form').addEventListener('submit', (event) => {
 
 // ----- Today's leaderboards, live -----
 
+const UNRANKED_TEXT = { new_account: 'new account', review: 'in review' };
+
+// An attempt off the ranking stands where it would rank, marked, with no
+// rank of its own: a day is never empty, even when every account is new.
+function unrankedMark(row) {
+  if (!row.unranked) return null;
+  return h('span', { class: 'unranked', title: `not ranked: ${UNRANKED_TEXT[row.unranked] ?? row.unranked}; shown where it would rank` },
+    ` unranked (${UNRANKED_TEXT[row.unranked] ?? row.unranked})`);
+}
+
+// A finished attempt from a leaderboard_update takes its place on the board;
+// the rows at that place or below move down one, and when it ranks their
+// ranks (or the ranks they would take) go up one too.
+function placeRow(page, row, limit) {
+  const rows = page.rows.filter((kept) => kept.race_id !== row.race_id);
+  for (const kept of rows) {
+    if (kept.place >= row.place) {
+      kept.place += 1;
+      if (!row.unranked) kept.rank += 1;
+    }
+  }
+  rows.push(row);
+  rows.sort((a, b) => a.place - b.place);
+  page.rows = rows.slice(0, limit);
+}
+
 function leaderboardRows(rows, freshName) {
-  if (!rows.length) return h('p', { class: 'meta' }, 'No finished attempt on the ranking yet.');
+  if (!rows.length) return h('p', { class: 'meta' }, 'No finished attempt yet.');
   return h('div', { class: 'table-wrap' }, h('table', {},
     h('thead', {}, h('tr', {},
       h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
       h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'),
       h('th', { class: 'num hide-narrow' }, 'Home'))),
-    h('tbody', {}, rows.map((row) => h('tr', { class: row.name === freshName ? 'fresh' : null, 'data-rank': row.rank },
-      h('td', { class: 'num' }, row.rank), h('td', { class: 'name' }, row.name), h('td', {}, status(row.status)),
+    h('tbody', {}, rows.map((row) => h('tr', { class: row.name === freshName ? 'fresh' : null, 'data-rank': row.rank, 'data-unranked': row.unranked ?? null },
+      h('td', { class: 'num' }, row.unranked ? '–' : row.rank), h('td', { class: 'name' }, row.name, unrankedMark(row)), h('td', {}, status(row.status)),
       h('td', { class: 'num' }, duration(row.elapsed_ms)), h('td', { class: 'num' }, row.moves),
       h('td', { class: 'num hide-narrow' }, row.cards_home)))),
   ));
@@ -174,12 +200,7 @@ function todayView(connection) {
         page.finishers = update.finishers;
         page.unranked = update.unranked;
         page.playing = update.playing;
-        if (update.row) {
-          for (const row of page.rows) if (row.rank >= update.row.rank) row.rank += 1;
-          page.rows.push(update.row);
-          page.rows.sort((a, b) => a.rank - b.rank);
-          page.rows = page.rows.slice(0, 20);
-        }
+        if (update.row) placeRow(page, update.row, 20);
         render(update.game, update.row?.name);
       }
     },
@@ -901,7 +922,9 @@ function dailyView(connection, slug, enginePromise) {
           mine?.stop();
           replaceChildren(controls, h('p', { id: 'daily-result', 'data-status': result.status },
             `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${result.progress.moves} moves · `,
-            result.unranked ? `would rank ${result.rank} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'})` : `rank ${result.rank} of ${result.finishers}`),
+            result.unranked
+              ? `would rank ${result.rank} of ${result.finishers + 1} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'}; shown on the board, marked)`
+              : `rank ${result.rank} of ${result.finishers}`),
             h('p', { class: 'meta' }, 'Its page, with the replay, opens once the day has closed: ',
               h('a', { href: raceLink(result.race_id), id: 'race-link' }, `${location.origin}${raceLink(result.race_id)}`)));
           break;
@@ -921,10 +944,7 @@ function dailyView(connection, slug, enginePromise) {
           page.finishers = update.finishers;
           page.unranked = update.unranked;
           page.playing = update.playing;
-          if (update.row) {
-            for (const row of page.rows) if (row.rank >= update.row.rank) row.rank += 1;
-            page.rows = [...page.rows, update.row].sort((a, b) => a.rank - b.rank).slice(0, 10);
-          }
+          if (update.row) placeRow(page, update.row, 10);
           renderStandings(update.row?.name);
           break;
         }

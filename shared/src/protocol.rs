@@ -675,10 +675,15 @@ pub struct OwnAttempt {
     pub boards: Vec<View>,
 }
 
-/// One line of a daily leaderboard.
+/// One line of a daily leaderboard. The board lists every finished attempt
+/// of the day in the ranking's order, those kept off the ranking among them
+/// where they would stand, marked by `unranked`: a day is never empty, even
+/// on a fresh server where every account is new.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaderboardRow {
-    /// 1 for the best: won first, then less time, then fewer moves.
+    /// 1 for the best: won first, then less time, then fewer moves. A row
+    /// off the ranking (`unranked`) has no rank of its own: this is the
+    /// place it would have taken.
     pub rank: u32,
     /// The player's name.
     pub name: String,
@@ -693,9 +698,13 @@ pub struct LeaderboardRow {
     /// The attempt as a race, for [`ClientMessage::Replay`] (which, until
     /// the day is closed, answers only the attempt's own player).
     pub race_id: u64,
-    /// Why the attempt is off the ranking (only ever in `own`; `rank` is
-    /// then the place it would have taken).
+    /// Why the attempt is off the ranking; `rank` is then the place it
+    /// would have taken.
     pub unranked: Option<Unranked>,
+    /// Its place on the board, 1 for the top, counting every finished
+    /// attempt, ranked or not (a podium's rows: their rank).
+    #[serde(default)]
+    pub place: u32,
 }
 
 /// A day's leaderboard of one game.
@@ -713,7 +722,7 @@ pub struct LeaderboardPage {
     pub unranked: u32,
     /// Attempts still being played.
     pub playing: u32,
-    /// The top rows.
+    /// The top rows of the board, ranked and unranked, by `place`.
     pub rows: Vec<LeaderboardRow>,
     /// The asking player's own row, whether or not it is in `rows`.
     pub own: Option<LeaderboardRow>,

@@ -336,12 +336,13 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         "{said}"
     );
     assert!(
-        said.contains("it would rank 1 of 1 ranked finishers so far"),
+        said.contains("it would rank 1 of 2 so far, and it stands on today's board, marked"),
         "{said}"
     );
     let bob_race = number_after(&said, "race id ");
 
-    // The leaderboard, as Ada sees it: Ada alone ranks.
+    // The leaderboard, as Ada sees it: Ada alone ranks, and Bob's win
+    // stands above her where it would rank, marked, with no rank.
     let board = run(&ada, &["leaderboard", "tbm", "--server", &url], "").await;
     let said = text(&board);
     assert!(board.status.success(), "{said}");
@@ -354,16 +355,21 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         .lines()
         .filter(|row| row.contains("  ada  ") || row.contains("  bob  "))
         .collect();
-    assert_eq!(rows.len(), 1, "{said}");
+    assert_eq!(rows.len(), 2, "{said}");
     assert!(
-        rows[0].trim_start().starts_with("1  ada") && rows[0].ends_with("← you"),
+        rows[0].trim_start().starts_with("-  bob")
+            && rows[0].ends_with("unranked (held for review)"),
+        "{said}"
+    );
+    assert!(
+        rows[1].trim_start().starts_with("1  ada") && rows[1].ends_with("← you"),
         "{said}"
     );
     assert!(said.contains("The day is still running"), "{said}");
-    // Bob sees his unranked row below the ranking, and why.
+    // Bob sees his own unranked row on the board, and why.
     let own = run(&bob, &["leaderboard", "tbm", "--server", &url], "").await;
     let said = text(&own);
-    assert!(said.contains("   ⋮\n"), "{said}");
+    assert!(!said.contains("   ⋮\n"), "{said}");
     assert!(
         said.contains("bob") && said.contains("← you, unranked (held for review) (would rank 1)"),
         "{said}"
@@ -379,7 +385,18 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     let page: LeaderboardPage =
         serde_json::from_slice(&json.stdout).expect("the output is the page as JSON");
     assert_eq!((page.finishers, page.unranked), (1, 1));
-    assert_eq!(page.rows[0].status, PlayerStatus::Resigned);
+    let board: Vec<(PlayerStatus, u32, u32, bool)> = page
+        .rows
+        .iter()
+        .map(|row| (row.status, row.place, row.rank, row.unranked.is_some()))
+        .collect();
+    assert_eq!(
+        board,
+        [
+            (PlayerStatus::Won, 1, 1, true),
+            (PlayerStatus::Resigned, 2, 1, false)
+        ]
+    );
     assert_eq!(page.own, None, "the stranger has no account");
     assert!(!page.day_over && page.reveal.is_none());
 
@@ -437,6 +454,55 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
         said.contains(&format!("The deal: Three Blind Mice seed {seed}")),
         "{said}"
     );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_servers_first_day_shows_its_unranked_attempts() {
+    // On a fresh server every account is new, so nothing ranks: the board
+    // still shows the day's attempts, marked, and a result never reads
+    // "1 of 0".
+    let clock = Clock::virtual_at(DAY_MORNING);
+    let server_clock = clock.clone();
+    let server = start_server(move |config| {
+        config.clock = server_clock;
+        config.daily_secret = Some(daily_secret_hex());
+    })
+    .await;
+    let url = format!("ws://{}/", server.address());
+    let cat = config_dir("cat");
+    let played = run(
+        &cat,
+        &["daily", "tbm", "--server", &url, "--plain", "--name", "cat"],
+        "resign\n",
+    )
+    .await;
+    let said = text(&played);
+    assert!(played.status.success(), "{said}");
+    assert!(
+        said.contains("unranked: your account was registered on the day"),
+        "{said}"
+    );
+    assert!(said.contains("it would rank 1 of 1 so far"), "{said}");
+    assert!(!said.contains(" of 0"), "{said}");
+    let board = run(&cat, &["leaderboard", "tbm", "--server", &url], "").await;
+    let said = text(&board);
+    assert!(board.status.success(), "{said}");
+    assert!(
+        said.contains("1 finished, none ranked yet, 0 playing"),
+        "{said}"
+    );
+    assert!(!said.contains("no finished attempts yet"), "{said}");
+    let row = said
+        .lines()
+        .find(|row| row.contains("  cat  "))
+        .unwrap_or_else(|| panic!("cat's row is on the board: {said}"));
+    assert!(
+        row.trim_start().starts_with("-  cat")
+            && row.ends_with("← you, unranked (account of the day) (would rank 1)"),
+        "{said}"
+    );
+    assert!(said.contains("shown where it would rank"), "{said}");
     server.shutdown().await;
 }
 

@@ -209,6 +209,12 @@ async function main() {
   await player.next((message) => message.type === 'daily_finished');
   await today.waitForFunction((selector) => document.querySelector(selector)?.textContent === '1',
     `${tbm} [data-count="unranked"]`, { timeout: PATIENCE_MS });
+  // Nobody ranks yet on this fresh server: dora's attempt still stands on
+  // the board, marked, with no rank of its own.
+  const doraRow = `${tbm} tr[data-unranked="new_account"]`;
+  await today.waitForSelector(doraRow, { timeout: PATIENCE_MS });
+  assert.match(await today.textContent(doraRow), /dora unranked \(new account\)/);
+  assert.equal(await today.textContent(`${doraRow} td.num`), '–');
   await noHorizontalScroll(today, 'the leaderboard page');
   await today.screenshot({ path: path.join(screenshots, 'leaderboard.png'), fullPage: true });
 

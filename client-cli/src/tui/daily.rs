@@ -147,7 +147,8 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
                     )));
                     lines.push(Line::from(format!(
                         "would rank {} of {}",
-                        result.rank, result.finishers
+                        result.rank,
+                        result.finishers.saturating_add(1)
                     )));
                 }
             }

@@ -133,7 +133,8 @@ pub fn draw_live(frame: &mut Frame, board: &LiveBoard, view: &LiveView) {
     if view.help {
         let lines = vec![
             Line::from(Span::styled("The day's leaderboard, live", bold())),
-            Line::from("A finished attempt takes its rank; the rows below it move down."),
+            Line::from("A finished attempt takes its place; the rows below it move down."),
+            Line::from("A row marked unranked stands where it would rank, and takes no rank."),
             Line::from("The row that came in last is green, your own row cyan."),
             Line::from(""),
             Line::from(vec![
@@ -167,10 +168,14 @@ fn compact_row(row: &LeaderboardRow, own: bool, width: usize) -> String {
     };
     let name_width = width.saturating_sub(4 + 1 + 8 + 1).max(3);
     let name: String = row.name.chars().take(name_width).collect();
+    // A row off the ranking has no rank: a dash stands for it.
+    let rank = match row.unranked {
+        None => row.rank.to_string(),
+        Some(_) => "-".to_string(),
+    };
     format!(
-        "{}{:>3} {name:<name_width$} {result:>8}",
+        "{}{rank:>3} {name:<name_width$} {result:>8}",
         if own { "▸" } else { " " },
-        row.rank
     )
 }
 
@@ -193,7 +198,7 @@ pub fn standings_lines(board: &LiveBoard, width: u16, height: usize) -> Vec<Line
         return lines;
     }
     let room = height - lines.len();
-    let own = page.own.as_ref().filter(|own| own.unranked.is_none());
+    let own = page.own.as_ref();
     let own_shown = own.is_none_or(|own| {
         page.rows
             .iter()

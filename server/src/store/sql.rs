@@ -84,9 +84,10 @@ fn record_counters(row: &dyn Row) -> Result<RecordCounters, StoreError> {
     })
 }
 
-fn leaderboard_row(row: &dyn Row, rank: u32) -> Result<LeaderboardRow, StoreError> {
+fn leaderboard_row(row: &dyn Row, rank: u32, place: u32) -> Result<LeaderboardRow, StoreError> {
     Ok(LeaderboardRow {
         rank,
+        place,
         name: row.text(0)?,
         status: parse_status(&row.text(1)?)?,
         elapsed_ms: row.uint(2)?,
@@ -706,7 +707,11 @@ impl<B: Backend> Store for SqlStore<B> {
                      < (NOT a.won, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id)),
                 (SELECT COUNT(*) FROM daily_attempts c
                  WHERE c.game = a.game AND c.date = a.date AND c.race_id IS NOT NULL
-                   AND NOT c.new_account AND NOT c.review)
+                   AND NOT c.new_account AND NOT c.review),
+                (SELECT COUNT(*) FROM daily_attempts d
+                 WHERE d.game = a.game AND d.date = a.date AND d.race_id IS NOT NULL
+                   AND (NOT d.won, d.elapsed_ms, d.moves, d.finished_at_ms, d.player_id)
+                     < (NOT a.won, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id))
              FROM daily_attempts a
              WHERE a.player_id = $1 AND a.game = $2 AND a.date = $3 AND a.race_id IS NOT NULL",
             &attempt_params(key),
@@ -714,6 +719,7 @@ impl<B: Backend> Store for SqlStore<B> {
                 Ok(Rank {
                     rank: count::<u32>(row, 0)? + 1,
                     finishers: count(row, 1)?,
+                    place: count::<u32>(row, 2)? + 1,
                 })
             },
         )
@@ -736,17 +742,31 @@ impl<B: Backend> Store for SqlStore<B> {
             &day,
             |row| Ok((count(row, 0)?, count(row, 1)?, count(row, 2)?)),
         )?;
-        let mut rank = 0;
+        // Every finished attempt, in the ranking's order: one off the
+        // ranking stands where it would have ranked, marked, and its rank
+        // is that place (the ranked attempts before it, and one).
+        let mut place = 0;
         let rows = self.backend.query(
             &format!(
-                "SELECT {ROW_COLUMNS} FROM daily_attempts a JOIN players p ON p.id = a.player_id
-                 WHERE a.game = $1 AND a.date = $2 AND {RANKED}
+                "SELECT {ROW_COLUMNS},
+                        SUM(CASE WHEN {RANKED} THEN 1 ELSE 0 END)
+                            OVER (ORDER BY {RANKING} ROWS UNBOUNDED PRECEDING)
+                 FROM daily_attempts a JOIN players p ON p.id = a.player_id
+                 WHERE a.game = $1 AND a.date = $2 AND a.race_id IS NOT NULL
                  ORDER BY {RANKING} LIMIT $3"
             ),
             &[day[0], day[1], Param::int(limit)],
             |row| {
-                rank += 1;
-                leaderboard_row(row, rank)
+                place += 1;
+                let ranked_so_far: u32 = count(row, 8)?;
+                let line = leaderboard_row(row, ranked_so_far, place)?;
+                Ok(match line.unranked {
+                    Some(_) => LeaderboardRow {
+                        rank: ranked_so_far + 1,
+                        ..line
+                    },
+                    None => line,
+                })
             },
         )?;
         let own = match player {
@@ -757,14 +777,14 @@ impl<B: Backend> Store for SqlStore<B> {
                     date: date.to_string(),
                 };
                 match self.rank(&key)? {
-                    Some(Rank { rank, .. }) => self.backend.query_opt(
+                    Some(Rank { rank, place, .. }) => self.backend.query_opt(
                         &format!(
                             "SELECT {ROW_COLUMNS} FROM daily_attempts a
                              JOIN players p ON p.id = a.player_id
                              WHERE a.player_id = $1 AND a.game = $2 AND a.date = $3"
                         ),
                         &attempt_params(&key),
-                        |row| leaderboard_row(row, rank),
+                        |row| leaderboard_row(row, rank, place),
                     )?,
                     None => None,
                 }
@@ -901,9 +921,10 @@ impl<B: Backend> Store for SqlStore<B> {
                 ),
                 &[Param::game(game), Param::text(&day.date)],
                 |row| {
+                    let rank = count(row, 8)?;
                     Ok(LeaderboardRow {
                         unranked: None,
-                        ..leaderboard_row(row, count(row, 8)?)?
+                        ..leaderboard_row(row, rank, rank)?
                     })
                 },
             )?;

@@ -71,6 +71,7 @@ on_every_backend!(
     leaderboards_rank_won_then_time_then_moves,
     expired_attempts_are_the_open_ones_begun_long_enough_ago,
     unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be,
+    a_fresh_servers_day_shows_its_unranked_attempts,
     a_running_race_reads_back_with_every_move_recorded_since_it_was_saved,
     saving_a_running_race_again_replaces_it_and_the_moves_it_now_holds,
     a_move_recorded_twice_is_refused_and_an_ended_race_is_forgotten,
@@ -607,6 +608,34 @@ fn finish_win(
     (player, race_id)
 }
 
+fn a_fresh_servers_day_shows_its_unranked_attempts(store: &mut dyn Backend) {
+    // Every account is new on a fresh server's first day: nothing ranks,
+    // and the board still shows every finished attempt, marked.
+    let new_account = Eligibility {
+        new_account: true,
+        review: false,
+    };
+    finish_win(store, "ada", 90_000, new_account);
+    let (bob, _) = finish_win(store, "bob", 10_000, new_account);
+    let board = store
+        .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(bob.id))
+        .expect("reads");
+    assert_eq!((board.finishers, board.unranked), (0, 2));
+    let lines: Vec<(&str, u32, u32, Option<Unranked>)> = board
+        .rows
+        .iter()
+        .map(|row| (row.name.as_str(), row.place, row.rank, row.unranked))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("bob", 1, 1, Some(Unranked::NewAccount)),
+            ("ada", 2, 1, Some(Unranked::NewAccount)),
+        ]
+    );
+    assert_eq!(board.own.map(|own| own.place), Some(1));
+}
+
 fn unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be(store: &mut dyn Backend) {
     let new_account = Eligibility {
         new_account: true,
@@ -624,16 +653,35 @@ fn unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be(store: &mu
     let board = store
         .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(bob.id))
         .expect("reads");
-    let names: Vec<&str> = board.rows.iter().map(|row| row.name.as_str()).collect();
-    assert_eq!(names, ["ada", "dan"], "only ranked attempts are rows");
-    assert!(board.rows.iter().all(|row| row.unranked.is_none()));
+    // Every finished attempt is on the board, in the ranking's order: the
+    // ones off it marked, each ranked by where it would have stood.
+    let lines: Vec<(&str, u32, u32, Option<Unranked>)> = board
+        .rows
+        .iter()
+        .map(|row| (row.name.as_str(), row.place, row.rank, row.unranked))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("cal", 1, 1, Some(Unranked::Review)),
+            ("bob", 2, 1, Some(Unranked::NewAccount)),
+            ("ada", 3, 1, None),
+            ("dan", 4, 2, None),
+        ]
+    );
     assert_eq!((board.finishers, board.unranked, board.playing), (2, 2, 0));
     let own = board.own.expect("bob's own row");
     assert_eq!(
-        (own.rank, own.unranked),
-        (1, Some(Unranked::NewAccount)),
-        "bob would have been first"
+        (own.rank, own.unranked, own.place),
+        (1, Some(Unranked::NewAccount), 2),
+        "bob would have been first, and stands second on the board"
     );
+    let top_two = store
+        .leaderboard(GameKind::ThreeBlindMice, DATE, 2, Some(dan.id))
+        .expect("reads");
+    assert_eq!(top_two.rows.len(), 2, "the limit counts every row");
+    let own = top_two.own.expect("dan's own row");
+    assert_eq!((own.rank, own.place), (2, 4));
     let cal_row = store
         .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(cal.id))
         .expect("reads")

@@ -504,6 +504,7 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                         cards_home: 13,
                         race_id: 733,
                         unranked: Some(Unranked::NewAccount),
+                        place: 6,
                     }),
                     reveal: None,
                 },
@@ -713,6 +714,7 @@ fn leaderboard_row() -> LeaderboardRow {
         cards_home: 52,
         race_id: 731,
         unranked: None,
+        place: 1,
     }
 }
 

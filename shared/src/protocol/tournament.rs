@@ -20,9 +20,10 @@ pub struct LeaderboardUpdate {
     pub game: GameKind,
     /// The UTC date, `YYYY-MM-DD`.
     pub date: String,
-    /// The attempt that just finished on the ranking: it takes `row.rank`,
-    /// and every row at that rank or below moves down one. `None` when only
-    /// the counts changed (an attempt began, or one finished off the ranking).
+    /// The attempt that just finished: it takes `row.place` on the board,
+    /// and every row at that place or below moves down one (and, if `row`
+    /// ranks, its rank, or the rank it would have taken, goes up one).
+    /// `None` when only the counts changed (an attempt began).
     pub row: Option<LeaderboardRow>,
     /// Finished attempts on the ranking.
     pub finishers: u32,
