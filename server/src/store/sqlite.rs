@@ -1783,6 +1783,8 @@ impl Store for SqliteStore {
                     Progress {
                         moves: row.get(4)?,
                         cards_home: row.get(5)?,
+                        // Not a column: a stored race counts its cards home.
+                        cards_in_order: row.get(5)?,
                         runs_home: row.get(8)?,
                         cards_uncovered: row.get(9)?,
                         stock_turned: row.get(10)?,
