@@ -24,6 +24,11 @@ function duration(ms) {
   return `${minutes}:${seconds}`;
 }
 
+/** "1 move", "2 moves". */
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
 const STATUS_TEXT = {
   waiting: 'waiting', racing: 'racing', won: 'won', resigned: 'resigned',
   stuck: 'stuck', out_of_time: 'out of time', left: 'left',
@@ -399,11 +404,6 @@ function roomView(connection, code, enginePromise) {
         'Boards stay hidden until the race ends: every racer plays the same deal, so a rival\'s cards would tell the others theirs. Progress is shown live.'));
     }
     replaceChildren(header, items);
-  }
-
-  /** "1 move", "2 moves". */
-  function plural(count, word) {
-    return `${count} ${word}${count === 1 ? '' : 's'}`;
   }
 
   /** What the progress bars of `game` count. */
