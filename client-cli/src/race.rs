@@ -820,6 +820,7 @@ mod tests {
             Progress {
                 moves: 40,
                 cards_home: 13,
+                cards_in_order: 13,
                 runs_home: 1,
                 cards_uncovered: 9,
                 stock_turned: 31,

@@ -24,6 +24,11 @@ function duration(ms) {
   return `${minutes}:${seconds}`;
 }
 
+/** "1 move", "2 moves". */
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
 const STATUS_TEXT = {
   waiting: 'waiting', racing: 'racing', won: 'won', resigned: 'resigned',
   stuck: 'stuck', out_of_time: 'out of time', left: 'left',
@@ -228,7 +233,7 @@ function daysView(connection, slug) {
       summary.podium.length
         ? h('ol', { class: 'podium' }, summary.podium.map((row) => h('li', {},
           medal(row.rank), h('span', { class: 'name' }, row.name), ' ', status(row.status),
-          ` ${duration(row.elapsed_ms)} · ${row.moves} moves · `, h('a', { href: raceLink(row.race_id), 'data-race': row.race_id }, 'replay'))))
+          ` ${duration(row.elapsed_ms)} · ${plural(row.moves, 'move')} · `, h('a', { href: raceLink(row.race_id), 'data-race': row.race_id }, 'replay'))))
         : h('p', { class: 'meta' }, 'Nobody on the ranking.'),
       h('p', { class: 'reveal' }, `seed ${summary.reveal.seed} · salt ${summary.reveal.salt}`));
   }
@@ -340,7 +345,7 @@ function roomView(connection, code, enginePromise) {
     } else {
       const moves = seatState(state.seat)?.progress?.moves ?? 0;
       controls.push(h('span', { class: 'meta', id: 'my-seat-line', 'data-seat': state.seat }, `You race in seat ${state.seat + 1} · `,
-        h('span', { id: 'my-seat-moves' }, moves), ' moves.'));
+        h('span', { id: 'my-seat-moves' }, moves), moves === 1 ? ' move.' : ' moves.'));
       if (phase === 'lobby' && room.owner === state.seat) {
         controls.push(h('button', { type: 'button', class: 'primary', id: 'start-early', onclick: () => connection.raw({ type: 'start_early' }) }, 'Start now'));
       }
@@ -431,6 +436,11 @@ function roomView(connection, code, enginePromise) {
     replaceChildren(header, items);
   }
 
+  /** Whether `game` has a stock to turn (Three Blind Mice has none). */
+  function hasStock(game) {
+    return game !== 'three-blind-mice';
+  }
+
   function renderRacers() {
     const room = state.room;
     if (!room) return;
@@ -441,7 +451,8 @@ function roomView(connection, code, enginePromise) {
       const count = (key, label) => h('div', {},
         h('span', { class: 'label' }, label),
         h('span', { class: 'value', 'data-count': key }, progress ? progress[key] : 0));
-      const home = progress ? progress.cards_home : 0;
+      // One measure for every bar, one's own and a rival's alike.
+      const home = progress ? (progress.cards_in_order ?? progress.cards_home) : 0;
       const bar = h('div', { class: 'bar', role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': cards, 'aria-valuenow': home }, h('span'));
       bar.firstChild.style.width = `${Math.min(100, (home / cards) * 100)}%`;
       return h('article', { class: 'racer', 'data-seat': player.seat },
@@ -449,8 +460,9 @@ function roomView(connection, code, enginePromise) {
           h('span', { class: `dot${player.connected ? ' on' : ''}`, title: player.connected ? 'connected' : 'disconnected' }),
           h('span', { class: 'racer-name' }, player.name), botMark(player.bot), status(entry?.status ?? player.status)),
         h('div', { class: 'counts' },
-          count('moves', 'moves'), count('cards_home', `home /${cards}`), count('runs_home', 'runs home'),
-          count('cards_uncovered', 'uncovered'), count('stock_turned', 'stock turned'),
+          count('moves', 'moves'), count('cards_in_order', `${inOrderWords(room.game)} /${cards}`),
+          count('cards_home', 'home'), count('runs_home', 'runs home'),
+          count('cards_uncovered', 'uncovered'), hasStock(room.game) ? count('stock_turned', 'stock turned') : null,
           h('div', {}, h('span', { class: 'label' }, 'time'), h('span', { class: 'value', 'data-count': 'elapsed' }, duration(progress?.elapsed_ms ?? 0)))),
         bar,
         boardShown(entry) && !state.ended ? board(entry.board) : null);
@@ -459,7 +471,7 @@ function roomView(connection, code, enginePromise) {
 
   function renderResults() {
     if (!state.result) return;
-    replaceChildren(results, resultsSection(state.result, { commitment: state.race?.commitment ?? null }));
+    replaceChildren(results, resultsSection(state.result, { commitment: state.race?.commitment ?? null, ownSeat: state.seat ?? null }));
   }
 
   function renderAll() {
@@ -590,7 +602,7 @@ function roomView(connection, code, enginePromise) {
             commitment: message.commitment,
             boards: (state.room?.players ?? []).map((player) => ({
               seat: player.seat, status: 'racing', board: null,
-              progress: { moves: 0, cards_home: 0, runs_home: 0, cards_uncovered: 0, stock_turned: 0, elapsed_ms: 0 },
+              progress: { moves: 0, cards_home: 0, cards_in_order: 0, runs_home: 0, cards_uncovered: 0, stock_turned: 0, elapsed_ms: 0 },
             })),
           };
           renderAll();
@@ -657,21 +669,31 @@ function rememberedRoomRace(code) {
 // its commitment checked. `commitment`: the one published when the race
 // started, if this page saw it; without it the page shows the commitment
 // the reveal gives, to compare with the one seen at the start.
-function resultsSection(result, { commitment = null } = {}) {
+/** What the progress bars and the results' cards column of `game` count. */
+function inOrderWords(game) {
+  return game === 'three-blind-mice' ? 'in suit order' : 'home';
+}
+
+function resultsSection(result, { commitment = null, ownSeat = null } = {}) {
   const game = result.reveal.game;
   const table = h('div', { class: 'table-wrap' }, h('table', { id: 'standings' },
     h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
-      h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
-    h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-      h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name, botMark(standing.bot)), h('td', {}, status(standing.status)),
+      h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, inOrderWords(game)))),
+    h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat, class: standing.seat === ownSeat ? 'own' : null },
+      h('td', { class: 'num' }, standing.rank),
+      h('td', { class: 'name' }, standing.seat === ownSeat ? `▶ ${standing.name} (you)` : standing.name, botMark(standing.bot)),
+      h('td', {}, status(standing.status)),
       h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
-      h('td', { class: 'num' }, standing.progress.cards_home))))));
+      h('td', { class: 'num' }, standing.progress.cards_in_order ?? standing.progress.cards_home))))));
+  const order = h('p', { class: 'meta', id: 'standings-order' },
+    `Order: winners by time, then most cards ${inOrderWords(game)}; at equal cards, playing to the end beats giving up, then lasting longer. `
+    + 'Time: when each racer\'s race ended (a win, a resignation, the limit).');
   const check = h('span', { id: 'commitment-check' }, 'checking…');
   const shown = h('span', { class: 'reveal', id: 'commitment' }, commitment ?? '…');
   const raceId = result.race_id;
   const lasting = raceId !== null && raceId !== undefined && location.pathname !== raceLink(raceId);
   const section = h('section', { class: 'panel', id: 'results' },
-    h('h2', {}, 'Results'), table,
+    h('h2', {}, 'Results'), table, order,
     h('h3', {}, 'The deal, revealed'),
     h('p', { class: 'reveal', id: 'reveal' }, `game ${game} · seed ${result.reveal.seed} · salt ${result.reveal.salt}`),
     h('p', { class: 'meta' }, commitment ? 'Commitment at the start: ' : 'Commitment (SHA-256 of the game, seed and salt): ', shown, ' ', check),
@@ -921,7 +943,7 @@ function dailyView(connection, slug, enginePromise) {
           const result = event.result;
           mine?.stop();
           replaceChildren(controls, h('p', { id: 'daily-result', 'data-status': result.status },
-            `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${result.progress.moves} moves · `,
+            `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${plural(result.progress.moves, 'move')} · `,
             result.unranked
               ? `would rank ${result.rank} of ${result.finishers + 1} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'}; shown on the board, marked)`
               : `rank ${result.rank} of ${result.finishers}`),

@@ -996,6 +996,13 @@ pub struct Progress {
     pub moves: u32,
     /// Cards home: on foundations, discarded, or on Virginia Reel home piles.
     pub cards_home: u16,
+    /// Cards in their winning order ([`cards_in_order`]): the cards home,
+    /// and in Three Blind Mice also the cards built in suit order down from
+    /// a King at the bottom of a pile. The one measure of how far a racer
+    /// has come, the same for every viewer: every progress bar draws it,
+    /// and the standings rank by it.
+    #[serde(default)]
+    pub cards_in_order: u16,
     /// Complete runs home: full foundations (13 cards), and complete Virginia
     /// Reel home piles (4 cards).
     #[serde(default)]
@@ -1028,6 +1035,7 @@ impl Progress {
         Progress {
             moves,
             cards_home: cards_home(board),
+            cards_in_order: cards_in_order(board),
             runs_home: runs_home(board),
             cards_uncovered: fewer(hidden(deal, false), hidden(board, false)),
             stock_turned: fewer(hidden(deal, true), hidden(board, true)),
@@ -1584,6 +1592,41 @@ pub fn cards_home(view: &View) -> u16 {
         })
         .sum();
     u16::try_from(count).unwrap_or(u16::MAX)
+}
+
+/// The cards a board has in their winning order, from what anyone may
+/// see: the cards home ([`cards_home`]), and for Three Blind Mice also
+/// every card lying in suit order down from a King at the bottom of a pile
+/// with nothing face down under it (a run leaves only once all 13 are
+/// built, so cards home alone stay at 0 for most of a race). Only face-up
+/// cards count, and only how many: two boards that differ in their
+/// face-down cards or their stock give the same count.
+pub fn cards_in_order(view: &View) -> u16 {
+    let home = cards_home(view);
+    if view.game != GameKind::ThreeBlindMice {
+        return home;
+    }
+    let built: usize = view
+        .zones
+        .iter()
+        .filter(|zone| matches!(zone.zone, Zone::Pile(_)) && zone.hidden == 0)
+        .map(|zone| {
+            let Some(&king) = zone.face_up.first() else {
+                return 0;
+            };
+            if king.rank() != 13 {
+                return 0;
+            }
+            1 + zone
+                .face_up
+                .windows(2)
+                .take_while(|pair| {
+                    pair[1].suit() == king.suit() && pair[1].rank() + 1 == pair[0].rank()
+                })
+                .count()
+        })
+        .sum();
+    home.saturating_add(u16::try_from(built).unwrap_or(u16::MAX))
 }
 
 #[cfg(test)]

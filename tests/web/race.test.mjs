@@ -165,6 +165,12 @@ async function main() {
   }
   const standings = await watcher.$$eval('#standings tbody tr', (rows) => rows.map((row) => row.querySelector('.name').textContent));
   assert.deepEqual([...standings].sort(), ['ada', 'bob']);
+  // One's own row is marked, and the order is explained on the page.
+  const own = await ada.$$eval('#standings tbody tr.own', (rows) => rows.map((row) => row.querySelector('.name').textContent));
+  assert.deepEqual(own, ['▶ ada (you)']);
+  assert.match(await ada.textContent('#standings-order'), /winners by time, then most cards in suit order/);
+  // Three Blind Mice has no stock: no racer's counts name one.
+  assert.equal(await ada.$$eval('[data-count="stock_turned"]', (counts) => counts.length), 0);
   await ada.screenshot({ path: path.join(screenshots, 'race-results-1280.png'), fullPage: true });
   await watcher.screenshot({ path: path.join(screenshots, 'race-results-390.png'), fullPage: true });
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{Phase, PlayerStatus, Progress};
+use patience_shared::protocol::{Phase, PlayerStatus, cards_in_order};
 use patience_shared::rules::{Rules, View, Zone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -138,36 +138,20 @@ fn clock_line(state: &RaceState, now: Instant) -> Option<Line<'static>> {
     ]))
 }
 
-/// The cards of `view` that are where a win needs them: for Three Blind
-/// Mice the runs home and every card lying in suit order on a King at the
-/// bottom of its pile (cards home alone sit at 0 until a whole run of 13
-/// leaves); for the other games the cards home.
+/// The cards of `view` that are where a win needs them
+/// ([`cards_in_order`]): the measure every progress bar draws, for every
+/// racer and every viewer alike.
 pub fn cards_in_place(view: &View) -> usize {
-    let home = usize::from(Progress::measure(view, view, 0, 0).cards_home);
-    if view.game != GameKind::ThreeBlindMice {
-        return home;
+    usize::from(cards_in_order(view))
+}
+
+/// What the bars of `game` count, in words.
+pub fn in_order_words(game: GameKind) -> &'static str {
+    if game == GameKind::ThreeBlindMice {
+        "in suit order"
+    } else {
+        "home"
     }
-    let built: usize = view
-        .zones
-        .iter()
-        .filter(|zone| matches!(zone.zone, Zone::Pile(_)) && zone.hidden == 0)
-        .map(|zone| {
-            let Some(&king) = zone.face_up.first() else {
-                return 0;
-            };
-            if king.rank() != 13 {
-                return 0;
-            }
-            1 + zone
-                .face_up
-                .windows(2)
-                .take_while(|pair| {
-                    pair[1].suit() == king.suit() && pair[1].rank() + 1 == pair[0].rank()
-                })
-                .count()
-        })
-        .sum();
-    home + built
 }
 
 /// How far a board has come, in words: "14/52 in suit order" for Three
@@ -175,11 +159,7 @@ pub fn cards_in_place(view: &View) -> usize {
 pub fn progress_words(view: &View) -> String {
     let total = view.game.card_count();
     let done = cards_in_place(view);
-    if view.game == GameKind::ThreeBlindMice {
-        format!("{done}/{total} in suit order")
-    } else {
-        format!("{done}/{total} home")
-    }
+    format!("{done}/{total} {}", in_order_words(view.game))
 }
 
 /// The face-down cards a deal of `game` has outside the stock.
@@ -227,12 +207,9 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
             "reconnecting"
         };
         let progress = &racer.progress;
-        let (done, what) = match &racer.board {
-            Some(board) if game == GameKind::ThreeBlindMice => {
-                (cards_in_place(board), "in suit order")
-            }
-            _ => (usize::from(progress.cards_home), "home"),
-        };
+        // One measure for every bar, one's own and a rival's alike.
+        let done = usize::from(progress.cards_in_order);
+        let what = in_order_words(game);
         let moves = format!(
             "{} move{}",
             progress.moves,
@@ -318,10 +295,11 @@ pub fn watch_table_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> 
         dim(),
     )));
     lines.push(Line::from(""));
-    let total = state
+    let game = state
         .room
         .as_ref()
-        .map_or(52, |room| room.game.card_count());
+        .map_or(GameKind::ThreeBlindMice, |room| room.game);
+    let total = game.card_count();
     for (&seat, racer) in &state.racers {
         let mut name = state.name_of(seat);
         if state.seat == Some(seat) {
@@ -345,10 +323,15 @@ pub fn watch_table_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> 
         ]));
         lines.push(Line::from(vec![
             Span::styled(
-                bar(usize::from(racer.progress.cards_home), total, 30),
+                bar(usize::from(racer.progress.cards_in_order), total, 30),
                 Style::default().fg(Color::Green),
             ),
-            Span::raw(format!(" {}", progress_text(&racer.progress))),
+            Span::raw(format!(
+                " {}/{total} {} · {}",
+                racer.progress.cards_in_order,
+                in_order_words(game),
+                progress_text(&racer.progress)
+            )),
         ]));
         lines.push(Line::from(""));
     }
@@ -360,32 +343,51 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
     let Some(result) = &state.result else {
         return Vec::new();
     };
+    let game = result.reveal.game;
+    let in_order = if game == GameKind::ThreeBlindMice {
+        "in order"
+    } else {
+        "home"
+    };
     let mut lines = vec![
         Line::from(Span::styled("The race is over", bold())),
         Line::from(""),
         Line::from(Span::styled(
             format!(
-                "{:<4} {:<16} {:<16} {:>5} {:>6} {:>7}",
-                "rank", "name", "result", "home", "moves", "time"
+                "  {:<4} {:<16} {:<16} {:>8} {:>6} {:>7}",
+                "rank", "name", "result", in_order, "moves", "time"
             ),
             dim(),
         )),
     ];
     for standing in &result.standings {
+        let own = state.seat == Some(standing.seat);
+        let name_style = if own { bold() } else { Style::default() };
+        let name = if own {
+            format!("{} (you)", standing.name)
+        } else {
+            standing.name.clone()
+        };
         lines.push(Line::from(vec![
-            Span::raw(format!("{:<4} {:<16} ", standing.rank, standing.name)),
+            Span::styled(if own { "▶ " } else { "  " }, name_style),
+            Span::styled(format!("{:<4} {:<16} ", standing.rank, name), name_style),
             Span::styled(
                 format!("{:<16}", status_text(standing.status)),
                 status_style(standing.status),
             ),
             Span::raw(format!(
-                " {:>5} {:>6} {:>7}",
-                standing.progress.cards_home,
+                " {:>8} {:>6} {:>7}",
+                standing.progress.cards_in_order,
                 standing.progress.moves,
                 clock_text(Duration::from_millis(standing.progress.elapsed_ms))
             )),
         ]));
     }
+    lines.extend(
+        standings_order_words(game)
+            .into_iter()
+            .map(|text| Line::from(Span::styled(text, dim()))),
+    );
     lines.push(Line::from(""));
     lines.push(Line::from(format!(
         "Deal: {} seed {}",
@@ -434,6 +436,18 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("Press q to leave.", dim())));
     lines
+}
+
+/// How the results are ordered, in words, for under the table.
+pub fn standings_order_words(game: GameKind) -> [String; 3] {
+    [
+        format!(
+            "Order: winners by time, then most cards {};",
+            in_order_words(game)
+        ),
+        "at equal cards, playing to the end beats giving up, then lasting longer.".to_string(),
+        "Time: when each racer's race ended (a win, a resignation, the limit).".to_string(),
+    ]
 }
 
 /// A game's rules in a few lines, for the help (the decided rules are

@@ -273,7 +273,12 @@ impl RoomCore {
                 seat: seat.seat,
                 name: seat.name.clone(),
                 status: seat.status,
-                progress: seat.progress,
+                // A standing's time is when that racer's race ended (a
+                // resignation, the time limit), not its last move.
+                progress: Progress {
+                    elapsed_ms: seat.finished_ms.unwrap_or(seat.progress.elapsed_ms),
+                    ..seat.progress
+                },
                 bot: seat.bot,
             })
             .collect();
@@ -481,10 +486,12 @@ impl RoomCore {
 }
 
 /// The order of the standings: winners first, by finish time. Then
-/// everyone else by cards home (more first); then those who played to the
-/// end (out of time, stuck) above those who gave up (resigned, left); then
-/// whoever played longer; the seat breaks ties. So a racer who resigned
-/// after two moves never ranks above one who played on.
+/// everyone else by cards in order ([`Progress::cards_in_order`], the
+/// measure every progress bar shows; more first); then those who played to
+/// the end (out of time, stuck) above those who gave up (resigned, left);
+/// then whoever lasted longer; the seat breaks ties. So a racer who
+/// resigned after two moves never ranks above one who played on, and the
+/// order agrees with the bars.
 pub(crate) fn standing_key(
     seat: u8,
     status: PlayerStatus,
@@ -509,7 +516,7 @@ pub(crate) fn standing_key(
     (
         !won,
         finish,
-        std::cmp::Reverse(progress.cards_home),
+        std::cmp::Reverse(progress.cards_in_order),
         gave_up,
         std::cmp::Reverse(played),
         seat,

@@ -363,6 +363,38 @@ fn the_time_limit_ends_the_race_at_the_limit_and_the_end_waits_for_the_store() {
 }
 
 #[test]
+fn a_standing_shows_the_time_its_race_ended_not_its_last_move() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(no_undo(), seed);
+    room.advance(2_000);
+    room.play(1, &line[0]);
+    room.play(2, &line[0]);
+    room.drain(None);
+    // Both stop moving; Bob resigns a minute later, Ada two.
+    room.advance(60_000);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    room.drain(None);
+    room.advance(60_000);
+    room.input(Input::Resign { conn: 1 }).expect("answered");
+    let outputs = room.drain(None);
+    let Some(Output::StoreRace(race)) = outputs
+        .iter()
+        .find(|output| matches!(output, Output::StoreRace(_)))
+    else {
+        panic!("the result is stored: {outputs:?}");
+    };
+    let time_of = |seat: u8| {
+        race.result
+            .standings
+            .iter()
+            .find(|standing| standing.seat == seat)
+            .map(|standing| standing.progress.elapsed_ms)
+    };
+    assert_eq!(time_of(1), Some(62_000), "Bob resigned at 1:02");
+    assert_eq!(time_of(0), Some(122_000), "Ada resigned at 2:02");
+}
+
+#[test]
 fn a_won_race_is_announced_only_after_it_is_stored() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(no_undo(), seed);
@@ -792,15 +824,15 @@ fn a_lobby_closes_when_its_last_player_leaves() {
     );
 }
 
-/// A racer at the end: seat, status, when its race ended, cards home.
+/// A racer at the end: seat, status, when its race ended, cards in order.
 type Row = (u8, PlayerStatus, Option<u64>, u16);
 
 /// Ranks rows and checks the seats come out in `expected` order.
 fn check(rows: &[Row], expected: &[u8]) {
     let mut rows = rows.to_vec();
-    rows.sort_by_key(|&(seat, status, finished_ms, cards_home)| {
+    rows.sort_by_key(|&(seat, status, finished_ms, cards_in_order)| {
         let progress = Progress {
-            cards_home,
+            cards_in_order,
             ..Progress::default()
         };
         standing_key(seat, status, finished_ms, progress)
@@ -810,7 +842,7 @@ fn check(rows: &[Row], expected: &[u8]) {
 }
 
 #[test]
-fn standings_rank_winners_by_time_then_cards_home_then_who_played_on() {
+fn standings_rank_winners_by_time_then_cards_in_order_then_who_played_on() {
     use PlayerStatus::*;
     let table: &[(&[Row], &[u8])] = &[
         // Winners first, the faster first.
@@ -820,7 +852,7 @@ fn standings_rank_winners_by_time_then_cards_home_then_who_played_on() {
             &[(0, Resigned, Some(10), 51), (1, Won, Some(999), 52)],
             &[1, 0],
         ),
-        // Then cards home, whatever ended the race.
+        // Then cards in order, whatever ended the race.
         (
             &[
                 (0, OutOfTime, Some(1000), 13),
@@ -829,7 +861,7 @@ fn standings_rank_winners_by_time_then_cards_home_then_who_played_on() {
             ],
             &[2, 1, 0],
         ),
-        // As many cards home: who played to the end ranks above who gave
+        // As many cards in order: who played to the end ranks above who gave
         // up, however many moves the quitter made (the rule PROTOCOL.md
         // states: a resignation after two moves is not a better race).
         (
@@ -841,7 +873,7 @@ fn standings_rank_winners_by_time_then_cards_home_then_who_played_on() {
             ],
             &[1, 3, 0, 2],
         ),
-        // Both gave up with as many home: the one who stayed longer.
+        // Both gave up with as many in order: the one who stayed longer.
         (
             &[(0, Resigned, Some(100), 4), (1, Resigned, Some(900), 4)],
             &[1, 0],

@@ -1155,6 +1155,8 @@ impl<B: Backend> Store for SqlStore<B> {
                     progress: Progress {
                         moves: count(row, 4)?,
                         cards_home: count(row, 5)?,
+                        // Not a column: a stored race counts its cards home.
+                        cards_in_order: count(row, 5)?,
                         runs_home: count(row, 8)?,
                         cards_uncovered: count(row, 9)?,
                         stock_turned: count(row, 10)?,

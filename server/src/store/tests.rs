@@ -368,6 +368,7 @@ fn races_read_back_as_written(store: &mut dyn Backend) {
         Progress {
             moves: 3,
             cards_home: 52,
+            cards_in_order: 52,
             runs_home: 4,
             cards_uncovered: 9,
             stock_turned: 3,

@@ -52,6 +52,7 @@ fn progress() -> Progress {
     Progress {
         moves: 12,
         cards_home: 13,
+        cards_in_order: 15,
         runs_home: 1,
         cards_uncovered: 4,
         stock_turned: 0,
@@ -70,6 +71,7 @@ fn result() -> RaceResult {
             progress: Progress {
                 moves: 61,
                 cards_home: 52,
+                cards_in_order: 52,
                 runs_home: 4,
                 cards_uncovered: 9,
                 stock_turned: 0,
@@ -532,6 +534,7 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                     progress: Progress {
                         moves: 1,
                         cards_home: 0,
+                        cards_in_order: 0,
                         runs_home: 0,
                         cards_uncovered: 1,
                         stock_turned: 0,
@@ -1319,6 +1322,7 @@ fn progress_counts_what_left_the_face_down_places_and_the_stock() {
         Progress {
             moves: 9,
             cards_home: 1,
+            cards_in_order: 1,
             runs_home: 0,
             cards_uncovered: 2,
             stock_turned: 7,
@@ -1448,4 +1452,37 @@ mod properties {
             let _ = decode_client(&bytes);
         }
     }
+}
+
+#[test]
+fn cards_in_order_counts_a_three_blind_mice_build_down_from_a_bare_king() {
+    let check = |zones: Vec<(Zone, u8, &[&str])>, expected: u16| {
+        let view = View {
+            game: GameKind::ThreeBlindMice,
+            ..view_of(zones)
+        };
+        assert_eq!(cards_in_order(&view), expected, "{view:?}");
+    };
+    check(vec![(Zone::Pile(0), 0, &["Kd", "Qd", "Jd"])], 3);
+    // A card face down under the King: the build is not yet in place.
+    check(vec![(Zone::Pile(0), 1, &["Kd", "Qd"])], 0);
+    // Another suit, or a gap, ends the build.
+    check(vec![(Zone::Pile(0), 0, &["Kd", "Qh", "Jh"])], 1);
+    check(vec![(Zone::Pile(0), 0, &["Kd", "Jd"])], 1);
+    // Not on a King.
+    check(vec![(Zone::Pile(0), 0, &["Qd", "Jd"])], 0);
+    // Runs home count with the builds.
+    let run = [
+        "Kc", "Qc", "Jc", "Tc", "9c", "8c", "7c", "6c", "5c", "4c", "3c", "2c", "Ac",
+    ];
+    check(
+        vec![(Zone::Discard, 0, &run), (Zone::Pile(3), 0, &["Ks"])],
+        14,
+    );
+    // In the other games, the cards home.
+    let view = view_of(vec![
+        (Zone::Pile(0), 0, &["Kd", "Qd"]),
+        (Zone::Foundation(0), 0, &["Ac", "2c"]),
+    ]);
+    assert_eq!(cards_in_order(&view), 2);
 }
