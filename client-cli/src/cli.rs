@@ -65,8 +65,9 @@ pub enum Command {
         /// Let players take back moves.
         #[arg(long)]
         undo: bool,
-        /// Show every racer's board and moves to everyone while the race
-        /// runs, for friends who agree to it (the room is then private).
+        /// Show every racer's board and moves to the room's watchers while
+        /// the race runs (racers still see only their own), for friends who
+        /// agree to it (the room is then private).
         #[arg(long)]
         open_boards: bool,
         /// Server, name, plain.
@@ -81,7 +82,8 @@ pub enum Command {
         #[command(flatten)]
         online: Online,
     },
-    /// Watch a room's race, every board live.
+    /// Watch a room's race: every racer's progress live, and every board
+    /// live too when the room was created with --open-boards.
     Watch {
         /// The room's code.
         code: String,
@@ -99,7 +101,8 @@ pub enum Command {
         #[arg(long)]
         plain: bool,
     },
-    /// Join a room as a bot that plays a solver line at a human pace.
+    /// Join a room as a bot that races at a human pace: it sees what a
+    /// racer sees and plans on a guess of the face-down cards.
     Bot {
         /// The room's code.
         #[arg(long)]

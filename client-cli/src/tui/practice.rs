@@ -1,13 +1,15 @@
 //! Practice, offline: the loop that deals, draws, reads keys and mouse
 //! clicks, and plays, takes back and hints, on any [`Screen`].
 
+use std::time::{Duration, Instant};
+
 use anyhow::Context as _;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::rules::{Outcome, Rules};
 use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
-use ratatui::crossterm::event::{self, Event};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
 
 use super::draw::{PracticeScreen, draw_practice, practice_board_area};
 use super::input::{Action, Ui};
@@ -35,7 +37,8 @@ pub fn practice(game: GameKind, seed: u64, note: Option<String>) -> anyhow::Resu
 }
 
 /// The practice loop on any [`Screen`], reading `events` until the player
-/// leaves (or the events end).
+/// leaves (or the events end). A won game says its moves and time, leaves
+/// on `q` without asking (nothing is lost), and `n` deals the next seed.
 pub fn practice_loop(
     screen: &mut impl Screen,
     events: impl IntoIterator<Item = std::io::Result<Event>>,
@@ -44,7 +47,12 @@ pub fn practice_loop(
     note: Option<String>,
 ) -> anyhow::Result<PracticeEnd> {
     let mut events = events.into_iter();
+    let mut seed = seed;
     let mut position = AnyGame::deal(game, seed);
+    // The wall clock of this game, shown once it is won: practice is the
+    // client's own loop, not the pure rules.
+    let mut dealt_at = Instant::now();
+    let mut won_after: Option<Duration> = None;
     let mut history: Vec<(AnyMove, Outcome)> = Vec::new();
     // Keeps the line of the last hint, so hints in a row follow one line.
     let mut hinter = Hinter::new();
@@ -59,8 +67,25 @@ pub fn practice_loop(
             moves: history.len(),
             hint_searches: hinter.searches(),
         };
-        let state = if end.won {
-            Some("won!")
+        if end.won && won_after.is_none() {
+            let time = dealt_at.elapsed();
+            won_after = Some(time);
+            ui.say(
+                format!(
+                    "won! {} moves in {}: n deals a new game, q leaves",
+                    history.len(),
+                    minutes_text(time)
+                ),
+                false,
+            );
+        }
+        // Leaving a won game loses nothing: no "Leave?".
+        ui.leaving_is_free = end.won;
+        let won_text = won_after
+            .filter(|_| end.won)
+            .map(|time| format!("won in {}", minutes_text(time)));
+        let state = if let Some(text) = &won_text {
+            Some(text.as_str())
         } else if position.is_stuck() {
             Some("stuck: u takes back")
         } else {
@@ -80,6 +105,22 @@ pub fn practice_loop(
             return Ok(end);
         };
         let action = match event.context("reading the keyboard")? {
+            Event::Key(key)
+                if end.won
+                    && key.code == KeyCode::Char('n')
+                    && key.kind != KeyEventKind::Release
+                    && ui.command.is_none() =>
+            {
+                seed = seed.wrapping_add(1);
+                position = AnyGame::deal(game, seed);
+                history.clear();
+                hinter = Hinter::new();
+                dealt_at = Instant::now();
+                won_after = None;
+                ui = Ui::default();
+                ui.say(format!("a new deal: seed {seed}"), false);
+                continue;
+            }
             Event::Key(key) => ui.key(key, Some(&view), false),
             Event::Mouse(mouse) => {
                 match ui.mouse(&mouse, &view, practice_board_area(screen.area(), &ui)) {
@@ -135,4 +176,10 @@ pub fn practice_loop(
             },
         }
     }
+}
+
+/// A duration as minutes and seconds: `3:07`.
+fn minutes_text(time: Duration) -> String {
+    let seconds = time.as_secs();
+    format!("{}:{:02}", seconds / 60, seconds % 60)
 }

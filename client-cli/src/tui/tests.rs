@@ -1099,9 +1099,42 @@ fn the_practice_loop_wins_three_blind_mice_by_keys_and_by_mouse() {
             "{finishes:?}: not won after {} moves\n{frame}",
             end.moves
         );
-        assert!(frame.contains("won!"), "{frame}");
+        assert!(frame.contains("won in "), "{frame}");
         assert!(frame.contains("52/52 in suit order"), "{frame}");
     }
+}
+
+/// A won practice game says its time, leaves on q without asking, and n
+/// deals the next seed, through the real event loop.
+#[test]
+fn a_won_practice_game_shows_its_time_leaves_at_once_and_deals_anew() {
+    const WIDTH: u16 = 120;
+    const HEIGHT: u16 = 40;
+    let seed = 128_917_432;
+    let mut events = scripted_game(seed, &[Finish::Space], WIDTH, HEIGHT);
+    events.push(pressed(KeyCode::Char('q')));
+    let mut screen = Scripted::new(WIDTH, HEIGHT, false);
+    let end = practice_loop(&mut screen, events, GameKind::ThreeBlindMice, seed, None)
+        .expect("the loop runs");
+    let frame = screen.frame();
+    assert!(end.won, "{frame}");
+    assert!(!frame.contains("Leave practice?"), "{frame}");
+    assert!(frame.contains("won in 0:"), "{frame}");
+    assert!(
+        frame.contains(&format!("won! {} moves in 0:", end.moves)),
+        "{frame}"
+    );
+    assert!(frame.contains("n deals a new game"), "{frame}");
+
+    let mut events = scripted_game(seed, &[Finish::Space], WIDTH, HEIGHT);
+    events.push(pressed(KeyCode::Char('n')));
+    let mut screen = Scripted::new(WIDTH, HEIGHT, false);
+    let end = practice_loop(&mut screen, events, GameKind::ThreeBlindMice, seed, None)
+        .expect("the loop runs");
+    let frame = screen.frame();
+    assert!(!end.won, "{frame}");
+    assert_eq!(end.moves, 0, "{frame}");
+    assert!(frame.contains(&format!("seed {}", seed + 1)), "{frame}");
 }
 
 /// Issue 12, broken 6: under NO_COLOR the cursor stays reversed after a
