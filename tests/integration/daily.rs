@@ -630,8 +630,13 @@ async fn moves_faster_than_a_person_plays_are_marked_for_review_and_a_paced_atte
     assert_eq!((paced.rank, paced.finishers), (1, 1));
 
     let page = leaderboard(&mut bot, None).await;
-    let names: Vec<&str> = page.rows.iter().map(|row| row.name.as_str()).collect();
-    assert_eq!(names, ["ada"]);
+    // The bot's faster win stands first on the board, marked, with no rank.
+    let names: Vec<(&str, Option<Unranked>)> = page
+        .rows
+        .iter()
+        .map(|row| (row.name.as_str(), row.unranked))
+        .collect();
+    assert_eq!(names, [("bot", Some(Unranked::Review)), ("ada", None)]);
     assert_eq!((page.finishers, page.unranked), (1, 1));
     assert_eq!(
         page.own.map(|row| (row.rank, row.unranked)),

@@ -182,12 +182,8 @@ fn number_after(text: &str, key: &str) -> u64 {
         .unwrap_or_else(|_| panic!("no number after {key:?} in {text}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn register_daily_leaderboard_and_replay_through_the_binary() {
-    let patience = binary("patience-cli", "patience");
-    assert!(patience.exists());
-    // Ada registers the day before, so that she ranks on the day.
-    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+/// A server of daily deals on `clock`, and its URL.
+async fn daily_server(clock: &Clock) -> (patience_server::Server, String) {
     let server_clock = clock.clone();
     let server = start_server(move |config| {
         config.clock = server_clock;
@@ -195,6 +191,16 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     })
     .await;
     let url = format!("ws://{}/", server.address());
+    (server, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_daily_leaderboard_and_replay_through_the_binary() {
+    let patience = binary("patience-cli", "patience");
+    assert!(patience.exists());
+    // Ada registers the day before, so that she ranks on the day.
+    let clock = Clock::virtual_at(DAY_BEFORE_NOON);
+    let (server, url) = daily_server(&clock).await;
     let (ada, bob, stranger) = (config_dir("ada"), config_dir("bob"), config_dir("stranger"));
 
     // Register: the token goes to a private file, with a plain warning.
@@ -462,14 +468,7 @@ async fn a_fresh_servers_first_day_shows_its_unranked_attempts() {
     // On a fresh server every account is new, so nothing ranks: the board
     // still shows the day's attempts, marked, and a result never reads
     // "1 of 0".
-    let clock = Clock::virtual_at(DAY_MORNING);
-    let server_clock = clock.clone();
-    let server = start_server(move |config| {
-        config.clock = server_clock;
-        config.daily_secret = Some(daily_secret_hex());
-    })
-    .await;
-    let url = format!("ws://{}/", server.address());
+    let (server, url) = daily_server(&Clock::virtual_at(DAY_MORNING)).await;
     let cat = config_dir("cat");
     let played = run(
         &cat,

@@ -445,13 +445,27 @@ async fn the_daily_attempt_follows_its_days_standings_on_its_own_connection() {
     })
     .await;
     let standings = state.standings.as_ref().expect("followed");
-    let rows: Vec<(u32, &str, PlayerStatus)> = standings
+    // Ada's attempt, off the ranking, stands on the board too, marked.
+    let rows: Vec<(u32, &str, PlayerStatus, bool)> = standings
         .page
         .rows
         .iter()
-        .map(|row| (row.rank, row.name.as_str(), row.status))
+        .map(|row| {
+            (
+                row.rank,
+                row.name.as_str(),
+                row.status,
+                row.unranked.is_some(),
+            )
+        })
         .collect();
-    assert_eq!(rows, [(1, "bob", PlayerStatus::Resigned)]);
+    assert_eq!(
+        rows,
+        [
+            (1, "bob", PlayerStatus::Resigned, false),
+            (2, "ada", PlayerStatus::Resigned, true)
+        ]
+    );
     assert_eq!(
         (
             standings.page.finishers,

@@ -609,6 +609,15 @@ fn finish_win(
     (player, race_id)
 }
 
+/// The board's rows as (name, place, rank, why unranked).
+fn board_lines(board: &Leaderboard) -> Vec<(&str, u32, u32, Option<Unranked>)> {
+    board
+        .rows
+        .iter()
+        .map(|row| (row.name.as_str(), row.place, row.rank, row.unranked))
+        .collect()
+}
+
 fn a_fresh_servers_day_shows_its_unranked_attempts(store: &mut dyn Backend) {
     // Every account is new on a fresh server's first day: nothing ranks,
     // and the board still shows every finished attempt, marked.
@@ -622,11 +631,7 @@ fn a_fresh_servers_day_shows_its_unranked_attempts(store: &mut dyn Backend) {
         .leaderboard(GameKind::ThreeBlindMice, DATE, 10, Some(bob.id))
         .expect("reads");
     assert_eq!((board.finishers, board.unranked), (0, 2));
-    let lines: Vec<(&str, u32, u32, Option<Unranked>)> = board
-        .rows
-        .iter()
-        .map(|row| (row.name.as_str(), row.place, row.rank, row.unranked))
-        .collect();
+    let lines = board_lines(&board);
     assert_eq!(
         lines,
         [
@@ -656,11 +661,7 @@ fn unranked_attempts_stay_off_the_ranking_but_see_where_they_would_be(store: &mu
         .expect("reads");
     // Every finished attempt is on the board, in the ranking's order: the
     // ones off it marked, each ranked by where it would have stood.
-    let lines: Vec<(&str, u32, u32, Option<Unranked>)> = board
-        .rows
-        .iter()
-        .map(|row| (row.name.as_str(), row.place, row.rank, row.unranked))
-        .collect();
+    let lines = board_lines(&board);
     assert_eq!(
         lines,
         [
