@@ -112,6 +112,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     undo_allowed: undo,
                     time_limit_ms: None,
                     open_boards,
+                    best_of: None,
                 },
                 bots: Vec::new(),
             },
@@ -841,6 +842,7 @@ mod tests {
             phase: Phase::Racing,
             players: Vec::new(),
             spectators: 0,
+            series: None,
         };
         let (url, _) = crate::fake_server::start(move |message| match message {
             ClientMessage::Resume { .. } => vec![ServerMessage::Resumed {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
 use patience_shared::protocol::{
-    self, ErrorCode, Phase, PlayerStatus, Progress, RaceResult, RoomInfo, ServerMessage,
+    self, ErrorCode, Phase, PlayerStatus, Progress, RaceResult, RematchOffer, RematchStatus,
+    RoomInfo, ServerMessage,
 };
 use patience_shared::rules::{Effect, Rules, View};
 
@@ -125,6 +126,11 @@ pub struct RaceState {
     /// The room's latest event when this client last resumed: events up to
     /// it are replayed, and their times are the past's.
     replayed_until_seq: u64,
+    /// Where the rematch stands, once someone proposed one.
+    pub rematch: Option<RematchOffer>,
+    /// The new room of an accepted rematch and the token of this client's
+    /// seat in it, until the session takes the seat.
+    pub rematch_ready: Option<(String, String)>,
 }
 
 /// How far this client's race clock may drift from the server's before an
@@ -543,9 +549,52 @@ impl RaceState {
             | ServerMessage::SignInCode { .. }
             | ServerMessage::SignedIn { .. }
             | ServerMessage::SignedOut
+            | ServerMessage::LobbyPage { .. }
             | ServerMessage::AttemptReplay { .. } => {}
+            ServerMessage::RematchOffer { offer, .. } => {
+                notes.push(self.rematch_note(&offer));
+                self.rematch = Some(offer);
+            }
+            ServerMessage::RematchReady {
+                code, resume_token, ..
+            } => {
+                notes.push(format!("rematch: the new room is {code}"));
+                self.rematch_ready = Some((code, resume_token));
+            }
         }
         notes
+    }
+
+    /// A rematch's state in words.
+    fn rematch_note(&self, offer: &RematchOffer) -> String {
+        let names = |seats: &[u8]| {
+            seats
+                .iter()
+                .map(|&seat| self.name_of(seat))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match offer.status {
+            RematchStatus::Open => {
+                let mut line = format!("rematch? accepted: {}", names(&offer.accepted));
+                if !offer.waiting.is_empty() {
+                    line.push_str(&format!(
+                        "; waiting for {} ({} s left)",
+                        names(&offer.waiting),
+                        offer.expires_in_ms.div_ceil(1000)
+                    ));
+                }
+                line
+            }
+            RematchStatus::Ready => "rematch: everyone accepted".to_string(),
+            RematchStatus::Declined => format!("no rematch: {} declined", names(&offer.declined)),
+            RematchStatus::Expired => {
+                format!(
+                    "no rematch: {} did not answer in time",
+                    names(&offer.waiting)
+                )
+            }
+        }
     }
 
     /// Whether an error means the resume token is no good.
@@ -716,6 +765,7 @@ mod tests {
             phase: Phase::Racing,
             players: vec![player(0, "ada"), player(1, "bob")],
             spectators: 0,
+            series: None,
         };
         let now = Instant::now();
         let mut state = RaceState::default();

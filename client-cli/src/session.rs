@@ -979,6 +979,7 @@ mod tests {
             phase,
             players: Vec::new(),
             spectators: 0,
+            series: None,
         };
         let (url, _) = crate::fake_server::start_scripted(move |message| match message {
             ClientMessage::JoinRoom { .. } => Reply {
@@ -1068,6 +1069,7 @@ mod tests {
                             phase: Phase::Racing,
                             players: Vec::new(),
                             spectators: *watched,
+                            series: None,
                         },
                         seat: None,
                         resume_token: None,
@@ -1197,6 +1199,7 @@ mod tests {
                     phase: Phase::Lobby,
                     players: Vec::new(),
                     spectators: 0,
+                    series: None,
                 },
                 seat: Some(1),
                 resume_token: Some("bot-token".into()),

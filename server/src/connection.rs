@@ -38,6 +38,7 @@ use crate::config::millis;
 use crate::daily;
 use crate::failover::{self, Found};
 use crate::leaderboard_feed::Following;
+use crate::lobby;
 use crate::metrics::{bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, SendFailure, outbox};
 use crate::room;
@@ -952,6 +953,18 @@ impl Session {
             ClientMessage::RequestSignInCode => self.request_sign_in_code().await,
             ClientMessage::RedeemSignInCode { code } => self.redeem_sign_in_code(&code).await,
             ClientMessage::SignOut => self.sign_out().await,
+            ClientMessage::Lobby { game } => {
+                let shared = &self.shared;
+                let page = lobby::page(&shared.registry, shared.cluster.as_ref(), game).await;
+                self.reply(&ServerMessage::LobbyPage { page });
+            }
+            ClientMessage::Rematch { accept } => {
+                self.forward(Command::Rematch {
+                    conn_id: self.handle.id,
+                    accept,
+                })
+                .await
+            }
         }
     }
 
@@ -1116,6 +1129,19 @@ impl Session {
                 format!(
                     "the time limit must be between 1 and {} ms",
                     config.max_time_limit_ms
+                ),
+            );
+            return false;
+        }
+        if options
+            .best_of
+            .is_some_and(|best_of| best_of == 0 || best_of > protocol::MAX_BEST_OF)
+        {
+            self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a series is the best of 1 to {} races",
+                    protocol::MAX_BEST_OF
                 ),
             );
             return false;

@@ -651,6 +651,10 @@ pub struct LiveRace {
     /// write is made under.
     #[serde(default)]
     pub epoch: u64,
+    /// The series the race belongs to, with the points of the races before
+    /// it (a room kept without one has none).
+    #[serde(default)]
+    pub series: Option<patience_shared::protocol::SeriesScore>,
 }
 
 /// One seat of a [`LiveRace`].

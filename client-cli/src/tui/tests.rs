@@ -250,6 +250,7 @@ fn room_with(
             })
             .collect(),
         spectators: 1,
+        series: None,
     }
 }
 

@@ -72,8 +72,9 @@ use bytes::Bytes;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, BotLevel, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult,
-    RaceSnapshot, Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
+    self, BotLevel, ErrorCode, LobbyRoom, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress,
+    REMATCH_WAIT_MS, RaceResult, RaceSnapshot, RematchStatus, Reveal, RoomInfo, RoomOptions,
+    SeatBoard, SeriesScore, ServerMessage, Standing, UNDO_TEXT,
 };
 use patience_shared::replay::LogReplay;
 use patience_shared::rules::{Effect, MoveError, MoveStack, Rules, View};
@@ -81,10 +82,11 @@ use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 
 use crate::metrics::{Metrics, bump, gauge};
-use crate::room_handle::Refusal;
+use crate::room_handle::{Refusal, RematchPlan, RematchSeat};
 use crate::secrets::{TokenHash, secret_from, token_hash};
 use crate::store::{LiveMove, LiveRace, LiveSeat, NewRace, PlayerId};
 use move_texts::MoveTexts;
+use rematch::{Vote, Voter};
 
 /// Why a kept race could not run again.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -141,6 +143,10 @@ pub const UNANSWERED_WRITE_MIN_MS: Millis = 5_000;
 /// doubles with each failure in a row, up to [`RETRY_PAUSE_MAX_MS`].
 pub const RETRY_PAUSE_MIN_MS: Millis = 100;
 
+/// How long a finished room whose rematch every racer accepted stays open
+/// for the new room's code, past its linger.
+pub const REMATCH_OPEN_MS: Millis = 10_000;
+
 /// The longest pause between two attempts to write a running race again:
 /// as long as the database thread's longest pause between reconnections,
 /// so a store that is back is found within it.
@@ -161,6 +167,9 @@ pub struct RoomParams {
     pub quick: bool,
     /// The owner's choices.
     pub options: RoomOptions,
+    /// The series score before this room's race: a rematch's, carried on;
+    /// `None` starts one from [`RoomOptions::best_of`] (if above 1).
+    pub series: Option<SeriesScore>,
 }
 
 /// Something that happened to the room.
@@ -261,6 +270,19 @@ pub enum Input {
         /// Committed, failed (with every write after it), or refused.
         stored: Stored,
     },
+    /// After the race: a connection's answer to a rematch.
+    Rematch {
+        /// Who.
+        conn: ConnId,
+        /// Accepts (or proposes) or declines.
+        accept: bool,
+    },
+    /// The rematch's room is open ([`Output::OpenRematch`]), under this
+    /// code, or could not open (`None`).
+    RematchOpened {
+        /// The new room's code.
+        code: Option<Arc<str>>,
+    },
 }
 
 /// What became of a write of the running race ([`Input::Kept`]).
@@ -348,7 +370,12 @@ pub enum Output {
         phase: Phase,
         /// Seats taken.
         players: u8,
+        /// The room as the lobby lists it: public rooms only.
+        listing: Option<LobbyRoom>,
     },
+    /// Every racer accepted a rematch: open its room, with these seats
+    /// taken, and answer [`Input::RematchOpened`].
+    OpenRematch(Box<RematchPlan>),
 }
 
 /// A write that keeps a running race, so that it survives the server.
@@ -496,6 +523,17 @@ pub struct RoomCore {
     /// The race as it ended, kept while writes from before its end are
     /// not committed: what a write made again after the end writes.
     final_race: Option<Box<LiveRace>>,
+    /// The series the race belongs to; this race's point is counted when
+    /// it ends.
+    series: Option<SeriesScore>,
+    /// The vote on a rematch, once someone proposed one after the race.
+    vote: Option<Vote>,
+    /// The secret tokens of the rematch's seats, from the moment every
+    /// racer accepted until its room is open and each racer has its own.
+    rematch_tokens: Vec<(u8, String)>,
+    /// A rematch's room, whose seats are taken before their players come:
+    /// its countdown begins once every seat is back.
+    gathering: bool,
 }
 
 impl RoomCore {
@@ -512,6 +550,13 @@ impl RoomCore {
             .options
             .time_limit_ms
             .unwrap_or(settings.default_time_limit_ms);
+        let series = params.series.clone().or_else(|| {
+            params
+                .options
+                .best_of
+                .filter(|&best_of| best_of > 1)
+                .map(SeriesScore::new)
+        });
         let params = RoomParams {
             options: RoomOptions {
                 time_limit_ms: Some(time_limit_ms),
@@ -553,7 +598,49 @@ impl RoomCore {
             retry_at: None,
             failures: 0,
             final_race: None,
+            series,
+            vote: None,
+            rematch_tokens: Vec::new(),
+            gathering: false,
         }
+    }
+
+    /// A rematch's room at `now`: private, its seats those of `seats`
+    /// (each waiting its grace period for its player, who takes it with
+    /// the token the finished room gave it), its owner the first seat. Its
+    /// countdown begins once every seat is back.
+    pub fn for_rematch(
+        params: RoomParams,
+        seats: Vec<RematchSeat>,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+        secret_seed: [u8; 32],
+        now: Millis,
+    ) -> RoomCore {
+        let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
+        for kept in seats {
+            core.out(Output::TokenIssued(kept.token));
+            core.seats.push(Seat {
+                seat: kept.seat,
+                name: kept.name,
+                player: kept.player,
+                bot: kept.bot,
+                conn: None,
+                token: kept.token,
+                grace_until: Some(now.saturating_add(settings.grace_ms)),
+                status: PlayerStatus::Waiting,
+                position: None,
+                history: MoveStack::new(),
+                log: MoveTexts::default(),
+                progress: Progress::default(),
+                finished_ms: None,
+            });
+        }
+        core.seats.sort_by_key(|seat| seat.seat);
+        core.owner = core.seats.first().map(|seat| seat.seat);
+        core.gathering = true;
+        core.changed = true;
+        core
     }
 
     /// Writes made and not yet committed (sent, or waiting to be made
@@ -631,6 +718,8 @@ impl RoomCore {
             Input::Kept {
                 stored: Stored::Failed,
             } => self.write_failed(),
+            Input::Rematch { conn, accept } => self.rematch(conn, accept),
+            Input::RematchOpened { code } => self.rematch_opened(code),
             Input::Kept {
                 stored: Stored::Refused,
             } => {
@@ -678,6 +767,7 @@ impl RoomCore {
             .countdown_until
             .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
         let linger = self.close_at.filter(|_| self.ending.is_none());
+        let vote = self.vote.as_ref().and_then(Vote::deadline);
         let result = self.result_deadline();
         let store = self
             .waiting_since
@@ -690,6 +780,7 @@ impl RoomCore {
             .chain(race)
             .chain(countdown)
             .chain(linger)
+            .chain(vote)
             .chain(store)
             .min()
     }
@@ -699,9 +790,11 @@ impl RoomCore {
     pub fn poll_output(&mut self) -> Option<Output> {
         if self.outputs.is_empty() && self.changed && !self.closed {
             self.changed = false;
+            let listing = self.params.public.then(|| self.listing());
             self.out(Output::Summary {
                 phase: self.phase,
                 players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
+                listing,
             });
             let room = self.info();
             self.emit(Audience::Everyone, |seq| ServerMessage::RoomUpdate {
@@ -757,6 +850,7 @@ impl RoomCore {
                 })
                 .collect(),
             epoch: self.epoch,
+            series: self.series.clone(),
         })
     }
 
@@ -787,6 +881,7 @@ impl RoomCore {
             public: saved.public,
             quick: saved.quick,
             options: saved.options,
+            series: saved.series.clone(),
         };
         let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
         let deal = AnyGame::deal(saved.game, saved.seed);
@@ -1066,6 +1161,19 @@ impl RoomCore {
                 })
                 .collect(),
             spectators: u32::try_from(self.spectators.len()).unwrap_or(u32::MAX),
+            series: self.series.clone(),
+        }
+    }
+
+    /// The room as the lobby lists it.
+    fn listing(&self) -> LobbyRoom {
+        LobbyRoom {
+            code: self.params.code.to_string(),
+            game: self.params.game,
+            max_players: self.params.max_players,
+            players: self.seats.iter().map(|seat| seat.name.clone()).collect(),
+            phase: self.phase,
+            series: self.series.clone(),
         }
     }
 
@@ -1414,6 +1522,7 @@ impl RoomCore {
             });
         }
         self.changed = true;
+        self.start_if_gathered();
         Ok(())
     }
 
@@ -1426,6 +1535,10 @@ impl RoomCore {
             self.send_to(conn, &left);
             self.out(Output::Detach { conn });
             self.give_up_seat(index, PlayerStatus::Resigned);
+            let seat = self.seats.get(index).map(|seat| seat.seat);
+            if let Some(seat) = seat.filter(|_| self.phase == Phase::Finished) {
+                self.answer_rematch(seat, false);
+            }
         } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
             self.spectators.remove(index);
             self.behind.remove(&conn);
@@ -1564,6 +1677,9 @@ impl RoomCore {
             seat.position = Some(deal.clone());
             seat.status = PlayerStatus::Racing;
             seat.progress = progress;
+            if let Some(series) = self.series.as_mut() {
+                series.enter(&seat.name);
+            }
         }
         self.race = Some(Race {
             seed,
@@ -1787,7 +1903,7 @@ impl RoomCore {
         order.sort_by_key(|seat| {
             standing_key(seat.seat, seat.status, seat.finished_ms, seat.progress)
         });
-        let standings = (1u8..)
+        let standings: Vec<Standing> = (1u8..)
             .zip(order)
             .map(|(rank, seat)| Standing {
                 rank,
@@ -1798,6 +1914,10 @@ impl RoomCore {
                 bot: seat.bot,
             })
             .collect();
+        // The race's first place takes the series' point.
+        if let (Some(series), Some(first)) = (self.series.as_mut(), standings.first()) {
+            series.record(&first.name);
+        }
         let result = RaceResult {
             race_id: None,
             standings,
@@ -1884,6 +2004,167 @@ impl RoomCore {
         });
     }
 
+    // ----- Rematch -----
+
+    /// A racer answers a rematch (the first to accept proposes it): every
+    /// seat of the race votes (see [`rematch`]), and everyone in the room
+    /// hears where it stands.
+    fn rematch(&mut self, conn: ConnId, accept: bool) {
+        let Some(index) = self.seat_index_of(conn) else {
+            return self.error_to(conn, ErrorCode::NotAPlayer, "only racers answer a rematch");
+        };
+        let over = self.phase == Phase::Finished
+            && self.race.as_ref().is_some_and(|race| race.result.is_some());
+        if !over {
+            return self.error_to(
+                conn,
+                ErrorCode::RaceNotStarted,
+                "a rematch is offered once the race is over",
+            );
+        }
+        let settled = self.vote.as_ref().is_none_or(|vote| {
+            matches!(
+                vote.status(),
+                RematchStatus::Declined | RematchStatus::Expired
+            )
+        });
+        if settled {
+            if !accept {
+                return;
+            }
+            let voters: Vec<(u8, Voter)> = self
+                .seats
+                .iter()
+                .map(|seat| {
+                    let voter = if seat.bot.is_some() {
+                        Voter::Bot
+                    } else if seat.status == PlayerStatus::Left
+                        || (seat.conn.is_none() && seat.grace_until.is_none())
+                    {
+                        Voter::Gone
+                    } else {
+                        Voter::Person
+                    };
+                    (seat.seat, voter)
+                })
+                .collect();
+            let vote = Vote::open(voters, self.now, REMATCH_WAIT_MS);
+            // The room stays open while the vote is.
+            if let (Some(deadline), Some(close_at)) = (vote.deadline(), self.close_at.as_mut()) {
+                *close_at = (*close_at).max(deadline);
+            }
+            self.vote = Some(vote);
+        }
+        let seat = self.seats[index].seat;
+        if !self.answer_rematch(seat, accept) && settled {
+            self.tell_rematch();
+        }
+    }
+
+    /// Records `seat`'s answer to an open vote and tells it; whether it
+    /// changed anything.
+    fn answer_rematch(&mut self, seat: u8, accept: bool) -> bool {
+        let changed = self
+            .vote
+            .as_mut()
+            .is_some_and(|vote| vote.answer(seat, accept));
+        if changed {
+            self.tell_rematch();
+        }
+        changed
+    }
+
+    /// Tells everyone in the room where the rematch stands; once every
+    /// racer accepted, asks the shell to open its room.
+    fn tell_rematch(&mut self) {
+        let Some(offer) = self.vote.as_ref().map(|vote| vote.offer(self.now)) else {
+            return;
+        };
+        let ready = offer.status == RematchStatus::Ready;
+        self.emit(Audience::Everyone, |seq| ServerMessage::RematchOffer {
+            seq,
+            offer,
+        });
+        if ready && self.rematch_tokens.is_empty() {
+            self.open_rematch();
+        }
+    }
+
+    /// Every racer accepted: a token for each seat of the new room, and the
+    /// plan of that room for the shell.
+    fn open_rematch(&mut self) {
+        let mut seats = Vec::with_capacity(self.seats.len());
+        for index in 0..self.seats.len() {
+            let token = self.new_secret(24);
+            let seat = &self.seats[index];
+            seats.push(RematchSeat {
+                seat: seat.seat,
+                name: seat.name.clone(),
+                player: seat.player,
+                bot: seat.bot,
+                token: token_hash(&token),
+            });
+            self.rematch_tokens.push((seat.seat, token));
+        }
+        let plan = RematchPlan {
+            game: self.params.game,
+            options: self.params.options,
+            series: self.series.as_ref().map(SeriesScore::for_rematch),
+            seats,
+        };
+        tracing::info!("every racer accepted a rematch: its room opens");
+        if let Some(close_at) = self.close_at.as_mut() {
+            *close_at = (*close_at).max(self.now.saturating_add(REMATCH_OPEN_MS));
+        }
+        self.out(Output::OpenRematch(Box::new(plan)));
+    }
+
+    /// The rematch's room is open: each racer gets its code and the token
+    /// of its seat there (a bot's seat the server takes itself).
+    fn rematch_opened(&mut self, code: Option<Arc<str>>) {
+        let tokens = std::mem::take(&mut self.rematch_tokens);
+        let Some(code) = code else {
+            let conns: Vec<ConnId> = self.seats.iter().filter_map(|seat| seat.conn).collect();
+            for conn in conns {
+                self.error_to(
+                    conn,
+                    ErrorCode::Internal,
+                    "the rematch's room could not open",
+                );
+            }
+            return;
+        };
+        for (seat, resume_token) in tokens {
+            let is_bot = self
+                .seats
+                .iter()
+                .any(|kept| kept.seat == seat && kept.bot.is_some());
+            if is_bot {
+                continue;
+            }
+            let code = code.to_string();
+            self.emit(Audience::Seat(seat), |seq| ServerMessage::RematchReady {
+                seq,
+                code,
+                resume_token,
+            });
+        }
+    }
+
+    /// A rematch's room begins its countdown once every seat is back (a
+    /// seat whose player does not come back within its grace period is
+    /// given up, and the others race without it).
+    fn start_if_gathered(&mut self) {
+        if self.gathering
+            && self.phase == Phase::Lobby
+            && !self.seats.is_empty()
+            && self.seats.iter().all(|seat| seat.conn.is_some())
+        {
+            self.gathering = false;
+            self.begin_start();
+        }
+    }
+
     /// Acts on every deadline that has come by `self.now`.
     fn act_on_deadlines(&mut self) {
         let now = self.now;
@@ -1929,12 +2210,17 @@ impl RoomCore {
             })
             .collect();
         for index in expired {
-            tracing::info!(
-                seat = self.seats[index].seat,
-                "grace period over: seat given up"
-            );
+            let seat = self.seats[index].seat;
+            tracing::info!(seat, "grace period over: seat given up");
             self.give_up_seat(index, PlayerStatus::Left);
+            if self.phase == Phase::Finished {
+                self.answer_rematch(seat, false);
+            }
         }
+        if self.vote.as_mut().is_some_and(|vote| vote.expire(now)) {
+            self.tell_rematch();
+        }
+        self.start_if_gathered();
         if self.phase == Phase::Racing
             && self.waiting_since.is_none()
             && self.race.as_ref().is_some_and(|race| now >= race.deadline)
@@ -2049,6 +2335,7 @@ fn left_unless_finished(current: PlayerStatus) -> PlayerStatus {
 #[doc(hidden)]
 pub mod fuzzing;
 mod move_texts;
+pub mod rematch;
 
 #[cfg(test)]
 mod tests;
