@@ -497,6 +497,15 @@ impl RaceState {
                 resume_token,
                 elapsed_ms,
             } => {
+                // The seat of a rematch: a new room and a new race.
+                if self
+                    .rematch_ready
+                    .as_ref()
+                    .is_some_and(|(code, _)| *code == room.code)
+                {
+                    *self = RaceState::default();
+                    notes.push(format!("rematch: room {}", room.code));
+                }
                 self.replayed_until_seq = seq;
                 self.server_restarting = false;
                 notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
@@ -512,6 +521,10 @@ impl RaceState {
                 self.seat = Some(seat);
                 self.resume_token = Some(resume_token);
                 self.room = Some(room);
+            }
+            // Leaving the finished room for its rematch's is no goodbye.
+            ServerMessage::Left { code } if self.rematch_ready.is_some() => {
+                notes.push(format!("left room {code} for the rematch"));
             }
             ServerMessage::Left { code } => {
                 notes.push(format!("left room {code}"));
@@ -595,6 +608,21 @@ impl RaceState {
                 )
             }
         }
+    }
+
+    /// Whether this client may answer a rematch: a racer of a race that is
+    /// over, still in its room, with no rematch under way.
+    pub fn may_rematch(&self) -> bool {
+        self.seat.is_some()
+            && self.result.is_some()
+            && self.closed.is_none()
+            && self.rematch_ready.is_none()
+    }
+
+    /// The series score as a line, if the room is in a series.
+    pub fn series_line(&self) -> Option<String> {
+        let series = self.room.as_ref()?.series.as_ref()?;
+        Some(format!("series: {}", series.line()))
     }
 
     /// Whether an error means the resume token is no good.

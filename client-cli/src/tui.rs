@@ -71,6 +71,8 @@ pub enum Action {
     Quit,
     /// Ctrl-Z: hand the terminal back and stop until the shell resumes us.
     Suspend,
+    /// After a race: accept (or propose) a rematch, or decline it.
+    Rematch(bool),
 }
 
 /// The cursor, the picked card, the command line and the overlays.
@@ -98,6 +100,9 @@ pub struct Ui {
     /// see the standings and, at the end, the result. The event loop sets it
     /// from the state before each key ([`Ui::follow_race`]).
     pub quit_resigns: bool,
+    /// The race is over and this racer may answer a rematch: `r` accepts
+    /// (or proposes), `n` declines. Set as `quit_resigns` is.
+    pub may_rematch: bool,
     /// Watch mode: which racer is shown when boards do not fit side by side.
     pub watched: usize,
     /// The card the last move turned up.
@@ -164,6 +169,7 @@ impl Ui {
     pub fn follow_race(&mut self, state: &crate::race::RaceState) {
         self.leaving_is_free = !state.can_move();
         self.quit_resigns = state.can_move();
+        self.may_rematch = state.may_rematch();
     }
 
     /// Shows the solver's next move on the board and says it in words.
@@ -295,6 +301,8 @@ impl Ui {
                 return Action::None;
             }
             KeyCode::Char('s') if in_lobby => return Action::StartEarly,
+            KeyCode::Char('r') if self.may_rematch => return Action::Rematch(true),
+            KeyCode::Char('n') if self.may_rematch => return Action::Rematch(false),
             KeyCode::Esc => {
                 self.picked = None;
                 self.message = None;
@@ -1402,7 +1410,7 @@ pub fn practice_loop(
             _ => continue,
         };
         match action {
-            Action::None | Action::StartEarly => {}
+            Action::None | Action::StartEarly | Action::Rematch(_) => {}
             Action::Suspend => screen.suspend().context("suspending")?,
             Action::Resign => ui.say("practice has nothing to resign: q leaves", true),
             Action::Quit => return Ok(end),
@@ -1472,6 +1480,22 @@ pub async fn online(session: Session, notes: Vec<String>) -> anyhow::Result<()> 
     let ending = online::run(&mut terminal, &mut events, session, notes).await;
     drop(terminal);
     online::finish(ending?).await
+}
+
+/// The lobby in the terminal UI, until a key picks a room (its code) or
+/// the player leaves (the loop is [`crate::lobby::run`]).
+///
+/// Cancel-safe in effect, as [`crate::lobby::run`]; the terminal is
+/// restored on drop.
+pub async fn lobby(
+    connection: &mut crate::net::Connection,
+    game: Option<GameKind>,
+) -> anyhow::Result<Option<String>> {
+    let mut terminal = TerminalGuard::new();
+    let mut events = terminal_events();
+    let picked = crate::lobby::run(&mut terminal, &mut events, connection, game).await;
+    drop(terminal);
+    picked
 }
 
 #[cfg(test)]

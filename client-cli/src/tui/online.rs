@@ -122,6 +122,7 @@ pub async fn run(
                     Action::Undo => Some(ClientMessage::Undo),
                     Action::StartEarly => Some(ClientMessage::StartEarly),
                     Action::Resign => Some(ClientMessage::Resign),
+                    Action::Rematch(accept) => Some(ClientMessage::Rematch { accept }),
                     Action::Hint => {
                         ui.say("hints are for practice only", true);
                         None
