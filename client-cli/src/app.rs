@@ -8,11 +8,11 @@ use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotSeat, Period, RoomOptions, valid_player_name};
 
 use crate::account::{self, AccountError};
-use crate::bot::BotLevel;
 use crate::cli::{Command, Online};
 use crate::config::Store;
 use crate::daily::{self, Opened};
@@ -131,7 +131,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     crate::lobby::plain(&mut connection, game).await?;
                     return Ok(None);
                 }
-                crate::tui::lobby(&mut connection, game).await
+                crate::tui::online::lobby(&mut connection, game).await
             })?;
             match picked {
                 Some(code) => online_command(Entry::Join(code), online, None),
@@ -383,8 +383,10 @@ fn sign_in(code: &str, server: &str, force: bool) -> anyhow::Result<()> {
     })
 }
 
-/// `patience daily GAME`: opens the attempt and plays it in the chosen
-/// front end. Today's deal played already is not an error (exit status 0).
+/// `patience daily GAME`: signs in, shows the terms, opens the attempt when
+/// the player starts (its clock starts then) and plays it in the chosen
+/// front end. Today's deal played already is not an error (exit status 0),
+/// nor is leaving before the start.
 fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let store = Store::from_environment();
     if let (Some(given), Some(account)) = (&online.name, store.account(&online.server))
@@ -398,11 +400,18 @@ fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
     let name = online.name.or_else(|| store.load().name);
     let plain = use_plain(online.plain);
     runtime()?.block_on(async move {
-        match daily::open(&online.server, &store, game, name, |line| {
-            println!("{line}")
-        })
-        .await?
-        {
+        let mut connection =
+            daily::connect(&online.server, &store, name, |line| println!("{line}")).await?;
+        if !plain {
+            return crate::tui::daily::run(connection, game).await;
+        }
+        // The player starts the clock: nothing of the deal comes before.
+        let mut input = plain::stdin_lines();
+        if !daily::wait_for_start(&mut connection, game, &mut input, std::io::stdout()).await? {
+            connection.close().await;
+            return Ok(());
+        }
+        match daily::start(connection, game).await? {
             Opened::AlreadyPlayed { notes } => {
                 for note in notes {
                     println!("{note}");
@@ -415,18 +424,7 @@ fn daily_command(game: GameKind, online: Online) -> anyhow::Result<()> {
                     state,
                     notes,
                 } = *attempt;
-                if plain {
-                    daily::plain(
-                        connection,
-                        state,
-                        notes,
-                        plain::stdin_lines(),
-                        std::io::stdout(),
-                    )
-                    .await
-                } else {
-                    crate::tui::daily::run(connection, state, notes).await
-                }
+                daily::plain(connection, state, notes, input, std::io::stdout()).await
             }
         }
     })
@@ -632,7 +630,7 @@ fn online_command(
         let outcome = if plain {
             plain::online(session, notes, plain::stdin_lines(), std::io::stdout()).await
         } else {
-            crate::tui::online(session, notes).await
+            crate::tui::online::play(session, notes).await
         };
         forget_orphaned_bot(&store, code.as_deref());
         outcome

@@ -3,16 +3,17 @@
 //!
 //! The planning ([`Bot`], [`BotLevel`], [`play_alone`]) lives in
 //! `patience-shared`, so that the server's hosted bots plan with the same
-//! code; this module keeps what needs a clock and a socket: [`run`] puts a
-//! bot in a room, moving one every `pace` and thinking about each move
-//! within [`think_limit`] of the wall clock (a [`WallClockDeadline`]), and
-//! [`play_alone_timed`] measures the planner with a wall-clock limit
-//! (`examples/bot_strength.rs`, docs/BOTS.md). The solver runs on a
-//! blocking thread, never on a runtime worker.
+//! code. This module keeps what needs a clock and a socket:
+//! - this file, the network loop: [`run`] puts a bot in a room, moving one
+//!   every `pace`;
+//! - `think.rs`, the thinking and the pace: each move thought about within
+//!   [`think_limit`] of the wall clock, on a blocking thread, never on a
+//!   runtime worker; [`play_alone_timed`] measures the planner with a
+//!   wall-clock limit (`examples/bot_strength.rs`, docs/BOTS.md);
+//! - `answer.rs`, the wait for the server's answer to the last move sent.
 
 use std::time::Duration;
 
-use patience_shared::any::AnyGame;
 pub use patience_shared::bot::{
     Alone, Bot, BotLevel, Deadline, NoDeadline, PlanLimits, play_alone, play_alone_within,
 };
@@ -20,32 +21,16 @@ use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_shared::rules::View;
 use tokio::time::Instant;
 
+use self::answer::Answer;
+pub use self::think::play_alone_timed;
+use self::think::{human_pace, think_off_runtime};
 use crate::config::Store;
-use crate::net::{NetError, seq_of};
+use crate::net::NetError;
 use crate::session::{Entry, SeatSlot, Session};
-use crate::thinking::{WallClockDeadline, think_limit};
+use crate::thinking::think_limit;
 
-/// [`play_alone`], with at most `think_limit` of wall clock time to choose
-/// each move (none: no limit), telling `thought` how long the bot took to
-/// choose each move: the time a bot at a human pace must fit in its pace.
-pub fn play_alone_timed(
-    deal: &AnyGame,
-    level: BotLevel,
-    variation: u64,
-    max_moves: u64,
-    think_limit: Option<Duration>,
-    mut thought: impl FnMut(Duration),
-) -> Alone {
-    play_alone_within(deal, level, variation, max_moves, |bot, board| {
-        let started = std::time::Instant::now();
-        let chosen = match think_limit {
-            Some(limit) => bot.next_move_within(board, &WallClockDeadline::after(started, limit)),
-            None => bot.next_move(board),
-        };
-        thought(started.elapsed());
-        chosen
-    })
-}
+mod answer;
+mod think;
 
 /// Joins room `code` on `server` as `name` and races as a bot of `level`
 /// until the race ends, telling `log` what happens in the room. With `store`, the bot keeps its
@@ -203,99 +188,6 @@ where
 /// two disagree, which no plan mends; without a bound such a bot would send
 /// refused moves until the race's time limit, as fast as its pace.
 const REFUSALS_BEFORE_RESIGNING: u32 = 3;
-
-/// The answer to the last move (or resignation) the bot sent, while it
-/// waits for it: the bot sends nothing else meanwhile, so that it never
-/// plays a move chosen for a board that is no longer its own.
-///
-/// A dropped connection can lose the answer for good: a move lost on its
-/// way was never played, a refusal is not among the events a resume
-/// replays, and a resume whose missed events are no longer kept sends a
-/// snapshot instead. So after a resume the answer is awaited only until
-/// the events missed have come (the last is numbered as the `resumed`
-/// message says; at once if none was missed), or a snapshot came; then the
-/// board the bot has is its board. (When the last event missed was meant
-/// for another seat, the next event for this one ends the wait.)
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Answer {
-    /// A move or a resignation was sent and is not answered yet.
-    awaited: bool,
-    /// After a resume: the number of the last event missed.
-    replayed_until: Option<u64>,
-    /// The highest event number read so far.
-    last_seq: u64,
-}
-
-impl Answer {
-    /// A move or a resignation has just been sent.
-    fn sent(&mut self) {
-        self.awaited = true;
-    }
-
-    /// Whether the bot still waits for an answer.
-    fn awaited(&self) -> bool {
-        self.awaited
-    }
-
-    /// Takes in a message from the server, in the order read.
-    fn heard(&mut self, message: &ServerMessage) {
-        match *message {
-            ServerMessage::MoveAccepted { .. }
-            | ServerMessage::MoveRejected { .. }
-            | ServerMessage::Snapshot { .. } => self.awaited = false,
-            ServerMessage::Resumed { seq, .. } if self.awaited => self.replayed_until = Some(seq),
-            _ => {}
-        }
-        // A `resumed` message's number is the room's latest event's, not
-        // that of an event read here.
-        if !matches!(message, ServerMessage::Resumed { .. })
-            && let Some(seq) = seq_of(message)
-        {
-            self.last_seq = self.last_seq.max(seq);
-        }
-        if self
-            .replayed_until
-            .is_some_and(|until| self.last_seq >= until)
-        {
-            self.awaited = false;
-        }
-        if !self.awaited {
-            self.replayed_until = None;
-        }
-    }
-}
-
-/// Thinks about `board` within `limit` of wall clock time from now (none:
-/// no limit) on a blocking thread, never on a runtime worker: a plan may
-/// search for seconds. Returns the bot with its move (`None`: it resigns),
-/// or `None` if the solver panicked.
-async fn think_off_runtime(
-    mut bot: Bot,
-    board: View,
-    limit: Option<Duration>,
-) -> Option<(Bot, Option<String>)> {
-    // The solver's time is the machine's, whatever the runtime's clock says
-    // (tests pause it).
-    let deadline = limit.map(|limit| WallClockDeadline::after(std::time::Instant::now(), limit));
-    tokio::task::spawn_blocking(move || {
-        let chosen = match &deadline {
-            Some(deadline) => bot.next_move_within(&board, deadline),
-            None => bot.next_move(&board),
-        };
-        (bot, chosen)
-    })
-    .await
-    .ok()
-}
-
-/// `pace` varied by up to a third either way, the same for the same move
-/// number: people do not move like a metronome.
-fn human_pace(pace: Duration, move_number: u64) -> Duration {
-    let mut hash = move_number.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    hash ^= hash >> 29;
-    let factor = 2.0 / 3.0 + (hash % 1000) as f64 / 1500.0;
-    pace.mul_f64(factor)
-}
 
 async fn sleep_until(due: Option<Instant>) {
     match due {

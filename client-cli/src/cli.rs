@@ -1,10 +1,10 @@
 //! The command-line grammar of `patience`.
 
 use clap::{Args, Parser, Subcommand};
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::solver::DEFAULT_BUDGET;
 
-use crate::bot::BotLevel;
 use crate::net::DEFAULT_SERVER;
 
 /// Options of every online command.
@@ -166,9 +166,11 @@ pub enum Command {
     /// Play the day's deal of GAME: one attempt per player and day, on the server's clock.
     ///
     /// Registers first (as --name, or the remembered name) if no account is
-    /// stored. Run it again after a dropped connection to take the attempt
-    /// back. When today's deal was played already it says so, shows your
-    /// result and exits successfully.
+    /// stored. Shows the terms first: the clock starts, and the board shows,
+    /// when you start (Enter; q leaves with nothing started). Run it again
+    /// after a dropped connection to take the attempt back. When today's
+    /// deal was played already it says so, shows your result and exits
+    /// successfully.
     Daily {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,

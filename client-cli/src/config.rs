@@ -16,10 +16,9 @@
 
 use std::path::PathBuf;
 
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
-
-use crate::bot::BotLevel;
 
 /// The environment variable that overrides the config directory.
 pub const CONFIG_DIR_ENV: &str = "PATIENCE_CONFIG_DIR";

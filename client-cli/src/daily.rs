@@ -1,13 +1,18 @@
 //! `patience daily GAME`: the player's one attempt at the day's deal.
 //!
-//! [`open`] signs in (registering on the first daily play when no account
-//! is stored), sends `daily_play` and reads the answer: a new or resumed
-//! attempt, or the news that today's deal was played already. The attempt
-//! itself is [`DailyState`], a sans-I/O state machine fed with the server's
-//! messages and the instants they arrived, drawn by the terminal UI
-//! (`tui::daily`) or played line by line by [`plain`].
+//! [`connect`] signs in (registering on the first daily play when no
+//! account is stored). Then the player is shown the terms and starts when
+//! ready ([`wait_for_start`] line by line, `tui::daily` on a screen of its
+//! own): nothing of the deal has come yet, and the clock has not started.
+//! [`start`] sends `daily_play`, which starts the clock, and reads the
+//! answer: a new or resumed attempt, or the news that today's deal was
+//! played already ([`open`] is the two at once). The attempt itself is
+//! [`DailyState`], a sans-I/O state machine fed with the server's messages
+//! and the instants they arrived, drawn by the terminal UI (`tui::daily`)
+//! or played line by line by [`plain`].
 //!
-//! The clock is the server's: the attempt's elapsed time comes in
+//! The clock is the server's: it starts when the server opens the attempt,
+//! which is when the player starts; the attempt's elapsed time comes in
 //! `daily_started` and the final time in `daily_finished`; between the two
 //! the client only counts on from the server's figure.
 //!
@@ -96,9 +101,7 @@ pub enum Opened {
 }
 
 /// Signs in to `server` (registering as `name` if no account is stored) and
-/// opens the day's attempt at `game`. A registration's lines go to
-/// `announce` at once, whatever happens next: they carry the warning about
-/// the new account's token.
+/// opens the day's attempt at `game` at once: [`connect`], then [`start`].
 ///
 /// Cancel-safe in effect: dropped after `daily_play` went out, the attempt
 /// may be open on the server with its clock running, and running
@@ -108,13 +111,94 @@ pub async fn open(
     store: &Store,
     game: GameKind,
     name: Option<String>,
-    mut announce: impl FnMut(&str),
+    announce: impl FnMut(&str),
 ) -> Result<Opened, DailyError> {
-    let (mut connection, _, registered) =
+    let connection = connect(server, store, name, announce).await?;
+    start(connection, game).await
+}
+
+/// Signs in to `server`, registering as `name` if no account is stored. A
+/// registration's lines go to `announce` at once, whatever happens next:
+/// they carry the warning about the new account's token. Nothing of the
+/// daily deal is asked yet.
+pub async fn connect(
+    server: &str,
+    store: &Store,
+    name: Option<String>,
+    mut announce: impl FnMut(&str),
+) -> Result<Connection, DailyError> {
+    let (connection, _, registered) =
         account::connect(server, store, Anonymous::Register(name)).await?;
     for line in &registered {
         announce(line);
     }
+    Ok(connection)
+}
+
+/// What the player is told before the attempt starts: the terms, and that
+/// the clock starts when they do.
+pub fn start_lines(game: GameKind) -> Vec<String> {
+    vec![
+        format!("Today's {} deal: one attempt, no undo.", game.title()),
+        "The clock starts when you start, and runs until the attempt ends, even if you leave; \
+         the board shows once it runs."
+            .to_string(),
+        "An attempt you began already is taken back where it stopped, its clock still running."
+            .to_string(),
+    ]
+}
+
+/// What starts the attempt in the line mode, and what leaves without
+/// starting it.
+pub const START_PROMPT: &str = "Press Enter to start the clock, or type q to leave.";
+
+/// The line mode's wait for the player to start: the terms, then a line
+/// from `input`: an empty one (or `start`) starts, `q` (or the end of
+/// input) leaves without opening the attempt. The connection is read
+/// meanwhile, so that it answers the server's pings however long the
+/// player takes. Whether to start.
+pub async fn wait_for_start(
+    connection: &mut Connection,
+    game: GameKind,
+    input: &mut mpsc::Receiver<String>,
+    mut output: impl Write,
+) -> anyhow::Result<bool> {
+    for line in start_lines(game) {
+        writeln!(output, "{line}")?;
+    }
+    writeln!(output, "{START_PROMPT}")?;
+    output.flush()?;
+    loop {
+        tokio::select! {
+            line = input.recv() => match line.as_deref().map(str::trim) {
+                None | Some("q" | "quit") => {
+                    writeln!(output, "Not started: the clock has not run.")?;
+                    output.flush()?;
+                    return Ok(false);
+                }
+                Some("" | "start") => return Ok(true),
+                Some(_) => {
+                    writeln!(output, "{START_PROMPT}")?;
+                    output.flush()?;
+                }
+            },
+            received = connection.recv() => {
+                if let Err(error) = received {
+                    return Err(DailyError::Net(error).into());
+                }
+            }
+        }
+    }
+}
+
+/// Sends `daily_play` on a signed-in `connection`, which starts the
+/// attempt's clock (or takes an attempt begun already back), and reads the
+/// answer.
+///
+/// Cancel-safe in effect: dropped after `daily_play` went out, the attempt
+/// may be open on the server with its clock running, and running
+/// `patience daily` again takes it back.
+pub async fn start(mut connection: Connection, game: GameKind) -> Result<Opened, DailyError> {
     let mut notes = Vec::new();
     connection.send(&ClientMessage::DailyPlay { game }).await?;
     let message = connection.recv().await?;
@@ -1175,6 +1259,106 @@ pub(crate) mod tests {
         let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
         assert!(matches!(sent[1], ClientMessage::Register { ref name } if name == "ada"));
         assert!(matches!(sent[2], ClientMessage::DailyPlay { .. }));
+    }
+
+    /// A fake server where ada is signed in and `daily_play` opens a new
+    /// attempt; a store with ada's account for it.
+    async fn signed_in_server(name: &str) -> (String, crate::fake_server::Received, Store) {
+        let (url, received) = crate::fake_server::start(|message| match message {
+            ClientMessage::Authenticate { .. } => vec![ServerMessage::Authenticated {
+                player: 17,
+                name: "ada".into(),
+            }],
+            ClientMessage::DailyPlay { .. } => vec![ServerMessage::DailyStarted {
+                attempt: attempt(false, 0),
+            }],
+            _ => Vec::new(),
+        })
+        .await;
+        let store = temporary_store(name);
+        store
+            .save_account(&crate::config::Account {
+                server: url.clone(),
+                player: 17,
+                name: "ada".into(),
+                token: "c2f1".into(),
+            })
+            .expect("writable");
+        (url, received, store)
+    }
+
+    #[tokio::test]
+    async fn the_attempt_is_asked_for_only_when_the_player_starts() {
+        let (url, received, store) = signed_in_server("start").await;
+        let mut connection = connect(&url, &store, None, |_| {})
+            .await
+            .expect("signed in");
+        let (sender, mut input) = mpsc::channel(4);
+        for line in ["what?", ""] {
+            sender.send(line.to_string()).await.expect("open");
+        }
+        let mut output = Vec::new();
+        let started = wait_for_start(
+            &mut connection,
+            GameKind::ThreeBlindMice,
+            &mut input,
+            &mut output,
+        )
+        .await
+        .expect("the connection holds");
+        assert!(started);
+        let said = String::from_utf8_lossy(&output).into_owned();
+        assert!(said.contains("Today's Three Blind Mice deal"), "{said}");
+        assert!(said.contains("The clock starts when you start"), "{said}");
+        assert_eq!(said.matches(START_PROMPT).count(), 2, "{said}");
+        // Nothing of the deal was asked for before the start.
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(
+            !sent
+                .iter()
+                .any(|message| matches!(message, ClientMessage::DailyPlay { .. })),
+            "{sent:?}"
+        );
+        let opened = start(connection, GameKind::ThreeBlindMice)
+            .await
+            .expect("the attempt opens");
+        assert!(matches!(opened, Opened::Attempt(_)));
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(matches!(sent.last(), Some(ClientMessage::DailyPlay { .. })));
+    }
+
+    #[tokio::test]
+    async fn leaving_before_the_start_opens_nothing() {
+        for lines in [&["q"][..], &[]] {
+            let (url, received, store) = signed_in_server("leave").await;
+            let mut connection = connect(&url, &store, None, |_| {})
+                .await
+                .expect("signed in");
+            let (sender, mut input) = mpsc::channel(4);
+            for line in lines {
+                sender.send(line.to_string()).await.expect("open");
+            }
+            drop(sender);
+            let mut output = Vec::new();
+            let started = wait_for_start(
+                &mut connection,
+                GameKind::ThreeBlindMice,
+                &mut input,
+                &mut output,
+            )
+            .await
+            .expect("the connection holds");
+            assert!(!started, "{lines:?}");
+            let said = String::from_utf8_lossy(&output).into_owned();
+            assert!(said.contains("Not started"), "{said}");
+            let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+            assert!(
+                !sent
+                    .iter()
+                    .any(|message| matches!(message, ClientMessage::DailyPlay { .. })),
+                "{sent:?}"
+            );
+        }
     }
 
     #[tokio::test]

@@ -47,6 +47,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use patience_shared::bot::BotLevel;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     BotSeat, ClientMessage, ErrorCode, Phase, RoomOptions, ServerMessage,
@@ -54,7 +55,6 @@ use patience_shared::protocol::{
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant as TokioInstant;
 
-use crate::bot::BotLevel;
 use crate::config::{SavedSeat, Settings, Store};
 use crate::net::{Connection, NetError, seq_of};
 use crate::race::RaceState;

@@ -1,6 +1,7 @@
 //! The admin port: `GET /livez`, `GET /healthz` and `GET /metrics`
-//! (Prometheus text), over a minimal HTTP/1.1 that reads one request line
-//! and answers with `Connection: close`. Requests are capped in size and
+//! (Prometheus text), over HTTP/1.1: one request head, read with the game
+//! port's reader ([`HeadReader`], `httparse`), one answer with
+//! `Connection: close`. Requests are capped in size and
 //! time, and connections in number (`admin_max_connections`). At the cap a
 //! new connection is still taken, and the oldest one still open is closed
 //! to make room (`Slots`): a client that opens connections and says
@@ -32,6 +33,7 @@ use crate::cluster::Cluster;
 use crate::database::Database;
 use crate::metrics::bump;
 use crate::state::Shared;
+use crate::web::HeadReader;
 
 /// The largest request head read.
 const MAX_REQUEST_BYTES: usize = 2048;
@@ -162,10 +164,14 @@ pub async fn serve_while_starting(
         answering.spawn(async move {
             let closed = slot.closed.clone();
             let answer = async {
-                let (method, path) = read_request_line(&mut stream).await?;
-                let (status, body) = match (method.as_str(), path.as_str()) {
-                    ("GET", "/livez") => ("200 OK", "alive\n"),
-                    _ => ("503 Service Unavailable", reason),
+                let asked = read_request_line(&mut stream).await?;
+                let (status, body) = match asked
+                    .as_ref()
+                    .map(|(method, path)| (method.as_str(), path.as_str()))
+                {
+                    Some(("GET", "/livez")) => ("200 OK", "alive\n"),
+                    Some(_) => ("503 Service Unavailable", reason),
+                    None => ("400 Bad Request", "bad request\n"),
                 };
                 write_answer(&mut stream, status, "text/plain", body, slot).await
             };
@@ -226,23 +232,32 @@ async fn cluster_health(cluster: Option<&Cluster>) -> (&'static str, String) {
     }
 }
 
+/// What a request asks the admin port: its method and path, or `None` for
+/// a head that is no HTTP request.
+type Asked = Option<(String, String)>;
+
 /// Reads a request head (at most [`MAX_REQUEST_BYTES`]) and gives its
-/// method and path.
-async fn read_request_line(stream: &mut TcpStream) -> std::io::Result<(String, String)> {
-    let mut head = Vec::with_capacity(256);
+/// method and path; `None` if it is no HTTP request, too long, or ends
+/// before it is whole.
+async fn read_request_line(stream: &mut TcpStream) -> std::io::Result<Asked> {
+    let mut reader = HeadReader::new();
     let mut buffer = [0u8; 512];
-    while !head.windows(4).any(|window| window == b"\r\n\r\n") && head.len() < MAX_REQUEST_BYTES {
+    let mut read_so_far = 0;
+    loop {
         let read = stream.read(&mut buffer).await?;
         if read == 0 {
-            break;
+            return Ok(None);
         }
-        head.extend_from_slice(&buffer[..read]);
+        read_so_far += read;
+        match reader.feed(&buffer[..read]) {
+            Ok(Some((request, _))) => {
+                let path = request.path().to_string();
+                return Ok(Some((request.method, path)));
+            }
+            Ok(None) if read_so_far <= MAX_REQUEST_BYTES => {}
+            Ok(None) | Err(_) => return Ok(None),
+        }
     }
-    let head = String::from_utf8_lossy(&head);
-    let mut words = head.lines().next().unwrap_or_default().split_whitespace();
-    let method = words.next().unwrap_or_default().to_string();
-    let path = words.next().unwrap_or_default().to_string();
-    Ok((method, path))
 }
 
 /// Writes a whole answer and closes the connection.
@@ -265,7 +280,10 @@ async fn write_answer(
 }
 
 async fn answer(shared: &Shared, mut stream: TcpStream, slot: Slot) -> std::io::Result<()> {
-    let (method, path) = read_request_line(&mut stream).await?;
+    let Some((method, path)) = read_request_line(&mut stream).await? else {
+        let body = "bad request\n";
+        return write_answer(&mut stream, "400 Bad Request", "text/plain", body, slot).await;
+    };
     let (status, content_type, body) = match (method.as_str(), path.as_str()) {
         ("GET", "/livez") => {
             let (status, body) = liveness(&shared.database);

@@ -1,6 +1,7 @@
 //! `patience-server`: the authoritative race server. With no arguments it
-//! listens for WebSockets on 127.0.0.1:7878 and serves `/healthz` and
-//! `/metrics` on 127.0.0.1:7879. `--help` lists the settings.
+//! listens for WebSockets and serves the web page on 127.0.0.1:7878, and
+//! serves `/healthz` and `/metrics` on 127.0.0.1:7879. It prints both
+//! addresses at start. `--help` lists the settings.
 
 use anyhow::Context as _;
 use clap::Parser as _;
@@ -19,10 +20,13 @@ async fn main() -> anyhow::Result<()> {
     let server = patience_server::start(config)
         .await
         .context("starting the server")?;
+    // Scripts and tests read the WebSocket address at the end of the first
+    // line, and the admin address from the line after it.
     println!("patience-server listening on ws://{}", server.address());
     if let Some(admin) = server.admin_address() {
         println!("admin: http://{admin}/healthz and http://{admin}/metrics");
     }
+    println!("the web page: http://{}/", server.address());
     stop_signal().await;
     server.shutdown().await;
     Ok(())

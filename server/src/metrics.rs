@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
+use patience_room_core::metrics::{Counter, Gauge, RoomMetrics};
+
 /// Upper bounds of the latency histograms' buckets, in seconds.
 const BUCKETS: [f64; 11] = [
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -127,6 +129,28 @@ pub(crate) fn bump(counter: &AtomicU64) {
 /// Adds `delta` to a gauge.
 pub(crate) fn gauge(gauge: &AtomicI64, delta: i64) {
     gauge.fetch_add(delta, Ordering::Relaxed);
+}
+
+/// A room's counts go to the server's own counters.
+impl RoomMetrics for Metrics {
+    fn bump(&self, counter: Counter) {
+        bump(match counter {
+            Counter::RacesStarted => &self.races_started,
+            Counter::RacesFinished => &self.races_finished,
+            Counter::MovesAccepted => &self.moves_accepted,
+            Counter::MovesRejected => &self.moves_rejected,
+            Counter::StorageErrors => &self.storage_errors,
+            Counter::StoreRetries => &self.store_retries,
+        });
+    }
+
+    fn gauge(&self, gauge: Gauge, delta: i64) {
+        let level = match gauge {
+            Gauge::RacesRunning => &self.races_running,
+            Gauge::RoomsWaitingForStore => &self.rooms_waiting_for_store,
+        };
+        level.fetch_add(delta, Ordering::Relaxed);
+    }
 }
 
 impl Metrics {

@@ -28,7 +28,9 @@
 //! still waits for is the last keeping of a race at shutdown, which the
 //! shutdown grace bounds.
 
-pub mod core;
+/// The room core, its own crate (no I/O, held by the compiler), named here
+/// as the room's `core` as it always was.
+pub use patience_room_core as core;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -155,7 +157,7 @@ fn restore(context: &RoomContext, saved: LiveRace) -> Result<Restored, RestoreEr
     let core = RoomCore::restore(
         saved,
         context.settings,
-        Arc::clone(&context.metrics),
+        context.metrics.clone(),
         fresh_seed(),
         context.clock.now_ms(),
     )?;
@@ -258,7 +260,7 @@ pub fn create_rematch(
         params,
         plan.seats,
         context.settings,
-        Arc::clone(&context.metrics),
+        context.metrics.clone(),
         fresh_seed(),
         context.clock.now_ms(),
     );
@@ -290,7 +292,7 @@ fn start_new(
     let core = RoomCore::new(
         params,
         context.settings,
-        Arc::clone(&context.metrics),
+        context.metrics.clone(),
         fresh_seed(),
         context.clock.now_ms(),
     );

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{BotLevel, ErrorCode, LobbyRoom, Phase, RoomOptions, SeriesScore};
+use patience_shared::protocol::{BotLevel, LobbyRoom, Phase};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::outbox::ConnectionHandle;
@@ -21,24 +21,7 @@ use crate::store::PlayerId;
 /// Commands waiting for a room before senders wait.
 pub const INBOX_CAPACITY: usize = 256;
 
-/// Why a room refused a connection.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// For programs.
-    pub code: ErrorCode,
-    /// For people.
-    pub message: String,
-}
-
-impl Refusal {
-    /// A refusal.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Refusal {
-        Refusal {
-            code,
-            message: message.into(),
-        }
-    }
-}
+pub use patience_room_core::Refusal;
 
 /// Everything a room's actor can be asked.
 #[derive(Debug)]
@@ -145,35 +128,7 @@ pub enum Command {
     },
 }
 
-/// A rematch every racer accepted: the room to open, with its seats taken
-/// already, each waiting for its player to take it with its token.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RematchPlan {
-    /// The game.
-    pub game: GameKind,
-    /// The finished room's options (its time limit filled in).
-    pub options: RoomOptions,
-    /// The series score the rematch races for, if the room is in a series.
-    pub series: Option<SeriesScore>,
-    /// The seats, in seat order.
-    pub seats: Vec<RematchSeat>,
-}
-
-/// One seat of a [`RematchPlan`]: the finished room's racer, under the same
-/// seat number and name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RematchSeat {
-    /// The seat number.
-    pub seat: u8,
-    /// The name, as the finished room showed it.
-    pub name: String,
-    /// The registered player, if it is one.
-    pub player: Option<PlayerId>,
-    /// A bot the server runs, and its level.
-    pub bot: Option<BotLevel>,
-    /// The hash of the token that takes the seat.
-    pub token: TokenHash,
-}
+pub use patience_room_core::records::{RematchPlan, RematchSeat};
 
 /// A finished room asks the server to open its rematch's room and answer
 /// [`Command::RematchOpened`] into `reply`.

@@ -2,23 +2,17 @@
 //!
 //! Resume tokens, account tokens and race salts come from the OS's
 //! randomness; the server keeps only a token's SHA-256 ([`TokenHash`]), so a
-//! copy of its memory or its database opens no seat and no account.
+//! copy of its memory or its database opens no seat and no account. The
+//! hash and the making of a secret from a given generator are the room
+//! core's ([`patience_room_core::secrets`]), re-exported here.
 
 use rand::Rng as _;
 
-/// A SHA-256 of a token: the server keeps no token itself.
-pub type TokenHash = [u8; 32];
+pub use patience_room_core::secrets::{TokenHash, secret_from, token_hash};
 
 /// A new secret: `bytes` random bytes from the OS's randomness, as hex.
 pub fn new_secret(bytes: usize) -> String {
     secret_from(&mut rand::rng(), bytes)
-}
-
-/// A new secret: `bytes` random bytes from `random`, as hex.
-pub fn secret_from(random: &mut impl rand::Rng, bytes: usize) -> String {
-    let mut buffer = vec![0u8; bytes];
-    random.fill_bytes(&mut buffer);
-    patience_shared::protocol::to_hex(&buffer)
 }
 
 /// Thirty-two bytes from the OS's randomness, to seed a room's secrets.
@@ -40,12 +34,6 @@ pub fn new_sign_in_code() -> String {
         .collect()
 }
 
-/// The hash under which a token is kept.
-pub fn token_hash(token: &str) -> TokenHash {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(token.as_bytes()).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,15 +51,6 @@ mod tests {
         assert_eq!(
             patience_shared::protocol::normalize_sign_in_code(&code).as_deref(),
             Some(code.as_str())
-        );
-    }
-
-    #[test]
-    fn a_hash_is_the_tokens_sha256() {
-        // `printf abc | sha256sum`
-        assert_eq!(
-            patience_shared::protocol::to_hex(&token_hash("abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }
 }

@@ -839,9 +839,18 @@ function dailyView(connection, slug, enginePromise) {
         replaceChildren(controls, h('p', {}, 'The daily deal is played signed in: ', h('a', { href: '/account' }, 'register or sign in'), ', then come back.'));
         return;
       }
-      connection.request({ type: 'daily_play', game: slug }, ['daily_started']).then((answer) => {
-        if (answer.type === 'error') replaceChildren(controls, h('p', { id: 'daily-closed' }, answer.message));
-      });
+      // The player starts the clock: nothing of the deal comes before
+      // `daily_play`, which opens the attempt and starts its clock.
+      const start = () => {
+        replaceChildren(controls, h('p', { class: 'meta' }, 'Opening the attempt…'));
+        connection.request({ type: 'daily_play', game: slug }, ['daily_started']).then((answer) => {
+          if (answer.type === 'error') replaceChildren(controls, h('p', { id: 'daily-closed' }, answer.message));
+        });
+      };
+      replaceChildren(controls, h('div', { id: 'daily-terms' },
+        h('p', {}, `Today's ${game.title} deal: one attempt, no undo.`),
+        h('p', { class: 'meta' }, 'The clock starts when you press Start and runs until the attempt ends, even if you leave this page; the board shows once it runs. An attempt you began already is taken back where it stopped, its clock still running.'),
+        h('button', { type: 'button', id: 'daily-start', onclick: start }, 'Start')));
     },
     event(event) {
       switch (event.type) {
@@ -866,6 +875,11 @@ function dailyView(connection, slug, enginePromise) {
         case 'leaderboard_page':
           page = event.page;
           renderStandings();
+          // Played already: say so instead of offering a start.
+          if (page.own && document.getElementById('daily-terms')) {
+            replaceChildren(controls, h('p', { id: 'daily-closed' },
+              `You have played today's ${game.title} deal already (${STATUS_TEXT[page.own.status] ?? page.own.status} in ${duration(page.own.elapsed_ms)}): one attempt per day.`));
+          }
           break;
         case 'leaderboard_update': {
           const update = event.update;

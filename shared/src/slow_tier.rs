@@ -12,6 +12,10 @@ const VARIABLE: &str = "PATIENCE_SLOW_TESTS";
 
 /// Whether the slow tier is on: the variable is set, to anything but `0` or
 /// nothing.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support only (the module is cfg(test)): the switch is the environment's, as rust-analyzer's"
+)]
 pub(crate) fn enabled() -> bool {
     std::env::var_os(VARIABLE).is_some_and(|value| !value.is_empty() && value != "0")
 }

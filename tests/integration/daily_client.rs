@@ -92,6 +92,12 @@ impl Interactive {
         writeln!(stdin, "{line}").expect("patience reads its input");
     }
 
+    /// Waits for the terms of the daily and starts its clock (Enter).
+    async fn start_the_clock(&mut self) {
+        self.wait_for("Press Enter to start the clock").await;
+        self.type_line("");
+    }
+
     /// Lists the legal moves (`m`), plays the first, waits for the client
     /// to report it played, and returns it.
     async fn play_first_legal_move(&mut self) -> String {
@@ -228,6 +234,7 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     // Ada plays one move of the daily deal, then resigns.
     clock.set(DAY_MORNING);
     let mut daily = Interactive::start(&ada, &["daily", "tbm", "--server", &url, "--plain"]);
+    daily.start_the_clock().await;
     daily.wait_for("started: one attempt").await;
     daily
         .wait_for("nobody has finished today's deal yet: a win would rank first")
@@ -246,7 +253,7 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     daily.finish().await;
 
     // One attempt per day: a friendly message and Ada's result, status 0.
-    let twice = run(&ada, &["daily", "tbm", "--server", &url, "--plain"], "").await;
+    let twice = run(&ada, &["daily", "tbm", "--server", &url, "--plain"], "\n").await;
     let said = text(&twice);
     assert!(twice.status.success(), "{said}");
     assert!(
@@ -298,7 +305,11 @@ async fn register_daily_leaderboard_and_replay_through_the_binary() {
     // line (the test knows the deal; a player would have to learn it).
     let (seed, line) = daily_deal(DAY);
     assert!(!line.is_empty(), "the daily deal is proved winnable");
-    let script: String = line.iter().map(|text| format!("{text}\n")).collect();
+    let script: String = "\n".to_string()
+        + &line
+            .iter()
+            .map(|text| format!("{text}\n"))
+            .collect::<String>();
     let won = run(
         &bob,
         &["daily", "tbm", "--server", &url, "--plain", "--name", "bob"],
@@ -448,13 +459,14 @@ async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
             "--name",
             "carol",
         ],
-        "",
+        "\n",
     )
     .await;
     assert!(!refused.status.success(), "{}", text(&refused));
     assert!(text(&refused).contains("registered carol as player "));
     // Signed in with the stored token this time.
     let mut daily = Interactive::start(&carol, &["daily", "tbm", "--server", &url, "--plain"]);
+    daily.start_the_clock().await;
     daily.wait_for("started: one attempt").await;
     daily.play_first_legal_move().await;
     // The end of input leaves the attempt open, its clock running.
@@ -468,11 +480,12 @@ async fn a_daily_attempt_left_open_is_taken_back_where_it_stopped() {
     // Taken back in one client, then in another: the first is closed.
     let mut first_client =
         Interactive::start(&carol, &["daily", "tbm", "--server", &url, "--plain"]);
+    first_client.start_the_clock().await;
     first_client.wait_for("resumed: 1 moves played").await;
     let resumed = run(
         &carol,
         &["daily", "tbm", "--server", &url, "--plain"],
-        "resign\n",
+        "\nresign\n",
     )
     .await;
     first_client.wait_for("error: ").await;
@@ -612,6 +625,7 @@ async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_datab
         &fay,
         &["daily", "tbm", "--server", &url, "--plain", "--name", "fay"],
     );
+    daily.start_the_clock().await;
     daily.wait_for("started: one attempt").await;
     daily.play_first_legal_move().await;
 
@@ -634,7 +648,7 @@ async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_datab
     let resumed = run(
         &fay,
         &["daily", "tbm", "--server", &url, "--plain"],
-        "b\nresign\n",
+        "\nb\nresign\n",
     )
     .await;
     let said = text(&resumed);
@@ -643,4 +657,71 @@ async fn after_a_server_restart_the_client_takes_the_attempt_back_from_the_datab
     assert!(said.contains(": resigned in "), "{said}");
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// The player reads the terms and starts when ready: the attempt is not
+/// open, and its clock does not run, until then. Twenty minutes at the
+/// terms cost nothing; the time counts from the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daily_clock_starts_when_the_player_starts() {
+    let _ = binary("patience-cli", "patience");
+    let clock = Clock::virtual_at(DAY_MORNING);
+    let server_clock = clock.clone();
+    let server = start_server(move |config| {
+        config.clock = server_clock;
+        config.daily_secret = Some(daily_secret_hex());
+    })
+    .await;
+    let url = format!("ws://{}/", server.address());
+    let (gus, stranger) = (config_dir("gus"), config_dir("gus-stranger"));
+    let playing = async |stranger: &Path| -> u32 {
+        let json = run(
+            stranger,
+            &["leaderboard", "tbm", "--json", "--server", &url],
+            "",
+        )
+        .await;
+        assert!(json.status.success(), "{}", text(&json));
+        let page: LeaderboardPage =
+            serde_json::from_slice(&json.stdout).expect("the output is the page as JSON");
+        page.playing
+    };
+
+    let mut daily = Interactive::start(
+        &gus,
+        &["daily", "tbm", "--server", &url, "--plain", "--name", "gus"],
+    );
+    daily.wait_for("The clock starts when you start").await;
+    daily.wait_for("Press Enter to start the clock").await;
+    assert_eq!(
+        playing(&stranger).await,
+        0,
+        "nothing is open before the start"
+    );
+    clock.set(DAY_MORNING + HOUR / 3);
+    assert_eq!(playing(&stranger).await, 0, "nor twenty minutes later");
+
+    daily.type_line("");
+    daily.wait_for("started: one attempt").await;
+    assert_eq!(playing(&stranger).await, 1, "the start opens the attempt");
+    daily.type_line("resign");
+    let resigned = daily.wait_for("daily Three Blind Mice ").await;
+    assert!(resigned.contains(": resigned in 0:00.0"), "{resigned}");
+    daily.finish().await;
+
+    // Leaving at the terms opens nothing: `q`, then the end of input.
+    let before = run(
+        &stranger,
+        &["daily", "tbm", "--server", &url, "--plain", "--name", "ivy"],
+        "q\n",
+    )
+    .await;
+    let said = text(&before);
+    assert!(before.status.success(), "{said}");
+    assert!(
+        said.contains("Not started: the clock has not run."),
+        "{said}"
+    );
+    assert_eq!(playing(&gus).await, 0);
+    server.shutdown().await;
 }

@@ -222,12 +222,16 @@ async fn days_stats_and_standings_print_what_the_server_stored() {
     let (ok, said) = run(
         &ada,
         &["daily", "tbm", "--plain", "--server", &url],
-        "resign\n",
+        "\nresign\n",
     )
     .await;
     assert!(ok && said.contains(": resigned in "), "{said}");
     let (seed, line) = daily_deal(DAY);
-    let script: String = line.iter().map(|text| format!("{text}\n")).collect();
+    let script: String = "\n".to_string()
+        + &line
+            .iter()
+            .map(|text| format!("{text}\n"))
+            .collect::<String>();
     let (ok, said) = run(
         &bob,
         &["daily", "tbm", "--plain", "--server", &url],

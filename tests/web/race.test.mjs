@@ -5,7 +5,8 @@
 // drag and drop; one racer's socket is cut mid-race and the server is
 // restarted with SIGTERM mid-race, and both seats come back with no
 // click; then both resign, and every page shows the results and the
-// replay. Then one racer registers, plays the daily deal (one move, then
+// replay. Then one racer registers, reads the daily's terms (no card
+// comes before she starts), plays the daily deal (one move, then
 // resigns) with the standings live beside the board, and cannot play it
 // twice. Every frame each page received passes the fair-play check: no
 // rival board and no rival move before race_ended. No console error.
@@ -180,9 +181,19 @@ async function main() {
   assert.ok(!account.url().includes('token'), 'no token in the address');
   await account.screenshot({ path: path.join(screenshots, 'account-1280.png'), fullPage: true });
 
-  step('ada plays the daily deal with the day\'s standings live beside it');
+  step('ada reads the daily\'s terms: no card and no clock until she starts');
   const daily = await adaContext.newPage();
+  const dailyWire = wire(daily, base);
+  await dailyWire.ready;
   await daily.goto(`${base}/daily/three-blind-mice`);
+  await daily.waitForSelector('#daily-start');
+  await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '0', null, { timeout: PATIENCE_MS });
+  assert.equal(await daily.$('#my-board .board'), null, 'no board before the start');
+  assert.ok(!dailyWire.frames.some((frame) => frame.type === 'daily_started'), 'no attempt before the start');
+  await daily.screenshot({ path: path.join(screenshots, 'daily-terms-1280.png'), fullPage: true });
+
+  step('ada starts, and plays the daily deal with the day\'s standings live beside it');
+  await daily.click('#daily-start');
   await daily.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
   await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
   assert.ok(await dragAMove(daily), 'the daily deal has a move');

@@ -163,6 +163,7 @@ async function main() {
   await account.screenshot({ path: path.join(screenshots, 'account-390.png'), fullPage: true });
   const daily = await carol.newPage();
   await daily.goto(`${base}/daily/three-blind-mice`);
+  await daily.click('#daily-start');
   await daily.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
   await daily.waitForFunction(() => document.querySelector('#daily-standings [data-count="playing"]')?.textContent === '1', null, { timeout: PATIENCE_MS });
   await daily.screenshot({ path: path.join(screenshots, 'daily-390.png'), fullPage: true });

@@ -4,6 +4,10 @@
 //! standings, followed live on the attempt's connection, under the panel's
 //! lines or, on a wide terminal, in a column of their own.
 //!
+//! Before it, a screen of its own says the terms and waits for the player
+//! to start ([`wait_for_start_on`], drawn by [`draw_start`]): no card of
+//! the deal has come yet, and the clock starts only with the attempt.
+//!
 //! [`draw_daily`] is a pure function of the [`DailyState`], the [`Ui`] and
 //! an instant, snapshot-tested like the other screens; [`run`] is the event
 //! loop. Leaving (`q`) keeps the attempt open on the server, its clock
@@ -14,7 +18,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use ratatui::Frame;
-use ratatui::crossterm::event::Event;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
@@ -24,13 +28,17 @@ use patience_shared::game::GameKind;
 use ratatui::layout::Rect;
 
 use super::board::board_lines;
+use super::draw::PANEL_WIDTH;
+use super::frame::{
+    Context, MIN_HEIGHT, MIN_WIDTH, body_area, framed_screen, overlay, titled_screen, too_small,
+};
+use super::input::{Action, Ui};
 use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
-use super::{
-    Action, Context, MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, Ui, body_area,
-    framed_screen, overlay, terminal_events, too_small,
+use super::terminal::{Screen, TerminalGuard, terminal_events};
+use crate::daily::{
+    self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines, unranked_short_text,
 };
-use crate::daily::{DailyError, DailyState, result_lines, unranked_short_text};
 use crate::net::Connection;
 use crate::race::{clock_text, status_text, tenths_text};
 
@@ -264,19 +272,100 @@ fn daily_board_area(area: Rect, ui: &Ui, state: &DailyState) -> Rect {
     daily_columns(body_area(area, ui, DAILY_QUIT), state.standings.is_some())[0]
 }
 
-/// Plays the attempt in the terminal UI until it ends and the player
-/// leaves, or the player leaves it open. Prints the result (or how to come
-/// back) once the terminal is restored.
+/// The screen before the attempt: its terms, and the keys that start it
+/// or leave.
+pub fn draw_start(frame: &mut Frame, game: GameKind) {
+    let [body, foot] = titled_screen(frame, " Patience Race · daily deal ".to_string());
+    let lines: Vec<Line<'static>> = start_lines(game)
+        .into_iter()
+        .flat_map(|line| [Line::from(line), Line::from("")])
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(Block::default().borders(Borders::ALL)),
+        body,
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" Enter ", bold()),
+            Span::raw("start the clock  "),
+            Span::styled(" q ", bold()),
+            Span::raw("leave, nothing started"),
+        ])),
+        foot,
+    );
+}
+
+/// Shows the terms until the player starts (Enter or `s`) or leaves (`q`,
+/// Esc, Ctrl-C, or the end of `events`), reading the connection meanwhile
+/// so that it answers the server's pings. Whether to start; a connection
+/// lost before is an error.
+///
+/// Cancel-safe: nothing is sent, so dropped early nothing has started.
+pub async fn wait_for_start_on(
+    screen: &mut impl Screen,
+    events: &mut tokio::sync::mpsc::Receiver<Event>,
+    connection: &mut Connection,
+    game: GameKind,
+) -> anyhow::Result<Result<bool, DailyError>> {
+    loop {
+        screen
+            .draw_frame(&mut |frame| draw_start(frame, game))
+            .context("drawing")?;
+        tokio::select! {
+            received = connection.recv() => {
+                if let Err(error) = received {
+                    return Ok(Err(DailyError::Net(error)));
+                }
+            }
+            event = events.recv() => match event {
+                None => return Ok(Ok(false)),
+                Some(Event::Key(key)) if key.kind != KeyEventKind::Release => match key.code {
+                    KeyCode::Enter | KeyCode::Char('s') => return Ok(Ok(true)),
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        return Ok(Ok(false));
+                    }
+                    KeyCode::Char('q') | KeyCode::Esc => return Ok(Ok(false)),
+                    _ => {}
+                },
+                Some(_) => {}
+            },
+        }
+    }
+}
+
+/// Shows the terms, opens the attempt once the player starts (its clock
+/// starts then), and plays it in the terminal UI until it ends and the
+/// player leaves, or the player leaves it open. Prints the result (or how
+/// to come back, or the day's result when the deal was played already)
+/// once the terminal is restored.
 ///
 /// Cancel-safe in effect: dropped early, the terminal is restored and the
-/// connection dropped; the attempt stays open, as after `q`.
-pub async fn run(
-    mut connection: Connection,
-    state: DailyState,
-    notes: Vec<String>,
-) -> anyhow::Result<()> {
+/// connection dropped; an attempt opened stays open, as after `q`.
+pub async fn run(mut connection: Connection, game: GameKind) -> anyhow::Result<()> {
     let mut terminal = TerminalGuard::new();
-    let events = terminal_events();
+    let mut events = terminal_events();
+    if !wait_for_start_on(&mut terminal, &mut events, &mut connection, game).await?? {
+        drop(terminal);
+        connection.close().await;
+        println!("Not started: the clock has not run.");
+        return Ok(());
+    }
+    let Attempt {
+        mut connection,
+        state,
+        notes,
+    } = match daily::start(connection, game).await? {
+        Opened::Attempt(attempt) => *attempt,
+        Opened::AlreadyPlayed { notes } => {
+            drop(terminal);
+            for note in notes {
+                println!("{note}");
+            }
+            return Ok(());
+        }
+    };
     let (state, outcome) = run_on(&mut terminal, events, &mut connection, state, notes).await?;
     drop(terminal);
     connection.close().await;

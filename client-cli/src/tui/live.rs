@@ -14,8 +14,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::frame::{Context, framed_screen, overlay};
+use super::input::Ui;
 use super::screens::{bold, dim};
-use super::{Context, Screen, TerminalGuard, Ui, framed_screen, overlay, terminal_events};
+use super::terminal::{Screen, TerminalGuard, terminal_events};
 use crate::leaderboard::{HEADER, row_text};
 use crate::live::{LiveBoard, change_text, counts_text};
 use crate::net::{Connection, NetError};

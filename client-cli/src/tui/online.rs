@@ -17,7 +17,9 @@ use patience_shared::protocol::{ClientMessage, Phase, ServerMessage};
 use ratatui::crossterm::event::Event;
 use tokio::sync::mpsc;
 
-use super::{Action, Screen, Ui, draw_online, race_board_area};
+use super::draw::{draw_online, race_board_area};
+use super::input::{Action, Ui};
+use super::terminal::{Screen, TerminalGuard, terminal_events};
 use crate::net::NetError;
 use crate::session::Session;
 
@@ -39,6 +41,34 @@ pub enum Ending {
         /// The race was over.
         after_result: bool,
     },
+}
+
+/// Online play or watching in the real terminal, until the player leaves
+/// (the loop is [`run`]).
+///
+/// Cancel-safe in effect, as [`run`]; the terminal is restored on drop.
+pub async fn play(session: Session, notes: Vec<String>) -> anyhow::Result<()> {
+    let mut terminal = TerminalGuard::new();
+    let mut events = terminal_events();
+    let ending = run(&mut terminal, &mut events, session, notes).await;
+    drop(terminal);
+    finish(ending?).await
+}
+
+/// The lobby in the real terminal, until a key picks a room (its code) or
+/// the player leaves (the loop is [`crate::lobby::run`]).
+///
+/// Cancel-safe in effect, as [`crate::lobby::run`]; the terminal is
+/// restored on drop.
+pub async fn lobby(
+    connection: &mut crate::net::Connection,
+    game: Option<patience_shared::game::GameKind>,
+) -> anyhow::Result<Option<String>> {
+    let mut terminal = TerminalGuard::new();
+    let mut events = terminal_events();
+    let picked = crate::lobby::run(&mut terminal, &mut events, connection, game).await;
+    drop(terminal);
+    picked
 }
 
 /// The online loop: draws `session`'s state on `screen` and plays the

@@ -17,8 +17,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::board::{Marks, board_lines};
+use super::draw::PANEL_WIDTH;
+use super::frame::{MIN_HEIGHT, MIN_WIDTH, titled_screen, too_small};
 use super::screens::{bold, dim, progress_words, status_style};
-use super::{MIN_HEIGHT, MIN_WIDTH, PANEL_WIDTH, Screen, TerminalGuard, titled_screen, too_small};
+use super::terminal::{Screen, TerminalGuard};
 use crate::race::{status_text, tenths_text};
 use crate::replay::{Cursor, Replay, ReplayKey, step_text};
 

@@ -11,7 +11,7 @@ use patience_shared::rules::{Rules, View, Zone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::Context;
+use super::frame::Context;
 use crate::race::{RaceState, clock_text, progress_text, status_text};
 
 pub(super) fn bold() -> Style {

@@ -5,17 +5,35 @@
 use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
+use patience_shared::any::AnyMove;
+use patience_shared::card::Card;
 use patience_shared::game::GameKind;
+use patience_shared::position::move_shapes;
 use patience_shared::protocol::{
     self, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult, Reveal, RoomInfo,
     RoomOptions, ServerMessage, Standing,
 };
 use patience_shared::rules::Rules;
+use patience_shared::rules::{Effect, View, Zone};
+use patience_shared::solver::{Budget, Hint};
+use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use ratatui::text::Line;
 
+use super::board::*;
+use super::draw::*;
+use super::frame::*;
+use super::input::*;
+use super::practice::*;
+use super::screens::*;
+use super::terminal::*;
 use super::*;
+use crate::plain::PRACTICE_BUDGET;
 use crate::race::RaceState;
 
 fn render(width: u16, height: u16, draw: impl FnOnce(&mut Frame)) -> String {
@@ -532,6 +550,57 @@ fn daily_attempt_with_the_servers_clock() {
         &Ui::default(),
         now
     )));
+}
+
+#[test]
+fn daily_before_the_start_says_the_terms_and_shows_no_board() {
+    insta::assert_snapshot!(render(80, 24, |frame| daily::draw_start(
+        frame,
+        GameKind::ThreeBlindMice
+    )));
+}
+
+/// The screen before the daily: keys that do nothing, then Enter starts;
+/// `q` leaves; the end of the keys leaves. Nothing is sent meanwhile.
+#[tokio::test]
+async fn the_daily_starts_on_enter_and_leaves_on_q_without_asking_for_the_deal() {
+    let press = |code: KeyCode| Event::Key(key(code));
+    for (presses, starts) in [
+        (vec![press(KeyCode::Char('x')), press(KeyCode::Enter)], true),
+        (vec![press(KeyCode::Char('s'))], true),
+        (vec![press(KeyCode::Char('q'))], false),
+        (vec![press(KeyCode::Esc)], false),
+        (Vec::new(), false),
+    ] {
+        let (url, received) = crate::fake_server::start(|_| Vec::new()).await;
+        let mut connection = crate::net::Connection::open(&url, "ada")
+            .await
+            .expect("the fake server answers");
+        let (keys, mut events) = tokio::sync::mpsc::channel(8);
+        for event in presses.clone() {
+            keys.send(event).await.expect("the loop reads keys");
+        }
+        drop(keys);
+        let mut screen = Scripted::new(80, 24, false);
+        let started = daily::wait_for_start_on(
+            &mut screen,
+            &mut events,
+            &mut connection,
+            GameKind::ThreeBlindMice,
+        )
+        .await
+        .expect("the screen draws")
+        .expect("the connection holds");
+        assert_eq!(started, starts, "{presses:?}");
+        let sent = received.lock().map(|log| log.clone()).unwrap_or_default();
+        assert!(
+            sent.iter().all(|message| matches!(
+                message,
+                patience_shared::protocol::ClientMessage::Hello { .. }
+            )),
+            "{sent:?}"
+        );
+    }
 }
 
 #[test]

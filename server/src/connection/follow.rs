@@ -8,7 +8,7 @@ use patience_shared::protocol::{BoardsReplay, RaceRecord, SeatReplay, ServerMess
 use patience_shared::replay;
 
 use super::Session;
-use super::accounts::ReplayAnswer;
+use super::records::ReplayAnswer;
 use crate::daily;
 use crate::leaderboard_feed::{Next, events};
 use crate::metrics::bump;

@@ -1,9 +1,12 @@
-//! The [`Store`] on a PostgreSQL server, chosen with `--database-url`.
+//! The [`Store`](super::Store) on a PostgreSQL server, chosen with
+//! `--database-url`: the store's queries, written once in
+//! [`sql`], on a [`PostgresConnection`], the
+//! `Backend` (`store/backend.rs`) this module implements.
 //!
 //! It keeps what [`SqliteStore`](super::sqlite::SqliteStore) keeps, with the
 //! same semantics and the same errors: the shared tests in `store/tests.rs`
 //! run against both. The client is sfackler's `postgres` crate, the
-//! blocking face of `tokio-postgres`: [`Store`] is synchronous and runs on
+//! blocking face of `tokio-postgres`: [`Store`](super::Store) is synchronous and runs on
 //! the database thread, which is no runtime worker, so a blocking client is
 //! the natural fit (the crate drives its own small runtime inside), and it
 //! is the Rust client PostgreSQL users know best, kept up with PostgreSQL's
@@ -17,10 +20,10 @@
 //! - A failed statement aborts the whole transaction until it is rolled
 //!   back to a savepoint, where SQLite fails that statement alone. The
 //!   expected refusals (a name taken, an attempt begun twice, a move
-//!   recorded twice) are therefore no errors to PostgreSQL (`ON CONFLICT DO
-//!   NOTHING`, then a look at what is there), calls of several writes run
-//!   in a savepoint of their own, and any other error marks the
-//!   transaction aborted: [`Store::commit`] then refuses (PostgreSQL would
+//!   recorded twice) are therefore no errors in the shared SQL (`ON
+//!   CONFLICT DO NOTHING`, then a look at what is there), calls of several
+//!   writes run in a savepoint of their own, and any other error marks the
+//!   transaction aborted: a commit then refuses (PostgreSQL would
 //!   answer a `COMMIT` of an aborted transaction by rolling it back, and no
 //!   one would know), until a rollback to a savepoint undoes the error.
 //! - `SAVEPOINT` outside a transaction is an error in PostgreSQL but begins
@@ -37,12 +40,13 @@
 //!   race's move, the one call made per move, is a single simple query that
 //!   carries what is owed and `EXECUTE`s a statement the session prepared:
 //!   a lone move costs two round trips (the move, the commit), a batch of
-//!   moves one per move and one for the commit.
+//!   moves one per move and one for the commit. A day's tally writes each
+//!   table in one statement over arrays.
 //! - READ COMMITTED, PostgreSQL's default, gives each statement a fresh
 //!   snapshot and takes no lock a read does not ask for: the fence of a
-//!   running race's writes locks its row (`LIVE_MOVE_SQL`) so that a
-//!   claim by another server and an owner's uncommitted write wait for each
-//!   other. (SQLite has one writer at a time, so no claim comes between a
+//!   running race's writes locks its row (`LIVE_MOVE_SQL`, and `FOR UPDATE`
+//!   when a race ends) so that a claim by another server and an owner's
+//!   uncommitted write wait for each other. (SQLite has one writer at a time, so no claim comes between a
 //!   move's insert and its commit.)
 //!
 //! The schema is versioned in the one-row table `schema_version`;
@@ -59,25 +63,16 @@ use std::collections::HashMap;
 use std::str::FromStr as _;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{
-    self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
-    RaceRecord, RaceResult, Reveal, Standing, StandingRow,
-};
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
+use postgres::types::{IsNull, ToSql, Type};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
-use super::columns::{
-    OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status, status_name,
-};
-use super::tally::{self, DayAttempt, DayTally, RecordCounters, Totals};
-use crate::signup::SavedBucket;
-
-use super::{
-    Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
-    Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
-    Standings, Store, StoreError, TokenHash,
-};
+use super::backend::{Backend, Param, Row, count, row_through};
+use super::columns::int;
+use super::sql::{self, SqlStore};
+use super::tally::{DayTally, RecordCounters};
+use super::{LiveMove, StoreError};
 
 /// The schema, one step per version: step `n` takes version `n` to `n + 1`.
 /// Steps are never edited once released; a change is a new step.
@@ -398,8 +393,13 @@ enum JobSavepoint {
     Open,
 }
 
-/// The PostgreSQL store: one connection.
-pub struct PostgresStore {
+/// The PostgreSQL store: the store's queries ([`SqlStore`]) on a
+/// [`PostgresConnection`].
+pub type PostgresStore = SqlStore<PostgresConnection>;
+
+/// One connection to a PostgreSQL server, and what PostgreSQL does its own
+/// way.
+pub struct PostgresConnection {
     /// How to connect again once the connection is lost.
     config: postgres::Config,
     client: Client,
@@ -416,113 +416,60 @@ pub struct PostgresStore {
     /// A transaction that sent nothing has nothing to commit.
     begun_on_server: bool,
     job_savepoint: JobSavepoint,
-    /// The node whose running races this store saves and claims
-    /// ([`Store::set_node`]).
-    node: String,
     /// A statement failed since the last point rolled back to: PostgreSQL
     /// refuses every statement until then, and would turn a `COMMIT` into
     /// a silent rollback.
     aborted: bool,
 }
 
-impl std::fmt::Debug for PostgresStore {
+impl std::fmt::Debug for PostgresConnection {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
-            .debug_struct("PostgresStore")
+            .debug_struct("PostgresConnection")
             .field("transaction", &self.transaction)
             .field("aborted", &self.aborted)
             .finish_non_exhaustive()
     }
 }
 
-fn uint(row: &Row, index: usize) -> Result<u64, StoreError> {
-    Ok(row.try_get::<_, i64>(index)?.cast_unsigned())
-}
-
-/// A `BIGINT` count read back into its narrower Rust type.
-fn count<T: TryFrom<i64>>(row: &Row, index: usize) -> Result<T, StoreError> {
-    let value: i64 = row.try_get(index)?;
-    T::try_from(value).map_err(|_| {
-        StoreError::Corrupt(format!("{value} is out of range in column {}", index + 1))
-    })
-}
-
-fn text(row: &Row, index: usize) -> Result<String, StoreError> {
-    Ok(row.try_get(index)?)
-}
-
-/// The leaderboard columns of `daily_attempts a JOIN players p`, in the
-/// order [`leaderboard_row`] reads them (the rank comes separately).
-const ROW_COLUMNS: &str =
-    "p.name, a.status, a.elapsed_ms, a.moves, a.cards_home, a.race_id, a.new_account, a.review";
-
-/// The finished attempts of `daily_attempts a` that rank.
-const RANKED: &str = "a.race_id IS NOT NULL AND NOT a.new_account AND NOT a.review";
-
-/// The ranking order of finished attempts, as SQLite's: won first (`true`
-/// sorts after `false`, hence `DESC`), then less time, then fewer moves;
-/// then who finished first, then who registered first. The row-value
-/// comparison in [`Store::rank`] must say the same.
-const RANKING: &str = "a.won DESC, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id";
-
-/// The record counters of `player_records r`, in the order
-/// [`record_counters`] reads them.
-const RECORD_COLUMNS: &str = "r.days_played, r.wins, r.ranked_days, r.best_rank, r.best_time_ms,
-    r.play_streak, r.best_play_streak, r.last_played, r.win_streak, r.best_win_streak, r.last_won";
-
-/// The columns of `period_totals t JOIN players p`, in the order a
-/// [`Totals`] is read.
-const TOTALS_COLUMNS: &str = "t.player_id, p.name, t.points, t.days, t.wins, t.win_time_ms";
-
-/// The standings order of `period_totals t`, as SQLite's: more points, more
-/// wins, less winning time, then the lower id (registered first). The
-/// row-value comparison of the own row's rank must say the same.
-const STANDING: &str = "t.points DESC, t.wins DESC, t.win_time_ms, t.player_id";
-
-/// The rows of a day's podium.
-const PODIUM: u32 = 3;
-
-fn record_counters(row: &Row) -> Result<RecordCounters, StoreError> {
-    let optional_count = |index: usize| -> Result<Option<u32>, StoreError> {
-        row.try_get::<_, Option<i64>>(index)?
-            .map(|value| {
-                u32::try_from(value).map_err(|_| {
-                    StoreError::Corrupt(format!("{value} is out of range in column {}", index + 1))
-                })
-            })
-            .transpose()
-    };
-    Ok(RecordCounters {
-        days_played: count(row, 0)?,
-        wins: count(row, 1)?,
-        ranked_days: count(row, 2)?,
-        best_rank: optional_count(3)?,
-        best_time_ms: row.try_get::<_, Option<i64>>(4)?.map(i64::cast_unsigned),
-        play_streak: count(row, 5)?,
-        best_play_streak: count(row, 6)?,
-        last_played: row.try_get(7)?,
-        win_streak: count(row, 8)?,
-        best_win_streak: count(row, 9)?,
-        last_won: row.try_get(10)?,
-    })
-}
-
-fn leaderboard_row(row: &Row, rank: u32) -> Result<LeaderboardRow, StoreError> {
-    Ok(LeaderboardRow {
-        rank,
-        name: text(row, 0)?,
-        status: parse_status(&text(row, 1)?)?,
-        elapsed_ms: uint(row, 2)?,
-        moves: count(row, 3)?,
-        cards_home: count(row, 4)?,
-        race_id: uint(row, 5)?,
-        unranked: Eligibility {
-            new_account: row.try_get(6)?,
-            review: row.try_get(7)?,
+/// A parameter goes to the server as the Rust type PostgreSQL's own types
+/// map to: `BIGINT` as `i64`, `BOOLEAN` as `bool`, and so on.
+impl ToSql for Param<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Int(value) => value.to_sql(ty, out),
+            Param::Bool(value) => value.to_sql(ty, out),
+            Param::Text(value) => value.to_sql(ty, out),
+            Param::Bytes(value) => value.to_sql(ty, out),
+            Param::Real(value) => value.to_sql(ty, out),
         }
-        .unranked(),
-    })
+    }
+
+    // Each variant checks the type itself, in `to_sql_checked`.
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Int(value) => value.to_sql_checked(ty, out),
+            Param::Bool(value) => value.to_sql_checked(ty, out),
+            Param::Text(value) => value.to_sql_checked(ty, out),
+            Param::Bytes(value) => value.to_sql_checked(ty, out),
+            Param::Real(value) => value.to_sql_checked(ty, out),
+        }
+    }
 }
+
+row_through!(postgres::Row, try_get);
 
 impl PostgresStore {
     /// Connects to the database that `url` names (a `postgres://` URL or
@@ -531,7 +478,7 @@ impl PostgresStore {
     pub fn connect(url: &str) -> Result<PostgresStore, StoreError> {
         let config = connection_config(url)?;
         let client = config.connect(NoTls)?;
-        let mut store = PostgresStore {
+        let mut connection = PostgresConnection {
             config,
             client,
             statements: HashMap::new(),
@@ -539,43 +486,24 @@ impl PostgresStore {
             owed: Vec::new(),
             begun_on_server: false,
             job_savepoint: JobSavepoint::None,
-            node: String::new(),
             aborted: false,
         };
-        store.migrate()?;
-        store.key_older_names()?;
-        store.prepare_session()?;
+        connection.migrate()?;
+        let mut store = sql::open(connection)?;
+        store.backend.prepare_session()?;
         Ok(store)
     }
 
     /// The schema version of the database.
     pub fn schema_version(&mut self) -> Result<u32, StoreError> {
-        let row = self.query_one("SELECT version FROM schema_version", &[])?;
-        count(&row, 0)
+        self.backend
+            .query_one("SELECT version FROM schema_version", &[], |row| {
+                count(row, 0)
+            })
     }
+}
 
-    /// Gives every player registered before names had keys its
-    /// [`protocol::name_key`], in the order they registered; a name that
-    /// looks like an earlier one keeps no key (it stays, and nobody else
-    /// can take the look it shares with the earlier one). Nodes starting
-    /// at once may both try a key: the loser's row stays unkeyed.
-    fn key_older_names(&mut self) -> Result<(), StoreError> {
-        let unkeyed = self.query(
-            "SELECT id, name FROM players WHERE name_key IS NULL ORDER BY id",
-            &[],
-        )?;
-        for row in unkeyed {
-            let id: i64 = row.try_get(0)?;
-            let name = text(&row, 1)?;
-            self.execute(
-                "UPDATE players SET name_key = $1 WHERE id = $2
-                 AND NOT EXISTS (SELECT 1 FROM players WHERE name_key = $1)",
-                &[&protocol::name_key(&name), &id],
-            )?;
-        }
-        Ok(())
-    }
-
+impl PostgresConnection {
     fn migrate(&mut self) -> Result<(), StoreError> {
         let known = u32::try_from(MIGRATIONS.len()).unwrap_or(u32::MAX);
         self.batch("BEGIN")?;
@@ -681,6 +609,15 @@ impl PostgresStore {
             .map_err(|error| self.failed(error))
     }
 
+    /// Runs a simple query (its values spelled out as literals), after
+    /// what is owed, in one round trip.
+    fn simple_query(&mut self, sql: &str) -> Result<Vec<SimpleQueryMessage>, StoreError> {
+        let text = self.take_owed() + sql;
+        self.client
+            .simple_query(&text)
+            .map_err(|error| self.failed(error))
+    }
+
     /// The prepared statement for `sql`, prepared on first use, with the
     /// transaction control owed sent: the statement runs next.
     fn statement(&mut self, sql: &str) -> Result<Statement, StoreError> {
@@ -695,89 +632,49 @@ impl PostgresStore {
         self.statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
+}
 
-    fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+/// The parameters as the client takes them.
+fn to_sql<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|param| param as &(dyn ToSql + Sync))
+        .collect()
+}
+
+impl Backend for PostgresConnection {
+    // The unique index's folding: ASCII, whatever the locale.
+    const NAME_MATCHES: &'static str =
+        r#"lower(name COLLATE "C") = lower(CAST($1 AS TEXT) COLLATE "C")"#;
+    // READ COMMITTED takes no lock a read does not ask for: a claim made
+    // meanwhile by another server waits for this transaction, or this one
+    // sees it.
+    const LOCK_ROW: &'static str = " FOR UPDATE";
+
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64, StoreError> {
         let statement = self.statement(sql)?;
         self.client
-            .execute(&statement, params)
+            .execute(&statement, &to_sql(params))
             .map_err(|error| self.failed(error))
     }
 
-    fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
-        let statement = self.statement(sql)?;
-        self.client
-            .query(&statement, params)
-            .map_err(|error| self.failed(error))
-    }
-
-    fn query_opt(
+    fn query<T>(
         &mut self,
         sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, StoreError> {
+        params: &[Param<'_>],
+        mut read: impl FnMut(&dyn Row) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
         let statement = self.statement(sql)?;
-        self.client
-            .query_opt(&statement, params)
-            .map_err(|error| self.failed(error))
-    }
-
-    fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row, StoreError> {
-        let statement = self.statement(sql)?;
-        self.client
-            .query_one(&statement, params)
-            .map_err(|error| self.failed(error))
-    }
-
-    /// Gives this store's node a row among the nodes' leases, if it has
-    /// none (an ended lease, until the node renews it), so that the
-    /// failover scan, which starts from the leases, finds its races.
-    fn enrol_node(&mut self) -> Result<(), StoreError> {
-        let node = self.node.clone();
-        self.execute(
-            "INSERT INTO live_nodes (node, lease_until_ms) VALUES ($1, 0)
-             ON CONFLICT DO NOTHING",
-            &[&node],
-        )?;
-        Ok(())
-    }
-
-    /// Runs `work` so that it keeps all of its writes or none, and so that
-    /// its failure leaves the transaction usable (as a failed SQLite call
-    /// does).
-    /// The running race `code` kept as `body` under the claim `epoch`,
-    /// with every move recorded since it was saved.
-    fn read_live_race(
-        &mut self,
-        code: &str,
-        body: &[u8],
-        epoch: u64,
-    ) -> Result<LiveRace, StoreError> {
-        let room: LiveRace = rmp_serde::from_slice(body)
-            .map_err(|error| StoreError::Corrupt(format!("running race {code}: {error}")))?;
-        let moves = self.query(
-            "SELECT seat, idx, text, elapsed_ms, seq FROM live_moves
-             WHERE code = $1 ORDER BY seat, idx",
-            &[&code],
-        )?;
-        let kept = moves
-            .iter()
-            .map(|row| {
-                Ok(LiveMove {
-                    seat: count(row, 0)?,
-                    index: count(row, 1)?,
-                    text: text(row, 2)?,
-                    elapsed_ms: uint(row, 3)?,
-                    seq: uint(row, 4)?,
-                    epoch,
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        LiveRace { epoch, ..room }.with_moves(kept)
+        let rows = self
+            .client
+            .query(&statement, &to_sql(params))
+            .map_err(|error| self.failed(error))?;
+        rows.iter().map(|row| read(row)).collect()
     }
 
     fn atomically<T>(
         &mut self,
-        work: impl FnOnce(&mut PostgresStore) -> Result<T, StoreError>,
+        work: impl FnOnce(&mut PostgresConnection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         // Outside a transaction a savepoint is an error: a transaction of
         // its own does the same.
@@ -815,191 +712,6 @@ impl PostgresStore {
         }
     }
 
-    /// Writes what the tally of `date` found: ranks, totals, records and
-    /// counts, each table in one statement over arrays (one round trip
-    /// each, however many played).
-    fn write_tally(
-        &mut self,
-        game: GameKind,
-        date: &str,
-        tally: &DayTally,
-    ) -> Result<(), StoreError> {
-        let (players, ranks): (Vec<i64>, Vec<i64>) = tally
-            .ranks
-            .iter()
-            .map(|(player, rank)| (int(*player), i64::from(*rank)))
-            .unzip();
-        self.execute(
-            "UPDATE daily_attempts a SET final_rank = v.final_rank
-             FROM UNNEST($3::BIGINT[], $4::BIGINT[]) AS v (player_id, final_rank)
-             WHERE a.player_id = v.player_id AND a.game = $1 AND a.date = $2",
-            &[&game.slug(), &date, &players, &ranks],
-        )?;
-        let additions = &tally.additions;
-        let players: Vec<i64> = additions.iter().map(|added| int(added.player)).collect();
-        let points: Vec<i64> = additions
-            .iter()
-            .map(|added| i64::from(added.points))
-            .collect();
-        let wins: Vec<i64> = additions.iter().map(|added| i64::from(added.won)).collect();
-        let times: Vec<i64> = additions
-            .iter()
-            .map(|added| int(added.win_time_ms))
-            .collect();
-        let [(week_kind, week), (month_kind, month)] = tally.periods();
-        self.execute(
-            "INSERT INTO period_totals
-                 (game, period_kind, period_key, player_id, points, days, wins, win_time_ms)
-             SELECT $1, k.kind, k.key, v.player_id, v.points, 1, v.wins, v.win_time_ms
-             FROM UNNEST($6::BIGINT[], $7::BIGINT[], $8::BIGINT[], $9::BIGINT[])
-                      AS v (player_id, points, wins, win_time_ms)
-             CROSS JOIN (VALUES ($2::TEXT, $3::TEXT), ($4::TEXT, $5::TEXT)) AS k (kind, key)
-             ON CONFLICT (game, period_kind, period_key, player_id) DO UPDATE SET
-                 points = period_totals.points + EXCLUDED.points,
-                 days = period_totals.days + 1,
-                 wins = period_totals.wins + EXCLUDED.wins,
-                 win_time_ms = period_totals.win_time_ms + EXCLUDED.win_time_ms",
-            &[
-                &game.slug(),
-                &week_kind,
-                &week,
-                &month_kind,
-                &month,
-                &players,
-                &points,
-                &wins,
-                &times,
-            ],
-        )?;
-        let records = &tally.records;
-        let column = |read: fn(&RecordCounters) -> i64| -> Vec<i64> {
-            records.iter().map(|(_, counters)| read(counters)).collect()
-        };
-        let players: Vec<i64> = records.iter().map(|(player, _)| int(*player)).collect();
-        let best_ranks: Vec<Option<i64>> = records
-            .iter()
-            .map(|(_, counters)| counters.best_rank.map(i64::from))
-            .collect();
-        let best_times: Vec<Option<i64>> = records
-            .iter()
-            .map(|(_, counters)| counters.best_time_ms.map(int))
-            .collect();
-        let last_played: Vec<Option<String>> = records
-            .iter()
-            .map(|(_, counters)| counters.last_played.clone())
-            .collect();
-        let last_won: Vec<Option<String>> = records
-            .iter()
-            .map(|(_, counters)| counters.last_won.clone())
-            .collect();
-        self.execute(
-            "INSERT INTO player_records
-                 (player_id, game, days_played, wins, ranked_days, best_rank, best_time_ms,
-                  play_streak, best_play_streak, last_played, win_streak, best_win_streak,
-                  last_won)
-             SELECT v.player_id, $1, v.days_played, v.wins, v.ranked_days, v.best_rank,
-                    v.best_time_ms, v.play_streak, v.best_play_streak, v.last_played,
-                    v.win_streak, v.best_win_streak, v.last_won
-             FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::BIGINT[], $5::BIGINT[], $6::BIGINT[],
-                         $7::BIGINT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::BIGINT[],
-                         $12::BIGINT[], $13::TEXT[])
-                  AS v (player_id, days_played, wins, ranked_days, best_rank, best_time_ms,
-                        play_streak, best_play_streak, last_played, win_streak,
-                        best_win_streak, last_won)
-             ON CONFLICT (player_id, game) DO UPDATE SET
-                 days_played = EXCLUDED.days_played, wins = EXCLUDED.wins,
-                 ranked_days = EXCLUDED.ranked_days, best_rank = EXCLUDED.best_rank,
-                 best_time_ms = EXCLUDED.best_time_ms, play_streak = EXCLUDED.play_streak,
-                 best_play_streak = EXCLUDED.best_play_streak,
-                 last_played = EXCLUDED.last_played, win_streak = EXCLUDED.win_streak,
-                 best_win_streak = EXCLUDED.best_win_streak, last_won = EXCLUDED.last_won",
-            &[
-                &game.slug(),
-                &players,
-                &column(|counters| i64::from(counters.days_played)),
-                &column(|counters| i64::from(counters.wins)),
-                &column(|counters| i64::from(counters.ranked_days)),
-                &best_ranks,
-                &best_times,
-                &column(|counters| i64::from(counters.play_streak)),
-                &column(|counters| i64::from(counters.best_play_streak)),
-                &last_played,
-                &column(|counters| i64::from(counters.win_streak)),
-                &column(|counters| i64::from(counters.best_win_streak)),
-                &last_won,
-            ],
-        )?;
-        self.execute(
-            "UPDATE daily_tallies SET finished = $3, finishers = $4, winners = $5
-             WHERE game = $1 AND date = $2",
-            &[
-                &game.slug(),
-                &date,
-                &i64::from(tally.finished),
-                &i64::from(tally.finishers),
-                &i64::from(tally.winners),
-            ],
-        )?;
-        Ok(())
-    }
-
-    fn insert_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
-        let reveal = &race.result.reveal;
-        let row = self.query_one(
-            "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms, open_boards)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            &[
-                &reveal.game.slug(),
-                &int(reveal.seed),
-                &reveal.salt,
-                &race.daily,
-                &int(race.ended_at_ms),
-                &race.result.open_boards,
-            ],
-        )?;
-        let race_id = uint(&row, 0)?;
-        for standing in &race.result.standings {
-            let player = race
-                .players
-                .iter()
-                .find(|(seat, _)| *seat == standing.seat)
-                .map(|(_, player)| int(*player));
-            let log = race
-                .result
-                .logs
-                .iter()
-                .find(|log| log.seat == standing.seat)
-                .map(|log| log.moves.as_slice())
-                .unwrap_or_default();
-            let progress = &standing.progress;
-            self.execute(
-                "INSERT INTO race_players (race_id, seat, player_id, name, rank, status, moves,
-                                           cards_home, elapsed_ms, log, runs_home,
-                                           cards_uncovered, stock_turned, bot)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-                &[
-                    &int(race_id),
-                    &i64::from(standing.seat),
-                    &player,
-                    &standing.name,
-                    &i64::from(standing.rank),
-                    &status_name(standing.status),
-                    &i64::from(progress.moves),
-                    &i64::from(progress.cards_home),
-                    &int(progress.elapsed_ms),
-                    &encode_log(log),
-                    &i64::from(progress.runs_home),
-                    &i64::from(progress.cards_uncovered),
-                    &i64::from(progress.stock_turned),
-                    &standing.bot.map(BotLevel::as_str),
-                ],
-            )?;
-        }
-        Ok(race_id)
-    }
-}
-
-impl Store for PostgresStore {
     // Owed, not sent: it goes with the batch's first statement.
     fn begin(&mut self) -> Result<(), StoreError> {
         self.owed.clear();
@@ -1125,910 +837,11 @@ impl Store for PostgresStore {
         self.prepare_session()
     }
 
-    fn server_secret(&mut self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
-        self.execute(
-            "INSERT INTO meta (key, value) VALUES ('daily_secret', $1) ON CONFLICT DO NOTHING",
-            &[&fresh.as_slice()],
-        )?;
-        let row = self.query_one("SELECT value FROM meta WHERE key = 'daily_secret'", &[])?;
-        let stored: Vec<u8> = row.try_get(0)?;
-        stored
-            .try_into()
-            .map_err(|_| StoreError::Corrupt("the daily secret is not 32 bytes".to_string()))
-    }
-
-    fn register(
-        &mut self,
-        name: &str,
-        token: &TokenHash,
-        now_ms: u64,
-    ) -> Result<Player, StoreError> {
-        // A duplicate (name or token) inserts nothing instead of aborting
-        // the transaction, as SQLite's failed statement would not.
-        let inserted = self.query_opt(
-            "INSERT INTO players (name, token_hash, created_at_ms, name_key)
-             VALUES ($1, $2, $3, $4)
-             ON CONFLICT DO NOTHING RETURNING id",
-            &[
-                &name,
-                &token.as_slice(),
-                &int(now_ms),
-                &protocol::name_key(name),
-            ],
-        )?;
-        let Some(row) = inserted else {
-            return Err(StoreError::NameTaken(name.to_string()));
-        };
-        let id = uint(&row, 0)?;
-        self.execute(
-            "INSERT INTO player_tokens (token_hash, player_id, created_at_ms) VALUES ($1, $2, $3)",
-            &[&token.as_slice(), &int(id), &int(now_ms)],
-        )?;
-        Ok(Player {
-            id,
-            name: name.to_string(),
-            created_at_ms: now_ms,
-        })
-    }
-
-    fn player_by_token(&mut self, token: &TokenHash) -> Result<Option<Player>, StoreError> {
-        let row = self.query_opt(
-            "SELECT p.id, p.name, p.created_at_ms
-             FROM player_tokens t JOIN players p ON p.id = t.player_id
-             WHERE t.token_hash = $1",
-            &[&token.as_slice()],
-        )?;
-        row.map(|row| {
-            Ok(Player {
-                id: uint(&row, 0)?,
-                name: text(&row, 1)?,
-                created_at_ms: uint(&row, 2)?,
-            })
-        })
-        .transpose()
-    }
-
-    fn save_registration_bucket(&mut self, bucket: &SavedBucket) -> Result<(), StoreError> {
-        self.execute(
-            "INSERT INTO registration_buckets (source, tokens, updated_ms) VALUES ($1, $2, $3)
-             ON CONFLICT (source) DO UPDATE
-             SET tokens = excluded.tokens, updated_ms = excluded.updated_ms",
-            &[
-                &bucket.source.to_string(),
-                &bucket.tokens,
-                &int(bucket.updated_ms),
-            ],
-        )?;
-        Ok(())
-    }
-
-    fn registration_buckets(&mut self, limit: usize) -> Result<Vec<SavedBucket>, StoreError> {
-        let rows = self.query(
-            "SELECT source, tokens, updated_ms FROM registration_buckets
-             ORDER BY updated_ms DESC LIMIT $1",
-            &[&i64::try_from(limit).unwrap_or(i64::MAX)],
-        )?;
-        let mut buckets = Vec::new();
-        for row in rows {
-            let source = text(&row, 0)?;
-            let tokens: f64 = row.try_get(1)?;
-            if let Ok(source) = source.parse() {
-                buckets.push(SavedBucket {
-                    source,
-                    tokens,
-                    updated_ms: uint(&row, 2)?,
-                });
-            }
-        }
-        Ok(buckets)
-    }
-
-    fn revoke_token(&mut self, token: &TokenHash) -> Result<bool, StoreError> {
-        let deleted = self.query_opt(
-            "DELETE FROM player_tokens WHERE token_hash = $1 RETURNING player_id",
-            &[&token.as_slice()],
-        )?;
-        Ok(deleted.is_some())
-    }
-
-    fn save_sign_in_code(
-        &mut self,
-        player: PlayerId,
-        code: &TokenHash,
-        now_ms: u64,
-        expires_at_ms: u64,
-    ) -> Result<(), StoreError> {
-        // Expired codes are kept no longer than until the next code is
-        // asked for: nothing else needs a sweeper.
-        self.execute(
-            "DELETE FROM sign_in_codes WHERE player_id = $1 OR expires_at_ms <= $2",
-            &[&int(player), &int(now_ms)],
-        )?;
-        // A clash of two codes' hashes inserts nothing rather than abort
-        // the transaction; the code is then simply never redeemable.
-        self.execute(
-            "INSERT INTO sign_in_codes (code_hash, player_id, expires_at_ms) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-            &[&code.as_slice(), &int(player), &int(expires_at_ms)],
-        )?;
-        Ok(())
-    }
-
-    fn redeem_sign_in_code(
-        &mut self,
-        code: &TokenHash,
-        token: &TokenHash,
-        now_ms: u64,
-    ) -> Result<Option<Player>, StoreError> {
-        let redeemed = self.query_opt(
-            "DELETE FROM sign_in_codes WHERE code_hash = $1 AND expires_at_ms > $2
-             RETURNING player_id",
-            &[&code.as_slice(), &int(now_ms)],
-        )?;
-        let Some(row) = redeemed else {
-            return Ok(None);
-        };
-        let player: i64 = row.try_get(0)?;
-        self.execute(
-            "INSERT INTO player_tokens (token_hash, player_id, created_at_ms) VALUES ($1, $2, $3)",
-            &[&token.as_slice(), &player, &int(now_ms)],
-        )?;
-        self.player_by_token(token)
-    }
-
-    fn daily_deal(&mut self, game: GameKind, date: &str) -> Result<Option<DailyDeal>, StoreError> {
-        let row = self.query_opt(
-            "SELECT seed, salt FROM daily_deals WHERE game = $1 AND date = $2",
-            &[&game.slug(), &date],
-        )?;
-        row.map(|row| {
-            Ok(DailyDeal {
-                game,
-                date: date.to_string(),
-                seed: uint(&row, 0)?,
-                salt: text(&row, 1)?,
-            })
-        })
-        .transpose()
-    }
-
-    fn save_daily_deal(&mut self, deal: &DailyDeal) -> Result<DailyDeal, StoreError> {
-        // Under READ COMMITTED the next statement sees a deal another
-        // server committed meanwhile: the first one found stays.
-        self.execute(
-            "INSERT INTO daily_deals (game, date, seed, salt) VALUES ($1, $2, $3, $4)
-             ON CONFLICT DO NOTHING",
-            &[&deal.game.slug(), &deal.date, &int(deal.seed), &deal.salt],
-        )?;
-        self.daily_deal(deal.game, &deal.date)?
-            .ok_or_else(|| StoreError::Corrupt("a saved daily deal is missing".to_string()))
-    }
-
-    fn attempt(&mut self, key: &AttemptKey) -> Result<Option<Attempt>, StoreError> {
-        let params: [&(dyn ToSql + Sync); 3] = [&int(key.player), &key.game.slug(), &key.date];
-        let Some(row) = self.query_opt(
-            "SELECT started_at_ms, status, moves, cards_home, elapsed_ms, finished_at_ms, race_id,
-                    new_account, review
-             FROM daily_attempts WHERE player_id = $1 AND game = $2 AND date = $3",
-            &params,
-        )?
-        else {
-            return Ok(None);
-        };
-        let started_at_ms = uint(&row, 0)?;
-        let race_id: Option<i64> = row.try_get(6)?;
-        let finish = match race_id {
-            Some(race_id) => Some(AttemptFinish {
-                status: parse_status(&text(&row, 1)?)?,
-                progress: Progress {
-                    moves: count(&row, 2)?,
-                    cards_home: count(&row, 3)?,
-                    elapsed_ms: uint(&row, 4)?,
-                    ..Progress::default()
-                },
-                finished_at_ms: uint(&row, 5)?,
-                race_id: race_id.cast_unsigned(),
-                eligibility: Eligibility {
-                    new_account: row.try_get(7)?,
-                    review: row.try_get(8)?,
-                },
-            }),
-            None => None,
-        };
-        let rows = self.query(
-            "SELECT text, at_ms FROM daily_moves
-             WHERE player_id = $1 AND game = $2 AND date = $3 ORDER BY idx",
-            &params,
-        )?;
-        let mut moves = Vec::with_capacity(rows.len());
-        let mut move_times_ms = Vec::with_capacity(rows.len());
-        for row in rows {
-            moves.push(text(&row, 0)?);
-            move_times_ms.push(row.try_get::<_, Option<i64>>(1)?.map(i64::cast_unsigned));
-        }
-        Ok(Some(Attempt {
-            started_at_ms,
-            moves,
-            move_times_ms,
-            finish,
-        }))
-    }
-
-    fn begin_attempt(&mut self, key: &AttemptKey, started_at_ms: u64) -> Result<(), StoreError> {
-        let inserted = self.execute(
-            "INSERT INTO daily_attempts (player_id, game, date, started_at_ms, status)
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-            &[
-                &int(key.player),
-                &key.game.slug(),
-                &key.date,
-                &int(started_at_ms),
-                &OPEN,
-            ],
-        )?;
-        if inserted == 1 {
-            Ok(())
-        } else {
-            Err(StoreError::AttemptExists)
-        }
-    }
-
-    fn record_move(
-        &mut self,
-        key: &AttemptKey,
-        index: u32,
-        text: &str,
-        at_ms: u64,
-    ) -> Result<(), StoreError> {
-        let params: [&(dyn ToSql + Sync); 3] = [&int(key.player), &key.game.slug(), &key.date];
-        let inserted = self.execute(
-            "INSERT INTO daily_moves (player_id, game, date, idx, text, at_ms)
-             SELECT player_id, game, date, $4::BIGINT, $5::TEXT, $6::BIGINT FROM daily_attempts
-             WHERE player_id = $1 AND game = $2 AND date = $3 AND race_id IS NULL
-             ON CONFLICT DO NOTHING",
-            &[
-                params[0],
-                params[1],
-                params[2],
-                &i64::from(index),
-                &text,
-                &int(at_ms),
-            ],
-        )?;
-        if inserted == 1 {
-            return Ok(());
-        }
-        // Nothing inserted: the attempt is not open, or the move is there.
-        let open = self.query_opt(
-            "SELECT 1 FROM daily_attempts
-             WHERE player_id = $1 AND game = $2 AND date = $3 AND race_id IS NULL",
-            &params,
-        )?;
-        match open {
-            Some(_) => Err(StoreError::MoveConflict(index)),
-            None => Err(StoreError::AttemptNotOpen),
-        }
-    }
-
-    fn finish_attempt(
-        &mut self,
-        key: &AttemptKey,
-        status: PlayerStatus,
-        progress: Progress,
-        race: &NewRace,
-        eligibility: Eligibility,
-    ) -> Result<u64, StoreError> {
-        self.atomically(|store| {
-            let race_id = store.insert_race(race)?;
-            let updated = store.execute(
-                "UPDATE daily_attempts
-                 SET status = $4, won = $5, moves = $6, cards_home = $7, elapsed_ms = $8,
-                     finished_at_ms = $9, race_id = $10, new_account = $11, review = $12
-                 WHERE player_id = $1 AND game = $2 AND date = $3 AND race_id IS NULL",
-                &[
-                    &int(key.player),
-                    &key.game.slug(),
-                    &key.date,
-                    &status_name(status),
-                    &(status == PlayerStatus::Won),
-                    &i64::from(progress.moves),
-                    &i64::from(progress.cards_home),
-                    &int(progress.elapsed_ms),
-                    &int(race.ended_at_ms),
-                    &int(race_id),
-                    &eligibility.new_account,
-                    &eligibility.review,
-                ],
-            )?;
-            if updated == 1 {
-                Ok(race_id)
-            } else {
-                Err(StoreError::AttemptNotOpen)
-            }
-        })
-    }
-
-    fn attempt_of_race(&mut self, race_id: u64) -> Result<Option<AttemptKey>, StoreError> {
-        let row = self.query_opt(
-            "SELECT player_id, game, date FROM daily_attempts WHERE race_id = $1",
-            &[&int(race_id)],
-        )?;
-        row.map(|row| {
-            Ok(AttemptKey {
-                player: uint(&row, 0)?,
-                game: parse_game(&text(&row, 1)?)?,
-                date: text(&row, 2)?,
-            })
-        })
-        .transpose()
-    }
-
-    fn expired_attempts(&mut self, started_by_ms: u64) -> Result<Vec<ExpiredAttempt>, StoreError> {
-        let rows = self.query(
-            "SELECT a.player_id, a.game, a.date, a.started_at_ms, p.name, p.created_at_ms
-             FROM daily_attempts a JOIN players p ON p.id = a.player_id
-             WHERE a.race_id IS NULL AND a.started_at_ms <= $1",
-            &[&int(started_by_ms)],
-        )?;
-        let mut expired = Vec::with_capacity(rows.len());
-        for row in rows {
-            let key = AttemptKey {
-                player: uint(&row, 0)?,
-                game: parse_game(&text(&row, 1)?)?,
-                date: text(&row, 2)?,
-            };
-            let (moves, move_times_ms) = self
-                .attempt(&key)?
-                .map(|attempt| (attempt.moves, attempt.move_times_ms))
-                .unwrap_or_default();
-            expired.push(ExpiredAttempt {
-                key,
-                name: text(&row, 4)?,
-                registered_at_ms: uint(&row, 5)?,
-                started_at_ms: uint(&row, 3)?,
-                moves,
-                move_times_ms,
-            });
-        }
-        Ok(expired)
-    }
-
-    fn winning_times(
-        &mut self,
-        game: GameKind,
-        date: &str,
-        limit: u32,
-    ) -> Result<(u32, Vec<u64>), StoreError> {
-        let row = self.query_one(
-            &format!(
-                "SELECT COUNT(*) FROM daily_attempts a WHERE a.game = $1 AND a.date = $2 AND {RANKED}"
-            ),
-            &[&game.slug(), &date],
-        )?;
-        let finishers = count(&row, 0)?;
-        let rows = self.query(
-            &format!(
-                "SELECT a.elapsed_ms FROM daily_attempts a
-                 WHERE a.game = $1 AND a.date = $2 AND {RANKED} AND a.won
-                 ORDER BY {RANKING} LIMIT $3"
-            ),
-            &[&game.slug(), &date, &i64::from(limit)],
-        )?;
-        let times = rows
-            .iter()
-            .map(|row| uint(row, 0))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((finishers, times))
-    }
-
-    fn rank(&mut self, key: &AttemptKey) -> Result<Option<Rank>, StoreError> {
-        // `NOT won` sorts a win first, as `-won` does in SQLite.
-        let row = self.query_opt(
-            "SELECT
-                (SELECT COUNT(*) FROM daily_attempts b
-                 WHERE b.game = a.game AND b.date = a.date AND b.race_id IS NOT NULL
-                   AND NOT b.new_account AND NOT b.review
-                   AND (NOT b.won, b.elapsed_ms, b.moves, b.finished_at_ms, b.player_id)
-                     < (NOT a.won, a.elapsed_ms, a.moves, a.finished_at_ms, a.player_id)),
-                (SELECT COUNT(*) FROM daily_attempts c
-                 WHERE c.game = a.game AND c.date = a.date AND c.race_id IS NOT NULL
-                   AND NOT c.new_account AND NOT c.review)
-             FROM daily_attempts a
-             WHERE a.player_id = $1 AND a.game = $2 AND a.date = $3 AND a.race_id IS NOT NULL",
-            &[&int(key.player), &key.game.slug(), &key.date],
-        )?;
-        row.map(|row| {
-            Ok(Rank {
-                rank: count::<u32>(&row, 0)? + 1,
-                finishers: count(&row, 1)?,
-            })
-        })
-        .transpose()
-    }
-
-    fn leaderboard(
-        &mut self,
-        game: GameKind,
-        date: &str,
-        limit: u32,
-        player: Option<PlayerId>,
-    ) -> Result<Leaderboard, StoreError> {
-        let row = self.query_one(
-            &format!(
-                "SELECT COUNT(a.race_id), COUNT(*) - COUNT(a.race_id),
-                        COUNT(*) FILTER (WHERE {RANKED})
-                 FROM daily_attempts a WHERE a.game = $1 AND a.date = $2"
-            ),
-            &[&game.slug(), &date],
-        )?;
-        let (finished, playing, finishers): (u32, u32, u32) =
-            (count(&row, 0)?, count(&row, 1)?, count(&row, 2)?);
-        let page = self.query(
-            &format!(
-                "SELECT {ROW_COLUMNS} FROM daily_attempts a JOIN players p ON p.id = a.player_id
-                 WHERE a.game = $1 AND a.date = $2 AND {RANKED}
-                 ORDER BY {RANKING} LIMIT $3"
-            ),
-            &[&game.slug(), &date, &i64::from(limit)],
-        )?;
-        let rows = page
-            .iter()
-            .zip(1..)
-            .map(|(row, rank)| leaderboard_row(row, rank))
-            .collect::<Result<Vec<_>, _>>()?;
-        let own = match player {
-            Some(player) => {
-                let key = AttemptKey {
-                    player,
-                    game,
-                    date: date.to_string(),
-                };
-                match self.rank(&key)? {
-                    Some(Rank { rank, .. }) => {
-                        let row = self.query_one(
-                            &format!(
-                                "SELECT {ROW_COLUMNS} FROM daily_attempts a
-                                 JOIN players p ON p.id = a.player_id
-                                 WHERE a.player_id = $1 AND a.game = $2 AND a.date = $3"
-                            ),
-                            &[&int(player), &game.slug(), &date],
-                        )?;
-                        Some(leaderboard_row(&row, rank)?)
-                    }
-                    None => None,
-                }
-            }
-            None => None,
-        };
-        Ok(Leaderboard {
-            finishers,
-            unranked: finished.saturating_sub(finishers),
-            playing,
-            rows,
-            own,
-        })
-    }
-
-    fn tally_day(&mut self, game: GameKind, date: &str) -> Result<bool, StoreError> {
-        self.atomically(|store| {
-            // A second server tallying the same day waits here on the
-            // first one's row, then finds it and does nothing.
-            let marked = store.execute(
-                "INSERT INTO daily_tallies (game, date, finished, finishers, winners)
-                 VALUES ($1, $2, 0, 0, 0) ON CONFLICT DO NOTHING",
-                &[&game.slug(), &date],
-            )?;
-            if marked == 0 {
-                return Ok(false);
-            }
-            let newest = store.query_one(
-                "SELECT MAX(date) FROM daily_tallies WHERE game = $1 AND date <> $2",
-                &[&game.slug(), &date],
-            )?;
-            let newest_before: Option<String> = newest.try_get(0)?;
-            let rows = store.query(
-                &format!(
-                    "SELECT a.player_id, a.won, a.elapsed_ms, NOT a.new_account AND NOT a.review
-                     FROM daily_attempts a
-                     WHERE a.game = $1 AND a.date = $2 AND a.race_id IS NOT NULL
-                     ORDER BY {RANKING}"
-                ),
-                &[&game.slug(), &date],
-            )?;
-            let attempts = rows
-                .iter()
-                .map(|row| {
-                    Ok(DayAttempt {
-                        player: uint(row, 0)?,
-                        won: row.try_get(1)?,
-                        elapsed_ms: uint(row, 2)?,
-                        ranked: row.try_get(3)?,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            let rows = store.query(
-                &format!(
-                    "SELECT {RECORD_COLUMNS}, r.player_id FROM player_records r
-                     JOIN daily_attempts a ON a.player_id = r.player_id AND a.game = r.game
-                     WHERE a.game = $1 AND a.date = $2 AND a.race_id IS NOT NULL"
-                ),
-                &[&game.slug(), &date],
-            )?;
-            let before = rows
-                .iter()
-                .map(|row| Ok((uint(row, 11)?, record_counters(row)?)))
-                .collect::<Result<HashMap<_, _>, StoreError>>()?;
-            let tally = tally::tally_day(date, newest_before.as_deref(), &attempts, &before);
-            store.write_tally(game, date, &tally)?;
-            Ok(true)
-        })
-    }
-
-    fn untallied_days(
-        &mut self,
-        closed_through: &str,
-    ) -> Result<Vec<(GameKind, String)>, StoreError> {
-        let rows = self.query(
-            "SELECT d.game, d.date FROM daily_deals d
-             WHERE d.date <= $1 AND NOT EXISTS (
-                 SELECT 1 FROM daily_tallies t WHERE t.game = d.game AND t.date = d.date)
-             ORDER BY d.game, d.date",
-            &[&closed_through],
-        )?;
-        rows.iter()
-            .map(|row| Ok((parse_game(&text(row, 0)?)?, text(row, 1)?)))
-            .collect()
-    }
-
-    fn daily_days(
-        &mut self,
-        game: GameKind,
-        before: Option<&str>,
-        limit: u32,
-    ) -> Result<DaysFound, StoreError> {
-        let rows = self.query(
-            "SELECT t.date, t.finishers, t.winners, d.seed, d.salt
-             FROM daily_tallies t JOIN daily_deals d ON d.game = t.game AND d.date = t.date
-             WHERE t.game = $1 AND t.finished > 0 AND ($2::TEXT IS NULL OR t.date < $2::TEXT)
-             ORDER BY t.date DESC LIMIT $3",
-            &[&game.slug(), &before, &(i64::from(limit) + 1)],
-        )?;
-        let mut days = rows
-            .iter()
-            .map(|row| {
-                Ok(DaySummary {
-                    date: text(row, 0)?,
-                    finishers: count(row, 1)?,
-                    winners: count(row, 2)?,
-                    podium: Vec::new(),
-                    reveal: Reveal {
-                        game,
-                        seed: uint(row, 3)?,
-                        salt: text(row, 4)?,
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
-        let more = days.len() > limit as usize;
-        days.truncate(limit as usize);
-        for day in &mut days {
-            let rows = self.query(
-                &format!(
-                    "SELECT {ROW_COLUMNS}, a.final_rank FROM daily_attempts a
-                     JOIN players p ON p.id = a.player_id
-                     WHERE a.game = $1 AND a.date = $2 AND a.final_rank IS NOT NULL
-                     ORDER BY a.final_rank LIMIT {PODIUM}"
-                ),
-                &[&game.slug(), &day.date],
-            )?;
-            day.podium = rows
-                .iter()
-                .map(|row| {
-                    let row = leaderboard_row(row, count(row, 8)?)?;
-                    Ok(LeaderboardRow {
-                        unranked: None,
-                        ..row
-                    })
-                })
-                .collect::<Result<_, StoreError>>()?;
-        }
-        Ok(DaysFound { days, more })
-    }
-
-    fn player_record(
-        &mut self,
-        player: PlayerLookup<'_>,
-    ) -> Result<Option<PlayerRecord>, StoreError> {
-        let found = match player {
-            PlayerLookup::Id(id) => {
-                self.query_opt("SELECT id, name FROM players WHERE id = $1", &[&int(id)])?
-            }
-            // The unique index's folding: ASCII, whatever the locale.
-            PlayerLookup::Name(name) => self.query_opt(
-                r#"SELECT id, name FROM players
-                   WHERE lower(name COLLATE "C") = lower($1::TEXT COLLATE "C")"#,
-                &[&name],
-            )?,
-        };
-        let Some(found) = found else {
-            return Ok(None);
-        };
-        let (id, name) = (uint(&found, 0)?, text(&found, 1)?);
-        let through: Option<String> = self
-            .query_one("SELECT MAX(date) FROM daily_tallies", &[])?
-            .try_get(0)?;
-        let rows = self.query(
-            &format!(
-                "SELECT {RECORD_COLUMNS}, r.game,
-                        (SELECT MAX(t.date) FROM daily_tallies t WHERE t.game = r.game)
-                 FROM player_records r WHERE r.player_id = $1"
-            ),
-            &[&int(id)],
-        )?;
-        let mut games = Vec::with_capacity(rows.len());
-        for row in rows {
-            let counters = record_counters(&row)?;
-            let game = parse_game(&text(&row, 11)?)?;
-            let game_through: Option<String> = row.try_get(12)?;
-            let median_rank = self
-                .query_opt(
-                    "SELECT final_rank FROM daily_attempts
-                     WHERE player_id = $1 AND game = $2 AND final_rank IS NOT NULL
-                     ORDER BY final_rank LIMIT 1 OFFSET $3",
-                    &[
-                        &int(id),
-                        &game.slug(),
-                        &i64::from(tally::lower_median_offset(counters.ranked_days)),
-                    ],
-                )?
-                .map(|row| count(&row, 0))
-                .transpose()?;
-            let median_time_ms = self
-                .query_opt(
-                    "SELECT a.elapsed_ms FROM daily_attempts a
-                     JOIN daily_tallies t ON t.game = a.game AND t.date = a.date
-                     WHERE a.player_id = $1 AND a.game = $2 AND a.race_id IS NOT NULL AND a.won
-                     ORDER BY a.elapsed_ms LIMIT 1 OFFSET $3",
-                    &[
-                        &int(id),
-                        &game.slug(),
-                        &i64::from(tally::lower_median_offset(counters.wins)),
-                    ],
-                )?
-                .map(|row| uint(&row, 0))
-                .transpose()?;
-            games.push(tally::game_record(
-                game,
-                counters,
-                game_through.as_deref(),
-                median_rank,
-                median_time_ms,
-            ));
-        }
-        tally::sort_games(&mut games);
-        Ok(Some(PlayerRecord {
-            name,
-            through,
-            games,
-        }))
-    }
-
-    fn standings(
-        &mut self,
-        game: GameKind,
-        span: &PeriodSpan,
-        today: &str,
-        limit: u32,
-        player: Option<PlayerId>,
-    ) -> Result<Standings, StoreError> {
-        let period = tally::period_name(span.period);
-        let tallied: std::collections::HashSet<String> = self
-            .query(
-                "SELECT date FROM daily_tallies WHERE game = $1 AND date BETWEEN $2 AND $3",
-                &[&game.slug(), &span.first_date, &span.last_date],
-            )?
-            .iter()
-            .map(|row| text(row, 0))
-            .collect::<Result<_, _>>()?;
-        let mut live = Vec::new();
-        for date in span.dates_through(today) {
-            if tallied.contains(&date) {
-                continue;
-            }
-            let rows = self.query(
-                &format!(
-                    "SELECT a.player_id, p.name, a.won, a.elapsed_ms
-                     FROM daily_attempts a JOIN players p ON p.id = a.player_id
-                     WHERE a.game = $1 AND a.date = $2 AND {RANKED}
-                     ORDER BY {RANKING}"
-                ),
-                &[&game.slug(), &date],
-            )?;
-            let ranked = rows
-                .iter()
-                .map(|row| Ok((uint(row, 0)?, text(row, 1)?, row.try_get(2)?, uint(row, 3)?)))
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            live.extend(tally::live_additions(&ranked));
-        }
-        let totals = |row: &Row| -> Result<Totals, StoreError> {
-            Ok(Totals {
-                player: uint(row, 0)?,
-                name: text(row, 1)?,
-                points: count(row, 2)?,
-                days: count(row, 3)?,
-                wins: count(row, 4)?,
-                win_time_ms: uint(row, 5)?,
-            })
-        };
-        if !live.is_empty() {
-            // Live points can lift anyone: every line of the period is read
-            // and ranked again.
-            let tallied = self
-                .query(
-                    &format!(
-                        "SELECT {TOTALS_COLUMNS} FROM period_totals t
-                         JOIN players p ON p.id = t.player_id
-                         WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3"
-                    ),
-                    &[&game.slug(), &period, &span.key],
-                )?
-                .iter()
-                .map(totals)
-                .collect::<Result<Vec<_>, _>>()?;
-            let (players, rows, own) = tally::rank_standings(tallied, live, limit, player);
-            return Ok(Standings { players, rows, own });
-        }
-        // Nothing live: the top rows come straight off the standings index.
-        let players = count(
-            &self.query_one(
-                "SELECT COUNT(*) FROM period_totals
-                 WHERE game = $1 AND period_kind = $2 AND period_key = $3",
-                &[&game.slug(), &period, &span.key],
-            )?,
-            0,
-        )?;
-        let rows = self
-            .query(
-                &format!(
-                    "SELECT {TOTALS_COLUMNS} FROM period_totals t
-                     JOIN players p ON p.id = t.player_id
-                     WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3
-                     ORDER BY {STANDING} LIMIT $4"
-                ),
-                &[&game.slug(), &period, &span.key, &i64::from(limit)],
-            )?
-            .iter()
-            .zip(1..)
-            .map(|(row, rank)| Ok(totals(row)?.row(rank)))
-            .collect::<Result<Vec<StandingRow>, StoreError>>()?;
-        let own = match player {
-            Some(player) => self
-                .query_opt(
-                    &format!(
-                        "SELECT {TOTALS_COLUMNS},
-                            (SELECT COUNT(*) FROM period_totals b
-                             WHERE b.game = t.game AND b.period_kind = t.period_kind
-                               AND b.period_key = t.period_key
-                               AND (-b.points, -b.wins, b.win_time_ms, b.player_id)
-                                 < (-t.points, -t.wins, t.win_time_ms, t.player_id))
-                         FROM period_totals t JOIN players p ON p.id = t.player_id
-                         WHERE t.game = $1 AND t.period_kind = $2 AND t.period_key = $3
-                           AND t.player_id = $4"
-                    ),
-                    &[&game.slug(), &period, &span.key, &int(player)],
-                )?
-                .map(|row| Ok::<_, StoreError>(totals(&row)?.row(count::<u32>(&row, 6)? + 1)))
-                .transpose()?,
-            None => None,
-        };
-        Ok(Standings { players, rows, own })
-    }
-
-    fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
-        self.atomically(|store| store.insert_race(race))
-    }
-
-    fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
-        let Some(header) = self.query_opt(
-            "SELECT game, seed, salt, daily_date, ended_at_ms, open_boards FROM races WHERE id = $1",
-            &[&int(race_id)],
-        )?
-        else {
-            return Ok(None);
-        };
-        let rows = self.query(
-            "SELECT seat, name, rank, status, moves, cards_home, elapsed_ms, log,
-                    runs_home, cards_uncovered, stock_turned, bot
-             FROM race_players WHERE race_id = $1 ORDER BY rank",
-            &[&int(race_id)],
-        )?;
-        let mut standings = Vec::with_capacity(rows.len());
-        let mut logs = Vec::with_capacity(rows.len());
-        for row in rows {
-            let seat = count(&row, 0)?;
-            standings.push(Standing {
-                rank: count(&row, 2)?,
-                seat,
-                name: text(&row, 1)?,
-                status: parse_status(&text(&row, 3)?)?,
-                progress: Progress {
-                    moves: count(&row, 4)?,
-                    cards_home: count(&row, 5)?,
-                    runs_home: count(&row, 8)?,
-                    cards_uncovered: count(&row, 9)?,
-                    stock_turned: count(&row, 10)?,
-                    elapsed_ms: uint(&row, 6)?,
-                },
-                bot: row
-                    .try_get::<_, Option<String>>(11)?
-                    .as_deref()
-                    .map(parse_bot)
-                    .transpose()?,
-            });
-            logs.push(MoveLog {
-                seat,
-                moves: decode_log(row.try_get(7)?)?,
-            });
-        }
-        logs.sort_by_key(|log| log.seat);
-        Ok(Some(RaceRecord {
-            race_id,
-            daily: header.try_get(3)?,
-            ended_at_ms: uint(&header, 4)?,
-            result: RaceResult {
-                race_id: Some(race_id),
-                standings,
-                reveal: Reveal {
-                    game: parse_game(&text(&header, 0)?)?,
-                    seed: uint(&header, 1)?,
-                    salt: text(&header, 2)?,
-                },
-                logs,
-                open_boards: header.try_get(5)?,
-            },
-        }))
-    }
-
-    fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
-        let body = rmp_serde::to_vec_named(room)
-            .map_err(|error| StoreError::Corrupt(format!("running race {}: {error}", room.code)))?;
-        self.atomically(|store| {
-            let node = store.node.clone();
-            let saved = store.execute(
-                "INSERT INTO live_races (code, body, epoch, owner) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (code) DO UPDATE SET body = EXCLUDED.body, owner = EXCLUDED.owner
-                 WHERE live_races.epoch = EXCLUDED.epoch",
-                &[&room.code, &body, &int(room.epoch), &node],
-            )?;
-            if saved == 0 {
-                return Err(StoreError::Fenced {
-                    code: room.code.clone(),
-                });
-            }
-            store.enrol_node()?;
-            store.execute(
-                "DELETE FROM proved_deals WHERE game = $1 AND seed = $2",
-                &[&room.game.slug(), &int(room.seed)],
-            )?;
-            for seat in &room.seats {
-                store.execute(
-                    "DELETE FROM live_moves WHERE code = $1 AND seat = $2 AND idx < $3",
-                    &[
-                        &room.code,
-                        &i64::from(seat.seat),
-                        &i64::try_from(seat.log.len()).unwrap_or(i64::MAX),
-                    ],
-                )?;
-            }
-            Ok(())
-        })
-    }
-
     fn record_live_move(&mut self, code: &str, kept: &LiveMove) -> Result<(), StoreError> {
         // One round trip: the transaction control owed and the prepared
         // insert ([`LIVE_MOVE_SQL`]) in one simple query, its values
         // spelled out as literals.
-        let text = format!(
+        let answers = self.simple_query(&format!(
             "EXECUTE {LIVE_MOVE_STATEMENT} ({}, {}, {}, {}, {}, {}, {})",
             literal(code)?,
             i64::from(kept.seat),
@@ -2037,12 +850,7 @@ impl Store for PostgresStore {
             int(kept.elapsed_ms),
             int(kept.seq),
             int(kept.epoch),
-        );
-        let text = self.take_owed() + &text;
-        let answers = self
-            .client
-            .simple_query(&text)
-            .map_err(|error| self.failed(error))?;
+        ))?;
         let recorded = answers
             .iter()
             .rev()
@@ -2059,114 +867,24 @@ impl Store for PostgresStore {
         Ok(())
     }
 
-    fn end_live_race(&mut self, code: &str, epoch: u64) -> Result<(), StoreError> {
-        self.atomically(|store| {
-            // FOR UPDATE: a claim made meanwhile by another server waits
-            // for this transaction, or this one sees it.
-            let claim = store.query_opt(
-                "SELECT epoch FROM live_races WHERE code = $1 FOR UPDATE",
-                &[&code],
-            )?;
-            if let Some(row) = claim
-                && uint(&row, 0)? != epoch
-            {
-                return Err(StoreError::Fenced {
-                    code: code.to_string(),
-                });
-            }
-            store.execute("DELETE FROM live_moves WHERE code = $1", &[&code])?;
-            store.execute("DELETE FROM live_races WHERE code = $1", &[&code])?;
-            Ok(())
-        })
-    }
-
-    fn claim_live_race(&mut self, code: &str) -> Result<Option<LiveRace>, StoreError> {
-        self.atomically(|store| {
-            let node = store.node.clone();
-            let claimed = store.query_opt(
-                "UPDATE live_races SET epoch = epoch + 1, owner = $2 WHERE code = $1
-                 RETURNING body, epoch",
-                &[&code, &node],
-            )?;
-            if claimed.is_some() {
-                store.enrol_node()?;
-            }
-            match claimed {
-                Some(row) => {
-                    let body: Vec<u8> = row.try_get(0)?;
-                    let epoch = uint(&row, 1)?;
-                    store.read_live_race(code, &body, epoch).map(Some)
-                }
-                None => Ok(None),
-            }
-        })
-    }
-
-    fn keep_proved_deal(
-        &mut self,
-        owner: &str,
-        game: GameKind,
-        seed: u64,
-    ) -> Result<(), StoreError> {
-        // A deal kept twice (two nodes drew the same seed) stays once, with
-        // its first owner: it is dealt once either way.
-        self.execute(
-            "INSERT INTO proved_deals (owner, game, seed) VALUES ($1, $2, $3)
-             ON CONFLICT (game, seed) DO NOTHING",
-            &[&owner, &game.slug(), &int(seed)],
-        )?;
-        Ok(())
-    }
-
-    fn proved_deals(&mut self, owner: &str) -> Result<Vec<(GameKind, u64)>, StoreError> {
-        let rows = self.query(
-            "SELECT game, seed FROM proved_deals WHERE owner = $1 ORDER BY id",
-            &[&owner],
-        )?;
-        rows.iter()
-            .map(|row| Ok((parse_game(&text(row, 0)?)?, uint(row, 1)?)))
-            .collect()
-    }
-
-    fn set_node(&mut self, node: &str) {
-        node.clone_into(&mut self.node);
-    }
-
-    fn renew_node_lease(&mut self, node: &str, until_ms: u64) -> Result<(), StoreError> {
-        self.execute(
-            "INSERT INTO live_nodes (node, lease_until_ms) VALUES ($1, $2)
-             ON CONFLICT (node) DO UPDATE SET lease_until_ms = EXCLUDED.lease_until_ms",
-            &[&node, &int(until_ms)],
-        )?;
-        Ok(())
-    }
-
     fn orphaned_races(&mut self, now_ms: u64) -> Result<Vec<String>, StoreError> {
         let gone = self.query(
             "SELECT node FROM live_nodes WHERE lease_until_ms < $1",
-            &[&int(now_ms)],
+            &[Param::uint(now_ms)],
+            |row| literal(&row.text(0)?),
         )?;
         if gone.is_empty() {
             // Every node's lease runs: not one race is read.
             return Ok(Vec::new());
         }
-        let mut nodes = Vec::with_capacity(gone.len());
-        for row in &gone {
-            nodes.push(literal(&text(row, 0)?)?);
-        }
         // The nodes spelled out, not a parameter: planned for these values,
         // the index on `owner` is taken for a node with few races (a
         // generic plan for "some node" would expect a node's share of every
         // race and read them all).
-        let sql = format!(
+        let answers = self.simple_query(&format!(
             "SELECT code FROM live_races WHERE owner IN ({}) ORDER BY code",
-            nodes.join(", ")
-        );
-        let sql = self.take_owed() + &sql;
-        let answers = self
-            .client
-            .simple_query(&sql)
-            .map_err(|error| self.failed(error))?;
+            gone.join(", ")
+        ))?;
         let mut codes = Vec::new();
         for answer in answers {
             if let SimpleQueryMessage::Row(row) = answer {
@@ -2179,154 +897,138 @@ impl Store for PostgresStore {
         Ok(codes)
     }
 
-    fn keeps_live_race(&mut self, code: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .query_opt("SELECT 1 FROM live_races WHERE code = $1", &[&code])?
-            .is_some())
-    }
-
-    fn live_races(&mut self) -> Result<Vec<LiveRace>, StoreError> {
-        let rooms = self.query(
-            "SELECT code, body, epoch FROM live_races ORDER BY code",
-            &[],
+    /// Each table in one statement over arrays: one round trip each,
+    /// however many played.
+    fn write_tally(
+        &mut self,
+        game: GameKind,
+        date: &str,
+        tally: &DayTally,
+    ) -> Result<(), StoreError> {
+        let (players, ranks): (Vec<i64>, Vec<i64>) = tally
+            .ranks
+            .iter()
+            .map(|(player, rank)| (int(*player), i64::from(*rank)))
+            .unzip();
+        self.arrays(
+            "UPDATE daily_attempts a SET final_rank = v.final_rank
+             FROM UNNEST($3::BIGINT[], $4::BIGINT[]) AS v (player_id, final_rank)
+             WHERE a.player_id = v.player_id AND a.game = $1 AND a.date = $2",
+            &[&game.slug(), &date, &players, &ranks],
         )?;
-        let mut races = Vec::with_capacity(rooms.len());
-        for row in rooms {
-            let code = text(&row, 0)?;
-            let body: &[u8] = row.try_get(1)?;
-            races.push(self.read_live_race(&code, body, uint(&row, 2)?)?);
-        }
-        Ok(races)
-    }
-
-    fn live_race_of_token(&mut self, token: &TokenHash) -> Result<Option<String>, StoreError> {
-        let rooms = self.query("SELECT code, body FROM live_races ORDER BY code", &[])?;
-        for row in rooms {
-            let code = text(&row, 0)?;
-            let body: &[u8] = row.try_get(1)?;
-            if LiveRace::body_holds_token(&code, body, token)? {
-                return Ok(Some(code));
-            }
-        }
-        Ok(None)
-    }
-}
-
-/// A database of its own for one test, created on the PostgreSQL server
-/// that `PATIENCE_TEST_POSTGRES_URL` names (`tests/with-services` starts
-/// one and sets it) and dropped with this value. For tests only.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct ScratchDatabase {
-    admin_url: String,
-    name: String,
-    url: String,
-}
-
-/// The variable that names the test server.
-pub const TEST_URL_VARIABLE: &str = "PATIENCE_TEST_POSTGRES_URL";
-
-impl ScratchDatabase {
-    /// Creates a database with a unique name on the test server. Panics,
-    /// naming `tests/with-services`, if no test server is given: a test of
-    /// PostgreSQL without one must fail, not pass unseen.
-    pub fn create() -> ScratchDatabase {
-        let admin_url = std::env::var(TEST_URL_VARIABLE).unwrap_or_else(|_| {
-            panic!(
-                "{TEST_URL_VARIABLE} is not set, so the PostgreSQL tests have no server: \
-                 run the tests through tests/with-services, which starts a throwaway \
-                 PostgreSQL and sets it (e.g. `tests/with-services cargo test --workspace`)"
-            )
-        });
-        ScratchDatabase::create_on(admin_url)
-    }
-
-    /// [`ScratchDatabase::create`] on the server `admin_url` names (a
-    /// database there that this may create others beside), for benchmarks
-    /// that bring their own server.
-    pub fn create_on(admin_url: String) -> ScratchDatabase {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.subsec_nanos())
-            .unwrap_or_default();
-        let name = format!("patience_test_{}_{serial}_{nanos}", std::process::id());
-        let url = with_dbname(&admin_url, &name);
-        let sql = format!("CREATE DATABASE {name}");
-        if let Err(error) = admin(&admin_url, &sql) {
-            panic!("cannot create a test database on {TEST_URL_VARIABLE}: {error}");
-        }
-        ScratchDatabase {
-            admin_url,
-            name,
-            url,
-        }
-    }
-
-    /// The URL of the database.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// Ends every session connected to the database, as a restart of the
-    /// server or a cut network would: how many there were.
-    pub fn terminate_sessions(&self) -> Result<u64, StoreError> {
-        let sql = format!(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-             WHERE datname = '{}' AND pid <> pg_backend_pid()",
-            self.name
-        );
-        std::thread::scope(|scope| {
-            scope
-                .spawn(|| -> Result<u64, StoreError> {
-                    let mut client = postgres::Config::from_str(&self.admin_url)?.connect(NoTls)?;
-                    let row = client.query_one(&sql, &[])?;
-                    uint(&row, 0)
-                })
-                .join()
-                .unwrap_or_else(|_| Err(StoreError::Panicked))
-        })
+        let additions = &tally.additions;
+        let players: Vec<i64> = additions.iter().map(|added| int(added.player)).collect();
+        let points: Vec<i64> = additions
+            .iter()
+            .map(|added| i64::from(added.points))
+            .collect();
+        let wins: Vec<i64> = additions.iter().map(|added| i64::from(added.won)).collect();
+        let times: Vec<i64> = additions
+            .iter()
+            .map(|added| int(added.win_time_ms))
+            .collect();
+        let [(week_kind, week), (month_kind, month)] = tally.periods();
+        self.arrays(
+            "INSERT INTO period_totals
+                 (game, period_kind, period_key, player_id, points, days, wins, win_time_ms)
+             SELECT $1, k.kind, k.key, v.player_id, v.points, 1, v.wins, v.win_time_ms
+             FROM UNNEST($6::BIGINT[], $7::BIGINT[], $8::BIGINT[], $9::BIGINT[])
+                      AS v (player_id, points, wins, win_time_ms)
+             CROSS JOIN (VALUES ($2::TEXT, $3::TEXT), ($4::TEXT, $5::TEXT)) AS k (kind, key)
+             ON CONFLICT (game, period_kind, period_key, player_id) DO UPDATE SET
+                 points = period_totals.points + EXCLUDED.points,
+                 days = period_totals.days + 1,
+                 wins = period_totals.wins + EXCLUDED.wins,
+                 win_time_ms = period_totals.win_time_ms + EXCLUDED.win_time_ms",
+            &[
+                &game.slug(),
+                &week_kind,
+                &week,
+                &month_kind,
+                &month,
+                &players,
+                &points,
+                &wins,
+                &times,
+            ],
+        )?;
+        let records = &tally.records;
+        let column = |read: fn(&RecordCounters) -> i64| -> Vec<i64> {
+            records.iter().map(|(_, counters)| read(counters)).collect()
+        };
+        let players: Vec<i64> = records.iter().map(|(player, _)| int(*player)).collect();
+        let best_ranks: Vec<Option<i64>> = records
+            .iter()
+            .map(|(_, counters)| counters.best_rank.map(i64::from))
+            .collect();
+        let best_times: Vec<Option<i64>> = records
+            .iter()
+            .map(|(_, counters)| counters.best_time_ms.map(int))
+            .collect();
+        let last_played: Vec<Option<String>> = records
+            .iter()
+            .map(|(_, counters)| counters.last_played.clone())
+            .collect();
+        let last_won: Vec<Option<String>> = records
+            .iter()
+            .map(|(_, counters)| counters.last_won.clone())
+            .collect();
+        self.arrays(
+            "INSERT INTO player_records
+                 (player_id, game, days_played, wins, ranked_days, best_rank, best_time_ms,
+                  play_streak, best_play_streak, last_played, win_streak, best_win_streak,
+                  last_won)
+             SELECT v.player_id, $1, v.days_played, v.wins, v.ranked_days, v.best_rank,
+                    v.best_time_ms, v.play_streak, v.best_play_streak, v.last_played,
+                    v.win_streak, v.best_win_streak, v.last_won
+             FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::BIGINT[], $5::BIGINT[], $6::BIGINT[],
+                         $7::BIGINT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::BIGINT[],
+                         $12::BIGINT[], $13::TEXT[])
+                  AS v (player_id, days_played, wins, ranked_days, best_rank, best_time_ms,
+                        play_streak, best_play_streak, last_played, win_streak,
+                        best_win_streak, last_won)
+             ON CONFLICT (player_id, game) DO UPDATE SET
+                 days_played = EXCLUDED.days_played, wins = EXCLUDED.wins,
+                 ranked_days = EXCLUDED.ranked_days, best_rank = EXCLUDED.best_rank,
+                 best_time_ms = EXCLUDED.best_time_ms, play_streak = EXCLUDED.play_streak,
+                 best_play_streak = EXCLUDED.best_play_streak,
+                 last_played = EXCLUDED.last_played, win_streak = EXCLUDED.win_streak,
+                 best_win_streak = EXCLUDED.best_win_streak, last_won = EXCLUDED.last_won",
+            &[
+                &game.slug(),
+                &players,
+                &column(|counters| i64::from(counters.days_played)),
+                &column(|counters| i64::from(counters.wins)),
+                &column(|counters| i64::from(counters.ranked_days)),
+                &best_ranks,
+                &best_times,
+                &column(|counters| i64::from(counters.play_streak)),
+                &column(|counters| i64::from(counters.best_play_streak)),
+                &last_played,
+                &column(|counters| i64::from(counters.win_streak)),
+                &column(|counters| i64::from(counters.best_win_streak)),
+                &last_won,
+            ],
+        )?;
+        Ok(())
     }
 }
 
-impl Drop for ScratchDatabase {
-    fn drop(&mut self) {
-        // FORCE: a server process killed by its test may still hold a
-        // connection for a moment.
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        if let Err(error) = admin(&self.admin_url, &sql) {
-            eprintln!("cannot drop the test database {}: {error}", self.name);
-        }
+impl PostgresConnection {
+    /// Runs a statement whose parameters include arrays, which only
+    /// PostgreSQL has.
+    fn arrays(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+        let statement = self.statement(sql)?;
+        self.client
+            .execute(&statement, params)
+            .map_err(|error| self.failed(error))
     }
 }
 
-/// Runs `sql` on a connection of its own, on a thread of its own: the
-/// client's runtime may not start inside a test's async runtime.
-fn admin(url: &str, sql: &str) -> Result<(), StoreError> {
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| -> Result<(), StoreError> {
-                let mut client = postgres::Config::from_str(url)?.connect(NoTls)?;
-                client.batch_execute(sql)?;
-                Ok(())
-            })
-            .join()
-            .unwrap_or_else(|_| Err(StoreError::Panicked))
-    })
-}
-
-/// `url` with its database name replaced by `name`: in a URL the path, in
-/// `key=value` pairs one more pair (the last of a key wins).
-pub fn with_dbname(url: &str, name: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return format!("{url} dbname={name}");
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let query = tail.find('?').map(|at| &tail[at..]).unwrap_or_default();
-    format!("{scheme}://{authority}/{name}{query}")
-}
+#[cfg(any(test, feature = "test-support"))]
+mod scratch;
+#[cfg(any(test, feature = "test-support"))]
+pub use scratch::{ScratchDatabase, TEST_URL_VARIABLE, with_dbname};
 
 #[cfg(test)]
 pub(crate) mod tests;

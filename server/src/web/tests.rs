@@ -12,6 +12,7 @@ fn request(method: &str, target: &str) -> Request {
     Request {
         method: method.to_string(),
         target: target.to_string(),
+        minor_version: 1,
         headers: vec![("host".to_string(), "127.0.0.1:7878".to_string())],
     }
 }
@@ -87,7 +88,7 @@ fn every_page_route_gets_the_same_page() {
         "/practice",
         "/practice/midshipman",
     ] {
-        assert_eq!(respond(&get(target)).body, INDEX_HTML, "{target}");
+        assert_eq!(&*respond(&get(target)).body, INDEX_HTML, "{target}");
     }
 }
 
@@ -187,7 +188,8 @@ fn heads_parse_or_are_refused() {
         let parsed = parse_head(head);
         let shown = String::from_utf8_lossy(head);
         match (parsed, expected) {
-            (Ok(request), Some((method, target, upgrade))) => {
+            (Ok(Some((request, length))), Some((method, target, upgrade))) => {
+                assert_eq!(length, head.len(), "{shown}");
                 assert_eq!(request.method, method, "{shown}");
                 assert_eq!(request.target, target, "{shown}");
                 assert_eq!(request.is_websocket_upgrade(), upgrade, "{shown}");
@@ -204,12 +206,9 @@ async fn a_head_is_read_whole_with_what_follows_it_and_capped() {
     tokio::io::AsyncWriteExt::write_all(&mut client, b"GET / HTTP/1.1\r\nHost: x\r\n\r\nextra")
         .await
         .expect("written");
-    let (request, bytes) = read_request(&mut server).await.expect("a head");
+    let (request, rest) = read_request(&mut server).await.expect("a head");
     assert_eq!(request.target, "/");
-    assert!(
-        bytes.ends_with(b"\r\n\r\nextra"),
-        "the bytes after the head are kept"
-    );
+    assert_eq!(rest, b"extra", "the bytes after the head are kept");
 
     let (mut client, mut server) = tokio::io::duplex(64 * 1024);
     let long = format!(
@@ -230,6 +229,60 @@ async fn a_head_is_read_whole_with_what_follows_it_and_capped() {
         read_request(&mut server).await,
         Err(HeadError::Closed)
     ));
+}
+
+/// The `http` fuzz target's checks, over its committed seeds, every
+/// prefix of each, and each with every byte in turn flipped.
+#[test]
+fn the_fuzz_targets_checks_hold_over_its_seeds() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/http");
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&folder)
+        .expect("the seeds folder")
+        .map(|entry| std::fs::read(entry.expect("an entry").path()).expect("a seed"))
+        .collect();
+    seeds.sort();
+    assert!(seeds.len() >= 10, "{} seeds", seeds.len());
+    for seed in &seeds {
+        for length in 0..=seed.len() {
+            super::fuzzing::exercise(&seed[..length]);
+        }
+        for at in 0..seed.len() {
+            let mut flipped = seed.clone();
+            flipped[at] ^= 0x20;
+            super::fuzzing::exercise(&flipped);
+        }
+    }
+}
+
+#[test]
+fn a_valid_upgrade_is_accepted_and_a_bad_one_refused() {
+    let head = b"GET /room/K7PQ3M HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Upgrade\r\n\
+                 Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    let (request, _) = parse_head(head).expect("a head").expect("whole");
+    let accept = String::from_utf8(websocket_accept(&request).expect("accepted")).expect("text");
+    assert!(
+        accept.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{accept}"
+    );
+    assert!(accept.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "{accept}");
+    for refused in [
+        &b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\r\n"[..],
+        b"GET / HTTP/1.0\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+           Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        b"POST / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+           Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        b"GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+           Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n",
+    ] {
+        let (request, _) = parse_head(refused).expect("a head").expect("whole");
+        assert!(request.is_websocket_upgrade());
+        assert!(
+            websocket_accept(&request).is_err(),
+            "{}",
+            String::from_utf8_lossy(refused)
+        );
+    }
 }
 
 #[tokio::test]
@@ -351,6 +404,13 @@ mod over_a_socket {
         assert_eq!(status_line(&posted), "HTTP/1.1 405 Method Not Allowed");
         let garbage = exchange(address, &[b"\x16\x03\x01 not http\r\n\r\n"]).await;
         assert_eq!(status_line(&garbage), "HTTP/1.1 400 Bad Request");
+        // An upgrade that is no WebSocket's is told so, not dropped.
+        let bad_upgrade = exchange(
+            address,
+            &[b"GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"],
+        )
+        .await;
+        assert_eq!(status_line(&bad_upgrade), "HTTP/1.1 400 Bad Request");
         let huge = vec![b'a'; super::MAX_HEAD_BYTES + 10];
         let too_long = exchange(address, &[b"GET / HTTP/1.1\r\nX: ", &huge]).await;
         assert_eq!(status_line(&too_long), "HTTP/1.1 400 Bad Request");

@@ -6,15 +6,20 @@
 //! `tests/with-services` starts.
 
 use super::*;
+use crate::store::Store;
 use crate::store::tests::{Backend, hash, key, live_race};
 
 impl Backend for PostgresStore {
     fn sql_execute(&mut self, sql: &str) -> u64 {
-        self.client.execute(sql, &[]).expect("the statement runs")
+        self.backend
+            .client
+            .execute(sql, &[])
+            .expect("the statement runs")
     }
 
     fn sql_strings(&mut self, sql: &str) -> Vec<String> {
-        self.client
+        self.backend
+            .client
             .query(sql, &[])
             .expect("queries")
             .iter()
@@ -23,7 +28,8 @@ impl Backend for PostgresStore {
     }
 
     fn sql_count(&mut self, sql: &str) -> i64 {
-        self.client
+        self.backend
+            .client
             .query_one(sql, &[])
             .expect("counts")
             .try_get(0)
@@ -232,6 +238,7 @@ fn a_url_keeps_its_own_timeouts_and_gets_the_defaults_for_the_rest() {
 /// The id of the server process behind `store`'s connection.
 fn backend_pid(store: &mut PostgresStore) -> i32 {
     store
+        .backend
         .client
         .query_one("SELECT pg_backend_pid()", &[])
         .expect("asks")
@@ -251,6 +258,7 @@ fn blocked_on_a_lock<T>(
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let waiting: bool = observer
+            .backend
             .client
             .query_one(
                 "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false)
@@ -358,6 +366,7 @@ fn a_move_made_while_a_claim_is_uncommitted_waits_for_it_and_is_fenced() {
 /// nothing is reported).
 fn reads_so_far(store: &mut PostgresStore, table: &str) -> (i64, i64) {
     let row = store
+        .backend
         .client
         .query_one(
             "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0),
@@ -375,13 +384,17 @@ fn reads_so_far(store: &mut PostgresStore, table: &str) -> (i64, i64) {
 /// The codes `store`'s scan finds at `now_ms`, and the scans and rows of
 /// `live_races` and of `live_moves` it read.
 fn scan_and_count(store: &mut PostgresStore, now_ms: u64) -> (Vec<String>, (i64, i64), (i64, i64)) {
-    store.client.batch_execute("BEGIN").expect("begins");
+    store.backend.client.batch_execute("BEGIN").expect("begins");
     let races_before = reads_so_far(store, "live_races");
     let moves_before = reads_so_far(store, "live_moves");
     let codes = store.orphaned_races(now_ms).expect("scans");
     let races_after = reads_so_far(store, "live_races");
     let moves_after = reads_so_far(store, "live_moves");
-    store.client.batch_execute("COMMIT").expect("commits");
+    store
+        .backend
+        .client
+        .batch_execute("COMMIT")
+        .expect("commits");
     (
         codes,
         (
@@ -415,7 +428,11 @@ fn the_failover_scan_reads_no_move_and_only_the_races_of_nodes_that_are_gone() {
         }
     }
     store.renew_node_lease("live", 10_000).expect("renews");
-    store.client.batch_execute("ANALYZE").expect("analyzes");
+    store
+        .backend
+        .client
+        .batch_execute("ANALYZE")
+        .expect("analyzes");
 
     // While every node's lease runs, the scan reads not one race.
     let (codes, races, moves) = scan_and_count(&mut store, 5_000);
@@ -428,7 +445,11 @@ fn the_failover_scan_reads_no_move_and_only_the_races_of_nodes_that_are_gone() {
     store
         .save_live_race(&live_race("G00000", [&["a"], &[]]))
         .expect("saves");
-    store.client.batch_execute("ANALYZE").expect("analyzes");
+    store
+        .backend
+        .client
+        .batch_execute("ANALYZE")
+        .expect("analyzes");
     let (codes, races, moves) = scan_and_count(&mut store, 5_000);
     assert_eq!(codes, ["G00000"]);
     assert_eq!(races, (1, 1), "one index scan, one row, of 301 races");

@@ -4,10 +4,13 @@
 
 use super::*;
 use crate::store::tests::{Backend, hash, key, race_of};
+use crate::store::{Eligibility, Store};
+use patience_shared::protocol::{PlayerStatus, Progress};
 
 impl Backend for SqliteStore {
     fn sql_execute(&mut self, sql: &str) -> u64 {
         let changed = self
+            .backend
             .connection
             .execute(sql, [])
             .expect("the statement runs");
@@ -15,7 +18,8 @@ impl Backend for SqliteStore {
     }
 
     fn sql_strings(&mut self, sql: &str) -> Vec<String> {
-        self.connection
+        self.backend
+            .connection
             .prepare(sql)
             .expect("prepares")
             .query_map([], |row| row.get(0))
@@ -25,7 +29,8 @@ impl Backend for SqliteStore {
     }
 
     fn sql_count(&mut self, sql: &str) -> i64 {
-        self.connection
+        self.backend
+            .connection
             .query_row(sql, [], |row| row.get(0))
             .expect("counts")
     }
@@ -167,6 +172,7 @@ fn a_file_keeps_its_data_and_migrates_once() {
         Some(player)
     );
     let mode: String = store
+        .backend
         .connection
         .query_row("PRAGMA journal_mode", [], |row| row.get(0))
         .expect("reads");
@@ -180,6 +186,7 @@ fn a_database_from_a_newer_server_is_refused() {
     {
         let store = SqliteStore::open(&path).expect("creates");
         store
+            .backend
             .connection
             .pragma_update(None, "user_version", 99)
             .expect("sets");
@@ -216,6 +223,7 @@ fn a_claim_cannot_run_between_a_moves_insert_and_its_commit() {
     let mut owner = SqliteStore::open(&path).expect("opens");
     let mut claimer = SqliteStore::open(&path).expect("opens");
     claimer
+        .backend
         .connection
         .busy_timeout(std::time::Duration::ZERO)
         .expect("sets the timeout");

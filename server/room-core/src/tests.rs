@@ -8,6 +8,14 @@ use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 
 use super::*;
+use crate::metrics::RoomCounts;
+use crate::race::{left_unless_finished, standing_key};
+use patience_shared::protocol::{REMATCH_WAIT_MS, RematchStatus};
+
+/// Counts nobody reads.
+fn counts() -> Arc<RoomCounts> {
+    Arc::default()
+}
 
 const COUNTDOWN: u64 = 3_000;
 const GRACE: u64 = 10_000;
@@ -57,6 +65,8 @@ fn proved() -> (u64, Vec<String>) {
 
 struct Room {
     core: RoomCore,
+    /// What the room counted.
+    counts: Arc<RoomCounts>,
     now: Millis,
     /// Every output taken so far, in order.
     taken: Vec<Output>,
@@ -76,8 +86,10 @@ impl Room {
             options,
             series: None,
         };
+        let counts = Arc::new(RoomCounts::default());
         Room {
-            core: RoomCore::new(params, settings(), Arc::default(), [7; 32], START),
+            core: RoomCore::new(params, settings(), counts.clone(), [7; 32], START),
+            counts,
             now: START,
             taken: Vec::new(),
             keeps: true,
@@ -88,6 +100,7 @@ impl Room {
     fn around(core: RoomCore, now: Millis) -> Room {
         Room {
             core,
+            counts: Arc::default(),
             now,
             taken: Vec::new(),
             keeps: true,
@@ -899,8 +912,8 @@ fn a_suspended_race_runs_again_later_with_its_clock_positions_and_tokens() {
 
     // The server is down for an hour; none of it is charged.
     let later = room.now + 3_600_000;
-    let again = RoomCore::restore(read, settings(), Arc::default(), [9; 32], later)
-        .expect("the logs replay");
+    let again =
+        RoomCore::restore(read, settings(), counts(), [9; 32], later).expect("the logs replay");
     assert_eq!(again.phase(), Phase::Racing);
     let mut again = Room::around(again, later);
     let issued: Vec<TokenHash> = again
@@ -956,9 +969,9 @@ fn a_log_that_does_not_replay_is_refused_not_guessed() {
     let (room, _, _) = Room::racing(RoomOptions::default(), seed);
     let mut saved = room.core.live_race().expect("kept");
     saved.seats[0].log = vec!["undo".to_string()];
-    assert!(RoomCore::restore(saved.clone(), settings(), Arc::default(), [0; 32], START).is_err());
+    assert!(RoomCore::restore(saved.clone(), settings(), counts(), [0; 32], START).is_err());
     saved.seats[0].log = vec![line[1].clone(), line[1].clone()];
-    let refused = RoomCore::restore(saved, settings(), Arc::default(), [0; 32], START);
+    let refused = RoomCore::restore(saved, settings(), counts(), [0; 32], START);
     assert!(refused.is_err_and(|error| error.code == "ABCDEF"));
 }
 
@@ -1186,8 +1199,8 @@ fn a_race_rebuilt_from_what_was_kept_has_every_told_move_and_numbers_past_every_
         );
         let sent = seqs(&room.taken).into_iter().max().unwrap_or(0);
         // The server dies here; another runs the race from the store.
-        let restored = RoomCore::restore(kept, settings(), Arc::default(), [3; 32], room.now)
-            .expect("rebuilds");
+        let restored =
+            RoomCore::restore(kept, settings(), counts(), [3; 32], room.now).expect("rebuilds");
         let mut again = Room::around(restored, room.now);
         again.drain(None);
         again
@@ -1231,7 +1244,7 @@ fn a_race_won_by_a_move_kept_just_before_the_crash_ends_when_it_is_rebuilt() {
         epoch: saved.epoch,
     };
     let kept = saved.with_moves(vec![winning]).expect("follows on");
-    let restored = RoomCore::restore(kept, settings(), Arc::default(), [5; 32], room.now + 60_000)
+    let restored = RoomCore::restore(kept, settings(), counts(), [5; 32], room.now + 60_000)
         .expect("rebuilds");
     let mut again = Room::around(restored, room.now + 60_000);
     let outputs = again.drain(None);
@@ -1329,7 +1342,7 @@ fn a_failed_write_is_made_again_after_a_pause_and_what_it_held_goes_out_in_order
     assert_eq!(race.seats[0].log, line[..2]);
     assert_eq!(race.seats[1].log, line[..1]);
     assert!(!tells_anyone(&retried));
-    let metrics = Arc::clone(&room.core.metrics);
+    let metrics = Arc::clone(&room.counts);
     assert_eq!(metrics.store_retries.load(Ordering::Relaxed), 2);
     assert_eq!(metrics.rooms_waiting_for_store.load(Ordering::Relaxed), 1);
 
@@ -1451,7 +1464,7 @@ fn a_room_that_waits_for_the_store_past_its_bound_closes_and_its_race_resumes_fr
             .any(|output| matches!(output, Output::Send { .. })),
         "nothing held is told: {closed:?}"
     );
-    let metrics = &room.core.metrics;
+    let metrics = &room.counts;
     assert_eq!(
         metrics.store_retries.load(Ordering::Relaxed),
         u64::try_from(attempts.len()).expect("few")
@@ -1461,8 +1474,7 @@ fn a_room_that_waits_for_the_store_past_its_bound_closes_and_its_race_resumes_fr
     // A server that runs the race again finds every move told.
     let kept = store_of(&committed).expect("kept");
     let later = room.now + 60_000;
-    let restored =
-        RoomCore::restore(kept, settings(), Arc::default(), [9; 32], later).expect("rebuilds");
+    let restored = RoomCore::restore(kept, settings(), counts(), [9; 32], later).expect("rebuilds");
     let mut again = Room::around(restored, later);
     again.drain(None);
     again
@@ -1647,7 +1659,7 @@ fn a_result_the_store_never_answers_is_announced_without_an_id_at_the_bound() {
         })
         .expect("the end is announced");
     assert_eq!(ended.race_id, None, "as a result that could not be stored");
-    assert_eq!(room.core.metrics.storage_errors.load(Ordering::Relaxed), 1);
+    assert_eq!(room.counts.storage_errors.load(Ordering::Relaxed), 1);
     assert_eq!(ended.standings[0].status, PlayerStatus::Won);
     // The room then lingers and closes; an answer that comes late
     // announces nothing twice.
@@ -1824,7 +1836,7 @@ fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
         params,
         plan.seats.clone(),
         settings(),
-        Arc::default(),
+        counts(),
         [9; 32],
         room.now,
     );
@@ -1944,6 +1956,6 @@ fn a_series_is_kept_with_the_running_race_and_comes_back_with_it() {
     let series = kept.series.clone().expect("with its series");
     assert_eq!(series.line(), "ada 0 - bob 0 (best of 5)");
     let restored =
-        RoomCore::restore(kept, settings(), Arc::default(), [3; 32], room.now).expect("rebuilds");
+        RoomCore::restore(kept, settings(), counts(), [3; 32], room.now).expect("rebuilds");
     assert_eq!(restored.info().series, Some(series));
 }

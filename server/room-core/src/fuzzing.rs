@@ -34,9 +34,10 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{self, ClientMessage, Phase, RoomOptions, ServerMessage};
 use patience_shared::rules::{Outcome, Rules};
 
-use super::{ConnId, Input, Keep, Output, RoomCore, RoomParams, Settings, Stored};
+use crate::metrics::RoomCounts;
+use crate::records::LiveRace;
 use crate::secrets::token_hash;
-use crate::store::LiveRace;
+use crate::{ConnId, Input, Keep, Output, RoomCore, RoomParams, Settings, Stored};
 
 /// What the harness remembers of one connection.
 #[derive(Default)]
@@ -129,7 +130,13 @@ pub fn exercise(data: &[u8]) -> Reached {
         store_outage_ms: 60_000,
     };
     let mut harness = Harness {
-        core: RoomCore::new(params, settings, Arc::default(), [1; 32], 0),
+        core: RoomCore::new(
+            params,
+            settings,
+            Arc::new(RoomCounts::default()),
+            [1; 32],
+            0,
+        ),
         now: 0,
         open_boards: options.open_boards,
         game,

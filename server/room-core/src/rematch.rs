@@ -8,10 +8,23 @@
 //! while anyone has yet to answer; the rematch is ready once every seat
 //! accepted. A settled vote changes no more: a new proposal after a
 //! decline or an expiry opens a new vote.
+//!
+//! The room's part ([`RoomCore`]'s methods here) tells each answer, hands
+//! the shell the plan of the new room once every racer accepted, gives
+//! each racer its seat's token once that room is open, and starts a
+//! rematch's room once its racers are all back.
 
 use patience_shared::protocol::{RematchOffer, RematchStatus};
 
-use super::Millis;
+use std::sync::Arc;
+
+use patience_shared::protocol::{
+    ErrorCode, Phase, PlayerStatus, REMATCH_WAIT_MS, SeriesScore, ServerMessage,
+};
+
+use crate::records::{RematchPlan, RematchSeat};
+use crate::secrets::token_hash;
+use crate::{Audience, ConnId, Millis, Output, REMATCH_OPEN_MS, RoomCore};
 
 /// Who a seat's vote is in a rematch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +150,169 @@ impl Vote {
             .all(|(_, answer)| *answer == Answer::Accepted)
         {
             self.status = RematchStatus::Ready;
+        }
+    }
+}
+
+/// A rematch as the room runs it: the vote, the plan of the new room,
+/// and the new room's gathering of its racers.
+impl RoomCore {
+    /// A racer answers a rematch (the first to accept proposes it): every
+    /// seat of the race votes (see [`rematch`]), and everyone in the room
+    /// hears where it stands.
+    pub(crate) fn rematch(&mut self, conn: ConnId, accept: bool) {
+        let Some(index) = self.seat_index_of(conn) else {
+            return self.error_to(conn, ErrorCode::NotAPlayer, "only racers answer a rematch");
+        };
+        let over = self.phase == Phase::Finished
+            && self.race.as_ref().is_some_and(|race| race.result.is_some());
+        if !over {
+            return self.error_to(
+                conn,
+                ErrorCode::RaceNotStarted,
+                "a rematch is offered once the race is over",
+            );
+        }
+        let settled = self.vote.as_ref().is_none_or(|vote| {
+            matches!(
+                vote.status(),
+                RematchStatus::Declined | RematchStatus::Expired
+            )
+        });
+        if settled {
+            if !accept {
+                return;
+            }
+            let voters: Vec<(u8, Voter)> = self
+                .seats
+                .iter()
+                .map(|seat| {
+                    let voter = if seat.bot.is_some() {
+                        Voter::Bot
+                    } else if seat.status == PlayerStatus::Left
+                        || (seat.conn.is_none() && seat.grace_until.is_none())
+                    {
+                        Voter::Gone
+                    } else {
+                        Voter::Person
+                    };
+                    (seat.seat, voter)
+                })
+                .collect();
+            let vote = Vote::open(voters, self.now, REMATCH_WAIT_MS);
+            // The room stays open while the vote is.
+            if let (Some(deadline), Some(close_at)) = (vote.deadline(), self.close_at.as_mut()) {
+                *close_at = (*close_at).max(deadline);
+            }
+            self.vote = Some(vote);
+        }
+        let seat = self.seats[index].seat;
+        if !self.answer_rematch(seat, accept) && settled {
+            self.tell_rematch();
+        }
+    }
+
+    /// Records `seat`'s answer to an open vote and tells it; whether it
+    /// changed anything.
+    pub(crate) fn answer_rematch(&mut self, seat: u8, accept: bool) -> bool {
+        let changed = self
+            .vote
+            .as_mut()
+            .is_some_and(|vote| vote.answer(seat, accept));
+        if changed {
+            self.tell_rematch();
+        }
+        changed
+    }
+
+    /// Tells everyone in the room where the rematch stands; once every
+    /// racer accepted, asks the shell to open its room.
+    pub(crate) fn tell_rematch(&mut self) {
+        let Some(offer) = self.vote.as_ref().map(|vote| vote.offer(self.now)) else {
+            return;
+        };
+        let ready = offer.status == RematchStatus::Ready;
+        self.emit(Audience::Everyone, |seq| ServerMessage::RematchOffer {
+            seq,
+            offer,
+        });
+        if ready && self.rematch_tokens.is_empty() {
+            self.open_rematch();
+        }
+    }
+
+    /// Every racer accepted: a token for each seat of the new room, and the
+    /// plan of that room for the shell.
+    pub(crate) fn open_rematch(&mut self) {
+        let mut seats = Vec::with_capacity(self.seats.len());
+        for index in 0..self.seats.len() {
+            let token = self.new_secret(24);
+            let seat = &self.seats[index];
+            seats.push(RematchSeat {
+                seat: seat.seat,
+                name: seat.name.clone(),
+                player: seat.player,
+                bot: seat.bot,
+                token: token_hash(&token),
+            });
+            self.rematch_tokens.push((seat.seat, token));
+        }
+        let plan = RematchPlan {
+            game: self.params.game,
+            options: self.params.options,
+            series: self.series.as_ref().map(SeriesScore::for_rematch),
+            seats,
+        };
+        tracing::info!("every racer accepted a rematch: its room opens");
+        if let Some(close_at) = self.close_at.as_mut() {
+            *close_at = (*close_at).max(self.now.saturating_add(REMATCH_OPEN_MS));
+        }
+        self.out(Output::OpenRematch(Box::new(plan)));
+    }
+
+    /// The rematch's room is open: each racer gets its code and the token
+    /// of its seat there (a bot's seat the server takes itself).
+    pub(crate) fn rematch_opened(&mut self, code: Option<Arc<str>>) {
+        let tokens = std::mem::take(&mut self.rematch_tokens);
+        let Some(code) = code else {
+            let conns: Vec<ConnId> = self.seats.iter().filter_map(|seat| seat.conn).collect();
+            for conn in conns {
+                self.error_to(
+                    conn,
+                    ErrorCode::Internal,
+                    "the rematch's room could not open",
+                );
+            }
+            return;
+        };
+        for (seat, resume_token) in tokens {
+            let is_bot = self
+                .seats
+                .iter()
+                .any(|kept| kept.seat == seat && kept.bot.is_some());
+            if is_bot {
+                continue;
+            }
+            let code = code.to_string();
+            self.emit(Audience::Seat(seat), |seq| ServerMessage::RematchReady {
+                seq,
+                code,
+                resume_token,
+            });
+        }
+    }
+
+    /// A rematch's room begins its countdown once every seat is back (a
+    /// seat whose player does not come back within its grace period is
+    /// given up, and the others race without it).
+    pub(crate) fn start_if_gathered(&mut self) {
+        if self.gathering
+            && self.phase == Phase::Lobby
+            && !self.seats.is_empty()
+            && self.seats.iter().all(|seat| seat.conn.is_some())
+        {
+            self.gathering = false;
+            self.begin_start();
         }
     }
 }
