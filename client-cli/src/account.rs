@@ -372,6 +372,31 @@ pub async fn connect(
     Ok((connection, account, notes))
 }
 
+/// A connection to `server`, signed in as the account stored for it if
+/// any (so that answers carry the player's own row). A stored token the
+/// server no longer knows is a warning, for standard error, and the
+/// connection is anonymous: `doing` says what goes on, e.g. "showing the
+/// leaderboard".
+///
+/// Cancel-safe: dropped early, the connection it opened is dropped.
+pub async fn connect_signed_in_if_stored(
+    server: &str,
+    store: &Store,
+    doing: &str,
+) -> Result<(Connection, Vec<String>), AccountError> {
+    match connect(server, store, Anonymous::Allowed).await {
+        Ok((connection, _, _)) => Ok((connection, Vec::new())),
+        Err(error @ AccountError::UnknownToken { .. }) => {
+            let warning = format!("warning: {error}; {doing} anonymously");
+            // The failed authentication leaves the connection usable, but
+            // a fresh one keeps this simple.
+            let connection = Connection::open(server, "player").await?;
+            Ok((connection, vec![warning]))
+        }
+        Err(error) => Err(error),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -362,6 +362,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_help_states_the_scale_the_server_sums() {
+        use clap::CommandFactory as _;
+        let mut command = Cli::command();
+        let help = command
+            .find_subcommand_mut("standings")
+            .expect("a standings command")
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains(&crate::tournament::points_scale_text()),
+            "{help}"
+        );
+        assert!(help.contains("1 for a win placed lower"), "{help}");
+        assert_eq!(
+            crate::tournament::points_scale_text(),
+            "25 18 15 12 10 8 6 4 2 1"
+        );
+    }
+
+    #[test]
     fn dates_are_written_year_month_day() {
         for (text, ok) in [
             ("2026-12-01", true),

@@ -34,13 +34,14 @@ use patience_shared::game::GameKind;
 use patience_shared::position::{guess, move_shapes};
 use patience_shared::protocol::{
     ClientMessage, DailyAttempt, DailyResult, ErrorCode, LeaderboardRow, PlayerStatus,
-    ServerMessage, Unranked,
+    ServerMessage,
 };
 use patience_shared::rules::{Effect, Rules as _, View};
 use tokio::sync::mpsc;
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
+use crate::leaderboard::unranked_text;
 use crate::live::LiveBoard;
 use crate::net::{Connection, NetError, message_name};
 use crate::race::{played_text, status_text, tenths_text};
@@ -121,6 +122,10 @@ pub async fn open(
 /// registration's lines go to `announce` at once, whatever happens next:
 /// they carry the warning about the new account's token. Nothing of the
 /// daily deal is asked yet.
+///
+/// Cancel-safe in effect: dropped early, the connection is dropped and
+/// nothing of the daily has started (a registration may have been made,
+/// and its lines announced).
 pub async fn connect(
     server: &str,
     store: &Store,
@@ -157,6 +162,9 @@ pub const START_PROMPT: &str = "Press Enter to start the clock, or type q to lea
 /// input) leaves without opening the attempt. The connection is read
 /// meanwhile, so that it answers the server's pings however long the
 /// player takes. Whether to start.
+///
+/// Cancel-safe: it sends nothing, so dropped early nothing has started;
+/// a line it read is gone from `input`.
 pub async fn wait_for_start(
     connection: &mut Connection,
     game: GameKind,
@@ -562,26 +570,6 @@ pub fn result_lines(result: &DailyResult) -> Vec<String> {
     ]
 }
 
-/// Why an attempt is off the ranking, in words.
-pub fn unranked_text(unranked: Unranked) -> &'static str {
-    match unranked {
-        Unranked::NewAccount => {
-            "your account was registered on the day, and only accounts registered before the day began (UTC) rank"
-        }
-        Unranked::Review => {
-            "the moves came faster than a person plays; the attempt is held for the server operator's review"
-        }
-    }
-}
-
-/// Why an attempt is off the ranking, in a few words (for a narrow panel).
-pub fn unranked_short_text(unranked: Unranked) -> &'static str {
-    match unranked {
-        Unranked::NewAccount => "(account of the day)",
-        Unranked::Review => "(held for review)",
-    }
-}
-
 /// Help for the daily's line commands.
 pub const HELP: &str = "Type a move in the notation (e.g. 7h>4, 3>f, w>7, s, r3>B4, d), or:\n\
   b board   m moves   resign (ends the attempt)   ? help\n\
@@ -739,6 +727,8 @@ pub(crate) mod tests {
     use patience_shared::any::AnyGame;
     use patience_shared::protocol::Progress;
     use patience_shared::rules::Rules;
+
+    use patience_shared::protocol::Unranked;
 
     use super::*;
 

@@ -7,12 +7,13 @@
 //! whether the day is over, and once it is, the deal that was played.
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{ClientMessage, LeaderboardPage, LeaderboardRow, ServerMessage};
+use patience_shared::protocol::{
+    ClientMessage, LeaderboardPage, LeaderboardRow, ServerMessage, Unranked,
+};
 
-use crate::account::{self, AccountError, Anonymous};
+use crate::account::{AccountError, connect_signed_in_if_stored};
 use crate::config::Store;
-use crate::daily::{unranked_short_text, unranked_text};
-use crate::net::{Connection, message_name};
+use crate::net::message_name;
 use crate::race::{status_text, tenths_text};
 
 /// Signs in if an account is stored for `server`, then asks for the page.
@@ -42,28 +43,23 @@ pub async fn fetch(
     }
 }
 
-/// A connection to `server`, signed in as the account stored for it if
-/// any (so that answers carry the player's own row). A stored token the
-/// server no longer knows is a warning, for standard error, and the
-/// connection is anonymous: `doing` says what goes on, e.g. "showing the
-/// leaderboard".
-///
-/// Cancel-safe: dropped early, the connection it opened is dropped.
-pub async fn connect_signed_in_if_stored(
-    server: &str,
-    store: &Store,
-    doing: &str,
-) -> Result<(Connection, Vec<String>), AccountError> {
-    match account::connect(server, store, Anonymous::Allowed).await {
-        Ok((connection, _, _)) => Ok((connection, Vec::new())),
-        Err(error @ AccountError::UnknownToken { .. }) => {
-            let warning = format!("warning: {error}; {doing} anonymously");
-            // The failed authentication leaves the connection usable, but
-            // a fresh one keeps this simple.
-            let connection = Connection::open(server, "player").await?;
-            Ok((connection, vec![warning]))
+/// Why an attempt is off the ranking, in words.
+pub fn unranked_text(unranked: Unranked) -> &'static str {
+    match unranked {
+        Unranked::NewAccount => {
+            "your account was registered on the day, and only accounts registered before the day began (UTC) rank"
         }
-        Err(error) => Err(error),
+        Unranked::Review => {
+            "the moves came faster than a person plays; the attempt is held for the server operator's review"
+        }
+    }
+}
+
+/// Why an attempt is off the ranking, in a few words (for a narrow panel).
+pub fn unranked_short_text(unranked: Unranked) -> &'static str {
+    match unranked {
+        Unranked::NewAccount => "(account of the day)",
+        Unranked::Review => "(held for review)",
     }
 }
 

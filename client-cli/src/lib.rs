@@ -85,9 +85,9 @@ mod tests {
         }
     }
 
-    /// Issue 12, broken 2: every public `async fn` of the client says
-    /// whether it is cancel-safe (front ends `select!` them, and a cancel
-    /// at the wrong point once lost a rotated resume token).
+    /// Every public `async fn` of the client says whether it is
+    /// cancel-safe: front ends `select!` them, and a cancel at the wrong
+    /// point can lose a rotated resume token.
     #[test]
     fn every_public_async_fn_documents_its_cancel_safety() {
         let mut found = Vec::new();
@@ -100,5 +100,17 @@ mod tests {
             "no word on cancel safety:\n{}",
             found.join("\n")
         );
+    }
+
+    /// The client's top-level modules import each other in layers: no
+    /// cycle, as in the server.
+    #[test]
+    fn the_modules_form_no_cycle() {
+        use patience_shared::module_graph::{cycle, module_graph};
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let graph = module_graph(&source, &[]);
+        // The check sees real edges: the session uses the connection.
+        assert!(graph["session"].contains("net"), "{graph:?}");
+        assert_eq!(cycle(&graph), None, "{graph:#?}");
     }
 }

@@ -23,8 +23,8 @@ use patience_shared::protocol::{
 };
 
 use crate::account::AccountError;
+use crate::account::connect_signed_in_if_stored;
 use crate::config::Store;
-use crate::leaderboard::connect_signed_in_if_stored;
 use crate::net::{Connection, NetError, message_name};
 use crate::race::{status_text, tenths_text};
 

@@ -120,6 +120,9 @@ pub struct RaceState {
     /// race and runs it again once it is back, so the race is paused, not
     /// over, until this client takes its seat back (or watches again).
     pub server_restarting: bool,
+    /// The web page's address on the server raced on (`http://HOST:PORT`),
+    /// for the link to a finished race's page.
+    pub page_address: Option<String>,
     /// When the race started by this client's clock, as the last `resumed`
     /// said: a replayed `race_started` is read late.
     resumed_start: Option<Instant>,
@@ -138,7 +141,38 @@ pub struct RaceState {
 /// working network, less than a wait a person would notice on the clock.
 const CLOCK_DRIFT_TOLERATED: Duration = Duration::from_secs(1);
 
+/// The address of the web page served beside the WebSocket at `server`
+/// (`ws://HOST:PORT/…` → `http://HOST:PORT`, `wss` → `https`); `None` for
+/// a URL that is neither.
+pub fn page_address(server: &str) -> Option<String> {
+    let (scheme, rest) = server.split_once("://")?;
+    let web_scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" => "http",
+        "wss" => "https",
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    (!authority.is_empty()).then(|| format!("{web_scheme}://{authority}"))
+}
+
 impl RaceState {
+    /// Nothing seen yet, of a race on the server at `server` (its
+    /// WebSocket URL).
+    pub fn on_server(server: &str) -> RaceState {
+        RaceState {
+            page_address: page_address(server),
+            ..RaceState::default()
+        }
+    }
+
+    /// The lasting page of the finished race `race_id`, on the server
+    /// raced on.
+    pub fn race_page(&self, race_id: u64) -> Option<String> {
+        self.page_address
+            .as_ref()
+            .map(|address| format!("{address}/race/{race_id}"))
+    }
+
     /// This client's own board, when it is a racer.
     pub fn my_board(&self) -> Option<&View> {
         self.seat
@@ -454,9 +488,14 @@ impl RaceState {
                     });
                 }
                 if let Some(race_id) = result.race_id {
-                    notes.push(format!(
-                        "race id {race_id}: `patience replay {race_id}` plays it back"
-                    ));
+                    notes.push(match self.race_page(race_id) {
+                        Some(page) => format!(
+                            "race id {race_id}: `patience replay {race_id}` plays it back; its page: {page}"
+                        ),
+                        None => format!(
+                            "race id {race_id}: `patience replay {race_id}` plays it back"
+                        ),
+                    });
                 }
                 self.verification = verification;
                 self.result = Some(result);
@@ -916,6 +955,31 @@ mod tests {
             Instant::now(),
         );
         assert!(watching.closed.is_some());
+    }
+
+    #[test]
+    fn a_finished_races_page_is_on_the_server_raced_on() {
+        let cases = [
+            ("ws://127.0.0.1:7878", Some("http://127.0.0.1:7878")),
+            ("ws://race.example/", Some("http://race.example")),
+            (
+                "WSS://race.example:443/play?x=1",
+                Some("https://race.example:443"),
+            ),
+            ("ws://[::1]:7878/", Some("http://[::1]:7878")),
+            ("http://race.example", None),
+            ("ws://", None),
+            ("race.example", None),
+        ];
+        for (server, expected) in cases {
+            assert_eq!(page_address(server).as_deref(), expected, "{server}");
+        }
+        let state = RaceState::on_server("ws://127.0.0.1:7878");
+        assert_eq!(
+            state.race_page(731).as_deref(),
+            Some("http://127.0.0.1:7878/race/731")
+        );
+        assert_eq!(RaceState::default().race_page(731), None);
     }
 
     #[test]

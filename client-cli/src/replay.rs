@@ -19,7 +19,7 @@ use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::protocol::{
     ClientMessage, ErrorCode, OwnAttempt, RaceRecord, ServerMessage, Standing, UNDO_TEXT,
 };
-use patience_shared::rules::{Effect, Outcome, Rules, View};
+use patience_shared::rules::{Board, Effect, Outcome, Rules, View, Zone, ZoneView};
 
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
@@ -77,6 +77,35 @@ pub async fn fetch(
     }
 }
 
+/// A finished race's board as a replay shows it: the cards that lay face
+/// down turned face up, for the deal is public once the race is over. The
+/// stock stays a face-down count: its order shows as it is dealt.
+pub fn revealed_view(board: &Board) -> View {
+    View {
+        game: board.game,
+        zones: board
+            .zones
+            .iter()
+            .map(|zone| {
+                if zone.zone == Zone::Stock {
+                    let face_down = usize::from(zone.face_down).min(zone.cards.len());
+                    ZoneView {
+                        zone: zone.zone,
+                        hidden: zone.face_down,
+                        face_up: zone.cards[face_down..].to_vec(),
+                    }
+                } else {
+                    ZoneView {
+                        zone: zone.zone,
+                        hidden: 0,
+                        face_up: zone.cards.clone(),
+                    }
+                }
+            })
+            .collect(),
+    }
+}
+
 /// One move of a log, replayed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
@@ -84,8 +113,12 @@ pub struct Step {
     pub text: String,
     /// What it did beyond itself.
     pub effects: Vec<Effect>,
-    /// The board after it.
+    /// The board after it, as the replay shows it (face-down cards face
+    /// up, once the deal is public).
     pub board: View,
+    /// The board after it as its player saw it, which the progress words
+    /// count, as they did during the race.
+    pub seen: View,
 }
 
 /// One seat's moves, replayed from the deal.
@@ -97,8 +130,10 @@ pub struct Track {
     pub name: String,
     /// How its race ended, from the standings.
     pub standing: Option<Standing>,
-    /// The deal.
+    /// The deal, as the replay shows it.
     pub start: View,
+    /// The deal as its player saw it.
+    pub start_seen: View,
     /// Each move and the board after it.
     pub steps: Vec<Step>,
     /// The first move that did not replay, and why: the log stops there.
@@ -111,6 +146,14 @@ impl Track {
         match step.checked_sub(1).and_then(|index| self.steps.get(index)) {
             Some(step) => &step.board,
             None => &self.start,
+        }
+    }
+
+    /// The board after `step` moves as its player saw it.
+    pub fn seen(&self, step: usize) -> &View {
+        match step.checked_sub(1).and_then(|index| self.steps.get(index)) {
+            Some(step) => &step.seen,
+            None => &self.start_seen,
         }
     }
 }
@@ -142,7 +185,8 @@ impl Replay {
                     .find(|standing| standing.seat == log.seat)
                     .cloned();
                 let mut position = AnyGame::deal(reveal.game, reveal.seed);
-                let start = position.view();
+                let start = revealed_view(&position.board());
+                let start_seen = position.view();
                 let mut history: Vec<(AnyMove, Outcome)> = Vec::new();
                 let mut steps = Vec::with_capacity(log.moves.len());
                 let mut broken = None;
@@ -189,7 +233,8 @@ impl Replay {
                     steps.push(Step {
                         text: text.clone(),
                         effects,
-                        board: position.view(),
+                        board: revealed_view(&position.board()),
+                        seen: position.view(),
                     });
                 }
                 Track {
@@ -199,6 +244,7 @@ impl Replay {
                         .map_or_else(|| format!("seat {}", log.seat + 1), |s| s.name.clone()),
                     standing,
                     start,
+                    start_seen,
                     steps,
                     broken,
                 }
@@ -239,6 +285,7 @@ impl Replay {
                 text: text.clone(),
                 // The views tell what was turned; the server sends no effects.
                 effects: Vec::new(),
+                seen: board.clone(),
                 board,
             })
             .collect();
@@ -269,6 +316,7 @@ impl Replay {
                 seat: 0,
                 name: "you".to_string(),
                 standing: Some(standing),
+                start_seen: start.clone(),
                 start,
                 steps,
                 broken,
@@ -562,7 +610,24 @@ pub(crate) mod tests {
         assert_eq!((ada.seat, ada.name.as_str()), (0, "ada"));
         assert_eq!(ada.steps.len(), 4);
         assert_eq!(ada.broken, None);
-        assert_eq!(ada.board(0), &deal.view());
+        // The deal is public: the cards that lay face down show face up.
+        assert_eq!(ada.board(0), &revealed_view(&deal.board()));
+        assert_ne!(ada.board(0), &deal.view(), "the deal hid cards");
+        assert!(
+            ada.board(0).zones.iter().all(|zone| zone.hidden == 0),
+            "no face-down card in a finished race's replay"
+        );
+        let every_card: usize = (0..=4)
+            .map(|step| {
+                ada.board(step)
+                    .zones
+                    .iter()
+                    .map(|zone| zone.face_up.len())
+                    .sum::<usize>()
+            })
+            .min()
+            .unwrap_or_default();
+        assert_eq!(every_card, 52, "every card of the deck shows at every step");
         // The take-back returns to the board after the first move.
         assert_eq!(ada.board(3), ada.board(1));
         assert_eq!(ada.board(4), ada.board(2));

@@ -369,7 +369,7 @@ impl Session {
         }
         let mut link = Link {
             connection,
-            state: RaceState::default(),
+            state: RaceState::on_server(server),
             name: name.to_string(),
             store,
             slot,

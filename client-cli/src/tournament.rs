@@ -15,9 +15,9 @@ use patience_shared::protocol::{
 };
 use serde::Serialize;
 
+use crate::account::connect_signed_in_if_stored;
 use crate::account::{self, AccountError, Anonymous};
 use crate::config::Store;
-use crate::leaderboard::connect_signed_in_if_stored;
 use crate::net::{Connection, message_name};
 use crate::race::{status_text, tenths_text};
 
@@ -544,20 +544,6 @@ Points a day by rank: 25 18 15 12 10 8 6 4 2 1 for places 1 to 10, 1 for a win p
             "{text}"
         );
         assert!(!text.contains('⋮'), "{text}");
-    }
-
-    #[test]
-    fn the_help_states_the_scale_the_server_sums() {
-        use clap::CommandFactory as _;
-        let mut command = crate::cli::Cli::command();
-        let help = command
-            .find_subcommand_mut("standings")
-            .expect("a standings command")
-            .render_long_help()
-            .to_string();
-        assert!(help.contains(&points_scale_text()), "{help}");
-        assert!(help.contains("1 for a win placed lower"), "{help}");
-        assert_eq!(points_scale_text(), "25 18 15 12 10 8 6 4 2 1");
     }
 
     #[test]

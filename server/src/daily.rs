@@ -9,7 +9,9 @@
 //! database, so a restart or a second server deals the same board.
 //!
 //! An open attempt ([`Play`]) lives in the task of the connection playing it;
-//! every accepted move is in the database before the player hears of it, so
+//! its moves are judged by the room core's judge, as a racer's are
+//! ([`patience_room_core::judge`]); every accepted move is in the database
+//! before the player hears of it, so
 //! a new connection (or a restarted server) rebuilds the attempt exactly by
 //! replaying the stored moves on the deal. The attempt's clock is the
 //! server's wall clock from the attempt's start: dropping the connection does
@@ -32,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dashmap::DashMap;
 use hmac::{KeyInit as _, Mac as _};
+use patience_room_core::judge::{self, Refused};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
@@ -561,15 +564,6 @@ pub struct Accepted {
     ),
 }
 
-/// Why the attempt's position refused a move.
-#[derive(Debug)]
-pub enum Refused {
-    /// Not a move of this position's notation.
-    Notation(String),
-    /// The rules refuse it.
-    Illegal(patience_shared::rules::MoveError),
-}
-
 impl Play {
     /// The attempt with `moves` played on the day's deal; a stored move the
     /// rules refuse means the record is corrupt. `player` is the player's
@@ -644,20 +638,16 @@ impl Play {
     }
 
     /// Plays `text` on the position at `now_ms` (the caller writes it, then
-    /// acknowledges it, or takes it back with [`Play::take_back`]).
+    /// acknowledges it, or takes it back with [`Play::take_back`]), judged
+    /// as a room judges a racer's move.
     pub fn play(&mut self, text: &str, now_ms: u64) -> Result<Accepted, Refused> {
-        let mv = self
-            .position
-            .parse_move(text)
-            .map_err(|error| Refused::Notation(error.to_string()))?;
-        let canonical = self.position.format_move(mv);
-        let outcome = self.position.apply(mv).map_err(Refused::Illegal)?;
-        self.moves.push(canonical.clone());
+        let played = judge::play(&mut self.position, text)?;
+        self.moves.push(played.text.clone());
         self.move_times_ms.push(Some(now_ms));
         Ok(Accepted {
-            text: canonical,
-            effects: outcome.effects.to_vec(),
-            undo: (mv, outcome),
+            text: played.text,
+            effects: played.outcome.effects.to_vec(),
+            undo: (played.mv, played.outcome),
         })
     }
 

@@ -476,88 +476,16 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 
+    use patience_shared::module_graph::cycle;
+
     /// Each top-level module of this crate and the top-level modules its
     /// code (not its comments) names through `crate::`.
     fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let mut files = vec![source.clone()];
-        while let Some(path) = files.pop() {
-            if path.is_dir() {
-                let entries = std::fs::read_dir(&path).expect("src is readable");
-                files.extend(entries.map(|entry| entry.expect("an entry").path()));
-                continue;
-            }
-            if path.extension().is_none_or(|extension| extension != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(&source).expect("under src");
-            let top = relative
-                .components()
-                .next()
-                .and_then(|first| first.as_os_str().to_str())
-                .map(|first| first.trim_end_matches(".rs").to_string())
-                .expect("a file name");
-            let module = if top == "lib" || top == "main" {
-                "crate".to_string()
-            } else {
-                top
-            };
-            let text = std::fs::read_to_string(&path).expect("a source file");
-            let edges = graph.entry(module.clone()).or_default();
-            for line in text.lines() {
-                let code = line.split("//").next().unwrap_or_default();
-                for (at, _) in code.match_indices("crate::") {
-                    let name: String = code[at + "crate::".len()..]
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    let target = match name.as_str() {
-                        // The root re-exports these from their modules.
-                        "Config" => "config".to_string(),
-                        "Shared" => "state".to_string(),
-                        _ if name.starts_with(char::is_uppercase) => "crate".to_string(),
-                        _ => name,
-                    };
-                    if target != module && !target.is_empty() {
-                        edges.insert(target);
-                    }
-                }
-            }
-        }
-        graph
-    }
-
-    /// A cycle through `from`, if the graph has one (depth first).
-    fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-        fn visit(
-            graph: &BTreeMap<String, BTreeSet<String>>,
-            node: &str,
-            path: &mut Vec<String>,
-            done: &mut BTreeSet<String>,
-        ) -> Option<Vec<String>> {
-            if let Some(start) = path.iter().position(|seen| seen == node) {
-                let mut found = path[start..].to_vec();
-                found.push(node.to_string());
-                return Some(found);
-            }
-            if done.contains(node) {
-                return None;
-            }
-            path.push(node.to_string());
-            for next in graph.get(node).into_iter().flatten() {
-                if let Some(found) = visit(graph, next, path, done) {
-                    return Some(found);
-                }
-            }
-            path.pop();
-            done.insert(node.to_string());
-            None
-        }
-        let mut done = BTreeSet::new();
-        graph
-            .keys()
-            .find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))
+        patience_shared::module_graph::module_graph(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            // The root re-exports these from their modules.
+            &[("Config", "config"), ("Shared", "state")],
+        )
     }
 
     #[test]

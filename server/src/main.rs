@@ -3,6 +3,8 @@
 //! serves `/healthz` and `/metrics` on 127.0.0.1:7879. It prints both
 //! addresses at start. `--help` lists the settings.
 
+use std::io::Write as _;
+
 use anyhow::Context as _;
 use clap::Parser as _;
 use patience_server::config::Cli;
@@ -21,12 +23,20 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("starting the server")?;
     // Scripts and tests read the WebSocket address at the end of the first
-    // line, and the admin address from the line after it.
-    println!("patience-server listening on ws://{}", server.address());
+    // line, and the admin address from the line after it. Written at once,
+    // and a reader that has gone (a closed pipe) is no reason to stop:
+    // `println!` would panic.
+    let mut addresses = format!("patience-server listening on ws://{}\n", server.address());
     if let Some(admin) = server.admin_address() {
-        println!("admin: http://{admin}/healthz and http://{admin}/metrics");
+        addresses.push_str(&format!(
+            "admin: http://{admin}/healthz and http://{admin}/metrics\n"
+        ));
     }
-    println!("the web page: http://{}/", server.address());
+    addresses.push_str(&format!("the web page: http://{}/\n", server.address()));
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(addresses.as_bytes());
+    let _ = stdout.flush();
+    drop(stdout);
     stop_signal().await;
     server.shutdown().await;
     Ok(())

@@ -5,7 +5,8 @@
 //! to be a game connection; any other request is answered by [`respond`]
 //! as HTTP/1.1 and the socket is closed. The head is read under the
 //! handshake's timeout and capped at [`MAX_HEAD_BYTES`]; a head that is
-//! no HTTP request gets `400`, a path the site does not have `404`.
+//! no HTTP request gets `400`, a path the site does not have `404`,
+//! with a page in the site's look.
 //!
 //! The page's files are in `server/web/`, built into the binary: the page
 //! needs nothing but this server. It speaks the same MessagePack protocol
@@ -55,6 +56,7 @@ const STYLE_CSS: &[u8] = include_bytes!("../web/style.css");
 const FAVICON_SVG: &[u8] = include_bytes!("../web/favicon.svg");
 const MSGPACK_JS: &[u8] = include_bytes!("../web/vendor/msgpack-3.1.3.min.js");
 const MSGPACK_LICENSE: &[u8] = include_bytes!("../web/vendor/LICENSE");
+const NOT_FOUND_HTML: &[u8] = include_bytes!("../web/not-found.html");
 
 const HTML: &str = "text/html; charset=utf-8";
 const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
@@ -106,9 +108,13 @@ impl Response {
         )
     }
 
-    /// `404`, for a path the site does not have.
+    /// `404`, for a path the site does not have: a page in the site's
+    /// look, with the way back to the front page.
     pub fn not_found() -> Self {
-        Response::error(404, "Not Found", b"no such page\n")
+        Response {
+            content_type: HTML,
+            ..Response::error(404, "Not Found", NOT_FOUND_HTML)
+        }
     }
 }
 
@@ -122,6 +128,14 @@ fn is_room_code(code: &str) -> bool {
             .all(|byte| ALPHABET.contains(&byte.to_ascii_uppercase()))
 }
 
+/// Whether `id` reads as a race's id (a finished race's lasting page):
+/// decimal digits, no leading zero, within a `u64`.
+fn is_race_id(id: &str) -> bool {
+    !id.starts_with('0')
+        && id.bytes().all(|byte| byte.is_ascii_digit())
+        && id.parse::<u64>().is_ok()
+}
+
 /// Whether `name` is a game of this protocol (`three-blind-mice`…).
 fn is_game(name: &str) -> bool {
     GameKind::ALL.iter().any(|game| game.slug() == name)
@@ -129,7 +143,7 @@ fn is_game(name: &str) -> bool {
 
 /// The answer to a request that is not a WebSocket upgrade: the page's
 /// files for `GET`, `405` for any other method, `404` for any other path.
-/// The page's routes (`/`, `/days/GAME`, `/room/CODE`,
+/// The page's routes (`/`, `/days/GAME`, `/room/CODE`, `/race/ID`,
 /// `/practice`, `/practice/GAME`, `/race/GAME`, `/daily/GAME`, `/account`,
 /// `/lobby`) all get the page, which reads its path to know what to show.
 pub fn respond(request: &Request) -> Response {
@@ -168,6 +182,7 @@ fn route(path: &str) -> Option<Response> {
         "days" if is_game(rest) => page(),
         "room" if is_room_code(rest) => page(),
         "practice" | "race" | "daily" if is_game(rest) => page(),
+        "race" if is_race_id(rest) => page(),
         _ => None,
     }
 }

@@ -66,6 +66,8 @@ function parseRoute(path) {
   if (path === '/account') return { name: 'account' };
   const daily = /^\/daily\/([a-z-]+)$/.exec(path);
   if (daily && gameOf(daily[1])) return { name: 'daily', game: daily[1] };
+  const record = /^\/race\/([1-9][0-9]{0,19})$/.exec(path);
+  if (record) return { name: 'record', id: record[1] };
   const race = /^\/race\/([a-z-]+)$/.exec(path);
   if (race && gameOf(race[1])) {
     const query = new URLSearchParams(location.search);
@@ -207,7 +209,7 @@ function daysView(connection, slug) {
       summary.podium.length
         ? h('ol', { class: 'podium' }, summary.podium.map((row) => h('li', {},
           medal(row.rank), h('span', { class: 'name' }, row.name), ' ', status(row.status),
-          ` ${duration(row.elapsed_ms)} · ${row.moves} moves`)))
+          ` ${duration(row.elapsed_ms)} · ${row.moves} moves · `, h('a', { href: raceLink(row.race_id), 'data-race': row.race_id }, 'replay'))))
         : h('p', { class: 'meta' }, 'Nobody on the ranking.'),
       h('p', { class: 'reveal' }, `seed ${summary.reveal.seed} · salt ${summary.reveal.salt}`));
   }
@@ -414,9 +416,16 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   function spectate() {
     connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
       if (answer.type === 'error') {
-        replaceChildren(header, errorBox(answer.code === 'room_not_found'
-          ? `No room has the code ${code} (or it has closed).`
-          : `Cannot watch this room: ${answer.message}`));
+        const raceId = answer.code === 'room_not_found' ? rememberedRoomRace(code) : null;
+        if (raceId !== null) {
+          replaceChildren(header, h('p', { class: 'notice', id: 'room-over' },
+            `The race of room ${code} is over, and the room has closed. `,
+            h('a', { href: raceLink(raceId), id: 'race-link' }, 'Its results and replay stay on the race\'s page →')));
+        } else {
+          replaceChildren(header, errorBox(answer.code === 'room_not_found'
+            ? `No room has the code ${code} (or it has closed).`
+            : `Cannot watch this room: ${answer.message}`));
+        }
       }
     });
   }
@@ -493,37 +502,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     }));
   }
 
-  async function renderResults() {
-    const result = state.result;
-    if (!result) return;
-    const game = result.reveal.game;
-    const table = h('div', { class: 'table-wrap' }, h('table', { id: 'standings' },
-      h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
-        h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
-      h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
-        h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name, botMark(standing.bot)), h('td', {}, status(standing.status)),
-        h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
-        h('td', { class: 'num' }, standing.progress.cards_home))))));
-    const check = h('span', { id: 'commitment-check' }, 'checking…');
-    replaceChildren(results, h('section', { class: 'panel', id: 'results' },
-      h('h2', {}, 'Results'), table,
-      state.room?.series ? h('p', { class: 'series', id: 'results-series' }, `Series: ${seriesLine(state.room.series)}`) : null,
-      h('h3', {}, 'The deal, revealed'),
-      h('p', { class: 'reveal', id: 'reveal' }, `game ${game} · seed ${result.reveal.seed} · salt ${result.reveal.salt}`),
-      state.race?.commitment ? h('p', { class: 'meta' }, 'Commitment at the start: ', h('span', { class: 'reveal' }, state.race.commitment), ' ', check) : null,
-      result.open_boards ? h('p', { class: 'meta' }, 'This race showed every board live (open boards).') : null));
-    if (state.race?.commitment) {
-      const digest = await sha256Hex(`patience-race:v1:${game}:${result.reveal.seed}:${result.reveal.salt}`);
-      if (digest === null) {
-        check.textContent = '(this browser checks it only over HTTPS or on this machine)';
-      } else if (digest === state.race.commitment) {
-        check.textContent = '✓ matches the seed and salt';
-        check.className = 'check-ok';
-      } else {
-        check.textContent = '✗ does not match the seed and salt';
-        check.className = 'check-bad';
-      }
-    }
+  function renderResults() {
+    if (!state.result) return;
+    replaceChildren(results, resultsSection(state.result, { commitment: state.race?.commitment ?? null }),
+      state.room?.series ? h('p', { class: 'series', id: 'results-series' }, `Series: ${seriesLine(state.room.series)}`) : null);
   }
 
   function renderAll() {
@@ -535,17 +517,8 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   function loadReplay() {
     const raceId = state.result?.race_id;
     if (raceId === null || raceId === undefined || state.replay) return;
-    state.replay = { loading: true };
-    replaceChildren(replayArea, h('section', { class: 'panel' }, h('h2', {}, 'Replay'), h('p', { class: 'meta' }, 'Loading the boards…')));
-    connection.request({ type: 'replay_boards', race_id: raceId }, ['boards_replay']).then((answer) => {
-      if (answer.type === 'error') {
-        state.replay = null;
-        replaceChildren(replayArea, h('section', { class: 'panel' }, h('h2', {}, 'Replay'), errorBox(`No replay: ${answer.message}`)));
-        return;
-      }
-      state.replay = replayPlayer(answer.replay);
-      replaceChildren(replayArea, state.replay.element);
-    });
+    state.replay = true;
+    showReplay(connection, raceId, replayArea, enginePromise);
   }
 
   function endRace(result) {
@@ -553,6 +526,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     state.ended = true;
     state.mine?.stop();
     saveSeat(code, null);
+    if (result.race_id !== null && result.race_id !== undefined) rememberRoomRace(code, result.race_id);
     document.body.dataset.raceEnded = 'true';
     state.result = result;
     renderAll();
@@ -715,9 +689,109 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   };
 }
 
+// ----- A finished race: results, reveal, replay -----
+
+// The lasting page of a finished race.
+function raceLink(raceId) {
+  return `/race/${raceId}`;
+}
+
+// A room's finished race, remembered by this browser, so that the room's
+// link still leads to the race once the room has closed.
+function roomRaceKey(code) {
+  return `patience-room-race-${code}`;
+}
+
+function rememberRoomRace(code, raceId) {
+  try {
+    localStorage.setItem(roomRaceKey(code), String(raceId));
+  } catch {
+    // Storage refused: the room's page cannot point to the race later.
+  }
+}
+
+function rememberedRoomRace(code) {
+  try {
+    const stored = localStorage.getItem(roomRaceKey(code));
+    return /^[1-9][0-9]{0,19}$/.test(stored ?? '') ? stored : null;
+  } catch {
+    return null;
+  }
+}
+
+// The results of a finished race: the standings, the deal revealed and
+// its commitment checked. `commitment`: the one published when the race
+// started, if this page saw it; without it the page shows the commitment
+// the reveal gives, to compare with the one seen at the start.
+function resultsSection(result, { commitment = null } = {}) {
+  const game = result.reveal.game;
+  const table = h('div', { class: 'table-wrap' }, h('table', { id: 'standings' },
+    h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', {}, 'Status'),
+      h('th', { class: 'num' }, 'Time'), h('th', { class: 'num' }, 'Moves'), h('th', { class: 'num' }, 'Home'))),
+    h('tbody', {}, result.standings.map((standing) => h('tr', { 'data-seat': standing.seat },
+      h('td', { class: 'num' }, standing.rank), h('td', { class: 'name' }, standing.name, botMark(standing.bot)), h('td', {}, status(standing.status)),
+      h('td', { class: 'num' }, duration(standing.progress.elapsed_ms)), h('td', { class: 'num' }, standing.progress.moves),
+      h('td', { class: 'num' }, standing.progress.cards_home))))));
+  const check = h('span', { id: 'commitment-check' }, 'checking…');
+  const shown = h('span', { class: 'reveal', id: 'commitment' }, commitment ?? '…');
+  const raceId = result.race_id;
+  const lasting = raceId !== null && raceId !== undefined && location.pathname !== raceLink(raceId);
+  const section = h('section', { class: 'panel', id: 'results' },
+    h('h2', {}, 'Results'), table,
+    h('h3', {}, 'The deal, revealed'),
+    h('p', { class: 'reveal', id: 'reveal' }, `game ${game} · seed ${result.reveal.seed} · salt ${result.reveal.salt}`),
+    h('p', { class: 'meta' }, commitment ? 'Commitment at the start: ' : 'Commitment (SHA-256 of the game, seed and salt): ', shown, ' ', check),
+    result.open_boards ? h('p', { class: 'meta' }, 'This race showed every board live (open boards).') : null,
+    lasting ? h('p', { class: 'meta' }, h('a', { href: raceLink(raceId), id: 'race-link' }, `This race's page: ${location.origin}${raceLink(raceId)}`), ' (it stays)') : null);
+  sha256Hex(`patience-race:v1:${game}:${result.reveal.seed}:${result.reveal.salt}`).then((digest) => {
+    if (digest === null) {
+      check.textContent = '(this browser checks it only over HTTPS or on this machine)';
+    } else if (!commitment) {
+      shown.textContent = digest;
+      check.textContent = '(compare it with the one shown when the race started)';
+    } else if (digest === commitment) {
+      check.textContent = '✓ matches the seed and salt';
+      check.className = 'check-ok';
+    } else {
+      check.textContent = '✗ does not match the seed and salt';
+      check.className = 'check-bad';
+    }
+  });
+  return section;
+}
+
+// Loads a finished race's boards into `area` and plays them back, the
+// cards that were face down shown face up (the deal is public now).
+function showReplay(connection, raceId, area, enginePromise) {
+  replaceChildren(area, h('section', { class: 'panel' }, h('h2', {}, 'Replay'), h('p', { class: 'meta' }, 'Loading the boards…')));
+  connection.request({ type: 'replay_boards', race_id: raceId }, ['boards_replay']).then(async (answer) => {
+    if (answer.type === 'error') {
+      replaceChildren(area, h('section', { class: 'panel' }, h('h2', {}, 'Replay'), errorBox(`No replay: ${answer.message}`)));
+      return;
+    }
+    const replay = answer.replay;
+    let engine = null;
+    try {
+      engine = await enginePromise;
+    } catch {
+      // No engine (no WebAssembly): the replay shows the boards as sent.
+    }
+    const revealed = new Map();
+    for (const seat of replay.seats) {
+      try {
+        if (engine) revealed.set(seat.seat, engine.ask({ op: 'revealed', game: replay.reveal.game, seed: replay.reveal.seed, moves: seat.moves }));
+      } catch {
+        // A log the engine cannot replay: that seat's boards as sent.
+      }
+    }
+    replaceChildren(area, replayPlayer(replay, revealed).element);
+  });
+}
+
 // The boards of a finished race, played back: one seat at a time, step by
-// step, or played at a steady pace.
-function replayPlayer(replay) {
+// step, or played at a steady pace. `revealed`: each seat's whole boards,
+// by seat, whose face-down cards are drawn face up.
+function replayPlayer(replay, revealed = new Map()) {
   // Best placed first: the winner's race is the one shown at once.
   replay = { ...replay, seats: [...replay.seats].sort((a, b) => a.rank - b.rank) };
   let seatIndex = 0;
@@ -759,7 +833,7 @@ function replayPlayer(replay) {
     const move = step > 0 ? current.moves[step - 1] : null;
     replaceChildren(stepText, `${current.name}: move ${step} of ${total}`,
       move ? [' · ', h('span', { class: 'move-text' }, move)] : ' · the deal');
-    replaceChildren(boardArea, board(current.boards[step]));
+    replaceChildren(boardArea, board(current.boards[step], false, revealed.get(current.seat)?.[step] ?? null));
     for (const [index, tab] of [...seatTabs.children].entries()) tab.setAttribute('aria-pressed', String(index === seatIndex));
   }
 
@@ -788,6 +862,51 @@ function replayPlayer(replay) {
   if (replay.seats.length) show();
   else replaceChildren(boardArea, h('p', { class: 'meta' }, 'No boards.'));
   return { element };
+}
+
+// `/race/ID`: a finished race's lasting page, from the server's store,
+// however long ago it ran: the same results and replay as its room's page
+// showed when it ended. A daily attempt's waits for its day to close.
+function raceRecordView(connection, raceId, enginePromise) {
+  const header = h('div', { id: 'race-record-header' }, h('p', { class: 'meta' }, 'Loading the race…'));
+  const results = h('div', { id: 'results-area' });
+  const replayArea = h('div', { id: 'replay-area' });
+  replaceChildren(main, h('h1', {}, `Race ${raceId}`), h('section', { class: 'panel' }, header), results, replayArea);
+  let shown = false;
+
+  function refused(answer) {
+    const text = {
+      race_not_found: `No finished race has the number ${raceId}.`,
+      replay_not_yet: 'This is a daily attempt, and its day is still being played: its page opens once the day has closed for everyone.',
+    }[answer.code] ?? `This race cannot be shown: ${answer.message}`;
+    replaceChildren(header, h('p', { class: answer.code === 'replay_not_yet' ? 'notice' : 'error', role: 'alert', 'data-refused': answer.code }, text),
+      h('p', { class: 'meta' }, h('a', { href: '/' }, 'Back to today\'s races →')));
+  }
+
+  function show(record) {
+    shown = true;
+    const game = gameOf(record.result.reveal.game);
+    const ended = new Date(Number(record.ended_at_ms));
+    document.body.dataset.raceEnded = 'true';
+    replaceChildren(header, h('p', { class: 'meta', id: 'race-record-meta', 'data-race': raceId },
+      `${game ? game.title : record.result.reveal.game} · `,
+      record.daily ? `the daily deal of ${record.daily} · ` : `${record.result.standings.length} racers · `,
+      `ended ${ended.toISOString().replace('T', ' ').slice(0, 16)} UTC`));
+    replaceChildren(results, resultsSection(record.result));
+    showReplay(connection, Number(raceId), replayArea, enginePromise);
+  }
+
+  return {
+    ready() {
+      if (shown) return;
+      connection.request({ type: 'replay', race_id: Number(raceId) }, ['replay_data', 'attempt_replay']).then((answer) => {
+        if (answer.type === 'replay_data') show(answer.race);
+        else if (answer.type === 'attempt_replay') refused({ code: 'replay_not_yet' });
+        else refused(answer);
+      });
+    },
+    event() {},
+  };
 }
 
 // ----- The daily deal, played in the page -----
@@ -869,7 +988,9 @@ function dailyView(connection, slug, enginePromise) {
           mine?.stop();
           replaceChildren(controls, h('p', { id: 'daily-result', 'data-status': result.status },
             `${STATUS_TEXT[result.status] ?? result.status} in ${duration(result.progress.elapsed_ms)} with ${result.progress.moves} moves · `,
-            result.unranked ? `would rank ${result.rank} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'})` : `rank ${result.rank} of ${result.finishers}`));
+            result.unranked ? `would rank ${result.rank} (not ranked: ${result.unranked === 'new_account' ? 'a new account' : 'under review'})` : `rank ${result.rank} of ${result.finishers}`),
+            h('p', { class: 'meta' }, 'Its page, with the replay, opens once the day has closed: ',
+              h('a', { href: raceLink(result.race_id), id: 'race-link' }, `${location.origin}${raceLink(result.race_id)}`)));
           break;
         }
         case 'leaderboard_page':
@@ -1124,6 +1245,9 @@ if (route.name === 'practice') startPractice(route);
 else if (route.name === 'room') {
   const { Engine } = globalThis.PatienceEngine;
   view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)), route.join);
+} else if (route.name === 'record') {
+  const { Engine } = globalThis.PatienceEngine;
+  view = raceRecordView(connection, route.id, Engine.compile().then((module) => Engine.create(module)));
 } else if (route.name === 'race') view = raceLauncher(connection, route);
 else if (route.name === 'account') view = accountView(connection);
 else if (route.name === 'lobby') view = lobbyView(connection);

@@ -1,6 +1,9 @@
 // Cards and boards, drawn from a `View` (docs/PROTOCOL.md: zones with
 // `hidden`, the face-down count, and `face_up`, bottom first). Face-down
-// cards are drawn as backs and carry no name: the page is never told them.
+// cards are drawn as backs and carry no name: the page is never told them
+// while a race runs. A finished race's replay also has the whole board (a
+// `Board`, from the revealed deal): its face-down cards are then drawn
+// face up, marked as having been face down.
 // The board knows no rules: on a board drawn to play (`play` in `board`)
 // each face-up card and each zone says where it is (`data-zone-kind`,
 // `data-zone-index`, `data-depth` from the top) and has an accessible name
@@ -55,6 +58,14 @@ export function cardFace(code) {
     h('span', { class: 'corner', 'aria-hidden': 'true' }, h('span', { class: 'rank' }, rank[0]), h('span', { class: 'suit' }, suit.symbol)),
     h('span', { class: 'pip', 'aria-hidden': 'true' }, suit.symbol),
   );
+}
+
+// A card that was face down on the board, shown once the deal is public.
+function wasFaceDown(code) {
+  const card = cardFace(code);
+  card.classList.add('was-face-down');
+  card.setAttribute('aria-label', `${cardName(code)}, face down`);
+  return card;
 }
 
 export function cardBack() {
@@ -127,9 +138,9 @@ function zoneKey(zone) {
 }
 
 // A pile: its face-down cards as backs, then its face-up cards fanned down.
-function pileOf(view, play) {
+function pileOf(view, play, hiddenCards) {
   const cards = [];
-  for (let i = 0; i < view.hidden; i += 1) cards.push(cardBack());
+  for (let i = 0; i < view.hidden; i += 1) cards.push(hiddenCards ? wasFaceDown(hiddenCards[i]) : cardBack());
   const title = zoneTitle(view.zone);
   view.face_up.forEach((code, index) => {
     const card = cardFace(code);
@@ -152,7 +163,7 @@ function pileOf(view, play) {
 
 // A zone shown by its top card and a count: stock, waste, cells,
 // foundations, reserves, the discard, Virginia Reel's positions.
-function slotOf(view, play) {
+function slotOf(view, play, hiddenCards) {
   const total = view.hidden + view.face_up.length;
   const name = zoneName(view.zone);
   const title = zoneTitle(view.zone);
@@ -161,6 +172,8 @@ function slotOf(view, play) {
     const code = view.face_up[view.face_up.length - 1];
     top = cardFace(code);
     if (play) playable(top, view.zone, 0, `${cardName(code)}, ${title}`);
+  } else if (view.hidden && hiddenCards) {
+    top = wasFaceDown(hiddenCards[hiddenCards.length - 1]);
   } else if (view.hidden) {
     top = cardBack();
     if (play) playable(top, view.zone, 0, `${title}, ${total} face down`);
@@ -184,11 +197,21 @@ const TOP_ROW = ['stock', 'waste', 'cell', 'discard', 'foundation'];
 // A whole board, laid out by its zones' kinds: the stock, waste, cells,
 // discard and foundations in a row, then the piles side by side, then
 // Virginia Reel's three rows of positions and its reserves.
-// `play`: draw it to be played (see the top of this file).
-export function board(view, play = false) {
+// `play`: draw it to be played (see the top of this file). `whole`: the
+// same position as a `Board`, every card in it, once the deal is public.
+export function board(view, play = false, whole = null) {
   const zones = view.zones ?? [];
-  const slot = (zone) => slotOf(zone, play);
-  const pile = (zone) => pileOf(zone, play);
+  // Each zone's face-down cards, bottom first, when they are known: a
+  // Board's zones come in the view's order.
+  const hiddenOf = new Map();
+  (whole?.zones ?? []).forEach((zone, index) => {
+    const shown = zones[index];
+    if (shown && sameZone(shown.zone, zone.zone) && zone.face_down === shown.hidden && zone.face_down > 0) {
+      hiddenOf.set(shown, zone.cards.slice(0, zone.face_down));
+    }
+  });
+  const slot = (zone) => slotOf(zone, play, hiddenOf.get(zone));
+  const pile = (zone) => pileOf(zone, play, hiddenOf.get(zone));
   const ofKind = (kind) => zones.filter((zone) => zone.zone.kind === kind);
   const piles = ofKind('pile');
   const positions = ofKind('position');

@@ -47,7 +47,8 @@
     }
 
     askOnce(request) {
-      const bytes = encode(request);
+      // A revealed seed comes from the server as a BigInt (protocol.js).
+      const bytes = encode(request, { useBigInt64: true });
       const at = this.exports.request_buffer(bytes.length);
       new Uint8Array(this.exports.memory.buffer, at, bytes.length).set(bytes);
       const length = this.exports.answer();

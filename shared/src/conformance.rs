@@ -1,9 +1,10 @@
 //! Checks every game's rules must pass, driven by random play.
 //!
 //! Each game's tests call [`check_random_play`] from proptest with many seeds;
-//! the checks are written once here so that no game can skip one. They are
-//! public (not `cfg(test)`) so the solver's and the server's tests can reuse
-//! them on positions of their own.
+//! the checks are written once here so that no game can skip one. Test
+//! support: compiled for this crate's tests, and for others' tests, benches
+//! and fuzz targets through the `test-support` feature, so the server's
+//! tests and the fuzzer reuse them on positions of their own.
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};

@@ -30,6 +30,7 @@ use crate::games::forty_thieves::{FortyThieves, FtMove};
 use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
 use crate::games::virginia_reel::{ReelMove, ReleaseTarget, VirginiaReel};
 use crate::rules::{Effect, Outcome, Rules, View, Zone};
+use crate::splitmix::SplitMix64;
 
 /// A view that no position of its game can have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -209,18 +210,11 @@ fn unseen_cards(view: &View) -> Result<Vec<Card>, GuessError> {
         .collect())
 }
 
-/// A small Fisher–Yates driven by splitmix64: guesses need variety, not secrecy.
+/// A small Fisher–Yates driven by SplitMix64: guesses need variety, not secrecy.
 fn shuffle(cards: &mut [Card], variation: u64) {
-    let mut state = variation;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut generator = SplitMix64::new(variation);
     for index in (1..cards.len()).rev() {
-        let other = (next() % (index as u64 + 1)) as usize;
+        let other = (generator.next_u64() % (index as u64 + 1)) as usize;
         cards.swap(index, other);
     }
 }

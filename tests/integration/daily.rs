@@ -438,6 +438,30 @@ async fn an_attempt_runs_out_of_time_on_the_servers_clock_connected_or_not() {
     server.shutdown().await;
 }
 
+/// The attempt's time limit is a deadline on the server's clock, which
+/// wakes the attempt: a virtual clock moved past the limit ends it without
+/// a word from its player, nor a ping.
+#[tokio::test]
+async fn an_attempt_runs_out_of_time_when_the_servers_virtual_clock_passes_its_limit() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let clock = Clock::virtual_at(DAY_MORNING);
+    // No ping in the meantime, nor any other timer of the connection's:
+    // nothing but the clock wakes it.
+    let server = daily_server_with(data.path(), &clock, |config| {
+        config.heartbeat_interval_ms = 10 * HOUR;
+        config.idle_timeout_ms = 20 * HOUR;
+        config.handshake_timeout_ms = 10 * HOUR;
+    })
+    .await;
+    let (mut ada, _) = player(&server, "ada").await;
+    ada.daily_play().await;
+    clock.advance(HOUR);
+    let result = finished(&mut ada).await;
+    assert_eq!(result.status, PlayerStatus::OutOfTime);
+    assert_eq!(result.progress.elapsed_ms, HOUR);
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_throwaway_account_attack_fails_at_every_step() {
     let data = tempfile::tempdir().expect("temp dir");

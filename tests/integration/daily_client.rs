@@ -569,9 +569,11 @@ async fn a_registered_player_races_as_itself_and_the_race_plays_back() {
         .as_ref()
         .and_then(|result| result.race_id)
         .expect("the server kept the race");
+    // The race's lasting page is on the server raced on.
     assert!(
         notes.contains(&format!(
-            "race id {race_id}: `patience replay {race_id}` plays it back"
+            "race id {race_id}: `patience replay {race_id}` plays it back; its page: http://{}/race/{race_id}",
+            server.address()
         )),
         "{notes:?}"
     );

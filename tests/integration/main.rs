@@ -20,6 +20,7 @@ mod lobby;
 mod outage;
 mod postgres;
 mod race;
+mod race_page;
 mod restart;
 mod resume;
 mod slow;

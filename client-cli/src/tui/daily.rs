@@ -36,9 +36,8 @@ use super::input::{Action, Ui};
 use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::terminal::{Screen, TerminalGuard, terminal_events};
-use crate::daily::{
-    self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines, unranked_short_text,
-};
+use crate::daily::{self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines};
+use crate::leaderboard::unranked_short_text;
 use crate::net::Connection;
 use crate::race::{clock_text, status_text, tenths_text};
 

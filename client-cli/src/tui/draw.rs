@@ -165,8 +165,30 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
 }
 
 /// Every racer's board at the end of the race, replayed from the revealed
-/// deal and the published move logs (empty before the result).
+/// deal and the published move logs, the cards that lay face down shown
+/// face up (empty before the result).
 pub fn final_boards(state: &crate::race::RaceState) -> Vec<(u8, View)> {
+    final_positions(state)
+        .into_iter()
+        .map(|(seat, position)| (seat, crate::replay::revealed_view(&position.board())))
+        .collect()
+}
+
+/// The final boards as the results show them, each with its progress in
+/// words as the race counted it (on the board its racer saw).
+fn final_boards_shown(state: &crate::race::RaceState) -> Vec<(u8, View, String)> {
+    final_positions(state)
+        .into_iter()
+        .map(|(seat, position)| {
+            let words = progress_words(&position.view());
+            (seat, crate::replay::revealed_view(&position.board()), words)
+        })
+        .collect()
+}
+
+/// Every racer's position at the end of the race, replayed from the
+/// revealed deal and the published move logs.
+fn final_positions(state: &crate::race::RaceState) -> Vec<(u8, AnyGame)> {
     let Some(result) = &state.result else {
         return Vec::new();
     };
@@ -191,7 +213,7 @@ pub fn final_boards(state: &crate::race::RaceState) -> Vec<(u8, View)> {
                     Err(_) => break,
                 }
             }
-            (log.seat, position.view())
+            (log.seat, position)
         })
         .collect()
 }
@@ -203,7 +225,7 @@ fn draw_results(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, body
     let results = Paragraph::new(results_lines(state)).wrap(Wrap { trim: false });
     if body.width < RESULTS_WIDTH + BOARD_WIDTH {
         // No room beside the result: Tab turns to each final board in turn.
-        let boards = final_boards(state);
+        let boards = final_boards_shown(state);
         let choice = ui.watched % (boards.len() + 1);
         match choice.checked_sub(1).and_then(|index| boards.get(index)) {
             Some(board) => draw_boards(frame, state, &Ui::default(), vec![board.clone()], body),
@@ -217,7 +239,7 @@ fn draw_results(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, body
     ])
     .areas(body);
     frame.render_widget(results, left);
-    draw_boards(frame, state, ui, final_boards(state), right);
+    draw_boards(frame, state, ui, final_boards_shown(state), right);
 }
 
 /// The width a board needs beside others.
@@ -229,14 +251,14 @@ fn draw_boards(
     frame: &mut Frame,
     state: &crate::race::RaceState,
     ui: &Ui,
-    racers: Vec<(u8, View)>,
+    racers: Vec<(u8, View, String)>,
     area: Rect,
 ) {
     if racers.is_empty() {
         return;
     }
     let fit = usize::from((area.width / BOARD_WIDTH).max(1));
-    let shown: Vec<(u8, View)> = if racers.len() <= fit {
+    let shown: Vec<(u8, View, String)> = if racers.len() <= fit {
         racers
     } else {
         let first = ui.watched % racers.len();
@@ -253,9 +275,9 @@ fn draw_boards(
         shown.len()
     ])
     .split(area);
-    for ((seat, view), column) in shown.into_iter().zip(columns.iter()) {
+    for ((seat, view, words), column) in shown.into_iter().zip(columns.iter()) {
         let mut lines = vec![Line::from(Span::styled(
-            format!("{} · {}", state.name_of(seat), progress_words(&view)),
+            format!("{} · {words}", state.name_of(seat)),
             Style::default().add_modifier(Modifier::BOLD),
         ))];
         lines.extend(board_lines(
@@ -293,10 +315,14 @@ fn draw_watch(
             .block(Block::default().borders(Borders::LEFT)),
         panel,
     );
-    let racers: Vec<(u8, View)> = state
+    let racers: Vec<(u8, View, String)> = state
         .racers
         .iter()
-        .filter_map(|(&seat, racer)| Some((seat, racer.board.clone()?)))
+        .filter_map(|(&seat, racer)| {
+            let view = racer.board.clone()?;
+            let words = progress_words(&view);
+            Some((seat, view, words))
+        })
         .collect();
     draw_boards(frame, state, ui, racers, boards);
 }

@@ -563,6 +563,15 @@ async fn rivals_who_resign_are_told_resigned_and_a_bot_that_wins_is_told_won() {
     };
     assert!(standing_of("bot", "won"), "{results}");
     assert!(standing_of("carol", "resigned"), "{results}");
+    // The race's lasting page, on the server raced on.
+    let page = format!(
+        "{}/race/732",
+        crate::race::page_address(&url).expect("a WebSocket URL")
+    );
+    assert!(
+        results.contains(&format!("Its page, to keep or share: {page}")),
+        "{results}"
+    );
 }
 
 /// The end of a Three Blind Mice race of seed 7, stored as `race_id`.

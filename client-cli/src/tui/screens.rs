@@ -427,6 +427,12 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
         None => lines.push(Line::from("(no commitment seen: nothing to verify)")),
     }
     if let Some(race_id) = result.race_id {
+        if let Some(page) = state.race_page(race_id) {
+            lines.push(Line::from(vec![
+                Span::raw("Its page, to keep or share: "),
+                Span::styled(page, Style::default().fg(Color::Cyan)),
+            ]));
+        }
         lines.push(Line::from(format!(
             "Watch it again: patience replay {race_id}"
         )));

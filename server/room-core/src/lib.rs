@@ -1005,6 +1005,7 @@ impl RoomCore {
     }
 }
 
+pub mod judge;
 pub mod metrics;
 pub mod records;
 pub mod secrets;

@@ -3,6 +3,7 @@
 //! linger), and the room's close.
 
 use super::*;
+use crate::judge;
 
 impl RoomCore {
     /// The race is due (the room is full, the owner started early, or a
@@ -117,26 +118,23 @@ impl RoomCore {
         let Some(position) = self.seats[index].position.as_mut() else {
             return;
         };
-        let mv = match position.parse_move(&text) {
-            Ok(mv) => mv,
-            Err(error) => {
-                return self.reject(conn, text, ErrorCode::BadNotation, None, error.to_string());
-            }
-        };
-        let canonical = position.format_move(mv);
-        let outcome = match position.apply(mv) {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                let message = error.to_string();
-                return self.reject(conn, text, ErrorCode::IllegalMove, Some(error), message);
+        let played = match judge::play(position, &text) {
+            Ok(played) => played,
+            Err(refused) => {
+                let judge::Refused {
+                    code,
+                    reason,
+                    message,
+                } = refused;
+                return self.reject(conn, text, code, reason, message);
             }
         };
         self.metrics.bump(Counter::MovesAccepted);
-        let effects = outcome.effects.to_vec();
+        let effects = played.outcome.effects.to_vec();
         let seat = &mut self.seats[index];
-        seat.history.push(mv, &outcome);
-        seat.log.push(&canonical);
-        self.after_change(index, canonical, effects);
+        seat.history.push(played.mv, &played.outcome);
+        seat.log.push(&played.text);
+        self.after_change(index, played.text, effects);
     }
 
     pub(crate) fn undo(&mut self, conn: ConnId) {

@@ -4,13 +4,12 @@
 //! time). One connection plays an attempt at a time, tracked in the
 //! registry.
 
-use std::time::Duration;
-
+use patience_room_core::judge::Refused;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ErrorCode, PlayerStatus, ServerMessage, Unranked};
 
 use super::Session;
-use crate::daily::{DailyError, Refused};
+use crate::daily::DailyError;
 use crate::metrics::bump;
 use crate::store::StoreError;
 
@@ -112,13 +111,11 @@ impl Session {
         };
         let accepted = match play.play(&text, now) {
             Ok(accepted) => accepted,
-            Err(Refused::Notation(message)) => {
-                return reject(self, text, ErrorCode::BadNotation, None, message);
-            }
-            Err(Refused::Illegal(error)) => {
-                let message = error.to_string();
-                return reject(self, text, ErrorCode::IllegalMove, Some(error), message);
-            }
+            Err(Refused {
+                code,
+                reason,
+                message,
+            }) => return reject(self, text, code, reason, message),
         };
         if let Err(error) = self.shared.daily.record_move(play).await {
             play.take_back(accepted);
@@ -184,12 +181,11 @@ impl Session {
         }
     }
 
-    /// When the open daily attempt's time is up, on the runtime's clock
-    /// (rounded up to the next millisecond).
-    pub(super) fn daily_deadline(&self) -> Option<tokio::time::Instant> {
-        let play = self.daily.as_ref()?;
-        let left = play.deadline_ms.saturating_sub(self.shared.clock.now_ms());
-        Some(tokio::time::Instant::now() + Duration::from_millis(left + 1))
+    /// When the open daily attempt's time is up, on the server's clock,
+    /// which wakes the reader loop then (a virtual clock as soon as it is
+    /// moved past it).
+    pub(super) fn daily_deadline(&self) -> Option<u64> {
+        Some(self.daily.as_ref()?.deadline_ms)
     }
 
     /// Whether the open daily attempt's time is up on the server's clock.

@@ -258,8 +258,7 @@ async fn run(
                 }
                 continue;
             }
-            () = maybe(daily_deadline.map(|at| Box::pin(tokio::time::sleep_until(at)))) => {
-                // The deadline is on the wall clock; the timer only wakes us.
+            () = maybe(daily_deadline.map(|at| Box::pin(shared.clock.sleep_until(at)))) => {
                 if session.daily_time_is_up() {
                     Box::pin(session.finish_daily(PlayerStatus::OutOfTime)).await;
                 }

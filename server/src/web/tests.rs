@@ -38,29 +38,35 @@ fn requests_are_routed_to_the_page_files_or_refused() {
         ("GET", "/practice", 200, HTML),
         ("GET", "/practice/indian", 200, HTML),
         ("GET", "/practice/virginia-reel?seed=7", 200, HTML),
-        ("GET", "/practice/klondike", 404, TEXT),
+        ("GET", "/practice/klondike", 404, HTML),
         ("GET", "/race.js", 200, JAVASCRIPT),
         ("GET", "/race/indian", 200, HTML),
         ("GET", "/race/indian?private", 200, HTML),
-        ("GET", "/race/klondike", 404, TEXT),
+        ("GET", "/race/klondike", 404, HTML),
+        ("GET", "/race/731", 200, HTML),
+        ("GET", "/race/18446744073709551615", 200, HTML),
+        ("GET", "/race/18446744073709551616", 404, HTML),
+        ("GET", "/race/0731", 404, HTML),
+        ("GET", "/race/0", 404, HTML),
+        ("GET", "/race/-1", 404, HTML),
         ("GET", "/account", 200, HTML),
         ("GET", "/daily/indian", 200, HTML),
-        ("GET", "/daily/klondike", 404, TEXT),
-        ("GET", "/account/x", 404, TEXT),
+        ("GET", "/daily/klondike", 404, HTML),
+        ("GET", "/account/x", 404, HTML),
         ("GET", "/days/three-blind-mice", 200, HTML),
         ("GET", "/days/virginia-reel", 200, HTML),
-        ("GET", "/days/klondike", 404, TEXT),
-        ("GET", "/days/", 404, TEXT),
-        ("GET", "/days/indian/extra", 404, TEXT),
+        ("GET", "/days/klondike", 404, HTML),
+        ("GET", "/days/", 404, HTML),
+        ("GET", "/days/indian/extra", 404, HTML),
         ("GET", "/room/K7PQ3M", 200, HTML),
         ("GET", "/room/k7pq3m", 200, HTML),
-        ("GET", "/room/K7PQ3", 404, TEXT),
-        ("GET", "/room/K7PQ3MM", 404, TEXT),
-        ("GET", "/room/K0PQ3M", 404, TEXT),
-        ("GET", "/room/K7PQ3M/", 404, TEXT),
-        ("GET", "/nothing", 404, TEXT),
-        ("GET", "/../etc/passwd", 404, TEXT),
-        ("GET", "/vendor/msgpack.min.js", 404, TEXT),
+        ("GET", "/room/K7PQ3", 404, HTML),
+        ("GET", "/room/K7PQ3MM", 404, HTML),
+        ("GET", "/room/K0PQ3M", 404, HTML),
+        ("GET", "/room/K7PQ3M/", 404, HTML),
+        ("GET", "/nothing", 404, HTML),
+        ("GET", "/../etc/passwd", 404, HTML),
+        ("GET", "/vendor/msgpack.min.js", 404, HTML),
         ("POST", "/", 405, TEXT),
         ("HEAD", "/", 405, TEXT),
         ("DELETE", "/room/K7PQ3M", 405, TEXT),
@@ -87,9 +93,29 @@ fn every_page_route_gets_the_same_page() {
         "/room/ACDEF3",
         "/practice",
         "/practice/midshipman",
+        "/race/731",
     ] {
         assert_eq!(&*respond(&get(target)).body, INDEX_HTML, "{target}");
     }
+}
+
+/// A bad path gets a page in the site's look (its stylesheet, its
+/// header) with the way back to the front page, and the status `404`.
+#[test]
+fn a_bad_path_gets_the_sites_own_not_found_page() {
+    let answer = respond(&get("/no/such/page"));
+    assert_eq!((answer.status, answer.reason), (404, "Not Found"));
+    assert_eq!(answer.content_type, HTML);
+    let page = String::from_utf8_lossy(&answer.body).into_owned();
+    for part in [
+        "<link rel=\"stylesheet\" href=\"/style.css\">",
+        "<header class=\"top\">",
+        "<a href=\"/\" id=\"way-back\">",
+    ] {
+        assert!(page.contains(part), "{part} in {page}");
+    }
+    // Nothing inline, so the strict CSP holds: no script at all.
+    assert!(!page.contains("<script") && !page.contains("style="));
 }
 
 #[test]
@@ -99,6 +125,7 @@ fn the_vendored_library_is_cached_for_good_and_the_rest_revalidated() {
         ("/", REVALIDATE),
         ("/app.js", REVALIDATE),
         ("/nothing", "no-store"),
+        ("/race/731", REVALIDATE),
     ];
     for (target, cache_control) in cases {
         assert_eq!(

@@ -1,13 +1,7 @@
 //! Fixed pseudo-random tables for position keys, computed at compile time
 //! with SplitMix64 so keys are the same on every machine and build.
 
-/// SplitMix64's output function: a strong 64-bit mixer.
-pub const fn mix64(mut value: u64) -> u64 {
-    value = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    value ^ (value >> 31)
-}
+pub use crate::splitmix::mix64;
 
 /// A table of `N` distinct-looking 64-bit values drawn from `stream`.
 pub const fn table<const N: usize>(stream: u64) -> [u64; N] {

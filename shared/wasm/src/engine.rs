@@ -12,7 +12,8 @@
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::position::{MoveShape, guess, move_between, move_shapes, natural_move};
-use patience_shared::rules::{Effect, Rules, View, Zone};
+use patience_shared::replay::LogReplay;
+use patience_shared::rules::{Board, Effect, Rules, View, Zone};
 use patience_shared::solver::any::first_winnable_deal;
 use patience_shared::solver::hinter::Hinter;
 use patience_shared::solver::{Budget, Hint};
@@ -118,6 +119,18 @@ pub enum Request {
         position: PositionSpec,
         /// The most positions to search.
         budget: u64,
+    },
+    /// Every board of a finished race's move log, face-down cards
+    /// included: the deal is public once the race has ended, and a replay
+    /// shows those cards face up. `undo` in the log takes back the move
+    /// before it, as in a stored race.
+    Revealed {
+        /// The game.
+        game: GameKind,
+        /// The revealed seed.
+        seed: u64,
+        /// The log, in the notation.
+        moves: Vec<String>,
     },
     /// The first of `count` seeds from `first_seed` whose deal is proved
     /// winnable within `budget` positions each.
@@ -256,6 +269,7 @@ impl Engine {
             Request::Targets { position, held } => ok(&targets(&position, held)?),
             Request::Drop { position, held, to } => ok(&drop(&position, held, to)?),
             Request::Hint { position, budget } => ok(&self.hint(&position, budget)?),
+            Request::Revealed { game, seed, moves } => ok(&revealed(game, seed, &moves)?),
             Request::ProvedDeal {
                 game,
                 first_seed,
@@ -302,6 +316,23 @@ fn ok<T: Serialize>(answer: &T) -> Result<Vec<u8>, EngineError> {
     }
     rmp_serde::to_vec_named(&Success { ok: answer })
         .map_err(|error| EngineError::BadRequest(error.to_string()))
+}
+
+/// The whole board before the first move of `moves` from the deal of
+/// `seed`, then after each: one more than the moves.
+pub fn revealed(game: GameKind, seed: u64, moves: &[String]) -> Result<Vec<Board>, EngineError> {
+    let mut replay = LogReplay::new(AnyGame::deal(game, seed));
+    let mut boards = Vec::with_capacity(moves.len() + 1);
+    boards.push(replay.position().board());
+    for (index, text) in moves.iter().enumerate() {
+        replay.step(text).map_err(|error| EngineError::BadMove {
+            index,
+            text: text.clone(),
+            reason: error.to_string(),
+        })?;
+        boards.push(replay.position().board());
+    }
+    Ok(boards)
 }
 
 /// The position `spec` names, its moves played.

@@ -161,3 +161,36 @@ mod serde_helpers {
         pub op: &'static str,
     }
 }
+
+/// A finished race's boards come whole, face-down cards included, and
+/// match the views the players saw, step by step; `undo` takes back.
+#[test]
+fn revealed_boards_are_the_views_with_their_hidden_cards() {
+    let game = GameKind::Indian;
+    let seed = 7;
+    let first = state(&practice(game, seed, &[])).expect("the deal").legal;
+    let Some(mv) = first.first() else {
+        panic!("the deal has a move");
+    };
+    let moves = vec![
+        mv.text.clone(),
+        patience_shared::protocol::UNDO_TEXT.to_string(),
+        mv.text.clone(),
+    ];
+    let boards = revealed(game, seed, &moves).expect("the log replays");
+    assert_eq!(boards.len(), moves.len() + 1);
+    assert_eq!(boards[0], AnyGame::deal(game, seed).board());
+    assert_eq!(boards[0], boards[2], "undo takes the move back");
+    assert_eq!(boards[1], boards[3]);
+    let played = state(&practice(game, seed, &moves[..1])).expect("the move");
+    assert_eq!(boards[1].to_view(), played.view);
+    assert!(
+        boards[0].zones.iter().any(|zone| zone.face_down > 0),
+        "the deal hides cards"
+    );
+    let refused = revealed(game, seed, &["undo".to_string()]);
+    assert!(matches!(
+        refused,
+        Err(EngineError::BadMove { index: 0, .. })
+    ));
+}
