@@ -101,6 +101,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             private,
             undo,
             open_boards,
+            best_of,
             online,
         } => online_command(
             Entry::Create {
@@ -112,6 +113,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     undo_allowed: undo,
                     time_limit_ms: None,
                     open_boards,
+                    best_of,
                 },
                 bots: Vec::new(),
             },
@@ -119,6 +121,23 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             None,
         ),
         Command::Join { code, online } => online_command(Entry::Join(code), online, None),
+        Command::Lobby { game, online } => {
+            let store = Store::from_environment();
+            let name = resolve_name(online.name.clone(), &store);
+            let plain = use_plain(online.plain);
+            let picked = runtime()?.block_on(async {
+                let mut connection = Connection::open(&online.server, &name).await?;
+                if plain {
+                    crate::lobby::plain(&mut connection, game).await?;
+                    return Ok(None);
+                }
+                crate::tui::online::lobby(&mut connection, game).await
+            })?;
+            match picked {
+                Some(code) => online_command(Entry::Join(code), online, None),
+                None => Ok(()),
+            }
+        }
         Command::Watch { code, online } => online_command(Entry::Watch(code), online, None),
         Command::Register {
             name,
@@ -839,6 +858,7 @@ mod tests {
             phase: Phase::Racing,
             players: Vec::new(),
             spectators: 0,
+            series: None,
         };
         let (url, _) = crate::fake_server::start(move |message| match message {
             ClientMessage::Resume { .. } => vec![ServerMessage::Resumed {

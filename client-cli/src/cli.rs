@@ -70,6 +70,19 @@ pub enum Command {
         /// agree to it (the room is then private).
         #[arg(long)]
         open_boards: bool,
+        /// A series: the room's race and its rematches are one match, won
+        /// by the first to win a majority of N races (1 to 9).
+        #[arg(long, value_name = "N")]
+        best_of: Option<u8>,
+        /// Server, name, plain.
+        #[command(flatten)]
+        online: Online,
+    },
+    /// The open public rooms still forming; a digit key takes a seat in
+    /// one (with --plain: the list, once).
+    Lobby {
+        /// Only rooms of this game.
+        game: Option<GameKind>,
         /// Server, name, plain.
         #[command(flatten)]
         online: Online,

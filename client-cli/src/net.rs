@@ -204,7 +204,9 @@ pub fn seq_of(message: &ServerMessage) -> Option<u64> {
         | ServerMessage::Stuck { seq }
         | ServerMessage::RaceEnded { seq, .. }
         | ServerMessage::Snapshot { seq, .. }
-        | ServerMessage::Resumed { seq, .. } => Some(seq),
+        | ServerMessage::Resumed { seq, .. }
+        | ServerMessage::RematchOffer { seq, .. }
+        | ServerMessage::RematchReady { seq, .. } => Some(seq),
         _ => None,
     }
 }
@@ -244,5 +246,8 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::SignInCode { .. } => "sign_in_code",
         ServerMessage::SignedIn { .. } => "signed_in",
         ServerMessage::SignedOut => "signed_out",
+        ServerMessage::LobbyPage { .. } => "lobby_page",
+        ServerMessage::RematchOffer { .. } => "rematch_offer",
+        ServerMessage::RematchReady { .. } => "rematch_ready",
     }
 }

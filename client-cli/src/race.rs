@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
 use patience_shared::protocol::{
-    self, ErrorCode, Phase, PlayerStatus, Progress, RaceResult, RoomInfo, ServerMessage,
+    self, ErrorCode, Phase, PlayerStatus, Progress, RaceResult, RematchOffer, RematchStatus,
+    RoomInfo, ServerMessage,
 };
 use patience_shared::rules::{Effect, Rules, View};
 
@@ -128,6 +129,11 @@ pub struct RaceState {
     /// The room's latest event when this client last resumed: events up to
     /// it are replayed, and their times are the past's.
     replayed_until_seq: u64,
+    /// Where the rematch stands, once someone proposed one.
+    pub rematch: Option<RematchOffer>,
+    /// The new room of an accepted rematch and the token of this client's
+    /// seat in it, until the session takes the seat.
+    pub rematch_ready: Option<(String, String)>,
 }
 
 /// How far this client's race clock may drift from the server's before an
@@ -530,6 +536,15 @@ impl RaceState {
                 resume_token,
                 elapsed_ms,
             } => {
+                // The seat of a rematch: a new room and a new race.
+                if self
+                    .rematch_ready
+                    .as_ref()
+                    .is_some_and(|(code, _)| *code == room.code)
+                {
+                    *self = RaceState::default();
+                    notes.push(format!("rematch: room {}", room.code));
+                }
                 self.replayed_until_seq = seq;
                 self.server_restarting = false;
                 notes.push(format!("back in room {} in seat {}", room.code, seat + 1));
@@ -545,6 +560,10 @@ impl RaceState {
                 self.seat = Some(seat);
                 self.resume_token = Some(resume_token);
                 self.room = Some(room);
+            }
+            // Leaving the finished room for its rematch's is no goodbye.
+            ServerMessage::Left { code } if self.rematch_ready.is_some() => {
+                notes.push(format!("left room {code} for the rematch"));
             }
             ServerMessage::Left { code } => {
                 notes.push(format!("left room {code}"));
@@ -582,9 +601,67 @@ impl RaceState {
             | ServerMessage::SignInCode { .. }
             | ServerMessage::SignedIn { .. }
             | ServerMessage::SignedOut
+            | ServerMessage::LobbyPage { .. }
             | ServerMessage::AttemptReplay { .. } => {}
+            ServerMessage::RematchOffer { offer, .. } => {
+                notes.push(self.rematch_note(&offer));
+                self.rematch = Some(offer);
+            }
+            ServerMessage::RematchReady {
+                code, resume_token, ..
+            } => {
+                notes.push(format!("rematch: the new room is {code}"));
+                self.rematch_ready = Some((code, resume_token));
+            }
         }
         notes
+    }
+
+    /// A rematch's state in words.
+    fn rematch_note(&self, offer: &RematchOffer) -> String {
+        let names = |seats: &[u8]| {
+            seats
+                .iter()
+                .map(|&seat| self.name_of(seat))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match offer.status {
+            RematchStatus::Open => {
+                let mut line = format!("rematch? accepted: {}", names(&offer.accepted));
+                if !offer.waiting.is_empty() {
+                    line.push_str(&format!(
+                        "; waiting for {} ({} s left)",
+                        names(&offer.waiting),
+                        offer.expires_in_ms.div_ceil(1000)
+                    ));
+                }
+                line
+            }
+            RematchStatus::Ready => "rematch: everyone accepted".to_string(),
+            RematchStatus::Declined => format!("no rematch: {} declined", names(&offer.declined)),
+            RematchStatus::Expired => {
+                format!(
+                    "no rematch: {} did not answer in time",
+                    names(&offer.waiting)
+                )
+            }
+        }
+    }
+
+    /// Whether this client may answer a rematch: a racer of a race that is
+    /// over, still in its room, with no rematch under way.
+    pub fn may_rematch(&self) -> bool {
+        self.seat.is_some()
+            && self.result.is_some()
+            && self.closed.is_none()
+            && self.rematch_ready.is_none()
+    }
+
+    /// The series score as a line, if the room is in a series.
+    pub fn series_line(&self) -> Option<String> {
+        let series = self.room.as_ref()?.series.as_ref()?;
+        Some(format!("series: {}", series.line()))
     }
 
     /// Whether an error means the resume token is no good.
@@ -755,6 +832,7 @@ mod tests {
             phase: Phase::Racing,
             players: vec![player(0, "ada"), player(1, "bob")],
             spectators: 0,
+            series: None,
         };
         let now = Instant::now();
         let mut state = RaceState::default();

@@ -323,6 +323,9 @@ struct Link {
     /// The room's code when the session watches it: a watcher has no seat
     /// to resume, and watches again after a drop.
     watching: Option<String>,
+    /// The token of the seat of a rematch every racer accepted, until the
+    /// link takes it (leaving the finished room).
+    rematch_token: Option<String>,
 }
 
 impl Session {
@@ -377,6 +380,7 @@ impl Session {
                 Entry::Watch(code) => Some(code.clone()),
                 _ => None,
             },
+            rematch_token: None,
         };
         let saved = slot.load(&link.store).filter(|seat| {
             seat.server == server
@@ -614,7 +618,10 @@ impl Link {
                         self.connection.close_in_place().await;
                         return;
                     }
-                    Ok(())
+                    match self.rematch_token.take() {
+                        Some(token) => self.take_rematch_seat(token).await,
+                        None => Ok(()),
+                    }
                 }
                 Some(Err(Err(error))) if self.over() => Err(error),
                 Some(Err(Err(error))) => self.reconnect(error, &mut commands, &events).await,
@@ -671,6 +678,12 @@ impl Link {
     fn absorb(&mut self, message: ServerMessage) -> (Vec<String>, bool) {
         let token_before = self.state.resume_token.clone();
         let seq = seq_of(&message);
+        let rematch_seat = match &message {
+            ServerMessage::RematchReady {
+                code, resume_token, ..
+            } => Some((code.clone(), resume_token.clone())),
+            _ => None,
+        };
         let resumed = match message {
             ServerMessage::Resumed { seq, .. } => Some(seq),
             _ => None,
@@ -688,6 +701,12 @@ impl Link {
                 caught_up = true;
                 notes.push("caught up with the race".into());
             }
+        }
+        if let Some((code, token)) = rematch_seat {
+            // The rematch's seat: out of the finished room, into the new
+            // one, whose events are numbered afresh.
+            notes.push(format!("taking the rematch's seat in room {code}"));
+            self.rematch_token = Some(token);
         }
         if self.over() {
             self.forget_seat();
@@ -718,6 +737,17 @@ impl Link {
             });
         }
         (notes, caught_up)
+    }
+
+    /// Leaves the finished room and takes the rematch's seat with its
+    /// token: the server answers `left`, then `resumed` in the new room.
+    async fn take_rematch_seat(&mut self, token: String) -> Result<(), NetError> {
+        self.connection.send(&ClientMessage::Leave).await?;
+        // The new room numbers its events from the start.
+        self.connection.set_last_seq(0);
+        self.connection
+            .send(&ClientMessage::Resume { token, last_seq: 0 })
+            .await
     }
 
     fn forget_seat(&mut self) {
@@ -979,6 +1009,7 @@ mod tests {
             phase,
             players: Vec::new(),
             spectators: 0,
+            series: None,
         };
         let (url, _) = crate::fake_server::start_scripted(move |message| match message {
             ClientMessage::JoinRoom { .. } => Reply {
@@ -1068,6 +1099,7 @@ mod tests {
                             phase: Phase::Racing,
                             players: Vec::new(),
                             spectators: *watched,
+                            series: None,
                         },
                         seat: None,
                         resume_token: None,
@@ -1197,6 +1229,7 @@ mod tests {
                     phase: Phase::Lobby,
                     players: Vec::new(),
                     spectators: 0,
+                    series: None,
                 },
                 seat: Some(1),
                 resume_token: Some("bot-token".into()),

@@ -51,6 +51,7 @@ fn decode_seeds() -> Vec<Vec<u8>> {
                 undo_allowed: true,
                 time_limit_ms: Some(600_000),
                 open_boards: false,
+                best_of: None,
             },
             bots: Vec::new(),
         },

@@ -35,6 +35,7 @@ fn race(code: String) -> LiveRace {
             undo_allowed: true,
             time_limit_ms: Some(600_000),
             open_boards: false,
+            best_of: None,
         },
         owner: Some(0),
         seed: 42,
@@ -55,6 +56,7 @@ fn race(code: String) -> LiveRace {
             })
             .collect(),
         epoch: 0,
+        series: None,
     }
 }
 

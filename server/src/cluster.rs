@@ -26,6 +26,9 @@
 //!   resuming player to the owner. Only the token's hash is kept, as in
 //!   the store.
 //! - `quick:{game}` → the one room advertised for quick races of that game.
+//! - `lobby:{id}` → the node's open public rooms still forming (a
+//!   MessagePack list of `LobbyRoom`), rewritten at each renewal with a
+//!   lease, so that a lobby asked of any node lists every node's rooms.
 //!
 //! ## Quick race across nodes
 //! A node asked for a quick race seats the player in a waiting public room
@@ -124,7 +127,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::to_hex;
+use patience_shared::protocol::{LobbyRoom, to_hex};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -135,6 +138,9 @@ use crate::metrics::{Metrics, bump};
 use crate::registry::{Registry, new_room_code};
 use crate::room_handle::Command;
 use crate::secrets::{TokenHash, new_secret};
+
+/// Pages of `SCAN` read for the lobby's keys at most.
+const LOBBY_SCAN_PAGES: usize = 16;
 
 /// Every key of the cluster starts with this, so a Redis may hold others.
 const PREFIX: &str = "patience:";
@@ -352,6 +358,10 @@ fn node_key(node_id: &str) -> String {
 
 fn token_key(hash: &TokenHash) -> String {
     format!("{PREFIX}token:{}", to_hex(hash))
+}
+
+fn lobby_key(node_id: &str) -> String {
+    format!("{PREFIX}lobby:{node_id}")
 }
 
 fn quick_key(game: GameKind) -> String {
@@ -802,9 +812,73 @@ impl Cluster {
         }
     }
 
+    /// Publishes this node's part of the lobby (its open public rooms
+    /// still forming) for the other nodes, for a lease.
+    async fn publish_lobby(&self, registry: &Registry) -> Result<(), ClusterError> {
+        let rooms = registry.lobby(None);
+        let mut redis = self.redis();
+        let key = lobby_key(&self.inner.node_id);
+        if rooms.is_empty() {
+            return self
+                .call(redis::cmd("DEL").arg(key).query_async::<()>(&mut redis))
+                .await;
+        }
+        let body = patience_shared::protocol::encode(&rooms);
+        self.call(
+            redis::cmd("SET")
+                .arg(key)
+                .arg(body)
+                .arg("PX")
+                .arg(self.lease_ms())
+                .query_async::<()>(&mut redis),
+        )
+        .await
+    }
+
+    /// The lobby's rooms on the other live nodes, as each published them at
+    /// its last renewal (at most a third of a lease ago).
+    pub async fn lobby_elsewhere(&self) -> Result<Vec<LobbyRoom>, ClusterError> {
+        let mut redis = self.redis();
+        let own = lobby_key(&self.inner.node_id);
+        let mut keys = Vec::new();
+        let mut cursor = 0u64;
+        // Bounded: a cluster has a handful of nodes, each one key.
+        for _ in 0..LOBBY_SCAN_PAGES {
+            let (next, page): (u64, Vec<String>) = self
+                .call(
+                    redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(format!("{PREFIX}lobby:*"))
+                        .arg("COUNT")
+                        .arg(100)
+                        .query_async(&mut redis),
+                )
+                .await?;
+            keys.extend(page.into_iter().filter(|key| *key != own));
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bodies: Vec<Option<Vec<u8>>> = self
+            .call(redis::cmd("MGET").arg(&keys).query_async(&mut redis))
+            .await?;
+        Ok(bodies
+            .into_iter()
+            .flatten()
+            .filter_map(|body| rmp_serde::from_slice::<Vec<LobbyRoom>>(&body).ok())
+            .flatten()
+            .collect())
+    }
+
     /// One renewal of everything this node holds.
     pub async fn renew_once(&self, registry: &Registry) -> Result<(), ClusterError> {
         self.register().await?;
+        self.publish_lobby(registry).await?;
         let lease = self.lease_ms();
         let mut redis = self.redis();
         for batch in self.with_book(|book| book.batches(RENEW_BATCH)) {

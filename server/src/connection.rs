@@ -20,6 +20,7 @@
 //! - `daily`: the daily attempt.
 //! - `records`: a day's leaderboard page and a stored race's replay.
 //! - `follow`: days followed live, and a finished race's boards.
+//! - `lobby`: the open public rooms, and a racer's answer to a rematch.
 //! - `tournament`: past days, a player's records, weekly and monthly
 //!   standings.
 //!
@@ -44,6 +45,7 @@ mod accounts;
 mod daily;
 mod dispatch;
 mod follow;
+mod lobby;
 mod lookup;
 mod records;
 mod rooms;

@@ -11,6 +11,8 @@
 //! - [`room`]: the room actor that owns a race;
 //! - [`bots`]: bots the server runs in rooms' seats, fed their seats' frames;
 //! - [`registry`]: rooms by code and resume tokens by hash (handles only);
+//! - [`lobby`]: the open public rooms still forming, of every node;
+//! - [`rematch`]: opens the rooms of rematches every racer accepted;
 //! - [`failover`]: running races whose node is gone, taken over here;
 //! - [`deal_pool`]: proved-winnable deals, proved on a dedicated thread;
 //! - [`signup`]: the per-address limit on registering accounts (and on
@@ -39,10 +41,12 @@ pub mod deal_pool;
 pub mod failover;
 pub mod leaderboard_feed;
 pub mod listener;
+pub mod lobby;
 pub mod metrics;
 pub mod open_files;
 pub mod outbox;
 pub mod registry;
+pub mod rematch;
 pub mod room;
 pub mod room_handle;
 pub mod secrets;
@@ -292,7 +296,9 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
     )
     .map_err(StartError::DealPool)?;
     let clock = config.clock.clone();
+    let (rematches, rematch_requests) = tokio::sync::mpsc::channel(room_handle::REMATCH_QUEUE);
     let shared = Arc::new(Shared {
+        rematches,
         signups,
         sign_ins,
         bots,
@@ -367,6 +373,9 @@ pub async fn start(mut config: Config) -> Result<Server, StartError> {
             ));
         }
     }
+    shared
+        .tracker
+        .spawn(rematch::serve(Arc::clone(&shared), rematch_requests));
     shared
         .tracker
         .spawn(listener::accept_loop(Arc::clone(&shared), listener));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::ROOM_CODE_ALPHABET;
+use patience_shared::protocol::{LobbyRoom, ROOM_CODE_ALPHABET};
 use rand::RngExt as _;
 
 use crate::outbox::ConnectionHandle;
@@ -79,6 +79,16 @@ impl Registry {
             .collect();
         rooms.sort_by_key(|room| std::cmp::Reverse(room.summary.players()));
         rooms
+    }
+
+    /// This node's open public rooms still forming (of `game`, or of
+    /// every game), as the lobby lists them.
+    pub fn lobby(&self, game: Option<GameKind>) -> Vec<LobbyRoom> {
+        self.rooms
+            .iter()
+            .filter(|room| game.is_none_or(|game| room.summary.game == game))
+            .filter_map(|room| room.summary.lobby_listing())
+            .collect()
     }
 
     /// Records that a token opens a seat of `code`.

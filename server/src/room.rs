@@ -57,7 +57,9 @@ use crate::deal_pool::DealPool;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::outbox::{ConnectionHandle, SendFailure};
 use crate::registry::Registry;
-use crate::room_handle::{Command, INBOX_CAPACITY, Refusal, RoomHandle, RoomSummary};
+use crate::room_handle::{
+    Command, INBOX_CAPACITY, OpenRematch, Refusal, RematchPlan, RoomHandle, RoomSummary,
+};
 use crate::secrets::fresh_seed;
 use crate::store::{LiveRace, NewRace};
 
@@ -97,6 +99,9 @@ pub struct RoomContext {
     pub cluster: Option<Cluster>,
     /// Timings and bounds.
     pub settings: Settings,
+    /// Where a finished room asks for its rematch's room
+    /// ([`crate::rematch`] opens it).
+    pub rematches: mpsc::Sender<OpenRematch>,
 }
 
 /// Claims the race kept under `code` in the store, which fences off the
@@ -216,6 +221,53 @@ pub fn create_with_code(
     Some(handle)
 }
 
+/// Opens a rematch's room under `code` (a fresh one here, or one the
+/// cluster gave this node) with the seats of `plan` taken, registers it,
+/// and starts its actor; `None` if a room here has that code.
+pub fn create_rematch(
+    context: &RoomContext,
+    code: Option<Arc<str>>,
+    plan: RematchPlan,
+) -> Option<RoomHandle> {
+    let max_players = u8::try_from(plan.seats.len()).unwrap_or(u8::MAX);
+    let (inbox, commands) = mpsc::channel(INBOX_CAPACITY);
+    let summary = Arc::new(RoomSummary::new(plan.game, false, max_players));
+    let make = |code: Arc<str>| RoomHandle {
+        code,
+        commands: inbox.clone(),
+        summary: Arc::clone(&summary),
+    };
+    let handle = match code {
+        None => context.registry.insert_new(make),
+        Some(code) => {
+            let handle = make(code);
+            if !context.registry.insert(handle.clone()) {
+                return None;
+            }
+            handle
+        }
+    };
+    let params = RoomParams {
+        code: Arc::clone(&handle.code),
+        game: plan.game,
+        max_players,
+        public: false,
+        quick: false,
+        options: plan.options,
+        series: plan.series,
+    };
+    let core = RoomCore::for_rematch(
+        params,
+        plan.seats,
+        context.settings,
+        context.metrics.clone(),
+        fresh_seed(),
+        context.clock.now_ms(),
+    );
+    spawn(context, core, &handle, commands);
+    Some(handle)
+}
+
 fn start_new(
     context: &RoomContext,
     handle: RoomHandle,
@@ -235,6 +287,7 @@ fn start_new(
         public,
         quick,
         options,
+        series: None,
     };
     let core = RoomCore::new(
         params,
@@ -490,6 +543,14 @@ impl Actor {
                 self.feed(now, Input::Disconnected { conn: conn_id });
             }
             Command::DealReady { seed } => self.feed(now, Input::DealReady { seed }),
+            Command::Rematch { conn_id, accept } => self.feed(
+                now,
+                Input::Rematch {
+                    conn: conn_id,
+                    accept,
+                },
+            ),
+            Command::RematchOpened { code } => self.feed(now, Input::RematchOpened { code }),
             Command::LeaseLost => {
                 // Closed without a reason, the clients reconnect and
                 // resume, which sends them to the new owner; a reason
@@ -577,7 +638,15 @@ impl Actor {
                 Output::NeedDeal => self.fetch_deal(),
                 Output::Keep(write) => self.send_write(write),
                 Output::StoreRace(race) => self.store_result(race),
-                Output::Summary { phase, players } => self.summary.set(phase, players),
+                Output::Summary {
+                    phase,
+                    players,
+                    listing,
+                } => {
+                    self.summary.set(phase, players);
+                    self.summary.set_listing(listing);
+                }
+                Output::OpenRematch(plan) => self.open_rematch(plan),
             }
         }
     }
@@ -658,6 +727,20 @@ impl Actor {
             Ok(()) => self.feed(now, Input::CaughtUp { conn }),
             Err(SendFailure::Full) => {}
             Err(SendFailure::Closed) => self.feed(now, Input::Disconnected { conn }),
+        }
+    }
+
+    /// Asks the server to open the rematch's room, never waiting: with its
+    /// queue full, the rematch could not open, and the room says so.
+    fn open_rematch(&mut self, plan: Box<RematchPlan>) {
+        let request = OpenRematch {
+            plan,
+            reply: self.inbox.clone(),
+        };
+        if self.context.rematches.try_send(request).is_err() {
+            tracing::warn!("the rematch's room could not be asked for");
+            let now = self.now();
+            self.feed(now, Input::RematchOpened { code: None });
         }
     }
 

@@ -6,12 +6,12 @@
 //! and [`connection`](crate::connection), so that none of them needs another
 //! to name a room.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{BotLevel, Phase};
+use patience_shared::protocol::{BotLevel, LobbyRoom, Phase};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::outbox::ConnectionHandle;
@@ -114,7 +114,35 @@ pub enum Command {
     /// Another node of the cluster holds this room's lease now: close
     /// without a word (its players resume there) and keep nothing.
     LeaseLost,
+    /// After the race: the connection's answer to a rematch.
+    Rematch {
+        /// Who.
+        conn_id: u64,
+        /// Accepts (or proposes) or declines.
+        accept: bool,
+    },
+    /// The rematch's room is open under `code` (`None`: it could not open).
+    RematchOpened {
+        /// The new room's code.
+        code: Option<Arc<str>>,
+    },
 }
+
+pub use patience_room_core::records::{RematchPlan, RematchSeat};
+
+/// A finished room asks the server to open its rematch's room and answer
+/// [`Command::RematchOpened`] into `reply`.
+#[derive(Debug)]
+pub struct OpenRematch {
+    /// What to open.
+    pub plan: Box<RematchPlan>,
+    /// The finished room's inbox.
+    pub reply: mpsc::Sender<Command>,
+}
+
+/// Rematch rooms waiting to be opened before finished rooms' requests are
+/// refused.
+pub const REMATCH_QUEUE: usize = 64;
 
 /// A way to talk to a room's actor, cheap to clone.
 #[derive(Clone, Debug)]
@@ -139,6 +167,9 @@ pub struct RoomSummary {
     pub max_players: u8,
     phase: AtomicU8,
     players: AtomicU8,
+    /// The room as the lobby lists it, for a public room (the actor sets
+    /// it with each change).
+    listing: Mutex<Option<LobbyRoom>>,
 }
 
 impl RoomSummary {
@@ -150,7 +181,25 @@ impl RoomSummary {
             max_players,
             phase: AtomicU8::new(Phase::Lobby as u8),
             players: AtomicU8::new(0),
+            listing: Mutex::new(None),
         }
+    }
+
+    /// Records the room as the lobby lists it.
+    pub fn set_listing(&self, listing: Option<LobbyRoom>) {
+        *self.listing.lock().unwrap_or_else(PoisonError::into_inner) = listing;
+    }
+
+    /// The room as the lobby lists it, while it is open public and still
+    /// forming: waiting, dealing or counting down with a seat free.
+    pub fn lobby_listing(&self) -> Option<LobbyRoom> {
+        if !self.open_for_quick_race(self.game) {
+            return None;
+        }
+        self.listing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Records the room's phase and seats taken.

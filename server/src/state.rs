@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -24,6 +24,7 @@ use crate::deal_pool::DealPool;
 use crate::metrics::Metrics;
 use crate::registry::Registry;
 use crate::room;
+use crate::room_handle::OpenRematch;
 use crate::signup::SignupLimiter;
 
 /// What every task of the server shares.
@@ -59,6 +60,9 @@ pub struct Shared {
     pub(crate) clock: Clock,
     /// This node's membership of a cluster, with `redis_url`.
     pub(crate) cluster: Option<Cluster>,
+    /// Where finished rooms ask for their rematches' rooms
+    /// ([`crate::rematch::serve`]).
+    pub(crate) rematches: mpsc::Sender<OpenRematch>,
 }
 
 impl Shared {
@@ -94,6 +98,7 @@ impl Shared {
                 event_log_bytes: config.event_log_bytes,
                 store_outage_ms: config.store_outage_ms,
             },
+            rematches: self.rematches.clone(),
         }
     }
 }

@@ -61,7 +61,8 @@ function replaceChildren(element, ...children) {
 
 function parseRoute(path) {
   const room = /^\/room\/([34679ACDEFGHJKMNPQRTWXY]{6})$/i.exec(path);
-  if (room) return { name: 'room', code: room[1].toUpperCase() };
+  if (room) return { name: 'room', code: room[1].toUpperCase(), join: new URLSearchParams(location.search).has('join') };
+  if (path === '/lobby') return { name: 'lobby' };
   const practice = /^\/practice(?:\/([a-z-]+))?$/.exec(path);
   if (practice && (!practice[1] || gameOf(practice[1]))) {
     const seed = /^[0-9]{1,15}$/.exec(new URLSearchParams(location.search).get('seed') ?? '');
@@ -89,6 +90,7 @@ function markNavigation(route) {
   document.getElementById('nav-days').toggleAttribute('aria-current', route.name === 'days');
   document.getElementById('nav-practice').toggleAttribute('aria-current', route.name === 'practice');
   document.getElementById('nav-account').toggleAttribute('aria-current', route.name === 'account');
+  document.getElementById('nav-lobby').toggleAttribute('aria-current', route.name === 'lobby');
   for (const link of document.querySelectorAll('[aria-current]')) {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
@@ -290,10 +292,56 @@ function saveSeat(code, seat) {
   }
 }
 
-function roomView(connection, code, enginePromise) {
+// A series' score in words: `ada 2 - bob 1 (best of 5)`.
+function seriesLine(series) {
+  if (!series) return null;
+  const scores = series.wins.map((entry) => `${entry.name} ${entry.wins}`).join(' - ');
+  const won = series.winner ? `: ${series.winner} wins the series` : '';
+  return `${scores} (best of ${series.best_of})${won}`;
+}
+
+// ----- The lobby: open public rooms, one click to take a seat -----
+
+function lobbyView(connection) {
+  const list = h('div', { id: 'lobby-rooms', 'aria-live': 'polite' });
+  replaceChildren(main, h('h1', {}, 'Open rooms'),
+    h('p', { class: 'meta' }, 'Public rooms waiting for players, on every server of this site. The list refreshes by itself.'),
+    h('section', { class: 'panel' }, list));
+  let timer = null;
+  function render(page) {
+    if (!page.rooms.length) {
+      replaceChildren(list, h('p', { class: 'meta', id: 'lobby-empty' }, 'No open public room right now: a quick race opens one.'));
+      return;
+    }
+    replaceChildren(list, h('div', { class: 'table-wrap' }, h('table', { id: 'lobby-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Room'), h('th', {}, 'Game'), h('th', { class: 'num' }, 'Seats'),
+        h('th', {}, 'Players'), h('th', {}, 'Series'), h('th', {}, ''))),
+      h('tbody', {}, page.rooms.map((room) => h('tr', { 'data-code': room.code },
+        h('td', { class: 'reveal' }, room.code),
+        h('td', {}, gameOf(room.game)?.title ?? room.game),
+        h('td', { class: 'num' }, `${room.players.length}/${room.max_players}`),
+        h('td', {}, room.players.join(', ')),
+        h('td', {}, seriesLine(room.series) ?? ''),
+        h('td', {}, h('a', { class: 'button primary', id: `join-${room.code}`, href: `/room/${room.code}?join` }, 'Join'))))))));
+  }
+  function load() {
+    clearTimeout(timer);
+    connection.request({ type: 'lobby' }, ['lobby_page']).then((answer) => {
+      if (answer.type === 'error') {
+        replaceChildren(list, errorBox(`No lobby: ${answer.message}`));
+        return;
+      }
+      render(answer.page);
+      timer = setTimeout(load, Math.max(500, Number(answer.page.refresh_ms)));
+    });
+  }
+  return { ready: load, event() {} };
+}
+
+function roomView(connection, code, enginePromise, joinAsked = false) {
   const state = {
     room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
-    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null,
+    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null,
   };
   const header = h('div', { id: 'room-header' });
   const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
@@ -357,7 +405,14 @@ function roomView(connection, code, enginePromise) {
       if (phase === 'racing' && myStatus() === 'racing') {
         controls.push(h('button', { type: 'button', id: 'resign', onclick: () => connection.raw({ type: 'resign' }) }, 'Resign'));
       }
+      if (state.ended && state.result) {
+        controls.push(h('button', { type: 'button', class: 'primary', id: 'rematch', onclick: () => connection.raw({ type: 'rematch', accept: true }) }, 'Rematch'));
+        if (state.rematch?.status === 'open') {
+          controls.push(h('button', { type: 'button', id: 'decline-rematch', onclick: () => connection.raw({ type: 'rematch', accept: false }) }, 'No rematch'));
+        }
+      }
     }
+    if (state.rematch) controls.push(h('p', { class: 'meta', id: 'rematch-status', 'data-status': state.rematch.status }, rematchText(state.rematch)));
     replaceChildren(seatControls, controls);
     seatPanel.hidden = !controls.length && state.seat === null;
   }
@@ -401,6 +456,16 @@ function roomView(connection, code, enginePromise) {
     });
   }
 
+  function rematchText(offer) {
+    const names = (seats) => seats.map((seat) => state.room?.players.find((player) => player.seat === seat)?.name ?? `seat ${seat + 1}`).join(', ');
+    switch (offer.status) {
+      case 'open': return `Rematch: ${names(offer.accepted)} accepted${offer.waiting.length ? `; waiting for ${names(offer.waiting)}` : ''}.`;
+      case 'ready': return 'Rematch: everyone accepted; the new room opens.';
+      case 'declined': return `No rematch: ${names(offer.declined)} declined.`;
+      default: return `No rematch: ${names(offer.waiting)} did not answer in time.`;
+    }
+  }
+
   function seatState(seat) {
     if (!state.race) return null;
     return state.race.boards.find((entry) => entry.seat === seat) ?? null;
@@ -425,6 +490,7 @@ function roomView(connection, code, enginePromise) {
         ` · ${room.players.length}/${room.max_players} seats · ${room.spectators} watching`,
         room.options.open_boards ? ' · open boards' : '', room.options.undo_allowed ? ' · undo allowed' : ''),
     ];
+    if (room.series) items.push(h('p', { class: 'series', id: 'series' }, `Series: ${seriesLine(room.series)}`));
     if (phase === 'countdown' && state.countdownUntil) {
       const left = Math.max(0, state.countdownUntil - Date.now());
       items.push(h('p', { class: 'countdown' }, `Starting in ${(left / 1000).toFixed(1)} s`));
@@ -471,7 +537,8 @@ function roomView(connection, code, enginePromise) {
 
   function renderResults() {
     if (!state.result) return;
-    replaceChildren(results, resultsSection(state.result, { commitment: state.race?.commitment ?? null, ownSeat: state.seat ?? null }));
+    replaceChildren(results, resultsSection(state.result, { commitment: state.race?.commitment ?? null, ownSeat: state.seat ?? null }),
+      state.room?.series ? h('p', { class: 'series', id: 'results-series' }, `Series: ${seriesLine(state.room.series)}`) : null);
   }
 
   function renderAll() {
@@ -520,6 +587,16 @@ function roomView(connection, code, enginePromise) {
         return;
       }
       const seat = savedSeat(code);
+      // The lobby's Join: one click, a seat (once the page knows a name).
+      if (joinAsked && !seat?.token) {
+        joinAsked = false;
+        if (storedName()) {
+          join();
+        } else {
+          takeSeat();
+        }
+        return;
+      }
       if (!seat?.token) {
         state.race = null;
         spectate();
@@ -627,6 +704,16 @@ function roomView(connection, code, enginePromise) {
         }
         case 'race_ended':
           endRace(message.result);
+          break;
+        case 'rematch_offer':
+          state.rematch = message.offer;
+          renderSeat();
+          break;
+        case 'rematch_ready':
+          // The new room's page takes the seat with its token, as after a
+          // reload; leaving this page leaves the finished room.
+          saveSeat(message.code, { token: message.resume_token, seq: 0 });
+          location.assign(`/room/${message.code}`);
           break;
         default:
           break;
@@ -1199,12 +1286,13 @@ const connection = new Connection({
 if (route.name === 'practice') startPractice(route);
 else if (route.name === 'room') {
   const { Engine } = globalThis.PatienceEngine;
-  view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)));
+  view = roomView(connection, route.code, Engine.compile().then((module) => Engine.create(module)), route.join);
 } else if (route.name === 'record') {
   const { Engine } = globalThis.PatienceEngine;
   view = raceRecordView(connection, route.id, Engine.compile().then((module) => Engine.create(module)));
 } else if (route.name === 'race') view = raceLauncher(connection, route);
 else if (route.name === 'account') view = accountView(connection);
+else if (route.name === 'lobby') view = lobbyView(connection);
 else if (route.name === 'daily') {
   const { Engine } = globalThis.PatienceEngine;
   view = dailyView(connection, route.game, Engine.compile().then((module) => Engine.create(module)));

@@ -222,6 +222,22 @@ pub enum ClientMessage {
     /// other tokens stay): [`ServerMessage::SignedOut`], and the connection
     /// is a guest again.
     SignOut,
+    /// The open public rooms still forming: [`ServerMessage::LobbyPage`].
+    /// The lobby is not pushed: a client asks again to keep it current
+    /// (every [`LobbyPage::refresh_ms`]).
+    Lobby {
+        /// Only rooms of this game; `None` for every game.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<GameKind>,
+    },
+    /// After the race, in its room: whether the sender races the same
+    /// players again, on a new deal. Everyone in the room hears each answer
+    /// ([`ServerMessage::RematchOffer`]); once every racer accepts, each
+    /// gets [`ServerMessage::RematchReady`].
+    Rematch {
+        /// `true` to accept (or to propose), `false` to decline.
+        accept: bool,
+    },
 }
 
 /// A seat for a bot the server runs, asked for in
@@ -295,7 +311,15 @@ pub struct RoomOptions {
     /// (see the fair-play rule in `docs/PROTOCOL.md`). Chosen at creation,
     /// for private rooms of friends who agree to it; quick races never have it.
     pub open_boards: bool,
+    /// A series: the room's race and its rematches are one match, won by
+    /// the first player to win a majority of `best_of` races (1 to 9).
+    /// `None` (the default) is a single race.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_of: Option<u8>,
 }
+
+/// The most races a series may be the best of.
+pub const MAX_BEST_OF: u8 = 9;
 
 /// Messages the server sends.
 ///
@@ -566,7 +590,191 @@ pub enum ServerMessage {
     /// The answer to [`ClientMessage::SignOut`]: the token is revoked and
     /// the connection is a guest.
     SignedOut,
+    /// The answer to [`ClientMessage::Lobby`].
+    LobbyPage {
+        /// The rooms.
+        page: LobbyPage,
+    },
+    /// To everyone in a finished room: where the rematch stands, after each
+    /// answer and when it is settled.
+    RematchOffer {
+        /// Room event number.
+        seq: u64,
+        /// The rematch.
+        offer: RematchOffer,
+    },
+    /// To each racer, once every racer accepted: the new room is open and
+    /// the seat in it is yours. Send [`ClientMessage::Leave`], then
+    /// [`ClientMessage::Resume`] with this token (and `last_seq` 0).
+    RematchReady {
+        /// Room event number.
+        seq: u64,
+        /// The new room's code.
+        code: String,
+        /// The secret that takes the seat in the new room.
+        resume_token: String,
+    },
 }
+
+/// The open public rooms still forming, as [`ServerMessage::LobbyPage`]
+/// lists them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyPage {
+    /// Rooms waiting for players, fullest first, then oldest code first.
+    pub rooms: Vec<LobbyRoom>,
+    /// How often a client that shows the lobby should ask again, in
+    /// milliseconds.
+    pub refresh_ms: u32,
+}
+
+/// One open room of the lobby.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LobbyRoom {
+    /// Its code, for [`ClientMessage::JoinRoom`].
+    pub code: String,
+    /// The game.
+    pub game: GameKind,
+    /// Seats.
+    pub max_players: u8,
+    /// The names of the seats taken, in seat order.
+    pub players: Vec<String>,
+    /// `lobby`, `dealing` or `countdown`: a room in its countdown still
+    /// takes players until it is full.
+    pub phase: Phase,
+    /// The series the room's race belongs to, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<SeriesScore>,
+}
+
+/// How often a client showing the lobby asks for it again, in milliseconds.
+pub const LOBBY_REFRESH_MS: u32 = 2_000;
+
+/// A series' score: races won by each player, and who won it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesScore {
+    /// The series is the best of this many races.
+    pub best_of: u8,
+    /// Races of the series over so far.
+    pub races: u8,
+    /// Each player's races won, in the order they first raced.
+    pub wins: Vec<SeriesWins>,
+    /// The player who has won a majority of `best_of`: the series is over.
+    pub winner: Option<String>,
+}
+
+/// One player's races won in a series.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesWins {
+    /// The player's name in the room.
+    pub name: String,
+    /// Races won.
+    pub wins: u8,
+}
+
+impl SeriesScore {
+    /// A series of `best_of` races, none raced yet.
+    pub fn new(best_of: u8) -> SeriesScore {
+        SeriesScore {
+            best_of,
+            races: 0,
+            wins: Vec::new(),
+            winner: None,
+        }
+    }
+
+    /// The races a player must win to win the series: a majority.
+    pub fn needed(&self) -> u8 {
+        self.best_of / 2 + 1
+    }
+
+    /// Adds a player (with no win) unless the score has it already.
+    pub fn enter(&mut self, name: &str) {
+        if self.wins.iter().all(|entry| entry.name != name) {
+            self.wins.push(SeriesWins {
+                name: name.to_string(),
+                wins: 0,
+            });
+        }
+    }
+
+    /// Counts a race of the series won by `first` (the race's first place);
+    /// the first player to reach [`SeriesScore::needed`] wins the series,
+    /// which then counts nothing more.
+    pub fn record(&mut self, first: &str) {
+        if self.winner.is_some() {
+            return;
+        }
+        self.races = self.races.saturating_add(1);
+        self.enter(first);
+        let needed = self.needed();
+        if let Some(entry) = self.wins.iter_mut().find(|entry| entry.name == first) {
+            entry.wins = entry.wins.saturating_add(1);
+            if entry.wins >= needed {
+                self.winner = Some(entry.name.clone());
+            }
+        }
+    }
+
+    /// The score a rematch races for: this one, or a new series of the
+    /// same length once this one is won.
+    pub fn for_rematch(&self) -> SeriesScore {
+        if self.winner.is_some() {
+            let mut fresh = SeriesScore::new(self.best_of);
+            for entry in &self.wins {
+                fresh.enter(&entry.name);
+            }
+            fresh
+        } else {
+            self.clone()
+        }
+    }
+
+    /// The score as a line: `ada 2 - bob 1 (best of 5)`.
+    pub fn line(&self) -> String {
+        let scores: Vec<String> = self
+            .wins
+            .iter()
+            .map(|entry| format!("{} {}", entry.name, entry.wins))
+            .collect();
+        let mut line = format!("{} (best of {})", scores.join(" - "), self.best_of);
+        if let Some(winner) = &self.winner {
+            line.push_str(&format!(": {winner} wins the series"));
+        }
+        line
+    }
+}
+
+/// Where a rematch stands, as [`ServerMessage::RematchOffer`] tells it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RematchOffer {
+    /// Open, ready, declined or expired.
+    pub status: RematchStatus,
+    /// Seats that accepted (bots accept at once).
+    pub accepted: Vec<u8>,
+    /// Seats that declined or left.
+    pub declined: Vec<u8>,
+    /// Seats that have not answered.
+    pub waiting: Vec<u8>,
+    /// Milliseconds left to answer while it is open; 0 once settled.
+    pub expires_in_ms: u64,
+}
+
+/// Where a rematch is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RematchStatus {
+    /// Waiting for answers.
+    Open,
+    /// Everyone accepted: [`ServerMessage::RematchReady`] follows.
+    Ready,
+    /// Someone declined or left: there is no rematch.
+    Declined,
+    /// Someone did not answer in time: there is no rematch.
+    Expired,
+}
+
+/// How long racers have to answer a rematch, in milliseconds.
+pub const REMATCH_WAIT_MS: u64 = 30_000;
 
 /// A player's attempt at the day's deal, as the player may see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -929,6 +1137,11 @@ pub struct RoomInfo {
     pub players: Vec<PlayerInfo>,
     /// How many spectators watch.
     pub spectators: u32,
+    /// The series the room's race belongs to (rooms created with
+    /// [`RoomOptions::best_of`] and their rematches); once the race is
+    /// over, its point is counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<SeriesScore>,
 }
 
 /// The characters room codes are made of: no `0/O`, `1/I/L`, `2/Z`, `5/S`, `8/B`, `U/V`.
@@ -1389,7 +1602,7 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
 /// The client messages with a `game` field: a game name that is not one of
 /// [`GameKind`]'s is `game_unavailable`, not a malformed message, so that a
 /// client asking for a game this protocol lacks is told so.
-const GAME_MESSAGES: [&str; 8] = [
+const GAME_MESSAGES: [&str; 9] = [
     "create_room",
     "quick_race",
     "daily_play",
@@ -1398,6 +1611,7 @@ const GAME_MESSAGES: [&str; 8] = [
     "unfollow",
     "daily_days",
     "standings",
+    "lobby",
 ];
 
 /// Decodes in two steps, so that what is wrong is told from the `type` tag

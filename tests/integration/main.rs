@@ -16,6 +16,7 @@ mod follow;
 mod hostile;
 mod inspect;
 mod load;
+mod lobby;
 mod outage;
 mod postgres;
 mod race;

@@ -265,6 +265,7 @@ fn limited() -> RoomOptions {
         undo_allowed: false,
         time_limit_ms: Some(LIMIT_MS),
         open_boards: false,
+        best_of: None,
     }
 }
 
@@ -344,6 +345,7 @@ async fn undo_takes_back_a_move_when_the_room_allows_it() {
         undo_allowed: true,
         time_limit_ms: None,
         open_boards: false,
+        best_of: None,
     };
     let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
     ada.send(&ClientMessage::Undo).await;

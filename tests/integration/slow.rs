@@ -48,6 +48,7 @@ fn undo_room() -> RoomOptions {
         undo_allowed: true,
         time_limit_ms: None,
         open_boards: false,
+        best_of: None,
     }
 }
 

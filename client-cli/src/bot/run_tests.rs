@@ -86,6 +86,7 @@ fn room() -> RoomInfo {
             bot: None,
         }],
         spectators: 0,
+        series: None,
     }
 }
 

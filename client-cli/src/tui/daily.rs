@@ -36,9 +36,7 @@ use super::input::{Action, Ui};
 use super::live::standings_lines;
 use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
 use super::terminal::{Screen, TerminalGuard, terminal_events};
-use crate::daily::{
-    self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines,
-};
+use crate::daily::{self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines};
 use crate::leaderboard::unranked_short_text;
 use crate::net::Connection;
 use crate::race::{clock_text, status_text, tenths_text};
@@ -436,7 +434,7 @@ pub async fn run_on(
                     _ => continue,
                 };
                 let message = match action {
-                    Action::None | Action::StartEarly => None,
+                    Action::None | Action::StartEarly | Action::Rematch(_) => None,
                     Action::Suspend => {
                         screen.suspend().context("suspending")?;
                         None

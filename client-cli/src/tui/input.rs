@@ -32,6 +32,8 @@ pub enum Action {
     Quit,
     /// Ctrl-Z: hand the terminal back and stop until the shell resumes us.
     Suspend,
+    /// After a race: accept (or propose) a rematch, or decline it.
+    Rematch(bool),
 }
 
 /// The cursor, the picked card, the command line and the overlays.
@@ -59,6 +61,9 @@ pub struct Ui {
     /// see the standings and, at the end, the result. The event loop sets it
     /// from the state before each key ([`Ui::follow_race`]).
     pub quit_resigns: bool,
+    /// The race is over and this racer may answer a rematch: `r` accepts
+    /// (or proposes), `n` declines. Set as `quit_resigns` is.
+    pub may_rematch: bool,
     /// Watch mode: which racer is shown when boards do not fit side by side.
     pub watched: usize,
     /// The card the last move turned up.
@@ -125,6 +130,7 @@ impl Ui {
     pub fn follow_race(&mut self, state: &crate::race::RaceState) {
         self.leaving_is_free = !state.can_move();
         self.quit_resigns = state.can_move();
+        self.may_rematch = state.may_rematch();
     }
 
     /// Shows the solver's next move on the board and says it in words.
@@ -256,6 +262,8 @@ impl Ui {
                 return Action::None;
             }
             KeyCode::Char('s') if in_lobby => return Action::StartEarly,
+            KeyCode::Char('r') if self.may_rematch => return Action::Rematch(true),
+            KeyCode::Char('n') if self.may_rematch => return Action::Rematch(false),
             KeyCode::Esc => {
                 self.picked = None;
                 self.message = None;

@@ -55,6 +55,22 @@ pub async fn play(session: Session, notes: Vec<String>) -> anyhow::Result<()> {
     finish(ending?).await
 }
 
+/// The lobby in the real terminal, until a key picks a room (its code) or
+/// the player leaves (the loop is [`crate::lobby::run`]).
+///
+/// Cancel-safe in effect, as [`crate::lobby::run`]; the terminal is
+/// restored on drop.
+pub async fn lobby(
+    connection: &mut crate::net::Connection,
+    game: Option<patience_shared::game::GameKind>,
+) -> anyhow::Result<Option<String>> {
+    let mut terminal = TerminalGuard::new();
+    let mut events = terminal_events();
+    let picked = crate::lobby::run(&mut terminal, &mut events, connection, game).await;
+    drop(terminal);
+    picked
+}
+
 /// The online loop: draws `session`'s state on `screen` and plays the
 /// `events` until the player leaves, the terminal goes or the connection
 /// is lost for good. `notes` are the lines [`Session::start`] returned.
@@ -136,6 +152,7 @@ pub async fn run(
                     Action::Undo => Some(ClientMessage::Undo),
                     Action::StartEarly => Some(ClientMessage::StartEarly),
                     Action::Resign => Some(ClientMessage::Resign),
+                    Action::Rematch(accept) => Some(ClientMessage::Rematch { accept }),
                     Action::Hint => {
                         ui.say("hints are for practice only", true);
                         None

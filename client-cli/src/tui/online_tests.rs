@@ -86,6 +86,7 @@ fn room(phase: Phase) -> RoomInfo {
         phase,
         players: vec![player(0, "ada"), player(1, "bob")],
         spectators: 0,
+        series: None,
     }
 }
 

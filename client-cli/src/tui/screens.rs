@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{Phase, PlayerStatus, cards_in_order};
+use patience_shared::protocol::{
+    Phase, PlayerStatus, Progress, RematchOffer, RematchStatus, cards_in_order,
+};
 use patience_shared::rules::{Rules, View, Zone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -69,6 +71,9 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
         )),
         Line::from(""),
     ];
+    if let Some(series) = state.series_line() {
+        lines.extend([Line::from(Span::styled(series, bold())), Line::from("")]);
+    }
     for player in &room.players {
         let mut spans = vec![Span::raw(format!("  {}. ", player.seat + 1))];
         spans.push(Span::styled(player.name.clone(), bold()));
@@ -184,6 +189,9 @@ pub fn race_panel_lines(state: &RaceState, now: Instant, width: u16) -> Vec<Line
     let mut lines = Vec::new();
     if let Some(clock) = clock_line(state, now) {
         lines.extend([clock, Line::from("")]);
+    }
+    if let Some(series) = state.series_line() {
+        lines.extend([Line::from(Span::styled(series, bold())), Line::from("")]);
     }
     let game = state
         .room
@@ -433,8 +441,22 @@ pub fn results_lines(state: &RaceState) -> Vec<Line<'static>> {
             "Watch it again: patience replay {race_id}"
         )));
     }
+    if let Some(series) = state.series_line() {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(series, bold())));
+    }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("Press q to leave.", dim())));
+    if let Some(offer) = &state.rematch {
+        lines.push(Line::from(rematch_text(state, offer)));
+    }
+    lines.push(Line::from(Span::styled(
+        if state.may_rematch() {
+            "Press r for a rematch (n declines), q to leave."
+        } else {
+            "Press q to leave."
+        },
+        dim(),
+    )));
     lines
 }
 
@@ -448,6 +470,32 @@ pub fn standings_order_words(game: GameKind) -> [String; 3] {
         "at equal cards, playing to the end beats giving up, then lasting longer.".to_string(),
         "Time: when each racer's race ended (a win, a resignation, the limit).".to_string(),
     ]
+}
+
+/// Where a rematch stands, in words.
+fn rematch_text(state: &RaceState, offer: &RematchOffer) -> String {
+    let names = |seats: &[u8]| {
+        seats
+            .iter()
+            .map(|&seat| state.name_of(seat))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match offer.status {
+        RematchStatus::Open => {
+            let mut text = format!("Rematch: {} accepted", names(&offer.accepted));
+            if !offer.waiting.is_empty() {
+                text.push_str(&format!("; waiting for {}", names(&offer.waiting)));
+            }
+            text
+        }
+        RematchStatus::Ready => "Rematch: everyone accepted; the new room opens".to_string(),
+        RematchStatus::Declined => format!("No rematch: {} declined", names(&offer.declined)),
+        RematchStatus::Expired => format!(
+            "No rematch: {} did not answer in time",
+            names(&offer.waiting)
+        ),
+    }
 }
 
 /// A game's rules in a few lines, for the help (the decided rules are
@@ -573,10 +621,17 @@ pub fn help_lines(game: GameKind, context: Context) -> Vec<Line<'static>> {
         Context::Race { undo: true } => keys.push(("u", "take the last move back".into())),
         Context::Lobby { owner: true } => keys.push(("s", "start the countdown now".into())),
         Context::Watch { boards: true } => keys.push(("tab", "show the next boards".into())),
-        Context::Results => keys.push((
-            "tab",
-            "every racer's final board in turn, then the result".into(),
-        )),
+        Context::Results => {
+            keys.push((
+                "tab",
+                "every racer's final board in turn, then the result".into(),
+            ));
+            keys.push((
+                "r",
+                "rematch: the same players, a new deal, once all accept".into(),
+            ));
+            keys.push(("n", "decline a rematch".into()));
+        }
         Context::Daily => keys.push((":resign", "give up: the attempt ends".into())),
         _ => {}
     }

@@ -268,6 +268,7 @@ fn room_with(
             })
             .collect(),
         spectators: 1,
+        series: None,
     }
 }
 

@@ -201,6 +201,7 @@ impl RoomCore {
             });
         }
         self.changed = true;
+        self.start_if_gathered();
         Ok(())
     }
 
@@ -213,6 +214,10 @@ impl RoomCore {
             self.send_to(conn, &left);
             self.out(Output::Detach { conn });
             self.give_up_seat(index, PlayerStatus::Resigned);
+            let seat = self.seats.get(index).map(|seat| seat.seat);
+            if let Some(seat) = seat.filter(|_| self.phase == Phase::Finished) {
+                self.answer_rematch(seat, false);
+            }
         } else if let Some(index) = self.spectators.iter().position(|&id| id == conn) {
             self.spectators.remove(index);
             self.behind.remove(&conn);

@@ -106,6 +106,7 @@ pub fn exercise(data: &[u8]) -> Reached {
         undo_allowed: first & 4 != 0,
         time_limit_ms: Some(60_000),
         open_boards: first & 8 != 0,
+        best_of: None,
     };
     let params = RoomParams {
         code: Arc::from("FUZZED"),
@@ -114,6 +115,7 @@ pub fn exercise(data: &[u8]) -> Reached {
         public: false,
         quick: first & 0x80 != 0,
         options,
+        series: None,
     };
     let settings = Settings {
         countdown_ms: 1_000,
@@ -420,6 +422,7 @@ impl Harness {
                 | Output::FellBehind { .. }
                 | Output::TokenIssued(_)
                 | Output::TokenRevoked(_)
+                | Output::OpenRematch(_)
                 | Output::Summary { .. } => {}
             }
         }

@@ -85,8 +85,9 @@ use bytes::Bytes;
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
-    self, BotLevel, ErrorCode, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress, RaceResult,
-    RaceSnapshot, Reveal, RoomInfo, RoomOptions, SeatBoard, ServerMessage, Standing, UNDO_TEXT,
+    self, BotLevel, ErrorCode, LobbyRoom, MoveLog, Phase, PlayerInfo, PlayerStatus, Progress,
+    RaceResult, RaceSnapshot, Reveal, RoomInfo, RoomOptions, SeatBoard, SeriesScore, ServerMessage,
+    Standing, UNDO_TEXT,
 };
 use patience_shared::replay::LogReplay;
 use patience_shared::rules::{Effect, MoveError, MoveStack, Rules, View};
@@ -94,9 +95,10 @@ use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 
 use crate::metrics::{Counter, Gauge, RoomMetrics};
-use crate::records::{LiveMove, LiveRace, LiveSeat, NewRace, PlayerId};
+use crate::records::{LiveMove, LiveRace, LiveSeat, NewRace, PlayerId, RematchSeat};
 use crate::secrets::{TokenHash, secret_from, token_hash};
 use move_texts::MoveTexts;
+use rematch::Vote;
 
 /// Why a room refused a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,6 +174,10 @@ pub const UNANSWERED_WRITE_MIN_MS: Millis = 5_000;
 /// doubles with each failure in a row, up to [`RETRY_PAUSE_MAX_MS`].
 pub const RETRY_PAUSE_MIN_MS: Millis = 100;
 
+/// How long a finished room whose rematch every racer accepted stays open
+/// for the new room's code, past its linger.
+pub const REMATCH_OPEN_MS: Millis = 10_000;
+
 /// The longest pause between two attempts to write a running race again:
 /// as long as the database thread's longest pause between reconnections,
 /// so a store that is back is found within it.
@@ -192,6 +198,9 @@ pub struct RoomParams {
     pub quick: bool,
     /// The owner's choices.
     pub options: RoomOptions,
+    /// The series score before this room's race: a rematch's, carried on;
+    /// `None` starts one from [`RoomOptions::best_of`] (if above 1).
+    pub series: Option<SeriesScore>,
 }
 
 /// Something that happened to the room.
@@ -292,6 +301,19 @@ pub enum Input {
         /// Committed, failed (with every write after it), or refused.
         stored: Stored,
     },
+    /// After the race: a connection's answer to a rematch.
+    Rematch {
+        /// Who.
+        conn: ConnId,
+        /// Accepts (or proposes) or declines.
+        accept: bool,
+    },
+    /// The rematch's room is open ([`Output::OpenRematch`]), under this
+    /// code, or could not open (`None`).
+    RematchOpened {
+        /// The new room's code.
+        code: Option<Arc<str>>,
+    },
 }
 
 /// What became of a write of the running race ([`Input::Kept`]).
@@ -379,7 +401,12 @@ pub enum Output {
         phase: Phase,
         /// Seats taken.
         players: u8,
+        /// The room as the lobby lists it: public rooms only.
+        listing: Option<LobbyRoom>,
     },
+    /// Every racer accepted a rematch: open its room, with these seats
+    /// taken, and answer [`Input::RematchOpened`].
+    OpenRematch(Box<records::RematchPlan>),
 }
 
 /// A write that keeps a running race, so that it survives the server.
@@ -527,6 +554,17 @@ pub struct RoomCore {
     /// The race as it ended, kept while writes from before its end are
     /// not committed: what a write made again after the end writes.
     final_race: Option<Box<LiveRace>>,
+    /// The series the race belongs to; this race's point is counted when
+    /// it ends.
+    series: Option<SeriesScore>,
+    /// The vote on a rematch, once someone proposed one after the race.
+    vote: Option<Vote>,
+    /// The secret tokens of the rematch's seats, from the moment every
+    /// racer accepted until its room is open and each racer has its own.
+    rematch_tokens: Vec<(u8, String)>,
+    /// A rematch's room, whose seats are taken before their players come:
+    /// its countdown begins once every seat is back.
+    gathering: bool,
 }
 
 impl RoomCore {
@@ -543,6 +581,13 @@ impl RoomCore {
             .options
             .time_limit_ms
             .unwrap_or(settings.default_time_limit_ms);
+        let series = params.series.clone().or_else(|| {
+            params
+                .options
+                .best_of
+                .filter(|&best_of| best_of > 1)
+                .map(SeriesScore::new)
+        });
         let params = RoomParams {
             options: RoomOptions {
                 time_limit_ms: Some(time_limit_ms),
@@ -584,7 +629,49 @@ impl RoomCore {
             retry_at: None,
             failures: 0,
             final_race: None,
+            series,
+            vote: None,
+            rematch_tokens: Vec::new(),
+            gathering: false,
         }
+    }
+
+    /// A rematch's room at `now`: private, its seats those of `seats`
+    /// (each waiting its grace period for its player, who takes it with
+    /// the token the finished room gave it), its owner the first seat. Its
+    /// countdown begins once every seat is back.
+    pub fn for_rematch(
+        params: RoomParams,
+        seats: Vec<RematchSeat>,
+        settings: Settings,
+        metrics: Arc<dyn RoomMetrics>,
+        secret_seed: [u8; 32],
+        now: Millis,
+    ) -> RoomCore {
+        let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
+        for kept in seats {
+            core.out(Output::TokenIssued(kept.token));
+            core.seats.push(Seat {
+                seat: kept.seat,
+                name: kept.name,
+                player: kept.player,
+                bot: kept.bot,
+                conn: None,
+                token: kept.token,
+                grace_until: Some(now.saturating_add(settings.grace_ms)),
+                status: PlayerStatus::Waiting,
+                position: None,
+                history: MoveStack::new(),
+                log: MoveTexts::default(),
+                progress: Progress::default(),
+                finished_ms: None,
+            });
+        }
+        core.seats.sort_by_key(|seat| seat.seat);
+        core.owner = core.seats.first().map(|seat| seat.seat);
+        core.gathering = true;
+        core.changed = true;
+        core
     }
 
     /// Writes made and not yet committed (sent, or waiting to be made
@@ -662,6 +749,8 @@ impl RoomCore {
             Input::Kept {
                 stored: Stored::Failed,
             } => self.write_failed(),
+            Input::Rematch { conn, accept } => self.rematch(conn, accept),
+            Input::RematchOpened { code } => self.rematch_opened(code),
             Input::Kept {
                 stored: Stored::Refused,
             } => {
@@ -709,6 +798,7 @@ impl RoomCore {
             .countdown_until
             .filter(|_| self.phase == Phase::Countdown && self.seed.is_some());
         let linger = self.close_at.filter(|_| self.ending.is_none());
+        let vote = self.vote.as_ref().and_then(Vote::deadline);
         let result = self.result_deadline();
         let store = self
             .waiting_since
@@ -721,6 +811,7 @@ impl RoomCore {
             .chain(race)
             .chain(countdown)
             .chain(linger)
+            .chain(vote)
             .chain(store)
             .min()
     }
@@ -730,9 +821,11 @@ impl RoomCore {
     pub fn poll_output(&mut self) -> Option<Output> {
         if self.outputs.is_empty() && self.changed && !self.closed {
             self.changed = false;
+            let listing = self.params.public.then(|| self.listing());
             self.out(Output::Summary {
                 phase: self.phase,
                 players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
+                listing,
             });
             let room = self.info();
             self.emit(Audience::Everyone, |seq| ServerMessage::RoomUpdate {
@@ -788,6 +881,7 @@ impl RoomCore {
                 })
                 .collect(),
             epoch: self.epoch,
+            series: self.series.clone(),
         })
     }
 
@@ -818,6 +912,7 @@ impl RoomCore {
             public: saved.public,
             quick: saved.quick,
             options: saved.options,
+            series: saved.series.clone(),
         };
         let mut core = RoomCore::new(params, settings, metrics, secret_seed, now);
         let deal = AnyGame::deal(saved.game, saved.seed);
@@ -921,6 +1016,7 @@ pub mod fuzzing;
 mod keeping;
 mod move_texts;
 mod race;
+pub mod rematch;
 mod sending;
 
 #[cfg(test)]

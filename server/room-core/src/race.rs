@@ -46,6 +46,9 @@ impl RoomCore {
             seat.position = Some(deal.clone());
             seat.status = PlayerStatus::Racing;
             seat.progress = progress;
+            if let Some(series) = self.series.as_mut() {
+                series.enter(&seat.name);
+            }
         }
         self.race = Some(Race {
             seed,
@@ -266,7 +269,7 @@ impl RoomCore {
         order.sort_by_key(|seat| {
             standing_key(seat.seat, seat.status, seat.finished_ms, seat.progress)
         });
-        let standings = (1u8..)
+        let standings: Vec<Standing> = (1u8..)
             .zip(order)
             .map(|(rank, seat)| Standing {
                 rank,
@@ -282,6 +285,10 @@ impl RoomCore {
                 bot: seat.bot,
             })
             .collect();
+        // The race's first place takes the series' point.
+        if let (Some(series), Some(first)) = (self.series.as_mut(), standings.first()) {
+            series.record(&first.name);
+        }
         let result = RaceResult {
             race_id: None,
             standings,
@@ -413,12 +420,17 @@ impl RoomCore {
             })
             .collect();
         for index in expired {
-            tracing::info!(
-                seat = self.seats[index].seat,
-                "grace period over: seat given up"
-            );
+            let seat = self.seats[index].seat;
+            tracing::info!(seat, "grace period over: seat given up");
             self.give_up_seat(index, PlayerStatus::Left);
+            if self.phase == Phase::Finished {
+                self.answer_rematch(seat, false);
+            }
         }
+        if self.vote.as_mut().is_some_and(|vote| vote.expire(now)) {
+            self.tell_rematch();
+        }
+        self.start_if_gathered();
         if self.phase == Phase::Racing
             && self.waiting_since.is_none()
             && self.race.as_ref().is_some_and(|race| now >= race.deadline)

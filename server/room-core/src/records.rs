@@ -1,11 +1,14 @@
 //! The records a room hands its store and takes back: a finished race to
 //! store ([`NewRace`]), a running race as kept ([`LiveRace`], its seats)
-//! and one accepted move of it ([`LiveMove`]). Plain data, written and read
+//! and one accepted move of it ([`LiveMove`]), and the plan of a rematch's
+//! room ([`RematchPlan`]). Plain data, written and read
 //! by the server's store; the core only builds them and rebuilds a race
 //! from them.
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{BotLevel, PlayerStatus, Progress, RaceResult, RoomOptions};
+use patience_shared::protocol::{
+    BotLevel, PlayerStatus, Progress, RaceResult, RoomOptions, SeriesScore,
+};
 
 use crate::secrets::TokenHash;
 
@@ -87,6 +90,10 @@ pub struct LiveRace {
     /// write is made under.
     #[serde(default)]
     pub epoch: u64,
+    /// The series the race belongs to, with the points of the races before
+    /// it (a room kept without one has none).
+    #[serde(default)]
+    pub series: Option<SeriesScore>,
 }
 
 /// One seat of a [`LiveRace`].
@@ -173,4 +180,34 @@ impl LiveRace {
         }
         Ok(self)
     }
+}
+
+/// A rematch every racer accepted: the room to open, with its seats taken
+/// already, each waiting for its player to take it with its token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RematchPlan {
+    /// The game.
+    pub game: GameKind,
+    /// The finished room's options (its time limit filled in).
+    pub options: RoomOptions,
+    /// The series score the rematch races for, if the room is in a series.
+    pub series: Option<SeriesScore>,
+    /// The seats, in seat order.
+    pub seats: Vec<RematchSeat>,
+}
+
+/// One seat of a [`RematchPlan`]: the finished room's racer, under the same
+/// seat number and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RematchSeat {
+    /// The seat number.
+    pub seat: u8,
+    /// The name, as the finished room showed it.
+    pub name: String,
+    /// The registered player, if it is one.
+    pub player: Option<PlayerId>,
+    /// A bot the server runs, and its level.
+    pub bot: Option<BotLevel>,
+    /// The hash of the token that takes the seat.
+    pub token: TokenHash,
 }

@@ -27,6 +27,19 @@ impl RoomCore {
                 })
                 .collect(),
             spectators: u32::try_from(self.spectators.len()).unwrap_or(u32::MAX),
+            series: self.series.clone(),
+        }
+    }
+
+    /// The room as the lobby lists it.
+    pub(crate) fn listing(&self) -> LobbyRoom {
+        LobbyRoom {
+            code: self.params.code.to_string(),
+            game: self.params.game,
+            max_players: self.params.max_players,
+            players: self.seats.iter().map(|seat| seat.name.clone()).collect(),
+            phase: self.phase,
+            series: self.series.clone(),
         }
     }
 

@@ -10,6 +10,7 @@ use patience_shared::solver::any::first_winnable_deal;
 use super::*;
 use crate::metrics::RoomCounts;
 use crate::race::{left_unless_finished, standing_key};
+use patience_shared::protocol::{REMATCH_WAIT_MS, RematchStatus};
 
 /// Counts nobody reads.
 fn counts() -> Arc<RoomCounts> {
@@ -83,6 +84,7 @@ impl Room {
             public: false,
             quick: false,
             options,
+            series: None,
         };
         let counts = Arc::new(RoomCounts::default());
         Room {
@@ -1752,4 +1754,240 @@ fn a_bot_seat_is_marked_in_every_room_message_the_kept_race_and_the_standings() 
     }
     assert!(rooms_seen >= 2, "room messages were checked");
     assert_eq!(standings_seen, 2, "the standings were checked");
+}
+
+/// A two-seat race of a series of `best_of`, ended by both resigning, the
+/// result stored: the room is finished.
+fn finished_series(best_of: Option<u8>) -> Room {
+    let options = RoomOptions {
+        best_of,
+        ..RoomOptions::default()
+    };
+    let (seed, _) = proved();
+    let (mut room, _, _) = Room::racing(options, seed);
+    room.input(Input::Resign { conn: 2 }).expect("answered");
+    room.advance(1_000);
+    room.input(Input::Resign { conn: 1 }).expect("answered");
+    room.drain(None);
+    room.input(Input::RaceStored { race_id: Some(7) })
+        .expect("answered");
+    room.drain(None);
+    assert_eq!(room.core.phase(), Phase::Finished);
+    room
+}
+
+/// A rematch offer as the tests compare it: status, accepted, declined,
+/// waiting.
+type OfferSeats = (RematchStatus, Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// The rematch offers `conn` was told in `outputs`.
+fn offers(outputs: &[Output], conn: ConnId) -> Vec<OfferSeats> {
+    Room::to(outputs, conn)
+        .into_iter()
+        .filter_map(|message| match message {
+            ServerMessage::RematchOffer { offer, .. } => {
+                Some((offer.status, offer.accepted, offer.declined, offer.waiting))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
+    let mut room = finished_series(Some(3));
+    // The series' point went to the first place: bob resigned first, so
+    // ada, who played on, ranks first.
+    assert_eq!(
+        room.core.info().series.map(|series| series.line()),
+        Some("ada 1 - bob 0 (best of 3)".to_string())
+    );
+    room.input(Input::Rematch {
+        conn: 1,
+        accept: true,
+    })
+    .expect("answered");
+    let outputs = room.drain(None);
+    assert_eq!(
+        offers(&outputs, 2),
+        [(RematchStatus::Open, vec![0], vec![], vec![1])]
+    );
+    room.advance(REMATCH_WAIT_MS - 1);
+    room.input(Input::Rematch {
+        conn: 2,
+        accept: true,
+    })
+    .expect("answered");
+    let outputs = room.drain(None);
+    assert_eq!(
+        offers(&outputs, 1),
+        [(RematchStatus::Ready, vec![0, 1], vec![], vec![])]
+    );
+    let plan = outputs
+        .iter()
+        .find_map(|output| match output {
+            Output::OpenRematch(plan) => Some(plan.clone()),
+            _ => None,
+        })
+        .expect("the shell is asked to open the rematch's room");
+    assert_eq!(
+        plan.series.as_ref().map(SeriesScore::line),
+        Some("ada 1 - bob 0 (best of 3)".to_string())
+    );
+    room.input(Input::RematchOpened {
+        code: Some(Arc::from("NEWONE")),
+    })
+    .expect("answered");
+    let outputs = room.drain(None);
+    // Each racer gets its own token; it opens its own seat in the plan.
+    for (conn, seat) in [(1, 0), (2, 1)] {
+        let token = Room::to(&outputs, conn)
+            .into_iter()
+            .find_map(|message| match message {
+                ServerMessage::RematchReady {
+                    code, resume_token, ..
+                } if code == "NEWONE" => Some(resume_token),
+                _ => None,
+            })
+            .expect("the new room's code and a token");
+        assert_eq!(plan.seats[seat].token, token_hash(&token));
+    }
+
+    // The new room: its seats wait for their players, and it counts down
+    // once both are back.
+    let params = RoomParams {
+        code: Arc::from("NEWONE"),
+        game: plan.game,
+        max_players: 2,
+        public: false,
+        quick: false,
+        options: plan.options,
+        series: plan.series.clone(),
+    };
+    let core = RoomCore::for_rematch(
+        params,
+        plan.seats.clone(),
+        settings(),
+        counts(),
+        [9; 32],
+        room.now,
+    );
+    let mut rematch = Room::around(core, room.now);
+    rematch.drain(None);
+    for (conn, seat) in [(11, 0), (12, 1)] {
+        assert_eq!(rematch.core.phase(), Phase::Lobby);
+        rematch
+            .input(Input::Resume {
+                conn,
+                token: plan.seats[seat].token,
+                last_seq: 0,
+            })
+            .expect("the rematch's token opens the seat");
+        rematch.drain(Some(proved().0));
+    }
+    assert_eq!(rematch.core.phase(), Phase::Countdown);
+    rematch.advance(COUNTDOWN);
+    rematch.input(Input::Resign { conn: 11 }).expect("answered");
+    rematch.advance(1_000);
+    rematch.input(Input::Resign { conn: 12 }).expect("answered");
+    rematch.drain(None);
+    // Bob resigned after ada this time: bob ranks first, 1 - 1.
+    assert_eq!(
+        rematch.core.info().series.map(|series| series.line()),
+        Some("ada 1 - bob 1 (best of 3)".to_string())
+    );
+}
+
+#[test]
+fn a_decline_or_the_deadline_ends_a_rematch_and_a_new_proposal_opens_another() {
+    let mut room = finished_series(None);
+    assert_eq!(room.core.info().series, None);
+    room.input(Input::Rematch {
+        conn: 2,
+        accept: true,
+    })
+    .expect("answered");
+    room.drain(None);
+    room.input(Input::Rematch {
+        conn: 1,
+        accept: false,
+    })
+    .expect("answered");
+    let outputs = room.drain(None);
+    assert_eq!(
+        offers(&outputs, 2),
+        [(RematchStatus::Declined, vec![1], vec![0], vec![])]
+    );
+    assert!(
+        !outputs
+            .iter()
+            .any(|output| matches!(output, Output::OpenRematch(_)))
+    );
+    // Proposed again: a new vote, which runs out while ada says nothing.
+    room.input(Input::Rematch {
+        conn: 2,
+        accept: true,
+    })
+    .expect("answered");
+    room.drain(None);
+    assert_eq!(room.core.poll_timeout(), Some(room.now + REMATCH_WAIT_MS));
+    room.advance(REMATCH_WAIT_MS);
+    let outputs = room.drain(None);
+    assert_eq!(
+        offers(&outputs, 1),
+        [(RematchStatus::Expired, vec![1], vec![], vec![0])]
+    );
+}
+
+#[test]
+fn a_racer_who_leaves_declines_and_spectators_and_running_races_are_refused() {
+    let mut room = finished_series(None);
+    room.input(Input::Rematch {
+        conn: 1,
+        accept: true,
+    })
+    .expect("answered");
+    room.drain(None);
+    room.input(Input::Leave { conn: 2 }).expect("answered");
+    let outputs = room.drain(None);
+    assert_eq!(
+        offers(&outputs, 1),
+        [(RematchStatus::Declined, vec![0], vec![1], vec![])]
+    );
+
+    let (seed, _) = proved();
+    let (mut racing, _, _) = Room::racing(no_undo(), seed);
+    racing
+        .input(Input::Rematch {
+            conn: 1,
+            accept: true,
+        })
+        .expect("answered");
+    let told = Room::to(&racing.drain(None), 1);
+    assert!(
+        told.iter().any(|message| matches!(
+            message,
+            ServerMessage::Error {
+                code: ErrorCode::RaceNotStarted,
+                ..
+            }
+        )),
+        "{told:?}"
+    );
+}
+
+#[test]
+fn a_series_is_kept_with_the_running_race_and_comes_back_with_it() {
+    let options = RoomOptions {
+        best_of: Some(5),
+        ..RoomOptions::default()
+    };
+    let (seed, _) = proved();
+    let (room, _, _) = Room::racing(options, seed);
+    let kept = room.core.live_race().expect("a running race is kept");
+    let series = kept.series.clone().expect("with its series");
+    assert_eq!(series.line(), "ada 0 - bob 0 (best of 5)");
+    let restored =
+        RoomCore::restore(kept, settings(), counts(), [3; 32], room.now).expect("rebuilds");
+    assert_eq!(restored.info().series, Some(series));
 }

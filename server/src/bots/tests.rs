@@ -34,6 +34,7 @@ fn room(phase: Phase, bots: &[Option<BotLevel>]) -> RoomInfo {
             })
             .collect(),
         spectators: 0,
+        series: None,
     }
 }
 

@@ -103,6 +103,8 @@ impl Session {
             ClientMessage::RequestSignInCode => self.request_sign_in_code().await,
             ClientMessage::RedeemSignInCode { code } => self.redeem_sign_in_code(&code).await,
             ClientMessage::SignOut => self.sign_out().await,
+            ClientMessage::Lobby { game } => self.lobby(game).await,
+            ClientMessage::Rematch { accept } => self.rematch(accept).await,
         }
     }
 

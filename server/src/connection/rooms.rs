@@ -303,6 +303,19 @@ impl Session {
             );
             return false;
         }
+        if options
+            .best_of
+            .is_some_and(|best_of| best_of == 0 || best_of > protocol::MAX_BEST_OF)
+        {
+            self.error(
+                ErrorCode::InvalidRequest,
+                format!(
+                    "a series is the best of 1 to {} races",
+                    protocol::MAX_BEST_OF
+                ),
+            );
+            return false;
+        }
         if options.open_boards && public {
             // Strangers a quick race brings in never agreed to show their
             // boards, nor to see the deal's cards on others'.

@@ -815,6 +815,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
             undo_allowed: true,
             time_limit_ms: Some(600_000),
             open_boards: false,
+            best_of: None,
         },
         owner: Some(0),
         seed: 42,
@@ -836,6 +837,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
             })
             .collect(),
         epoch: 0,
+        series: None,
     }
 }
 

@@ -45,6 +45,7 @@ fn room() -> RoomInfo {
             bot: None,
         }],
         spectators: 0,
+        series: None,
     }
 }
 
@@ -112,6 +113,7 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
                     undo_allowed: false,
                     time_limit_ms: Some(600_000),
                     open_boards: false,
+                    best_of: None,
                 },
                 bots: Vec::new(),
             },
@@ -236,7 +238,45 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             },
         ),
         ("sign_out", ClientMessage::SignOut),
+        (
+            "create_room_best_of",
+            ClientMessage::CreateRoom {
+                game: GameKind::Indian,
+                max_players: 2,
+                public: false,
+                options: RoomOptions {
+                    best_of: Some(3),
+                    ..RoomOptions::default()
+                },
+                bots: Vec::new(),
+            },
+        ),
+        (
+            "lobby",
+            ClientMessage::Lobby {
+                game: Some(GameKind::Indian),
+            },
+        ),
+        ("rematch", ClientMessage::Rematch { accept: true }),
     ]
+}
+
+fn series() -> SeriesScore {
+    SeriesScore {
+        best_of: 3,
+        races: 1,
+        wins: vec![
+            SeriesWins {
+                name: "ada".to_string(),
+                wins: 1,
+            },
+            SeriesWins {
+                name: "bob".to_string(),
+                wins: 0,
+            },
+        ],
+        winner: None,
+    }
 }
 
 /// Every server message, named as in `docs/PROTOCOL.md`.
@@ -704,6 +744,54 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
             },
         ),
         ("signed_out", ServerMessage::SignedOut),
+        (
+            "lobby_page",
+            ServerMessage::LobbyPage {
+                page: LobbyPage {
+                    rooms: vec![LobbyRoom {
+                        code: "K7PQ3M".to_string(),
+                        game: GameKind::Indian,
+                        max_players: 4,
+                        players: vec!["ada".to_string()],
+                        phase: Phase::Lobby,
+                        series: None,
+                    }],
+                    refresh_ms: LOBBY_REFRESH_MS,
+                },
+            },
+        ),
+        (
+            "room_update_series",
+            ServerMessage::RoomUpdate {
+                seq: 14,
+                room: RoomInfo {
+                    phase: Phase::Finished,
+                    series: Some(series()),
+                    ..room()
+                },
+            },
+        ),
+        (
+            "rematch_offer",
+            ServerMessage::RematchOffer {
+                seq: 15,
+                offer: RematchOffer {
+                    status: RematchStatus::Open,
+                    accepted: vec![0],
+                    declined: Vec::new(),
+                    waiting: vec![1],
+                    expires_in_ms: 30_000,
+                },
+            },
+        ),
+        (
+            "rematch_ready",
+            ServerMessage::RematchReady {
+                seq: 17,
+                code: "M3QT9A".to_string(),
+                resume_token: "9f8e7d6c5b4a39281706f5e4d3c2b1a0".to_string(),
+            },
+        ),
     ]
 }
 
@@ -1367,6 +1455,7 @@ mod properties {
                                 undo_allowed,
                                 time_limit_ms,
                                 open_boards,
+                                best_of: None,
                             },
                             bots: Vec::new(),
                         }
@@ -1485,4 +1574,40 @@ fn cards_in_order_counts_a_three_blind_mice_build_down_from_a_bare_king() {
         (Zone::Foundation(0), 0, &["Ac", "2c"]),
     ]);
     assert_eq!(cards_in_order(&view), 2);
+}
+
+#[test]
+fn a_series_is_won_by_the_first_to_a_majority_and_a_rematch_starts_afresh() {
+    // (best of, first places in order) → (line, races)
+    let check = |best_of: u8, firsts: &[&str], line: &str, races: u8| {
+        let mut series = SeriesScore::new(best_of);
+        series.enter("ada");
+        series.enter("bob");
+        for first in firsts {
+            series.record(first);
+        }
+        assert_eq!(series.line(), line, "{firsts:?}");
+        assert_eq!(series.races, races, "{firsts:?}");
+        series
+    };
+    check(3, &[], "ada 0 - bob 0 (best of 3)", 0);
+    check(3, &["ada", "bob"], "ada 1 - bob 1 (best of 3)", 2);
+    let won = check(
+        3,
+        &["ada", "bob", "ada", "bob"],
+        "ada 2 - bob 1 (best of 3): ada wins the series",
+        3,
+    );
+    assert_eq!(won.for_rematch().line(), "ada 0 - bob 0 (best of 3)");
+    let running = check(5, &["bob"], "ada 0 - bob 1 (best of 5)", 1);
+    assert_eq!(running.for_rematch(), running);
+    // Three players, best of three: two wins are needed, however many races.
+    let mut three = SeriesScore::new(3);
+    for first in ["ada", "bob", "cy", "cy"] {
+        three.record(first);
+    }
+    assert_eq!(
+        three.line(),
+        "ada 1 - bob 1 - cy 2 (best of 3): cy wins the series"
+    );
 }
