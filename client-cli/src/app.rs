@@ -128,7 +128,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             let picked = runtime()?.block_on(async {
                 let mut connection = Connection::open(&online.server, &name).await?;
                 if plain {
-                    crate::lobby::plain(&mut connection, game).await?;
+                    crate::tui::lobby::plain(&mut connection, game).await?;
                     return Ok(None);
                 }
                 crate::tui::online::lobby(&mut connection, game).await

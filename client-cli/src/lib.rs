@@ -17,7 +17,7 @@
 //! - [`plain`]: the `--plain` line mode, online and in practice.
 //! - [`session`]: entering a room, resuming a seat, reconnecting (and
 //!   taking a rematch's seat).
-//! - [`lobby`]: `lobby`, the open public rooms, one key to take a seat.
+//! - [`tui::lobby`]: `lobby`, the open public rooms, one key to take a seat.
 //! - [`account`]: `register`, and signing in with the stored token.
 //! - [`daily`]: `daily`, the player's attempt at the day's deal.
 //! - [`leaderboard`]: `leaderboard`, a day's ranking as a table or JSON.
@@ -38,7 +38,6 @@ mod fake_server;
 pub mod inspect;
 pub mod leaderboard;
 pub mod live;
-pub mod lobby;
 pub mod net;
 pub mod plain;
 pub mod race;

@@ -29,6 +29,7 @@ pub mod draw;
 pub mod frame;
 pub mod input;
 pub mod live;
+pub mod lobby;
 pub mod online;
 pub mod practice;
 pub mod replay;

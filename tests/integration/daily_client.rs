@@ -473,7 +473,8 @@ async fn a_fresh_servers_first_day_shows_its_unranked_attempts() {
     let played = run(
         &cat,
         &["daily", "tbm", "--server", &url, "--plain", "--name", "cat"],
-        "resign\n",
+        // An empty line starts the attempt's clock, then she resigns.
+        "\nresign\n",
     )
     .await;
     let said = text(&played);

@@ -6,7 +6,7 @@ use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, LeaderboardPage, LeaderboardUpdate, PlayerStatus, RoomOptions,
-    ServerMessage,
+    ServerMessage, Unranked,
 };
 use patience_shared::rules::Rules as _;
 use patience_tests::{
@@ -85,13 +85,21 @@ async fn a_follower_sees_each_attempt_begin_and_finish_and_nothing_of_the_deal()
     let row = bob_row.row.expect("a ranked finish has its row");
     assert_eq!((row.rank, row.status), (2, PlayerStatus::Resigned));
 
-    // Cal's finish is off the ranking: counts only.
+    // Cal's finish is off the ranking: it stands on the board, marked,
+    // below the two who rank.
     cal.daily_play().await;
     assert_eq!(counts(&update(&mut watcher).await), (2, 0, 1));
     cal.send(&ClientMessage::Resign).await;
     finished(&mut cal).await;
     let cal_finish = update(&mut watcher).await;
-    assert_eq!((counts(&cal_finish), cal_finish.row), ((2, 1, 0), None));
+    assert_eq!(counts(&cal_finish), (2, 1, 0));
+    let row = cal_finish
+        .row
+        .expect("an unranked finish has its marked row");
+    assert_eq!(
+        (row.name.as_str(), row.place, row.unranked),
+        ("cal", 3, Some(Unranked::NewAccount))
+    );
 
     // Nothing the watcher was sent tells of the open day's deal: no move,
     // no seed.

@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use patience_cli::config::Store;
-use patience_cli::lobby;
 use patience_cli::net::Connection;
 use patience_cli::session::{Entry, Session};
 use patience_cli::tui::Screen;
+use patience_cli::tui::lobby;
 use patience_cli::tui::online::{self, Ending};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, RoomOptions, ServerMessage};

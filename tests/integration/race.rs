@@ -281,7 +281,8 @@ async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
         ada.move_answer().await,
         ServerMessage::MoveAccepted { .. }
     ));
-    // However slow the machine, the race lasts exactly its limit.
+    // However slow the machine, the race lasts exactly its limit, and
+    // each racer's time is when their race ended: at the limit.
     clock.advance(LIMIT_MS);
     let result = race_ended(&mut bob).await;
     let mut statuses: Vec<_> = result
@@ -293,8 +294,8 @@ async fn the_time_limit_ends_the_race_for_everyone_still_playing() {
     assert_eq!(
         statuses,
         [
-            (0, PlayerStatus::OutOfTime, 1, 1_500),
-            (1, PlayerStatus::OutOfTime, 0, 0)
+            (0, PlayerStatus::OutOfTime, 1, LIMIT_MS),
+            (1, PlayerStatus::OutOfTime, 0, LIMIT_MS)
         ]
     );
     assert_eq!(race_ended(&mut ada).await, result);

@@ -196,23 +196,7 @@ fn final_positions(state: &crate::race::RaceState) -> Vec<(u8, AnyGame)> {
         .logs
         .iter()
         .map(|log| {
-            let mut position = AnyGame::deal(result.reveal.game, result.reveal.seed);
-            let mut history = Vec::new();
-            for text in &log.moves {
-                if text == patience_shared::protocol::UNDO_TEXT {
-                    if let Some((mv, outcome)) = history.pop() {
-                        position.undo(mv, &outcome);
-                    }
-                    continue;
-                }
-                let Ok(mv) = position.parse_move(text) else {
-                    break;
-                };
-                match position.apply(mv) {
-                    Ok(outcome) => history.push((mv, outcome)),
-                    Err(_) => break,
-                }
-            }
+            let position = AnyGame::after_log(result.reveal.game, result.reveal.seed, &log.moves);
             (log.seat, position)
         })
         .collect()

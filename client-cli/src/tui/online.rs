@@ -56,9 +56,9 @@ pub async fn play(session: Session, notes: Vec<String>) -> anyhow::Result<()> {
 }
 
 /// The lobby in the real terminal, until a key picks a room (its code) or
-/// the player leaves (the loop is [`crate::lobby::run`]).
+/// the player leaves (the loop is [`crate::tui::lobby::run`]).
 ///
-/// Cancel-safe in effect, as [`crate::lobby::run`]; the terminal is
+/// Cancel-safe in effect, as [`crate::tui::lobby::run`]; the terminal is
 /// restored on drop.
 pub async fn lobby(
     connection: &mut crate::net::Connection,
@@ -66,7 +66,7 @@ pub async fn lobby(
 ) -> anyhow::Result<Option<String>> {
     let mut terminal = TerminalGuard::new();
     let mut events = terminal_events();
-    let picked = crate::lobby::run(&mut terminal, &mut events, connection, game).await;
+    let picked = crate::tui::lobby::run(&mut terminal, &mut events, connection, game).await;
     drop(terminal);
     picked
 }

@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{
-    Phase, PlayerStatus, Progress, RematchOffer, RematchStatus, cards_in_order,
-};
+use patience_shared::protocol::{Phase, PlayerStatus, RematchOffer, RematchStatus, cards_in_order};
 use patience_shared::rules::{Rules, View, Zone};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -9,11 +9,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
-    RaceRecord, RaceResult, Reveal, Standing, StandingRow,
+    RaceRecord, RaceResult, Reveal, Standing, StandingRow, cards_in_order,
 };
+use patience_shared::rules::Rules as _;
 
 use super::backend::{Backend, Param, Row, count, optional_count};
 use super::columns::{OPEN, decode_log, encode_log, int, parse_bot, parse_game, parse_status};
@@ -1155,8 +1157,8 @@ impl<B: Backend> Store for SqlStore<B> {
                     progress: Progress {
                         moves: count(row, 4)?,
                         cards_home: count(row, 5)?,
-                        // Not a column: a stored race counts its cards home.
-                        cards_in_order: count(row, 5)?,
+                        // Not a column: counted below from the move log.
+                        cards_in_order: 0,
                         runs_home: count(row, 8)?,
                         cards_uncovered: count(row, 9)?,
                         stock_turned: count(row, 10)?,
@@ -1175,8 +1177,17 @@ impl<B: Backend> Store for SqlStore<B> {
                 Ok((standing, log))
             },
         )?;
-        let (standings, mut logs): (Vec<_>, Vec<_>) = seats.into_iter().unzip();
+        let (mut standings, mut logs): (Vec<_>, Vec<_>) = seats.into_iter().unzip();
         logs.sort_by_key(|log| log.seat);
+        // The race counted each board's cards in order as it ended; the
+        // deal and the log give that board back, so the record says the
+        // same as `race_ended` did without a column of its own.
+        for standing in &mut standings {
+            if let Some(log) = logs.iter().find(|log| log.seat == standing.seat) {
+                let board = AnyGame::after_log(reveal.game, reveal.seed, &log.moves);
+                standing.progress.cards_in_order = cards_in_order(&board.view());
+            }
+        }
         Ok(Some(RaceRecord {
             race_id,
             daily,

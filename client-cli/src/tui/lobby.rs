@@ -20,8 +20,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use tokio::sync::mpsc;
 
+use super::Screen;
 use crate::net::{Connection, NetError};
-use crate::tui::Screen;
 
 /// The most rooms a key can pick: the digits 1 to 9.
 pub const PICKABLE: usize = 9;
