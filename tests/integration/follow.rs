@@ -125,7 +125,7 @@ async fn a_follower_sees_each_attempt_begin_and_finish_and_nothing_of_the_deal()
     let page = follow(&mut late).await;
     assert_eq!((page.finishers, page.unranked, page.playing), (2, 1, 0));
     let names: Vec<&str> = page.rows.iter().map(|row| row.name.as_str()).collect();
-    assert_eq!(names, ["ada", "bob"]);
+    assert_eq!(names, ["ada", "bob", "cal"]);
     let (mut dan, _) = player(&server, "dan").await;
     dan.daily_play().await;
     assert_eq!(counts(&update(&mut late).await), (2, 1, 1));
