@@ -5,6 +5,11 @@
 //! It reads the crate's source files, so it is compiled only for tests
 //! (the `test-support` feature), never into the pure library.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support (the test-support feature, never in a release build): it reads the crates' own sources"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
