@@ -12,7 +12,7 @@ use patience_shared::rules::View;
 
 use crate::thinking::WallClockDeadline;
 
-/// [`play_alone`], with at most `think_limit` of wall clock time to choose
+/// [`play_alone`](patience_shared::bot::play_alone), with at most `think_limit` of wall clock time to choose
 /// each move (none: no limit), telling `thought` how long the bot took to
 /// choose each move: the time a bot at a human pace must fit in its pace.
 pub fn play_alone_timed(
