@@ -280,7 +280,7 @@ mod tests {
 
     use super::*;
 
-    /// Issue 12, broken 7: `h` asked before every move follows one line.
+    /// `h` asked before every move follows one line.
     /// Hints solved afresh each time moved Indian's J♦ back and forth; here
     /// each hint must be the next move of the first hint's line.
     #[test]

@@ -992,7 +992,7 @@ mod tests {
         check(Duration::MAX, seconds(599.75), 153);
     }
 
-    /// Issue 35, item 10: a session whose server is away for longer than
+    /// A session whose server is away for longer than
     /// 12 s (ten tries refused with `shutting_down`, on tokio's paused
     /// clock) keeps trying, says so each time, and takes its seat back.
     #[tokio::test(start_paused = true)]

@@ -10,8 +10,7 @@
 //! In a room the limit follows the bot's pace ([`think_limit`]): thinking
 //! counts toward the pace (the move is due a pace after the board came), and
 //! a move may take at most [`LIMIT_PER_PACE`] paces, never more than
-//! [`LIMIT_CAP`]. The measured cost in wins is in `docs/BOTS.md`, "Issue 12,
-//! fifth pass".
+//! [`LIMIT_CAP`]. The measured cost in wins is in `docs/BOTS.md`.
 
 use std::time::{Duration, Instant};
 

@@ -223,7 +223,7 @@ pub struct Eligibility {
     /// The account was registered on the attempt's day or later.
     pub new_account: bool,
     /// Marked for review: its moves came faster than a person plays. An
-    /// operator clears the mark in the database (see the README).
+    /// operator clears the mark in the database (docs/OPERATIONS.md says how).
     pub review: bool,
 }
 

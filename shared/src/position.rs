@@ -406,7 +406,7 @@ mod tests {
     use super::*;
 
     /// Three Blind Mice deals the solver wins within its budget (most deals
-    /// are proved lost at once); the first is the deal of issue 12.
+    /// are proved lost at once); the first is a deal a player reported.
     const TBM_SEEDS: [u64; 8] = [128_917_432, 11, 18, 20, 23, 30, 40, 57];
 
     /// The solver's winning line for a Three Blind Mice deal, played from
@@ -454,7 +454,7 @@ mod tests {
             .count()
     }
 
-    /// Issue 12: the move that completes a run sends it home, so the
+    /// The move that completes a run sends it home, so the
     /// destination pile no longer shows the cards moved; space and
     /// pick-and-drop must still find it. Every such move of whole won
     /// games, read from the view as the client reads it.
@@ -508,7 +508,7 @@ mod tests {
         }
     }
 
-    /// The position of issue 12: K♦…8♦ on pile 1, 7♦…A♦ on pile 5.
+    /// A position a player reported: K♦…8♦ on pile 1, 7♦…A♦ on pile 5.
     #[test]
     fn seven_of_diamonds_onto_pile_one_sends_diamonds_home() {
         let position = AnyGame::ThreeBlindMice(

@@ -1,7 +1,6 @@
 //! A client of Colyseus 0.16, just enough of it for `patience-load` to drive
 //! the `race` room of `load/colyseus/server.mjs` the way it drives
-//! patience-server, so the two servers can be measured side by side
-//! (issue #13). The room does the same fan-out without rules: a player's
+//! patience-server, so the two servers can be measured side by side. The room does the same fan-out without rules: a player's
 //! move is acked to the mover and sent as `progress` to everyone else.
 //!
 //! The protocol, as read from the pinned packages' sources

@@ -1,7 +1,7 @@
 //! The Colyseus scenario: the `race` scenario's load against the `race`
 //! room of `load/colyseus/server.mjs` (Colyseus 0.16, the same fan-out
 //! without rules), so that the two servers' CPU per move and latencies come
-//! from the same generator (issue #13, item 3).
+//! from the same generator.
 //!
 //! Per room: the first racer creates it (seat 0), the other racers join
 //! (seats in join order), then the spectators. Each racer sends a move

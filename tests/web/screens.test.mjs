@@ -147,7 +147,8 @@ async function main() {
     await page.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
   }
   const standings = await bob.$$eval('#standings tbody tr', (rows) => rows.map((row) => row.querySelector('.name').textContent));
-  assert.deepEqual([...standings].sort(), ['ada', 'bob']);
+  // Bob's own row is marked on his page.
+  assert.deepEqual([...standings].sort(), ['ada', '▶ bob (you)']);
   await bob.screenshot({ path: path.join(screenshots, 'race-quick-results-390.png'), fullPage: true });
   checkFairPlay(adaWire.frames, seats[0], 'ada');
   checkFairPlay(bobWire.frames, seats[1], 'bob');

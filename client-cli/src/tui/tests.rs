@@ -776,7 +776,7 @@ fn tbm_shape(mv: AnyMove) -> (Zone, usize, Zone) {
     }
 }
 
-/// Issue 12: whole games of Three Blind Mice won by keys only, every move
+/// Whole games of Three Blind Mice won by keys only, every move
 /// by pick-and-drop and by two clicks, and the moves that send a run home
 /// also by space and by a right click.
 #[test]
@@ -1077,7 +1077,7 @@ fn scripted_game(
     events
 }
 
-/// Issue 12: whole practice games of Three Blind Mice through the real
+/// Whole practice games of Three Blind Mice through the real
 /// event loop, won by keys only (the runs sent home by space and by
 /// pick-and-drop), and won again with the runs sent home by clicks and
 /// right clicks.
@@ -1138,7 +1138,7 @@ fn a_won_practice_game_shows_its_time_leaves_at_once_and_deals_anew() {
     assert!(frame.contains(&format!("seed {}", seed + 1)), "{frame}");
 }
 
-/// Issue 12, broken 6: under NO_COLOR the cursor stays reversed after a
+/// Under NO_COLOR the cursor stays reversed after a
 /// key, in the bytes the practice loop writes to a crossterm terminal, and
 /// no empty color change (`ESC[;m`) resets it.
 #[test]
@@ -1483,7 +1483,7 @@ fn a_hint_lights_up_the_card_and_where_it_goes() {
     assert_eq!(piles, expected, "{lit:?}\n{frame}");
 }
 
-/// Issue 12, broken 7, and issue 14: `h` in practice follows one line.
+/// `h` in practice follows one line.
 /// Hints solved afresh at each `h` moved Indian's J♦ back and forth for
 /// 40 moves; here each hint shown is played (typed, as a person would copy
 /// it) until the game is won, which must take exactly the first hint's
@@ -1817,7 +1817,7 @@ fn the_header_counts_one_move_and_many_moves() {
     }
 }
 
-/// Issue 12: a wide terminal's spare width goes to the race panel, measured
+/// A wide terminal's spare width goes to the race panel, measured
 /// from the game's own board, so Virginia Reel's narrow board leaves no empty
 /// middle; the board keeps its widest columns and loses nothing.
 #[test]

@@ -161,7 +161,7 @@ mod tests {
     use super::*;
     use crate::solver::plain::Plain;
 
-    /// Issue 14: the commands, hints and bots reach each game's own pruned
+    /// The commands, hints and bots reach each game's own pruned
     /// search through here (`TbmSearch`, `FtSearch`, `ReelSearch`), never
     /// the plain reference search: the client once copied this dispatch
     /// and picked `Plain` for the two-deck games. A deal searched through

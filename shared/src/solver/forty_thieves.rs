@@ -78,12 +78,11 @@
 //! pile takes any card, and a relaxation without time lets it take every
 //! card in turn. A stronger proof would have to count empty piles over time
 //! (how many cards need a pile of their own at once). The two ideas named
-//! in issue #14 were not built, for that reason: a card that every card
+//! were not built, for that reason: a card that every card
 //! which could free it lies under, and a waste that cannot be cleared once
 //! the stock is out, are cycles the least fixpoint already leaves out of M
 //! while no pile can be emptied, and neither holds once one can. No deal of
-//! either game has been proved lost (`docs/WINNABILITY.md`, "Issue #14:
-//! proofs of loss for Indian and Midshipman"). Two things measured there
+//! either game has been proved lost (`docs/WINNABILITY.md`). Two things measured there
 //! and not kept: a table of positions proved lost shared by the restart
 //! rounds (sound: every move but one between piles lowers the stock, the
 //! waste or the cards in play, so a position entered by such a move and
@@ -152,8 +151,7 @@
 //! the phase win different deals too: of the 40 deals of seeds 1–1,000
 //! that the restarts alone leave unknown, the search now wins 34, and it
 //! loses one that they won (391; their share is smaller).
-//! `docs/WINNABILITY.md` has the figures, with other shares and weights
-//! ("Issue #14: Midshipman, more of the budget's deals").
+//! `docs/WINNABILITY.md` has the figures.
 //!
 //! # Hints
 //!

@@ -193,7 +193,7 @@ mod tests {
         Some(length)
     }
 
-    /// Issue 14: following hints from a proved deal wins within the line's
+    /// Following hints from a proved deal wins within the line's
     /// length, with the one search that found the line, for a hundred
     /// deals of `game`. `first_search` keeps the test quick: a deal not won
     /// within it is passed over, and Virginia Reel's search is the slowest

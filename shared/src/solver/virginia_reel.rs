@@ -272,8 +272,7 @@
 //! prove enough earlier in the game: run at every deal, it proves 8 more
 //! deals of seeds 1–200 lost and 12 more of seeds 1,001–1,200 settled at a
 //! million positions than in the last two deals, in 13% and 15% fewer
-//! positions, for roughly half as much CPU time again (`docs/WINNABILITY.md`,
-//! "Issue #14: what Virginia Reel's unknown deals are").
+//! positions, for roughly half as much CPU time again (`docs/WINNABILITY.md`).
 //!
 //! *The matchings.* The counts above read each card's parent only when one
 //! copy of it is left; two choices every winning line makes add more
@@ -311,8 +310,7 @@
 //! reads a freeze. Measured at a million positions, with the counts still
 //! in the last two deals only: seed 93's loss is proved in 607,322
 //! positions instead of 758,551, and seeds 1, 11, 55 and 77, unknown
-//! before, are proved lost (`docs/WINNABILITY.md`, "Issue #14: what
-//! Virginia Reel's unknown deals are").
+//! before, are proved lost (`docs/WINNABILITY.md`).
 //!
 //! *The deals in the counts.* The counts above leave the stock's cards
 //! unordered, but each is dealt onto a known pile (the stock's last card
@@ -350,8 +348,7 @@
 //! positions: seeds 1–200 settle 84.0% (79.5% without: 2 deals more won,
 //! 7 more proved lost) and seeds 1,001–1,200 86.0% (80.0%), no verdict
 //! changed, in 22% and 24% fewer positions, for about a quarter more CPU
-//! time (`docs/WINNABILITY.md`, "Issue #14: the next deal's cards in the
-//! precedence counts").
+//! time (`docs/WINNABILITY.md`).
 //!
 //! *The relaxation's deals in the counts.* The counts order a card after
 //! a deal only through the cards it waits for; the relaxation knows more
@@ -378,8 +375,7 @@
 //! positions: seeds 1–200 settle 86.0% (84.0% without: 4 more deals
 //! proved lost) and seeds 1,001–1,200 90.5% (86.0%: 8 more lost, 1 more
 //! won), no verdict changed, in 17% and 32% fewer positions for about
-//! 10% and 23% less CPU time (`docs/WINNABILITY.md`, "Issue #14: the lost
-//! positions Virginia Reel's checks miss").
+//! 10% and 23% less CPU time (`docs/WINNABILITY.md`).
 //!
 //! # Positions proved lost
 //!
@@ -434,8 +430,7 @@
 //! no line. The test `the_first_pass_proves_a_lost_endgame_by_itself`
 //! checks that the hook fires; `positions_told_lost_are_lost` caught a
 //! planted bug that called an endgame searched to the end while its lines
-//! were still cut. Measured at a million positions (`docs/WINNABILITY.md`,
-//! "Issue #14: an endgame table for Virginia Reel"): seeds 1–200 give the
+//! were still cut. Measured at a million positions (`docs/WINNABILITY.md`): seeds 1–200 give the
 //! same verdicts deal for deal (142 won, 5 lost, 53 unknown) in 4.2% fewer
 //! positions; seeds 1,001–1,200 give 128 won, 14 lost, 58 unknown (126,
 //! 14, 60 before: seeds 1085 and 1198 newly won, none lost) in 8.5% fewer.
