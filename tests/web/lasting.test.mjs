@@ -165,6 +165,9 @@ async function main() {
   await account.waitForSelector('#signed-in-as');
   const daily = await carol.newPage();
   await daily.goto(`${base}/daily/three-blind-mice`);
+  // The attempt and its clock begin on Start.
+  await daily.waitForSelector('#daily-start', { timeout: PATIENCE_MS });
+  await daily.click('#daily-start');
   await daily.waitForSelector('#resign', { timeout: PATIENCE_MS });
   await daily.click('#resign');
   await daily.waitForSelector('#daily-result', { timeout: PATIENCE_MS });
