@@ -49,31 +49,6 @@ impl AnyGame {
         }
     }
 
-    /// The position a published move log leads to from the deal of `game`
-    /// and `seed`: each text read and applied in turn, an `undo` text taking
-    /// back the move before it. It stops at the first text that does not
-    /// apply, which a log the server accepted move by move never has.
-    pub fn after_log(game: GameKind, seed: u64, moves: &[String]) -> AnyGame {
-        let mut position = AnyGame::deal(game, seed);
-        let mut history = Vec::new();
-        for text in moves {
-            if text == crate::protocol::UNDO_TEXT {
-                if let Some((mv, outcome)) = history.pop() {
-                    position.undo(mv, &outcome);
-                }
-                continue;
-            }
-            let Ok(mv) = position.parse_move(text) else {
-                break;
-            };
-            match position.apply(mv) {
-                Ok(outcome) => history.push((mv, outcome)),
-                Err(_) => break,
-            }
-        }
-        position
-    }
-
     /// Plays a list of moves, stopping at the first refused one with its
     /// 0-based index in the list.
     pub fn play_all(&mut self, moves: &[AnyMove]) -> Result<(), (usize, MoveError)> {

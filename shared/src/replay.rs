@@ -64,6 +64,18 @@ impl LogReplay {
     }
 }
 
+/// The position `moves` lead to from `deal`, stopping at the first move
+/// that does not replay (a log the server accepted move by move has none).
+pub fn final_position(deal: AnyGame, moves: &[String]) -> AnyGame {
+    let mut replay = LogReplay::new(deal);
+    for text in moves {
+        if replay.step(text).is_err() {
+            break;
+        }
+    }
+    replay.into_parts().0
+}
+
 /// The board after each move of `moves` from `deal`: the deal first, then
 /// one more per move. The first move that does not replay is an error with
 /// its index.

@@ -196,7 +196,10 @@ fn final_positions(state: &crate::race::RaceState) -> Vec<(u8, AnyGame)> {
         .logs
         .iter()
         .map(|log| {
-            let position = AnyGame::after_log(result.reveal.game, result.reveal.seed, &log.moves);
+            let position = patience_shared::replay::final_position(
+                AnyGame::deal(result.reveal.game, result.reveal.seed),
+                &log.moves,
+            );
             (log.seat, position)
         })
         .collect()

@@ -15,6 +15,7 @@ use patience_shared::protocol::{
     self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
     RaceRecord, RaceResult, Reveal, Standing, StandingRow, cards_in_order,
 };
+use patience_shared::replay::final_position;
 use patience_shared::rules::Rules as _;
 
 use super::backend::{Backend, Param, Row, count, optional_count};
@@ -1184,7 +1185,7 @@ impl<B: Backend> Store for SqlStore<B> {
         // same as `race_ended` did without a column of its own.
         for standing in &mut standings {
             if let Some(log) = logs.iter().find(|log| log.seat == standing.seat) {
-                let board = AnyGame::after_log(reveal.game, reveal.seed, &log.moves);
+                let board = final_position(AnyGame::deal(reveal.game, reveal.seed), &log.moves);
                 standing.progress.cards_in_order = cards_in_order(&board.view());
             }
         }

@@ -416,9 +416,8 @@ fn races_read_back_as_written(store: &mut dyn Backend) {
             .iter()
             .find(|log| log.seat == standing.seat)
             .expect("a log per seat");
-        let board = patience_shared::any::AnyGame::after_log(
-            expected.reveal.game,
-            expected.reveal.seed,
+        let board = patience_shared::replay::final_position(
+            patience_shared::any::AnyGame::deal(expected.reveal.game, expected.reveal.seed),
             &log.moves,
         );
         standing.progress.cards_in_order =
