@@ -146,6 +146,23 @@ function expectedBoard(view) {
   });
 }
 
+// `expected` (from a board with face-down cards) as the replay draws it
+// once the deal is public: each zone's face-down cards turned up beneath
+// its face-up ones. The turned-up cards are taken from `drawn`, so what
+// this checks is that the face-up cards, their order and every zone's
+// size are the final board's, and that no card is drawn face down.
+function revealedFinal(expected, drawn) {
+  const drawnByZone = new Map(drawn.map((zone) => [zone.zone, zone]));
+  return expected.map((zone) => {
+    if (zone.backs === 0) return zone;
+    const turned = (drawnByZone.get(zone.zone)?.faces ?? []).slice(0, zone.backs);
+    if (zone.count === null) return { ...zone, faces: [...turned, ...zone.faces], backs: 0 };
+    // A stacked zone shows its top card only: the top is face up already,
+    // or was the face-down top now turned.
+    return { ...zone, faces: zone.faces.length ? zone.faces : turned.slice(-1), backs: 0 };
+  });
+}
+
 async function noHorizontalScroll(page, what) {
   const { scrollWidth, innerWidth } = await page.evaluate(() => ({
     scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
@@ -308,8 +325,11 @@ async function main() {
     await room.waitForSelector(`#replay[data-seat="${seat}"][data-step="${steps}"]`);
     const final = snapshot.race.boards.find((entry) => entry.seat === seat).board;
     const byZone = (zones) => JSON.stringify([...zones].sort((a, b) => a.zone.localeCompare(b.zone)));
+    // After the reveal the replay draws every card face up: the final
+    // board's face-up cards on top of the ones it still held face down.
     const drawn = byZone(await drawnBoard(room, '#replay-board'));
-    assert.equal(drawn, byZone(expectedBoard(final)), `seat ${seat}: the last step is the final board`);
+    assert.equal(drawn, byZone(revealedFinal(expectedBoard(final), await drawnBoard(room, '#replay-board'))),
+      `seat ${seat}: the last step is the final board, face down cards turned up`);
   }
   // Played back: the step moves on by itself.
   await room.click(`#replay .tabs button[data-seat="${seats[0]}"]`);
