@@ -8,10 +8,12 @@
 //! winnable; it is found once, on a blocking thread, and kept in the
 //! database, so a restart or a second server deals the same board.
 //!
-//! An open attempt ([`Play`]) lives in the task of the connection playing it;
-//! its moves are judged by the room core's judge, as a racer's are
-//! ([`patience_room_core::judge`]); every accepted move is in the database
-//! before the player hears of it, so
+//! An open attempt ([`Play`]) lives in the task of the connection playing it,
+//! as a room of one seat on the room core ([`DailyCore`]): the same judge
+//! as a racer's moves, its time limit a deadline on the server's clock. The
+//! connection carries the core's outputs to the store calls here and to
+//! the player. Every accepted move is in the database before the player
+//! hears of it, so
 //! a new connection (or a restarted server) rebuilds the attempt exactly by
 //! replaying the stored moves on the deal. The attempt's clock is the
 //! server's wall clock from the attempt's start: dropping the connection does
@@ -34,14 +36,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use dashmap::DashMap;
 use hmac::{KeyInit as _, Mac as _};
-use patience_room_core::judge::{self, Refused};
+use patience_room_core::daily::{DailyCore, MoveWrite, StoredAttempt};
+use patience_room_core::metrics::{RoomCounts, RoomMetrics};
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     self, DailyAttempt, DailyResult, LeaderboardUpdate, MAX_WINNING_TIMES, MoveLog, OwnAttempt,
     PlayerStatus, Progress, RaceRecord, RaceResult, Reveal, Standing, Unranked,
 };
-use patience_shared::rules::{Effect, Rules as _, View};
+use patience_shared::rules::Rules as _;
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 use tokio::sync::OnceCell;
@@ -336,11 +339,13 @@ impl Daily {
 
     /// Begins `player`'s attempt at today's deal of `game`, or takes it back
     /// where it stopped.
+    /// `metrics` counts the attempt's moves.
     pub async fn open(
         &self,
         player: &Player,
         game: GameKind,
         now_ms: u64,
+        metrics: Arc<dyn RoomMetrics>,
     ) -> Result<(Play, bool), DailyError> {
         let date = date_of(now_ms).ok_or(DailyError::Clock)?;
         let deal = self.deal(game, &date).await?;
@@ -396,17 +401,17 @@ impl Daily {
             key,
             (player.name.clone(), player.created_at_ms),
             deal,
-            started_at_ms,
-            &moves,
-            move_times_ms,
+            StoredTimes {
+                started_at_ms,
+                deadline_ms: started_at_ms.saturating_add(self.time_limit_ms),
+                now_ms,
+            },
+            (&moves, move_times_ms),
+            metrics,
         )
         .map_err(DailyError::Store)?;
-        let play = Play {
-            deadline_ms: started_at_ms.saturating_add(self.time_limit_ms),
-            standing,
-            ..play
-        };
-        if now_ms >= play.deadline_ms {
+        let play = Play { standing, ..play };
+        if now_ms >= play.core.deadline_ms() {
             let result = self.finish(&play, PlayerStatus::OutOfTime, now_ms).await?;
             return Err(DailyError::AlreadyPlayed(Box::new(result)));
         }
@@ -419,22 +424,13 @@ impl Daily {
         Ok(rank.map_or((0, 0), |rank| (rank.rank, rank.finishers)))
     }
 
-    /// Writes an accepted move; the player may hear of it once this returns.
-    pub async fn record_move(&self, play: &Play) -> Result<(), DailyError> {
-        let key = play.key.clone();
-        let index = u32::try_from(play.moves.len().saturating_sub(1)).unwrap_or(u32::MAX);
-        let Some(text) = play.moves.last().cloned() else {
-            return Ok(());
-        };
-        let at_ms = play
-            .move_times_ms
-            .last()
-            .copied()
-            .flatten()
-            .unwrap_or(play.started_at_ms);
+    /// Writes the attempt's accepted move `write`; the player may hear of
+    /// it once this returns.
+    pub async fn record_move(&self, key: &AttemptKey, write: MoveWrite) -> Result<(), DailyError> {
+        let key = key.clone();
         Ok(self
             .database
-            .call(move |store| store.record_move(&key, index, &text, at_ms))
+            .call(move |store| store.record_move(&key, write.index, &write.text, write.at_ms))
             .await?)
     }
 
@@ -446,15 +442,15 @@ impl Daily {
         status: PlayerStatus,
         now_ms: u64,
     ) -> Result<DailyResult, DailyError> {
-        let progress = play.progress(now_ms.min(play.deadline_ms));
+        let progress = play.progress(now_ms);
         let race = play.race(status, progress, now_ms);
         let key = play.key.clone();
         let eligibility = eligibility(
             self.pace,
             &play.key.date,
             play.registered_at_ms,
-            play.started_at_ms,
-            &play.move_times_ms,
+            play.core.started_at_ms(),
+            play.core.move_times_ms(),
         );
         let (race_id, rank, board) = self
             .database
@@ -505,19 +501,20 @@ impl Daily {
                 attempt.key,
                 (attempt.name, attempt.registered_at_ms),
                 deal,
-                attempt.started_at_ms,
-                &attempt.moves,
-                attempt.move_times_ms,
+                StoredTimes {
+                    started_at_ms: attempt.started_at_ms,
+                    deadline_ms: attempt.started_at_ms.saturating_add(self.time_limit_ms),
+                    now_ms,
+                },
+                (&attempt.moves, attempt.move_times_ms),
+                // Closed as it stands: no move is played, nothing counted.
+                Arc::new(RoomCounts::default()),
             ) {
                 Ok(play) => play,
                 Err(error) => {
                     tracing::error!(%error, "an expired attempt does not replay: left open");
                     continue;
                 }
-            };
-            let play = Play {
-                deadline_ms: attempt.started_at_ms.saturating_add(self.time_limit_ms),
-                ..play
             };
             match self.finish(&play, PlayerStatus::OutOfTime, now_ms).await {
                 Ok(_) => closed += 1,
@@ -530,7 +527,9 @@ impl Daily {
     }
 }
 
-/// An open daily attempt: the player's position and moves.
+/// An open daily attempt: who plays it, the day's deal, and the attempt
+/// itself as a room of one seat ([`DailyCore`]), which judges its moves
+/// and keeps its time.
 #[derive(Debug)]
 pub struct Play {
     /// Which attempt.
@@ -538,66 +537,50 @@ pub struct Play {
     name: String,
     registered_at_ms: u64,
     deal: DailyDeal,
-    /// The deal as dealt, as the player saw it: progress is measured from it.
-    dealt: View,
-    position: AnyGame,
-    moves: Vec<String>,
-    /// When each move was accepted, as stored.
-    move_times_ms: Vec<Option<u64>>,
-    started_at_ms: u64,
-    /// When the attempt's time is up, in Unix milliseconds.
-    pub deadline_ms: u64,
+    /// The attempt's state machine.
+    pub core: DailyCore,
     /// The day's finishers and winning times when the attempt opened.
     standing: (u32, Vec<u64>),
 }
 
-/// A move the attempt's position accepted, not yet acknowledged.
-#[derive(Debug)]
-pub struct Accepted {
-    /// The move in canonical notation.
-    pub text: String,
-    /// What it did beyond itself.
-    pub effects: Vec<Effect>,
-    undo: (
-        patience_shared::any::AnyMove,
-        patience_shared::rules::Outcome,
-    ),
+/// The times an attempt is played again with.
+#[derive(Clone, Copy, Debug)]
+struct StoredTimes {
+    started_at_ms: u64,
+    deadline_ms: u64,
+    now_ms: u64,
 }
 
 impl Play {
-    /// The attempt with `moves` played on the day's deal; a stored move the
-    /// rules refuse means the record is corrupt. `player` is the player's
-    /// name and registration time.
+    /// The attempt with `moves` (and their times) played on the day's
+    /// deal; a stored move the rules refuse means the record is corrupt.
+    /// `player` is the player's name and registration time.
     fn replayed(
         key: AttemptKey,
         player: (String, u64),
         deal: DailyDeal,
-        started_at_ms: u64,
-        moves: &[String],
-        move_times_ms: Vec<Option<u64>>,
+        times: StoredTimes,
+        moves: (&[String], Vec<Option<u64>>),
+        metrics: Arc<dyn RoomMetrics>,
     ) -> Result<Play, StoreError> {
         let (name, registered_at_ms) = player;
-        let mut position = AnyGame::deal(deal.game, deal.seed);
-        let dealt = position.view();
-        for (index, text) in moves.iter().enumerate() {
-            let mv = position.parse_move(text).map_err(|error| {
-                StoreError::Corrupt(format!("daily move {index} {text:?}: {error}"))
-            })?;
-            position.apply(mv).map_err(|error| {
-                StoreError::Corrupt(format!("daily move {index} {text:?}: {error}"))
-            })?;
-        }
+        let (moves, move_times_ms) = moves;
+        let stored = StoredAttempt {
+            game: deal.game,
+            seed: deal.seed,
+            started_at_ms: times.started_at_ms,
+            deadline_ms: times.deadline_ms,
+            moves,
+            move_times_ms,
+        };
+        let core = DailyCore::replayed(stored, metrics, times.now_ms)
+            .map_err(|error| StoreError::Corrupt(error.to_string()))?;
         Ok(Play {
             key,
             name,
             registered_at_ms,
             deal,
-            dealt,
-            position,
-            moves: moves.to_vec(),
-            move_times_ms,
-            started_at_ms,
-            deadline_ms: u64::MAX,
+            core,
             standing: (0, Vec::new()),
         })
     }
@@ -608,8 +591,8 @@ impl Play {
             game: self.key.game,
             date: self.key.date.clone(),
             commitment: protocol::commitment(self.deal.game, self.deal.seed, &self.deal.salt),
-            board: self.position.view(),
-            moves: self.moves.clone(),
+            board: self.core.view(),
+            moves: self.core.moves().to_vec(),
             progress: self.progress(now_ms),
             time_limit_ms,
             resumed,
@@ -622,53 +605,10 @@ impl Play {
         }
     }
 
-    /// Moves played, cards home, and the server's clock since the start.
+    /// Moves played, cards home, and the server's clock since the start
+    /// (stopped at the time limit).
     pub fn progress(&self, now_ms: u64) -> Progress {
-        Progress::measure(
-            &self.dealt,
-            &self.position.view(),
-            u32::try_from(self.moves.len()).unwrap_or(u32::MAX),
-            now_ms.saturating_sub(self.started_at_ms),
-        )
-    }
-
-    /// The board as the player may see it.
-    pub fn view(&self) -> View {
-        self.position.view()
-    }
-
-    /// Plays `text` on the position at `now_ms` (the caller writes it, then
-    /// acknowledges it, or takes it back with [`Play::take_back`]), judged
-    /// as a room judges a racer's move.
-    pub fn play(&mut self, text: &str, now_ms: u64) -> Result<Accepted, Refused> {
-        let played = judge::play(&mut self.position, text)?;
-        self.moves.push(played.text.clone());
-        self.move_times_ms.push(Some(now_ms));
-        Ok(Accepted {
-            text: played.text,
-            effects: played.outcome.effects.to_vec(),
-            undo: (played.mv, played.outcome),
-        })
-    }
-
-    /// Takes back a move that could not be written.
-    pub fn take_back(&mut self, accepted: Accepted) {
-        let (mv, outcome) = accepted.undo;
-        self.position.undo(mv, &outcome);
-        self.moves.pop();
-        self.move_times_ms.pop();
-    }
-
-    /// How the attempt ends now, if the last move ended it: won, or no
-    /// legal move left (daily deals allow no undo).
-    pub fn ended(&self) -> Option<PlayerStatus> {
-        if self.position.is_won() {
-            Some(PlayerStatus::Won)
-        } else if self.position.is_stuck() {
-            Some(PlayerStatus::Stuck)
-        } else {
-            None
-        }
+        self.core.progress(now_ms)
     }
 
     fn race(&self, status: PlayerStatus, progress: Progress, now_ms: u64) -> NewRace {
@@ -692,7 +632,7 @@ impl Play {
                 },
                 logs: vec![MoveLog {
                     seat: 0,
-                    moves: self.moves.clone(),
+                    moves: self.core.moves().to_vec(),
                 }],
                 open_boards: false,
             },

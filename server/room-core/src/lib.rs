@@ -18,7 +18,9 @@
 //! made again), `sending.rs` (numbered events, snapshots, refusals),
 //! `connections.rs` (seats, spectators, resumes), `race.rs` (the
 //! countdown, moves, each seat's end, the result, the deadlines). The
-//! records a store keeps are in [`records`], the secrets' hash in
+//! daily attempt is a room of one seat with its own store calls and
+//! messages, [`daily::DailyCore`], judged by the same [`judge`] on the
+//! same clock. The records a store keeps are in [`records`], the secrets' hash in
 //! [`secrets`], what a room counts in [`metrics`]. The fuzzing harness
 //! (`fuzzing`) is compiled only with the `fuzzing` feature.
 //!
@@ -1005,6 +1007,7 @@ impl RoomCore {
     }
 }
 
+pub mod daily;
 pub mod judge;
 pub mod metrics;
 pub mod records;

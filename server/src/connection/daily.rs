@@ -1,16 +1,20 @@
-//! The daily attempt: opened (or taken up again, from another connection
-//! too: the newest plays it) for an authenticated player, its moves judged
-//! and stored one by one, and finished (won, stuck, resigned, or out of
-//! time). One connection plays an attempt at a time, tracked in the
-//! registry.
+//! The daily attempt's shell: opened (or taken up again, from another
+//! connection too: the newest plays it) for an authenticated player, then
+//! played as a room of one seat on the room core
+//! ([`patience_room_core::daily::DailyCore`]), which judges its moves and
+//! keeps its time. This file feeds the core the player's messages, the
+//! clock's wake-up and the store's answers, and carries its outputs out:
+//! frames to the player, the daily's store calls, the registry's release.
+//! One connection plays an attempt at a time, tracked in the registry.
 
-use patience_room_core::judge::Refused;
+use std::sync::Arc;
+
+use patience_room_core::daily::{CloseAnswer, DailyInput, DailyOutput, Written};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ErrorCode, PlayerStatus, ServerMessage, Unranked};
 
 use super::Session;
-use crate::daily::DailyError;
-use crate::metrics::bump;
+use crate::daily::{DailyError, Play};
 use crate::store::StoreError;
 
 /// The time of a result, for people: `m:ss.t`.
@@ -36,7 +40,8 @@ impl Session {
             return;
         }
         let now = self.shared.clock.now_ms();
-        match self.shared.daily.open(&player, game, now).await {
+        let metrics = Arc::clone(&self.shared.metrics);
+        match self.shared.daily.open(&player, game, now, metrics).await {
             Ok((play, resumed)) => {
                 let attempt = play.attempt(now, self.shared.daily.time_limit_ms(), resumed);
                 // One connection plays an attempt at a time: the newest.
@@ -82,117 +87,124 @@ impl Session {
         }
     }
 
+    /// A move on the open daily attempt.
     pub(super) async fn daily_move(&mut self, text: String, seat: Option<u8>) {
-        let reject = |session: &Session, text: String, code, reason, message: String| {
-            bump(&session.shared.metrics.moves_rejected);
-            session.reply(&ServerMessage::MoveRejected {
-                text,
-                code,
-                reason,
-                message,
-            });
-        };
-        if let Some(seat) = seat.filter(|&seat| seat != 0) {
-            let message = format!("a daily attempt has one board, seat 0, not seat {seat}");
-            return reject(self, text, ErrorCode::NotYourBoard, None, message);
-        }
-        let now = self.shared.clock.now_ms();
-        if self
-            .daily
-            .as_ref()
-            .is_some_and(|play| now >= play.deadline_ms)
-        {
-            let message = "your time is up".to_string();
-            reject(self, text, ErrorCode::RaceOver, None, message);
-            return self.finish_daily(PlayerStatus::OutOfTime).await;
-        }
-        let Some(play) = self.daily.as_mut() else {
+        self.daily_input(Some(DailyInput::Move { text, seat }))
+            .await;
+    }
+
+    /// A take-back asked of the open daily attempt (refused: none allowed).
+    pub(super) async fn daily_undo(&mut self) {
+        self.daily_input(Some(DailyInput::Undo)).await;
+    }
+
+    /// The player gives up the open daily attempt.
+    pub(super) async fn daily_resign(&mut self) {
+        self.daily_input(Some(DailyInput::Resign)).await;
+    }
+
+    /// The server's clock reached the attempt's deadline.
+    pub(super) async fn daily_timeout(&mut self) {
+        self.daily_input(None).await;
+    }
+
+    /// Hands the open attempt's core `input` (or the clock's wake-up) at
+    /// the server's time, then carries out what it asks, in order, feeding
+    /// each store call's answer back before the next output.
+    async fn daily_input(&mut self, input: Option<DailyInput>) {
+        let Some(mut play) = self.daily.take() else {
             return;
         };
-        let accepted = match play.play(&text, now) {
-            Ok(accepted) => accepted,
-            Err(Refused {
-                code,
-                reason,
-                message,
-            }) => return reject(self, text, code, reason, message),
-        };
-        if let Err(error) = self.shared.daily.record_move(play).await {
-            play.take_back(accepted);
-            let game = play.key.game;
-            return match error {
-                // Another connection of this player wrote a move in the
-                // moment before it took the attempt over: this copy is
-                // stale. The player gets the attempt as stored.
-                DailyError::Store(StoreError::MoveConflict(_)) => {
-                    let message = "your attempt moved on elsewhere; here it is as stored";
-                    reject(self, text, ErrorCode::Internal, None, message.to_string());
-                    self.daily_play(game).await;
-                }
-                // The sweeper closed it: its time was up.
-                DailyError::Store(StoreError::AttemptNotOpen) => {
-                    self.leave_daily();
-                    let message = "your daily attempt is over".to_string();
-                    reject(self, text, ErrorCode::RaceOver, None, message);
-                }
-                error => {
-                    tracing::error!(%error, "a daily move could not be saved");
-                    bump(&self.shared.metrics.storage_errors);
-                    let message = self.storage_down_or("try the move again");
-                    reject(self, text, ErrorCode::Internal, None, message);
-                }
-            };
+        let now = self.shared.clock.now_ms();
+        match input {
+            Some(input) => play.core.handle(now, input),
+            None => play.core.on_timeout(now),
         }
-        bump(&self.shared.metrics.moves_accepted);
-        let progress = play.progress(now);
-        let ended = play.ended();
-        let accepted = ServerMessage::MoveAccepted {
-            seq: u64::from(progress.moves),
-            text: accepted.text,
-            effects: accepted.effects,
-            board: play.view(),
-            progress,
-        };
-        self.reply(&accepted);
-        if let Some(status) = ended {
-            self.finish_daily(status).await;
+        let (mut released, mut reopen) = (false, false);
+        while let Some(output) = play.core.poll_output() {
+            match output {
+                DailyOutput::Send(message) => self.reply(&message),
+                DailyOutput::WriteMove(write) => {
+                    let written = self.write_daily_move(&play, write).await;
+                    play.core.handle(self.shared.clock.now_ms(), written);
+                }
+                DailyOutput::Close { status, at_ms } => {
+                    let closed = self.close_daily(&play, status, at_ms).await;
+                    play.core.handle(self.shared.clock.now_ms(), closed);
+                }
+                DailyOutput::Release => {
+                    self.shared
+                        .registry
+                        .release_daily(&play.key, self.handle.id);
+                    released = true;
+                }
+                DailyOutput::Reopen => reopen = true,
+            }
+        }
+        if !play.core.is_over() {
+            self.daily = Some(play);
+            return;
+        }
+        if !released {
+            self.shared
+                .registry
+                .release_daily(&play.key, self.handle.id);
+        }
+        if reopen {
+            // The player gets the attempt as stored.
+            Box::pin(self.daily_play(play.key.game)).await;
         }
     }
 
-    /// Ends the daily attempt as `status`, and tells the player once the
-    /// result is committed.
-    pub(super) async fn finish_daily(&mut self, status: PlayerStatus) {
-        let Some(play) = self.daily.as_ref() else {
-            return;
+    /// Stores the attempt's accepted move, and says how that went in the
+    /// core's terms.
+    async fn write_daily_move(
+        &self,
+        play: &Play,
+        write: patience_room_core::daily::MoveWrite,
+    ) -> DailyInput {
+        let written = match self.shared.daily.record_move(&play.key, write).await {
+            Ok(()) => Written::Committed,
+            // Another connection of this player wrote a move in the
+            // moment before it took the attempt over: this copy is stale.
+            Err(DailyError::Store(StoreError::MoveConflict(_))) => Written::MovedOn,
+            // The sweeper closed it: its time was up.
+            Err(DailyError::Store(StoreError::AttemptNotOpen)) => Written::NotOpen,
+            Err(error) => {
+                tracing::error!(%error, "a daily move could not be saved");
+                Written::Failed {
+                    message: self.storage_down_or("try the move again"),
+                }
+            }
         };
-        let now = self.shared.clock.now_ms();
-        match self.shared.daily.finish(play, status, now).await {
+        DailyInput::Written(written)
+    }
+
+    /// Closes the attempt as `status` and stores its result, and says how
+    /// that went in the core's terms.
+    async fn close_daily(&self, play: &Play, status: PlayerStatus, at_ms: u64) -> DailyInput {
+        let answer = match self.shared.daily.finish(play, status, at_ms).await {
             Ok(result) => {
                 tracing::info!(?status, rank = result.rank, "daily attempt finished");
-                self.leave_daily();
-                self.reply(&ServerMessage::DailyFinished { result });
+                CloseAnswer::Committed(Box::new(result))
             }
-            // The sweeper closed it first (its time was up): say so.
-            Err(DailyError::Store(StoreError::AttemptNotOpen)) => {
-                self.leave_daily();
-                self.error(ErrorCode::RaceOver, "your daily attempt is over");
+            // The sweeper closed it first (its time was up).
+            Err(DailyError::Store(StoreError::AttemptNotOpen)) => CloseAnswer::NotOpen,
+            Err(error) => {
+                tracing::error!(%error, "storage failed");
+                CloseAnswer::Failed {
+                    message: self.storage_down_or("try again"),
+                }
             }
-            Err(error) => self.storage_failed(&error),
-        }
+        };
+        DailyInput::Closed(answer)
     }
 
-    /// When the open daily attempt's time is up, on the server's clock,
-    /// which wakes the reader loop then (a virtual clock as soon as it is
-    /// moved past it).
+    /// When the open daily attempt next needs waking on the server's clock
+    /// (its time limit), which wakes the reader loop then (a virtual clock
+    /// as soon as it is moved past it).
     pub(super) fn daily_deadline(&self) -> Option<u64> {
-        Some(self.daily.as_ref()?.deadline_ms)
-    }
-
-    /// Whether the open daily attempt's time is up on the server's clock.
-    pub(super) fn daily_time_is_up(&self) -> bool {
-        self.daily
-            .as_ref()
-            .is_some_and(|play| self.shared.clock.now_ms() >= play.deadline_ms)
+        self.daily.as_ref()?.core.poll_timeout()
     }
 }
 

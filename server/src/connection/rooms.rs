@@ -9,16 +9,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{
-    self, BotSeat, ErrorCode, PlayerStatus, RoomOptions, ServerMessage,
-};
+use patience_shared::protocol::{self, BotSeat, ErrorCode, RoomOptions, ServerMessage};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Session;
 use super::lookup::TokenElsewhere;
 use crate::bots;
 use crate::cluster::Owner;
-use crate::metrics::bump;
 use crate::outbox::ConnectionHandle;
 use crate::room;
 use crate::room_handle::{Command, Refusal, RoomHandle};
@@ -143,13 +140,7 @@ impl Session {
             return;
         }
         if self.daily.is_some() {
-            bump(&self.shared.metrics.moves_rejected);
-            return self.reply(&ServerMessage::MoveRejected {
-                text: protocol::UNDO_TEXT.to_string(),
-                code: ErrorCode::UndoNotAllowed,
-                reason: None,
-                message: "daily deals allow no undo".to_string(),
-            });
+            return self.daily_undo().await;
         }
         self.forward(Command::Undo {
             conn_id: self.handle.id,
@@ -159,7 +150,7 @@ impl Session {
 
     pub(super) async fn resign(&mut self) {
         if self.daily.is_some() {
-            return self.finish_daily(PlayerStatus::Resigned).await;
+            return self.daily_resign().await;
         }
         self.forward(Command::Resign {
             conn_id: self.handle.id,

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
-use patience_shared::protocol::{self, ErrorCode, PlayerStatus, ServerMessage};
+use patience_shared::protocol::{self, ErrorCode, ServerMessage};
 use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_tungstenite::WebSocketStream;
@@ -259,9 +259,7 @@ async fn run(
                 continue;
             }
             () = maybe(daily_deadline.map(|at| Box::pin(shared.clock.sleep_until(at)))) => {
-                if session.daily_time_is_up() {
-                    Box::pin(session.finish_daily(PlayerStatus::OutOfTime)).await;
-                }
+                Box::pin(session.daily_timeout()).await;
                 continue;
             }
         };
