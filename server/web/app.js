@@ -9,7 +9,7 @@
 import { Connection, GAMES, gameOf, sha256Hex } from './protocol.js';
 import { board, h } from './cards.js';
 import { practiceScreen } from './practice.js';
-import { askName, raceBoard, storedName } from './race.js';
+import { askName, raceBoard, raceClock, storedName } from './race.js';
 
 const main = document.getElementById('main');
 const connectionLine = document.getElementById('connection');
@@ -341,7 +341,7 @@ function lobbyView(connection) {
 function roomView(connection, code, enginePromise, joinAsked = false) {
   const state = {
     room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
-    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null,
+    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null, clock: raceClock(),
   };
   const header = h('div', { id: 'room-header' });
   const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
@@ -357,6 +357,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   const replayArea = h('div', { id: 'replay-area' });
   replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), seatPanel, results, replayArea);
   let countdownTimer = null;
+  let clockTimer = null;
 
   function remember() {
     if (state.token) saveSeat(code, { token: state.token, seq: state.lastSeq });
@@ -392,8 +393,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
       }
     } else {
       const moves = seatState(state.seat)?.progress?.moves ?? 0;
+      const mine = seatState(state.seat);
       controls.push(h('span', { class: 'meta', id: 'my-seat-line', 'data-seat': state.seat }, `You race in seat ${state.seat + 1} · `,
-        h('span', { id: 'my-seat-moves' }, moves), moves === 1 ? ' move.' : ' moves.'));
+        h('span', { id: 'my-seat-moves' }, moves), moves === 1 ? ' move' : ' moves',
+        mine ? [' · ⏱ ', h('span', { class: 'clock', id: 'my-clock', 'data-seat': state.seat }, duration(racerTime(mine)))] : null, '.'));
       if (phase === 'lobby' && room.owner === state.seat) {
         controls.push(h('button', { type: 'button', class: 'primary', id: 'start-early', onclick: () => connection.raw({ type: 'start_early' }) }, 'Start now'));
       }
@@ -471,6 +474,43 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     return state.race.boards.find((entry) => entry.seat === seat) ?? null;
   }
 
+  // A racer's time: the race's clock while they race, and from their end
+  // on the time it ended at (`finished`), which the clock no longer moves.
+  function racerTime(entry) {
+    if (!entry) return 0;
+    if (entry.endedMs !== undefined) return entry.endedMs;
+    if (entry.status === 'racing' && !state.ended && state.clock.running()) return state.clock.elapsed();
+    return entry.progress?.elapsed_ms ?? 0;
+  }
+
+  // Moves the clocks on the page between the server's messages: the
+  // race's, each racer's, one's own.
+  function tickClocks() {
+    const raceText = document.getElementById('race-clock');
+    if (raceText) raceText.textContent = duration(state.clock.elapsed());
+    for (const entry of state.race?.boards ?? []) {
+      const text = duration(racerTime(entry));
+      const count = racers.querySelector(`[data-seat="${entry.seat}"] [data-count="elapsed"]`);
+      if (count) count.textContent = text;
+      if (entry.seat === state.seat) {
+        const own = document.getElementById('my-clock');
+        if (own) own.textContent = text;
+      }
+    }
+  }
+
+  function startClock(elapsedMs, timeLimitMs) {
+    state.clock.set(elapsedMs, timeLimitMs);
+    clearInterval(clockTimer);
+    clockTimer = setInterval(tickClocks, 100);
+  }
+
+  function stopClock() {
+    state.clock.stop();
+    clearInterval(clockTimer);
+    clockTimer = null;
+  }
+
   // A rival's board is drawn only where the protocol lets a spectator see
   // it: in an open_boards room, or once the race is over.
   function boardShown(entry) {
@@ -494,6 +534,11 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     if (phase === 'countdown' && state.countdownUntil) {
       const left = Math.max(0, state.countdownUntil - Date.now());
       items.push(h('p', { class: 'countdown' }, `Starting in ${(left / 1000).toFixed(1)} s`));
+    }
+    if (phase === 'racing' && state.clock.running()) {
+      const limit = state.clock.limit();
+      items.push(h('p', { class: 'race-clock' }, '⏱ ', h('span', { class: 'clock', id: 'race-clock' }, duration(state.clock.elapsed())),
+        limit === null ? null : h('span', { class: 'meta' }, ` of ${duration(limit)}`)));
     }
     if (phase === 'racing' && !room.options.open_boards) {
       items.push(h('p', { class: 'notice' },
@@ -529,7 +574,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           count('moves', 'moves'), count('cards_in_order', `${inOrderWords(room.game)} /${cards}`),
           count('cards_home', 'home'), count('runs_home', 'runs home'),
           count('cards_uncovered', 'uncovered'), hasStock(room.game) ? count('stock_turned', 'stock turned') : null,
-          h('div', {}, h('span', { class: 'label' }, 'time'), h('span', { class: 'value', 'data-count': 'elapsed' }, duration(progress?.elapsed_ms ?? 0)))),
+          h('div', {}, h('span', { class: 'label' }, 'time'), h('span', { class: 'value clock', 'data-count': 'elapsed' }, duration(racerTime(entry))))),
         bar,
         boardShown(entry) && !state.ended ? board(entry.board) : null);
     }));
@@ -557,6 +602,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   function endRace(result) {
     // Set before anything is drawn: from here every board is public.
     state.ended = true;
+    stopClock();
     state.mine?.stop();
     saveSeat(code, null);
     if (result.race_id !== null && result.race_id !== undefined) rememberRoomRace(code, result.race_id);
@@ -632,6 +678,9 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           state.seat = message.seat;
           state.token = message.resume_token;
           remember();
+          if (message.room.phase === 'racing' && message.elapsed_ms !== null && message.elapsed_ms !== undefined) {
+            startClock(message.elapsed_ms, null);
+          }
           say('Back in your seat.');
           renderAll();
           break;
@@ -657,8 +706,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           state.room = message.room;
           state.race = message.race ? {
             commitment: message.race.commitment,
-            boards: message.race.boards.map((entry) => ({ ...entry })),
+            // A racer already done: their time stands where their race ended.
+            boards: message.race.boards.map((entry) => (entry.status === 'racing' ? { ...entry } : { ...entry, endedMs: entry.progress.elapsed_ms })),
           } : null;
+          if (message.race && !message.race.result) startClock(message.race.elapsed_ms, message.race.time_limit_ms);
           if (message.race?.result && !state.ended) endRace(message.race.result);
           else renderAll();
           if (state.seat !== null && message.race) {
@@ -682,6 +733,9 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
               progress: { moves: 0, cards_home: 0, cards_in_order: 0, runs_home: 0, cards_uncovered: 0, stock_turned: 0, elapsed_ms: 0 },
             })),
           };
+          // A race_started among the events a resume replays comes after
+          // `resumed`, whose elapsed time the clock already holds.
+          startClock(state.clock.running() ? state.clock.elapsed() : 0, message.time_limit_ms);
           renderAll();
           if (state.seat !== null) mine().then((board) => board.setBoard(message.board, true));
           break;
@@ -696,7 +750,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
         }
         case 'finished': {
           const entry = seatState(message.seat);
-          if (entry) entry.status = message.status;
+          if (entry) {
+            entry.status = message.status;
+            entry.endedMs = Number(message.elapsed_ms);
+          }
           if (message.seat === state.seat && state.mine) state.mine.stop();
           renderRacers();
           renderSeat();
