@@ -78,7 +78,9 @@ function parseRoute(path) {
     const query = new URLSearchParams(location.search);
     const bot = ['easy', 'normal', 'strong'].includes(query.get('bot')) ? query.get('bot') : null;
     const pace = /^[0-9]{1,6}$/.test(query.get('pace') ?? '') ? Number(query.get('pace')) : null;
-    return { name: 'race', game: race[1], private: query.has('private'), bot, pace };
+    const bestOf = /^[1-9]$/.test(query.get('best_of') ?? '') ? Number(query.get('best_of')) : null;
+    const players = /^[2-8]$/.test(query.get('players') ?? '') ? Number(query.get('players')) : null;
+    return { name: 'race', game: race[1], private: query.has('private'), public: query.has('public'), bestOf, players, bot, pace };
   }
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
@@ -297,7 +299,8 @@ function seriesLine(series) {
   if (!series) return null;
   const scores = series.wins.map((entry) => `${entry.name} ${entry.wins}`).join(' - ');
   const won = series.winner ? `: ${series.winner} wins the series` : '';
-  return `${scores} (best of ${series.best_of})${won}`;
+  // Before its first race a series has no score yet.
+  return scores ? `${scores} (best of ${series.best_of})${won}` : `best of ${series.best_of}`;
 }
 
 // ----- The lobby: open public rooms, one click to take a seat -----
@@ -306,7 +309,12 @@ function lobbyView(connection) {
   const list = h('div', { id: 'lobby-rooms', 'aria-live': 'polite' });
   replaceChildren(main, h('h1', {}, 'Open rooms'),
     h('p', { class: 'meta' }, 'Public rooms waiting for players, on every server of this site. The list refreshes by itself.'),
-    h('section', { class: 'panel' }, list));
+    h('section', { class: 'panel' }, list),
+    h('section', { class: 'panel', id: 'lobby-open' }, h('h2', {}, 'Open a room'),
+      h('p', { class: 'meta' }, 'A public room of two seats, listed here until it fills: one race, or a series whose rematches count toward a best of three.'),
+      GAMES.map((game) => h('p', { class: 'toolbar' }, `${game.title}: `,
+        h('a', { class: 'button', href: `/race/${game.slug}?public`, 'data-open-room': game.slug }, 'one race'),
+        h('a', { class: 'button', href: `/race/${game.slug}?public&best_of=3`, 'data-open-series': game.slug }, 'best of 3')))));
   let timer = null;
   function render(page) {
     if (!page.rooms.length) {
@@ -670,6 +678,8 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
             state.seat = message.seat;
             state.token = message.resume_token;
             remember();
+            // The lobby's `?join` is done: the room's link is the one to share.
+            if (location.search) history.replaceState(null, '', `/room/${code}`);
           }
           renderAll();
           break;
@@ -1274,13 +1284,19 @@ async function startPractice(route) {
   }
 }
 
-// The race launcher (`/race/GAME`, `?private` for a private room): asks
+// The race launcher (`/race/GAME`; `?private` for a private room,
+// `?public` for a room the lobby lists; `&players=N` seats, `&best_of=N`
+// a series): asks
 // the name once, opens or joins the room, keeps its seat's token for the
 // tab and goes to the room's page, which takes the seat back with it.
 function raceLauncher(connection, route) {
   const game = gameOf(route.game);
   const area = h('div', { id: 'launcher' });
-  const title = route.bot ? `Race a bot (${route.bot}): ${game.title}` : route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`;
+  const series = route.bestOf ? `, best of ${route.bestOf}` : '';
+  let title = `Quick race: ${game.title}`;
+  if (route.bot) title = `Race a bot (${route.bot}): ${game.title}`;
+  else if (route.private) title = `A private room: ${game.title}${series}`;
+  else if (route.public) title = `A public room: ${game.title}${series}`;
   replaceChildren(main, h('h1', {}, title), area);
   let busy = false;
   return {
@@ -1294,7 +1310,8 @@ function raceLauncher(connection, route) {
         connection.reconnect();
         return;
       }
-      replaceChildren(area, h('p', { class: 'meta' }, route.private ? 'Opening a room…' : 'Finding a race…'));
+      const opens = route.private || route.public;
+      replaceChildren(area, h('p', { class: 'meta' }, opens ? 'Opening a room…' : 'Finding a race…'));
       const options = { undo_allowed: false, time_limit_ms: null, open_boards: false };
       let request = { type: 'quick_race', game: route.game };
       if (route.bot) {
@@ -1303,8 +1320,11 @@ function raceLauncher(connection, route) {
           type: 'create_room', game: route.game, max_players: 2, public: false, options,
           bots: [{ level: route.bot, pace_ms: route.pace }],
         };
-      } else if (route.private) {
-        request = { type: 'create_room', game: route.game, max_players: 4, public: false, options };
+      } else if (opens) {
+        request = {
+          type: 'create_room', game: route.game, max_players: route.players ?? (route.private ? 4 : 2), public: !route.private,
+          options: route.bestOf ? { ...options, best_of: route.bestOf } : options,
+        };
       }
       const answer = await connection.request(request, ['room_joined']);
       if (answer.type === 'error') {
