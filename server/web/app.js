@@ -9,7 +9,7 @@
 import { Connection, GAMES, gameOf, sha256Hex } from './protocol.js';
 import { board, h } from './cards.js';
 import { practiceScreen } from './practice.js';
-import { askName, raceBoard, storedName } from './race.js';
+import { askName, raceBoard, raceClock, storedName } from './race.js';
 
 const main = document.getElementById('main');
 const connectionLine = document.getElementById('connection');
@@ -78,7 +78,9 @@ function parseRoute(path) {
     const query = new URLSearchParams(location.search);
     const bot = ['easy', 'normal', 'strong'].includes(query.get('bot')) ? query.get('bot') : null;
     const pace = /^[0-9]{1,6}$/.test(query.get('pace') ?? '') ? Number(query.get('pace')) : null;
-    return { name: 'race', game: race[1], private: query.has('private'), bot, pace };
+    const bestOf = /^[1-9]$/.test(query.get('best_of') ?? '') ? Number(query.get('best_of')) : null;
+    const players = /^[2-8]$/.test(query.get('players') ?? '') ? Number(query.get('players')) : null;
+    return { name: 'race', game: race[1], private: query.has('private'), public: query.has('public'), bestOf, players, bot, pace };
   }
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
@@ -297,7 +299,8 @@ function seriesLine(series) {
   if (!series) return null;
   const scores = series.wins.map((entry) => `${entry.name} ${entry.wins}`).join(' - ');
   const won = series.winner ? `: ${series.winner} wins the series` : '';
-  return `${scores} (best of ${series.best_of})${won}`;
+  // Before its first race a series has no score yet.
+  return scores ? `${scores} (best of ${series.best_of})${won}` : `best of ${series.best_of}`;
 }
 
 // ----- The lobby: open public rooms, one click to take a seat -----
@@ -306,7 +309,12 @@ function lobbyView(connection) {
   const list = h('div', { id: 'lobby-rooms', 'aria-live': 'polite' });
   replaceChildren(main, h('h1', {}, 'Open rooms'),
     h('p', { class: 'meta' }, 'Public rooms waiting for players, on every server of this site. The list refreshes by itself.'),
-    h('section', { class: 'panel' }, list));
+    h('section', { class: 'panel' }, list),
+    h('section', { class: 'panel', id: 'lobby-open' }, h('h2', {}, 'Open a room'),
+      h('p', { class: 'meta' }, 'A public room of two seats, listed here until it fills: one race, or a series whose rematches count toward a best of three.'),
+      GAMES.map((game) => h('p', { class: 'toolbar' }, `${game.title}: `,
+        h('a', { class: 'button', href: `/race/${game.slug}?public`, 'data-open-room': game.slug }, 'one race'),
+        h('a', { class: 'button', href: `/race/${game.slug}?public&best_of=3`, 'data-open-series': game.slug }, 'best of 3')))));
   let timer = null;
   function render(page) {
     if (!page.rooms.length) {
@@ -341,7 +349,7 @@ function lobbyView(connection) {
 function roomView(connection, code, enginePromise, joinAsked = false) {
   const state = {
     room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
-    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null,
+    seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null, clock: raceClock(),
   };
   const header = h('div', { id: 'room-header' });
   const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
@@ -357,6 +365,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   const replayArea = h('div', { id: 'replay-area' });
   replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), seatPanel, results, replayArea);
   let countdownTimer = null;
+  let clockTimer = null;
 
   function remember() {
     if (state.token) saveSeat(code, { token: state.token, seq: state.lastSeq });
@@ -392,8 +401,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
       }
     } else {
       const moves = seatState(state.seat)?.progress?.moves ?? 0;
+      const mine = seatState(state.seat);
       controls.push(h('span', { class: 'meta', id: 'my-seat-line', 'data-seat': state.seat }, `You race in seat ${state.seat + 1} · `,
-        h('span', { id: 'my-seat-moves' }, moves), moves === 1 ? ' move.' : ' moves.'));
+        h('span', { id: 'my-seat-moves' }, moves), moves === 1 ? ' move' : ' moves',
+        mine ? [' · ⏱ ', h('span', { class: 'clock', id: 'my-clock', 'data-seat': state.seat }, duration(racerTime(mine)))] : null, '.'));
       if (phase === 'lobby' && room.owner === state.seat) {
         controls.push(h('button', { type: 'button', class: 'primary', id: 'start-early', onclick: () => connection.raw({ type: 'start_early' }) }, 'Start now'));
       }
@@ -471,6 +482,43 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     return state.race.boards.find((entry) => entry.seat === seat) ?? null;
   }
 
+  // A racer's time: the race's clock while they race, and from their end
+  // on the time it ended at (`finished`), which the clock no longer moves.
+  function racerTime(entry) {
+    if (!entry) return 0;
+    if (entry.endedMs !== undefined) return entry.endedMs;
+    if (entry.status === 'racing' && !state.ended && state.clock.running()) return state.clock.elapsed();
+    return entry.progress?.elapsed_ms ?? 0;
+  }
+
+  // Moves the clocks on the page between the server's messages: the
+  // race's, each racer's, one's own.
+  function tickClocks() {
+    const raceText = document.getElementById('race-clock');
+    if (raceText) raceText.textContent = duration(state.clock.elapsed());
+    for (const entry of state.race?.boards ?? []) {
+      const text = duration(racerTime(entry));
+      const count = racers.querySelector(`[data-seat="${entry.seat}"] [data-count="elapsed"]`);
+      if (count) count.textContent = text;
+      if (entry.seat === state.seat) {
+        const own = document.getElementById('my-clock');
+        if (own) own.textContent = text;
+      }
+    }
+  }
+
+  function startClock(elapsedMs, timeLimitMs) {
+    state.clock.set(elapsedMs, timeLimitMs);
+    clearInterval(clockTimer);
+    clockTimer = setInterval(tickClocks, 100);
+  }
+
+  function stopClock() {
+    state.clock.stop();
+    clearInterval(clockTimer);
+    clockTimer = null;
+  }
+
   // A rival's board is drawn only where the protocol lets a spectator see
   // it: in an open_boards room, or once the race is over.
   function boardShown(entry) {
@@ -494,6 +542,11 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     if (phase === 'countdown' && state.countdownUntil) {
       const left = Math.max(0, state.countdownUntil - Date.now());
       items.push(h('p', { class: 'countdown' }, `Starting in ${(left / 1000).toFixed(1)} s`));
+    }
+    if (phase === 'racing' && state.clock.running()) {
+      const limit = state.clock.limit();
+      items.push(h('p', { class: 'race-clock' }, '⏱ ', h('span', { class: 'clock', id: 'race-clock' }, duration(state.clock.elapsed())),
+        limit === null ? null : h('span', { class: 'meta' }, ` of ${duration(limit)}`)));
     }
     if (phase === 'racing' && !room.options.open_boards) {
       items.push(h('p', { class: 'notice' },
@@ -529,7 +582,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           count('moves', 'moves'), count('cards_in_order', `${inOrderWords(room.game)} /${cards}`),
           count('cards_home', 'home'), count('runs_home', 'runs home'),
           count('cards_uncovered', 'uncovered'), hasStock(room.game) ? count('stock_turned', 'stock turned') : null,
-          h('div', {}, h('span', { class: 'label' }, 'time'), h('span', { class: 'value', 'data-count': 'elapsed' }, duration(progress?.elapsed_ms ?? 0)))),
+          h('div', {}, h('span', { class: 'label' }, 'time'), h('span', { class: 'value clock', 'data-count': 'elapsed' }, duration(racerTime(entry))))),
         bar,
         boardShown(entry) && !state.ended ? board(entry.board) : null);
     }));
@@ -557,6 +610,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   function endRace(result) {
     // Set before anything is drawn: from here every board is public.
     state.ended = true;
+    stopClock();
     state.mine?.stop();
     saveSeat(code, null);
     if (result.race_id !== null && result.race_id !== undefined) rememberRoomRace(code, result.race_id);
@@ -624,6 +678,8 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
             state.seat = message.seat;
             state.token = message.resume_token;
             remember();
+            // The lobby's `?join` is done: the room's link is the one to share.
+            if (location.search) history.replaceState(null, '', `/room/${code}`);
           }
           renderAll();
           break;
@@ -632,6 +688,9 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           state.seat = message.seat;
           state.token = message.resume_token;
           remember();
+          if (message.room.phase === 'racing' && message.elapsed_ms !== null && message.elapsed_ms !== undefined) {
+            startClock(message.elapsed_ms, null);
+          }
           say('Back in your seat.');
           renderAll();
           break;
@@ -657,8 +716,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           state.room = message.room;
           state.race = message.race ? {
             commitment: message.race.commitment,
-            boards: message.race.boards.map((entry) => ({ ...entry })),
+            // A racer already done: their time stands where their race ended.
+            boards: message.race.boards.map((entry) => (entry.status === 'racing' ? { ...entry } : { ...entry, endedMs: entry.progress.elapsed_ms })),
           } : null;
+          if (message.race && !message.race.result) startClock(message.race.elapsed_ms, message.race.time_limit_ms);
           if (message.race?.result && !state.ended) endRace(message.race.result);
           else renderAll();
           if (state.seat !== null && message.race) {
@@ -682,6 +743,9 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
               progress: { moves: 0, cards_home: 0, cards_in_order: 0, runs_home: 0, cards_uncovered: 0, stock_turned: 0, elapsed_ms: 0 },
             })),
           };
+          // A race_started among the events a resume replays comes after
+          // `resumed`, whose elapsed time the clock already holds.
+          startClock(state.clock.running() ? state.clock.elapsed() : 0, message.time_limit_ms);
           renderAll();
           if (state.seat !== null) mine().then((board) => board.setBoard(message.board, true));
           break;
@@ -696,7 +760,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
         }
         case 'finished': {
           const entry = seatState(message.seat);
-          if (entry) entry.status = message.status;
+          if (entry) {
+            entry.status = message.status;
+            entry.endedMs = Number(message.elapsed_ms);
+          }
           if (message.seat === state.seat && state.mine) state.mine.stop();
           renderRacers();
           renderSeat();
@@ -1217,13 +1284,19 @@ async function startPractice(route) {
   }
 }
 
-// The race launcher (`/race/GAME`, `?private` for a private room): asks
+// The race launcher (`/race/GAME`; `?private` for a private room,
+// `?public` for a room the lobby lists; `&players=N` seats, `&best_of=N`
+// a series): asks
 // the name once, opens or joins the room, keeps its seat's token for the
 // tab and goes to the room's page, which takes the seat back with it.
 function raceLauncher(connection, route) {
   const game = gameOf(route.game);
   const area = h('div', { id: 'launcher' });
-  const title = route.bot ? `Race a bot (${route.bot}): ${game.title}` : route.private ? `A private room: ${game.title}` : `Quick race: ${game.title}`;
+  const series = route.bestOf ? `, best of ${route.bestOf}` : '';
+  let title = `Quick race: ${game.title}`;
+  if (route.bot) title = `Race a bot (${route.bot}): ${game.title}`;
+  else if (route.private) title = `A private room: ${game.title}${series}`;
+  else if (route.public) title = `A public room: ${game.title}${series}`;
   replaceChildren(main, h('h1', {}, title), area);
   let busy = false;
   return {
@@ -1237,7 +1310,8 @@ function raceLauncher(connection, route) {
         connection.reconnect();
         return;
       }
-      replaceChildren(area, h('p', { class: 'meta' }, route.private ? 'Opening a room…' : 'Finding a race…'));
+      const opens = route.private || route.public;
+      replaceChildren(area, h('p', { class: 'meta' }, opens ? 'Opening a room…' : 'Finding a race…'));
       const options = { undo_allowed: false, time_limit_ms: null, open_boards: false };
       let request = { type: 'quick_race', game: route.game };
       if (route.bot) {
@@ -1246,8 +1320,11 @@ function raceLauncher(connection, route) {
           type: 'create_room', game: route.game, max_players: 2, public: false, options,
           bots: [{ level: route.bot, pace_ms: route.pace }],
         };
-      } else if (route.private) {
-        request = { type: 'create_room', game: route.game, max_players: 4, public: false, options };
+      } else if (opens) {
+        request = {
+          type: 'create_room', game: route.game, max_players: route.players ?? (route.private ? 4 : 2), public: !route.private,
+          options: route.bestOf ? { ...options, best_of: route.bestOf } : options,
+        };
       }
       const answer = await connection.request(request, ['room_joined']);
       if (answer.type === 'error') {

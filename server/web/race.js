@@ -6,7 +6,7 @@
 // to the server's, with its reason. Rivals are shown by the room page as
 // progress counts only (the fair-play rule).
 //
-// Also the name a player races under, asked once and kept in the
+// Also the race's clock, the name a player races under, asked once and kept in the
 // browser's storage, and the race launcher (`/race/GAME`): a quick race,
 // or a private room whose link is shared.
 
@@ -14,6 +14,37 @@ import { board, h, sameZone, zoneOf } from './cards.js';
 import { gestures, heldElements, moveFocus, zoneElement } from './practice.js';
 
 const NAME_KEY = 'patience-name';
+
+// The race's clock, kept as the terminal client keeps it: set from the
+// time the server gives (0 at `race_started`, `elapsed_ms` in a snapshot
+// or on a resume) and run on this page's monotonic clock from there, so
+// that it ticks between the server's messages.
+export function raceClock() {
+  let startedAt = null;
+  let limitMs = null;
+  return {
+    // The race stood at `elapsedMs` now; it ends at `timeLimitMs`.
+    set(elapsedMs, timeLimitMs) {
+      startedAt = performance.now() - Number(elapsedMs);
+      if (timeLimitMs !== null && timeLimitMs !== undefined) limitMs = Number(timeLimitMs);
+    },
+    stop() {
+      startedAt = null;
+    },
+    running() {
+      return startedAt !== null;
+    },
+    // The race's time now, never past its limit; null before the start.
+    elapsed() {
+      if (startedAt === null) return null;
+      const elapsed = Math.max(0, performance.now() - startedAt);
+      return limitMs === null ? elapsed : Math.min(elapsed, limitMs);
+    },
+    limit() {
+      return limitMs;
+    },
+  };
+}
 
 export function storedName() {
   try {

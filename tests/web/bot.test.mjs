@@ -19,76 +19,16 @@
 // Every wait is on a condition (DOM, a message, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { checkFairPlay, dragAMove, PATIENCE_MS, screenshots, setUp, step, wire } from './harness.mjs';
 
-import { checkFairPlay, CHROMIUM_ARGS, dragAMove, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-race-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
-const data = path.join(scratch, 'data');
-mkdirSync(data);
-
-// Starts the server on `listen` (port 0 the first time; the same port
-// after a restart, so the pages find it again).
-async function startServer(listen) {
-  const child = spawn(serverBinary, [
-    '--listen', listen, '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null) resolve();
-    else {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    }
-  });
-  cleanups.push(stop);
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return { address, stop };
-}
+const test = setUp('bot');
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const server = await startServer('127.0.0.1:0');
-  const base = `http://${server.address}`;
+  const { base } = await test.startServer();
   step(`server at ${base}`);
-  const pageErrors = [];
-  const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
-  cleanups.push(() => context.close());
-  context.on('weberror', (error) => pageErrors.push(String(error.error())));
-  context.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
+  const context = await test.launch({ viewport: { width: 1280, height: 900 } });
 
   step('race a strong bot from the chooser');
   const page = await context.newPage();
@@ -128,15 +68,7 @@ async function main() {
   const code = await account.textContent('#sign-in-code');
   assert.match(code, /^[34679ACDEFGHJKMNPQRTWXY]{4}-[34679ACDEFGHJKMNPQRTWXY]{4}$/);
   await account.screenshot({ path: path.join(screenshots, 'account-code-1280.png'), fullPage: true });
-  const otherProfile = mkdtempSync(path.join(scratch, 'chromium-'));
-  const other = await chromium.launchPersistentContext(otherProfile, {
-    executablePath: chromiumPath, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    viewport: { width: 390, height: 844 },
-  });
-  cleanups.push(() => other.close());
-  other.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
+  const other = await test.launch({ viewport: { width: 390, height: 844 } });
   const phone = await other.newPage();
   await phone.goto(`${base}/account`);
   await phone.fill('#redeem-code', code.toLowerCase().replace('-', ' '));
@@ -150,7 +82,6 @@ async function main() {
   await phone.waitForSelector('#register-form');
   await account.reload();
   await account.waitForSelector('#signed-in-as');
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
 }
 
-await runTest('bot', main, cleanups);
+await test.run(main);

@@ -1,11 +1,29 @@
-// What the page's browser tests share: Chromium's flags, their progress
-// lines, the frames a page receives, the fair-play check on them, a move
-// made by mouse drag and drop on a page's own board, and how a test file
-// runs and cleans up.
+// What the page's browser tests share: the setup every test file repeats
+// (a scratch directory, a real patience-server, browser contexts whose
+// console errors are caught), Chromium's flags, their progress lines, the
+// frames a page receives, the fair-play check on them, a move made by
+// mouse drag and drop on a page's own board, and how a test file runs
+// and cleans up.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 import { Decoder } from '@msgpack/msgpack';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, '../..');
+const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
+export const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
+export const clientBinary = process.env.PATIENCE_BIN ?? path.join(target, 'debug', 'patience');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+// Where the tests keep their screenshots.
+export const screenshots = path.join(target, 'web-screenshots');
 
 // How long a test waits for the page before it gives up.
 export const PATIENCE_MS = 180_000;
@@ -114,4 +132,90 @@ export async function runTest(name, main, cleanups) {
     }
   }
   process.exit(failed ? 1 : 0);
+}
+
+// One test file's setup: a scratch directory, the servers it starts and
+// the browser contexts it launches, all cleaned up by `run`. Every
+// console error and uncaught page error lands in `pageErrors`, except
+// those `ignoredErrors` matches (a test that cuts sockets expects
+// Chromium to log the failed reconnections).
+export function setUp(name, { ignoredErrors = null } = {}) {
+  const cleanups = [];
+  const scratch = mkdtempSync(path.join(tmpdir(), `patience-${name}-`));
+  cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+  mkdirSync(screenshots, { recursive: true });
+  const data = path.join(scratch, 'data');
+  mkdirSync(data);
+  const pageErrors = [];
+
+  // Starts patience-server on `listen` (port 0 the first time; the same
+  // address again after a restart, so the pages find it, with the same
+  // data). `config`: a config file's text; `args`: more flags.
+  async function startServer({ listen = '127.0.0.1:0', config = null, args = ['--countdown-ms', '1000'] } = {}) {
+    const configArgs = [];
+    if (config !== null) {
+      const file = path.join(scratch, 'config.toml');
+      writeFileSync(file, config);
+      configArgs.push('--config', file);
+    }
+    const child = spawn(serverBinary, [
+      ...configArgs, '--listen', listen, '--no-admin', '--data', data,
+      '--games', 'three-blind-mice', '--deal-pool-size', '2', ...args,
+    ], {
+      env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const stop = () => new Promise((resolve) => {
+      if (child.exitCode !== null) resolve();
+      else {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }
+    });
+    cleanups.push(stop);
+    // The start message: the WebSocket address first, the page's last.
+    const lines = createInterface({ input: child.stdout });
+    const printed = [];
+    await new Promise((resolve, reject) => {
+      lines.on('line', (line) => {
+        printed.push(line);
+        if (line.startsWith('the web page:')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its addresses`)));
+    });
+    const address = /ws:\/\/(\S+)$/.exec(printed[0])?.[1];
+    assert.ok(address, `a WebSocket address in ${JSON.stringify(printed[0])}`);
+    return { address, base: `http://${address}`, printed, stop };
+  }
+
+  // A browser context of its own (a profile: its own storage), with
+  // playwright's `options` (viewport, touch).
+  async function launch(options = {}) {
+    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      ...options,
+    });
+    cleanups.push(() => context.close());
+    context.on('weberror', (error) => pageErrors.push(String(error.error())));
+    context.on('console', (message) => {
+      if (message.type() === 'error' && !ignoredErrors?.test(message.text())) pageErrors.push(message.text());
+    });
+    return context;
+  }
+
+  return {
+    scratch,
+    cleanups,
+    pageErrors,
+    startServer,
+    launch,
+    // Runs `main`, then checks that no page logged an error.
+    run: (main) => runTest(name, async () => {
+      await main();
+      assert.deepEqual(pageErrors, [], 'the pages logged errors');
+    }, cleanups),
+  };
 }

@@ -14,57 +14,12 @@
 // Every wait is on a condition (DOM, a message, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { PATIENCE_MS, screenshots, setUp, step, wire } from './harness.mjs';
 
-import { CHROMIUM_ARGS, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-lasting-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
-
-// Starts the server; resolves with its address, read from the start
-// message, which names the WebSocket and then the page.
-async function startServer() {
-  const data = path.join(scratch, 'data');
-  mkdirSync(data);
-  const config = path.join(scratch, 'config.toml');
-  writeFileSync(config, 'quick_race_seats = 2\nfinished_room_linger_ms = 3000\n');
-  const child = spawn(serverBinary, [
-    '--config', config, '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const lines = createInterface({ input: child.stdout });
-  const printed = [];
-  await new Promise((resolve, reject) => {
-    lines.on('line', (line) => {
-      printed.push(line);
-      if (printed.length === 2) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its addresses`)));
-  });
-  const address = /ws:\/\/(\S+)$/.exec(printed[0])?.[1];
-  assert.ok(address, `a WebSocket address in ${JSON.stringify(printed[0])}`);
-  assert.equal(printed[1], `the web page: http://${address}/`);
-  return address;
-}
+// The 404 page is loaded on purpose; Chromium logs its status.
+const test = setUp('lasting', { ignoredErrors: /status of 404/ });
 
 async function seatOf(page) {
   await page.waitForSelector('#my-seat-line[data-seat]', { timeout: PATIENCE_MS });
@@ -72,27 +27,12 @@ async function seatOf(page) {
 }
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const address = await startServer();
-  const base = `http://${address}`;
+  const { address, base, printed } = await test.startServer({ config: 'quick_race_seats = 2\nfinished_room_linger_ms = 3000\n' });
+  assert.equal(printed.at(-1), `the web page: http://${address}/`);
   step(`server at ${base}, its start message naming the page`);
 
-  const pageErrors = [];
-  const launch = async (options) => {
-    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS, ...options,
-    });
-    cleanups.push(() => context.close());
-    context.on('weberror', (error) => pageErrors.push(String(error.error())));
-    context.on('console', (message) => {
-      // The 404 page is loaded on purpose; Chromium logs its status.
-      if (message.type() === 'error' && !/status of 404/.test(message.text())) pageErrors.push(message.text());
-    });
-    return context;
-  };
-  const desktop = await launch({ viewport: { width: 1280, height: 900 } });
-  const phone = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const desktop = await test.launch({ viewport: { width: 1280, height: 900 } });
+  const phone = await test.launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
 
   step('two pages race and resign; the results link to the race\'s page');
   const ada = await desktop.newPage();
@@ -157,7 +97,7 @@ async function main() {
   assert.equal(await again.getAttribute('#room-over #race-link', 'href'), link);
 
   step('a daily attempt\'s page stays shut while its day runs');
-  const carol = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const carol = await test.launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
   const account = await carol.newPage();
   await account.goto(`${base}/account`);
   await account.fill('#register-name', 'carol');
@@ -199,8 +139,7 @@ async function main() {
   await lost.waitForURL(`${base}/`);
   await lost.waitForSelector('#leaderboards');
 
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`race ${raceId}'s page and the 404 page in ${screenshots}`);
 }
 
-await runTest('lasting', main, cleanups);
+await test.run(main);

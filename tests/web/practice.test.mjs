@@ -11,28 +11,11 @@
 // Every wait is on a condition (DOM, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-import { chromium } from 'playwright-core';
+import { PATIENCE_MS, screenshots, setUp, step } from './harness.mjs';
 
-import { CHROMIUM_ARGS, runTest } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-const PATIENCE_MS = 180_000;
-
-// Deals whose first hint search is quick (the first seed from 1000 the
-// solver proves within the page's budget; Three Blind Mice's from 1).
 const SEEDS = { 'three-blind-mice': 11, indian: 1000, midshipman: 1000, 'virginia-reel': 1000 };
 
 // Every file the page loads, for the size budget.
@@ -40,37 +23,8 @@ const PAGE_FILES = ['/', '/style.css', '/app.js', '/cards.js', '/protocol.js', '
   '/hint-worker.js', '/race.js', '/engine.wasm', '/favicon.svg', '/vendor/msgpack-3.1.3.min.js'];
 const SIZE_BUDGET = 600 * 1024;
 
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-practice-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+const test = setUp('practice');
 
-function step(text) {
-  console.log(`-- ${text}`);
-}
-
-async function startServer() {
-  const data = path.join(scratch, 'data');
-  mkdirSync(data);
-  const child = spawn(serverBinary, [
-    '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return address;
-}
-
-// The move the page hints, from the marks it draws: where the hinted card
-// is (the deepest marked card) and where it goes.
 async function shownHint(page) {
   await page.waitForFunction(() => {
     const message = document.querySelector('#message');
@@ -132,9 +86,7 @@ async function wonLine(page) {
 }
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const address = await startServer();
-  const base = `http://${address}`;
+  const { base } = await test.startServer({ args: [] });
   step(`server at ${base}`);
 
   step('the page\'s size');
@@ -150,23 +102,7 @@ async function main() {
   console.log(`   page size: ${total} bytes gzipped (budget ${SIZE_BUDGET})`);
   assert.ok(total <= SIZE_BUDGET, `the page is ${total} bytes gzipped, over ${SIZE_BUDGET}`);
 
-  const pageErrors = [];
-  const launch = async (options) => {
-    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      ...options,
-    });
-    cleanups.push(() => context.close());
-    context.on('weberror', (error) => pageErrors.push(String(error.error())));
-    context.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
-    return context;
-  };
-  const browser = await launch({ viewport: { width: 1280, height: 900 } });
+  const browser = await test.launch({ viewport: { width: 1280, height: 900 } });
 
   step('the chooser, and a proved deal found in the worker');
   const chooser = await browser.newPage();
@@ -278,7 +214,7 @@ async function main() {
 
   step('three-blind-mice at 390x844 by taps and touch drags');
   {
-    const context = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 });
+    const context = await test.launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 });
     const page = await context.newPage();
     await page.goto(`${base}/practice/three-blind-mice?seed=${SEEDS['three-blind-mice']}`);
     await page.waitForSelector('#play-area .board.play');
@@ -333,8 +269,7 @@ async function main() {
     await page.close();
   }
 
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`screenshots in ${screenshots}`);
 }
 
-await runTest('practice', main, cleanups);
+await test.run(main);

@@ -4,8 +4,10 @@
 // link; each asked its name once), a third watching. Cards move by mouse
 // drag and drop; one racer's socket is cut mid-race and the server is
 // restarted with SIGTERM mid-race, and both seats come back with no
-// click; then both resign, and every page shows the results and the
-// replay. Then one racer registers, reads the daily's terms (no card
+// click. The race's clock ticks on every page between the server's
+// messages; one racer resigns and her time stands still while the
+// other's runs on; then he resigns, and every page shows the results and
+// the replay. Then one racer registers, reads the daily's terms (no card
 // comes before she starts), plays the daily deal (one move, then
 // resigns) with the standings live beside the board, and cannot play it
 // twice. Every frame each page received passes the fair-play check: no
@@ -15,85 +17,40 @@
 // Every wait is on a condition (DOM, a message, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { checkFairPlay, dragAMove, PATIENCE_MS, screenshots, setUp, step, wire } from './harness.mjs';
 
-import { checkFairPlay, CHROMIUM_ARGS, dragAMove, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
+// A dropped socket and the restart are part of the test: Chromium logs
+// the failed reconnections as errors.
+const test = setUp('race', { ignoredErrors: /WebSocket connection to .* failed/ });
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
+// A racer's time in the racers' panel.
+function clockOf(seat) {
+  return `#racers [data-seat="${seat}"] [data-count="elapsed"]`;
+}
 
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-race-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
-const data = path.join(scratch, 'data');
-mkdirSync(data);
-
-// Starts the server on `listen` (port 0 the first time; the same port
-// after a restart, so the pages find it again).
-async function startServer(listen) {
-  const child = spawn(serverBinary, [
-    '--listen', listen, '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const stop = () => new Promise((resolve) => {
-    if (child.exitCode !== null) resolve();
-    else {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    }
-  });
-  cleanups.push(stop);
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return { address, stop };
+// Waits until the clock at `selector` on `page` reads later than `shown`
+// (a clock's text, "m:ss.s"): the clock runs.
+async function clockPasses(page, selector, shown) {
+  await page.waitForFunction(([where, before]) => {
+    const millis = (text) => {
+      const [minutes, seconds] = text.split(':');
+      return Number(minutes) * 60_000 + Number(seconds) * 1000;
+    };
+    const now = document.querySelector(where)?.textContent;
+    return now !== undefined && millis(now) > millis(before);
+  }, [selector, shown], { timeout: PATIENCE_MS });
 }
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  let server = await startServer('127.0.0.1:0');
-  const base = `http://${server.address}`;
+  let server = await test.startServer();
+  const base = server.base;
   step(`server at ${base}`);
 
-  const pageErrors = [];
-  const launch = async (options) => {
-    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      ...options,
-    });
-    cleanups.push(() => context.close());
-    context.on('weberror', (error) => pageErrors.push(String(error.error())));
-    context.on('console', (message) => {
-      // A dropped socket and the restart are part of the test: Chromium
-      // logs the failed reconnections as errors.
-      if (message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text())) pageErrors.push(message.text());
-    });
-    return context;
-  };
-  const adaContext = await launch({ viewport: { width: 1280, height: 900 } });
-  const bobContext = await launch({ viewport: { width: 1280, height: 900 } });
-  const watchContext = await launch({ viewport: { width: 390, height: 844 } });
+  const adaContext = await test.launch({ viewport: { width: 1280, height: 900 } });
+  const bobContext = await test.launch({ viewport: { width: 1280, height: 900 } });
+  const watchContext = await test.launch({ viewport: { width: 390, height: 844 } });
 
   step('ada opens a private room; her name is asked once');
   const ada = await adaContext.newPage();
@@ -130,6 +87,10 @@ async function main() {
   await ada.click('#start-early');
   for (const page of [ada, bob]) await page.waitForSelector('#my-board .board.play', { timeout: PATIENCE_MS });
   await watcher.waitForSelector('#phase[data-phase="racing"]', { timeout: PATIENCE_MS });
+  step('the race\'s clock ticks on every page between the server\'s messages');
+  for (const [page, selector] of [[ada, '#my-clock'], [bob, '#my-clock'], [watcher, '#race-clock'], [watcher, clockOf(1)]]) {
+    await clockPasses(page, selector, await page.textContent(selector));
+  }
   assert.ok(await dragAMove(ada), 'ada has a move');
   assert.ok(await dragAMove(bob), 'bob has a move');
   await ada.screenshot({ path: path.join(screenshots, 'race-racing-1280.png'), fullPage: true });
@@ -147,7 +108,7 @@ async function main() {
     await page.waitForFunction(() => /Reconnecting/.test(document.querySelector('#connection').textContent), null, { timeout: PATIENCE_MS });
   }
   await ada.screenshot({ path: path.join(screenshots, 'race-reconnecting-1280.png'), fullPage: true });
-  server = await startServer(server.address);
+  server = await test.startServer({ listen: server.address });
   for (const page of [ada, bob]) {
     await page.waitForFunction(() => document.querySelector('#race-message')?.textContent === 'Back in your seat.'
       && document.querySelector('#connection').dataset.state === 'open', null, { timeout: PATIENCE_MS });
@@ -155,10 +116,22 @@ async function main() {
   }
   await dragAMove(ada);
 
-  step('both resign: the results and the replay');
-  for (const page of [ada, bob]) {
-    await page.click('#resign');
-  }
+  step('ada resigns: her clock stops while bob\'s runs on');
+  await ada.click('#resign');
+  await watcher.waitForSelector('#racers [data-seat="0"] .status-resigned', { timeout: PATIENCE_MS });
+  await ada.waitForSelector('#racers [data-seat="0"] .status-resigned', { timeout: PATIENCE_MS });
+  const adaStopped = await watcher.textContent(clockOf(0));
+  const adaOwnStopped = await ada.textContent('#my-clock');
+  await clockPasses(watcher, clockOf(1), adaStopped);
+  await clockPasses(bob, '#my-clock', adaStopped);
+  await clockPasses(watcher, '#race-clock', adaStopped);
+  assert.equal(await watcher.$eval('#phase', (phase) => phase.dataset.phase), 'racing', 'the race still runs');
+  assert.equal(await watcher.textContent(clockOf(0)), adaStopped, 'ada\'s time stands still once she resigned');
+  assert.equal(await ada.textContent('#my-clock'), adaOwnStopped, 'ada\'s own clock stands still');
+  assert.equal(await ada.textContent(clockOf(0)), adaOwnStopped, 'ada\'s row shows her own clock\'s time');
+
+  step('bob resigns: the results and the replay');
+  await bob.click('#resign');
   for (const page of [ada, bob, watcher]) {
     await page.waitForSelector('#results', { timeout: PATIENCE_MS });
     await page.waitForSelector('#replay[data-steps]', { timeout: PATIENCE_MS });
@@ -213,8 +186,7 @@ async function main() {
   checkFairPlay(adaWire.frames, 0, 'ada');
   checkFairPlay(bobWire.frames, 1, 'bob');
   checkFairPlay(watchWire.frames, null, 'the watcher');
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`screenshots in ${screenshots}`);
 }
 
-await runTest('race', main, cleanups);
+await test.run(main);

@@ -16,88 +16,30 @@
 // Every wait is on a condition (DOM, a message, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { checkFairPlay, dragAMove, PATIENCE_MS, root, screenshots, setUp, step, wire } from './harness.mjs';
 
-import { checkFairPlay, CHROMIUM_ARGS, dragAMove, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-// The README's picture is refreshed only when asked, so that a test run
-// leaves the source tree as it was.
 const readmeScreenshot = process.env.UPDATE_README_SCREENSHOT
   ? path.join(root, 'docs', 'screenshot.png')
   : path.join(screenshots, 'race-board-1280.png');
 const README_SCREENSHOT_BUDGET = 150 * 1024;
 
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-screens-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+const test = setUp('screens');
 
-async function startServer() {
-  const data = path.join(scratch, 'data');
-  mkdirSync(data);
-  // Quick races of two seats, so that two pages fill a room.
-  const config = path.join(scratch, 'config.toml');
-  writeFileSync(config, 'quick_race_seats = 2\n');
-  const child = spawn(serverBinary, [
-    '--config', config, '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return address;
-}
-
-// The seat `page` holds, from the room's page.
 async function seatOf(page) {
   await page.waitForSelector('#my-seat-line[data-seat]', { timeout: PATIENCE_MS });
   return Number(await page.getAttribute('#my-seat-line', 'data-seat'));
 }
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const address = await startServer();
-  const base = `http://${address}`;
+  // Quick races of two seats, so that two pages fill a room.
+  const { base } = await test.startServer({ config: 'quick_race_seats = 2\n' });
   step(`server at ${base}`);
 
-  const pageErrors = [];
-  const launch = async (options) => {
-    const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      ...options,
-    });
-    cleanups.push(() => context.close());
-    context.on('weberror', (error) => pageErrors.push(String(error.error())));
-    context.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(message.text());
-    });
-    return context;
-  };
-  const desktop = await launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'light', reducedMotion: 'no-preference' });
-  const phone = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const desktop = await test.launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'light', reducedMotion: 'no-preference' });
+  const phone = await test.launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
 
   step('two pages ask for a quick race of the same game and meet');
   const ada = await desktop.newPage();
@@ -154,7 +96,7 @@ async function main() {
   checkFairPlay(bobWire.frames, seats[1], 'bob');
 
   step('at 390 wide: the account page and the daily with its standings');
-  const carol = await launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const carol = await test.launch({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
   const account = await carol.newPage();
   await account.goto(`${base}/account`);
   await account.fill('#register-name', 'carol');
@@ -179,7 +121,7 @@ async function main() {
     background: getComputedStyle(document.documentElement).backgroundColor,
     transition: getComputedStyle(document.querySelector('#play-area .board.play .card.face')).transitionDuration,
   }));
-  const dark = await launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark', reducedMotion: 'reduce' });
+  const dark = await test.launch({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark', reducedMotion: 'reduce' });
   const darkPage = await dark.newPage();
   await darkPage.goto(`${base}/practice/three-blind-mice?seed=11`);
   await darkPage.waitForSelector('#play-area .board.play .card.face');
@@ -210,8 +152,7 @@ async function main() {
     await page.close();
   }
 
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`screenshots in ${screenshots}`);
 }
 
-await runTest('screens', main, cleanups);
+await test.run(main);

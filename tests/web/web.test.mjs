@@ -12,61 +12,18 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
 import { Decoder, encode } from '@msgpack/msgpack';
-import { chromium } from 'playwright-core';
-
-import { CHROMIUM_ARGS, runTest } from './harness.mjs';
 import WebSocket from 'ws';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const clientBinary = process.env.PATIENCE_BIN ?? path.join(target, 'debug', 'patience');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-const PATIENCE_MS = 180_000;
+import { clientBinary, PATIENCE_MS, screenshots, setUp, step } from './harness.mjs';
 
 const decoder = new Decoder({ useBigInt64: true });
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-web-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+const test = setUp('web');
+const { cleanups, scratch } = test;
 
-function step(text) {
-  console.log(`-- ${text}`);
-}
-
-// ----- The server and the racers -----
-
-async function startServer() {
-  const data = path.join(scratch, 'data');
-  mkdirSync(data);
-  const child = spawn(serverBinary, [
-    '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1500', '--deal-pool-size', '2',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return address;
-}
-
-// A protocol client over `ws`: every message it got, and a way to wait
-// for the next one that matches.
 class Client {
   static async connect(address, name) {
     const client = new Client(new WebSocket(`ws://${address}/`));
@@ -184,25 +141,10 @@ function recordFrames(page) {
 // ----- The test -----
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const address = await startServer();
-  const base = `http://${address}`;
+  const { address, base } = await test.startServer({ args: ['--countdown-ms', '1500'] });
   step(`server at ${base}`);
 
-  const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 375, height: 812 },
-    deviceScaleFactor: 2,
-  });
-  cleanups.push(() => browser.close());
-  const pageErrors = [];
-  browser.on('weberror', (error) => pageErrors.push(String(error.error())));
-  browser.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
+  const browser = await test.launch({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2 });
 
   // --- Today's leaderboards, live ---
   step('the leaderboard page');
@@ -351,8 +293,7 @@ async function main() {
   await noHorizontalScroll(days, 'the days page');
   await days.screenshot({ path: path.join(screenshots, 'days.png'), fullPage: true });
 
-  assert.deepEqual(pageErrors, [], 'the pages logged errors');
   step(`screenshots in ${screenshots}`);
 }
 
-await runTest('web', main, cleanups);
+await test.run(main);

@@ -1756,8 +1756,18 @@ fn a_bot_seat_is_marked_in_every_room_message_the_kept_race_and_the_standings() 
     assert_eq!(standings_seen, 2, "the standings were checked");
 }
 
-/// A two-seat race of a series of `best_of`, ended by both resigning, the
-/// result stored: the room is finished.
+/// Both racers resign, `first` a second before `second`: the one who played
+/// on longer ranks first at equal cards.
+fn resign_in_turn(room: &mut Room, first: ConnId, second: ConnId) {
+    room.input(Input::Resign { conn: first }).expect("answered");
+    room.advance(1_000);
+    room.input(Input::Resign { conn: second })
+        .expect("answered");
+    room.drain(None);
+}
+
+/// A two-seat race of a series of `best_of`, ended by both resigning (bob
+/// first), the result stored: the room is finished.
 fn finished_series(best_of: Option<u8>) -> Room {
     let options = RoomOptions {
         best_of,
@@ -1765,10 +1775,7 @@ fn finished_series(best_of: Option<u8>) -> Room {
     };
     let (seed, _) = proved();
     let (mut room, _, _) = Room::racing(options, seed);
-    room.input(Input::Resign { conn: 2 }).expect("answered");
-    room.advance(1_000);
-    room.input(Input::Resign { conn: 1 }).expect("answered");
-    room.drain(None);
+    resign_in_turn(&mut room, 2, 1);
     room.input(Input::RaceStored { race_id: Some(7) })
         .expect("answered");
     room.drain(None);
@@ -1793,6 +1800,104 @@ fn offers(outputs: &[Output], conn: ConnId) -> Vec<OfferSeats> {
         .collect()
 }
 
+/// What a racer does in a finished room's rematch vote.
+#[derive(Clone, Copy, Debug)]
+enum Say {
+    Accept(ConnId),
+    Decline(ConnId),
+    Leave(ConnId),
+    /// Nothing: only the clock moves.
+    Nothing,
+}
+
+/// One step of a vote: the milliseconds that pass, then what is said.
+type VoteStep = (u64, Say);
+
+/// Plays `steps` in `room`; returns what the last step sent.
+fn vote(room: &mut Room, steps: &[VoteStep]) -> Vec<Output> {
+    let mut outputs = Vec::new();
+    for &(wait_ms, say) in steps {
+        room.advance(wait_ms);
+        let input = match say {
+            Say::Accept(conn) => Some(Input::Rematch { conn, accept: true }),
+            Say::Decline(conn) => Some(Input::Rematch {
+                conn,
+                accept: false,
+            }),
+            Say::Leave(conn) => Some(Input::Leave { conn }),
+            Say::Nothing => None,
+        };
+        if let Some(input) = input {
+            room.input(input).expect("answered");
+        }
+        outputs = room.drain(None);
+    }
+    outputs
+}
+
+/// A vote in a finished two-seat room (ada on conn 1, bob on conn 2) played
+/// `steps`; at the last, racer `told` hears `expected`, and the shell is
+/// asked to open the rematch's room only if it is ready.
+fn check_vote(best_of: Option<u8>, steps: &[VoteStep], told: ConnId, expected: &[OfferSeats]) {
+    let mut room = finished_series(best_of);
+    let outputs = vote(&mut room, steps);
+    assert_eq!(offers(&outputs, told), expected, "{steps:?}");
+    let ready = expected
+        .last()
+        .is_some_and(|(status, ..)| *status == RematchStatus::Ready);
+    let opens = outputs
+        .iter()
+        .any(|output| matches!(output, Output::OpenRematch(_)));
+    assert_eq!(opens, ready, "{steps:?}");
+}
+
+#[test]
+fn a_rematch_vote_is_ready_declined_or_expired() {
+    use RematchStatus::*;
+    use Say::*;
+    let cases: &[(&[VoteStep], ConnId, OfferSeats)] = &[
+        (&[(0, Accept(1))], 2, (Open, vec![0], vec![], vec![1])),
+        (
+            &[(0, Accept(1)), (REMATCH_WAIT_MS - 1, Accept(2))],
+            1,
+            (Ready, vec![0, 1], vec![], vec![]),
+        ),
+        (
+            &[(0, Accept(2)), (0, Decline(1))],
+            2,
+            (Declined, vec![1], vec![0], vec![]),
+        ),
+        // Proposed again after a decline: a new vote, which runs out while
+        // ada says nothing.
+        (
+            &[
+                (0, Accept(2)),
+                (0, Decline(1)),
+                (0, Accept(2)),
+                (REMATCH_WAIT_MS, Nothing),
+            ],
+            1,
+            (Expired, vec![1], vec![], vec![0]),
+        ),
+        // A racer who leaves declines.
+        (
+            &[(0, Accept(1)), (0, Leave(2))],
+            1,
+            (Declined, vec![0], vec![1], vec![]),
+        ),
+    ];
+    for (best_of, (steps, told, expected)) in [None, Some(3)]
+        .into_iter()
+        .flat_map(|best_of| cases.iter().map(move |case| (best_of, case)))
+    {
+        check_vote(best_of, steps, *told, std::slice::from_ref(expected));
+    }
+    // A vote's deadline is the room's next timer.
+    let mut room = finished_series(None);
+    vote(&mut room, &[(0, Accept(2))]);
+    assert_eq!(room.core.poll_timeout(), Some(room.now + REMATCH_WAIT_MS));
+}
+
 #[test]
 fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
     let mut room = finished_series(Some(3));
@@ -1802,26 +1907,9 @@ fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
         room.core.info().series.map(|series| series.line()),
         Some("ada 1 - bob 0 (best of 3)".to_string())
     );
-    room.input(Input::Rematch {
-        conn: 1,
-        accept: true,
-    })
-    .expect("answered");
-    let outputs = room.drain(None);
-    assert_eq!(
-        offers(&outputs, 2),
-        [(RematchStatus::Open, vec![0], vec![], vec![1])]
-    );
-    room.advance(REMATCH_WAIT_MS - 1);
-    room.input(Input::Rematch {
-        conn: 2,
-        accept: true,
-    })
-    .expect("answered");
-    let outputs = room.drain(None);
-    assert_eq!(
-        offers(&outputs, 1),
-        [(RematchStatus::Ready, vec![0, 1], vec![], vec![])]
+    let outputs = vote(
+        &mut room,
+        &[(0, Say::Accept(1)), (REMATCH_WAIT_MS - 1, Say::Accept(2))],
     );
     let plan = outputs
         .iter()
@@ -1887,11 +1975,8 @@ fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
     }
     assert_eq!(rematch.core.phase(), Phase::Countdown);
     rematch.advance(COUNTDOWN);
-    rematch.input(Input::Resign { conn: 11 }).expect("answered");
-    rematch.advance(1_000);
-    rematch.input(Input::Resign { conn: 12 }).expect("answered");
-    rematch.drain(None);
-    // Bob resigned after ada this time: bob ranks first, 1 - 1.
+    // Bob resigns after ada this time: bob ranks first, 1 - 1.
+    resign_in_turn(&mut rematch, 11, 12);
     assert_eq!(
         rematch.core.info().series.map(|series| series.line()),
         Some("ada 1 - bob 1 (best of 3)".to_string())
@@ -1899,62 +1984,7 @@ fn a_rematch_every_racer_accepts_opens_a_room_with_the_series_carried_on() {
 }
 
 #[test]
-fn a_decline_or_the_deadline_ends_a_rematch_and_a_new_proposal_opens_another() {
-    let mut room = finished_series(None);
-    assert_eq!(room.core.info().series, None);
-    room.input(Input::Rematch {
-        conn: 2,
-        accept: true,
-    })
-    .expect("answered");
-    room.drain(None);
-    room.input(Input::Rematch {
-        conn: 1,
-        accept: false,
-    })
-    .expect("answered");
-    let outputs = room.drain(None);
-    assert_eq!(
-        offers(&outputs, 2),
-        [(RematchStatus::Declined, vec![1], vec![0], vec![])]
-    );
-    assert!(
-        !outputs
-            .iter()
-            .any(|output| matches!(output, Output::OpenRematch(_)))
-    );
-    // Proposed again: a new vote, which runs out while ada says nothing.
-    room.input(Input::Rematch {
-        conn: 2,
-        accept: true,
-    })
-    .expect("answered");
-    room.drain(None);
-    assert_eq!(room.core.poll_timeout(), Some(room.now + REMATCH_WAIT_MS));
-    room.advance(REMATCH_WAIT_MS);
-    let outputs = room.drain(None);
-    assert_eq!(
-        offers(&outputs, 1),
-        [(RematchStatus::Expired, vec![1], vec![], vec![0])]
-    );
-}
-
-#[test]
-fn a_racer_who_leaves_declines_and_spectators_and_running_races_are_refused() {
-    let mut room = finished_series(None);
-    room.input(Input::Rematch {
-        conn: 1,
-        accept: true,
-    })
-    .expect("answered");
-    room.drain(None);
-    room.input(Input::Leave { conn: 2 }).expect("answered");
-    let outputs = room.drain(None);
-    assert_eq!(
-        offers(&outputs, 1),
-        [(RematchStatus::Declined, vec![0], vec![1], vec![])]
-    );
-
+fn a_rematch_is_refused_while_the_race_runs() {
     let (seed, _) = proved();
     let (mut racing, _, _) = Room::racing(no_undo(), seed);
     racing
