@@ -65,9 +65,10 @@ pub enum Command {
         /// Let players take back moves.
         #[arg(long)]
         undo: bool,
-        /// Show every racer's board and moves to the room's watchers while
-        /// the race runs (racers still see only their own), for friends who
-        /// agree to it (the room is then private).
+        /// Show every racer's board and moves to everyone in the room while
+        /// the race runs (watchers see every board, each racer a rival's
+        /// under their own), for friends who agree to it (the room is then
+        /// private).
         #[arg(long)]
         open_boards: bool,
         /// A series: the room's race and its rematches are one match, won

@@ -1,6 +1,7 @@
 //! Whole screens drawn as a pure function of the state and an instant:
 //! practice ([`draw_practice`]) and online ([`draw_online`]: the lobby,
-//! the race with its panel, watching and the results with the final
+//! the race with its panel (and, in a room with open boards, a rival's
+//! board under one's own), watching and the results with the final
 //! boards).
 
 use std::time::Instant;
@@ -87,9 +88,72 @@ pub(super) fn practice_board_area(area: Rect, ui: &Ui) -> Rect {
     body_area(area, ui, PRACTICE_QUIT)
 }
 
+/// The lines a rival's compact board takes under the racer's own board:
+/// its name line and a board whose piles fold to a few cards.
+const RIVAL_BOARD_HEIGHT: u16 = 7;
+
+/// The fewest lines the racer's own board keeps when a rival's board is
+/// drawn under it: below this the rival's board is left out.
+const OWN_BOARD_MIN_HEIGHT: u16 = 12;
+
+/// Where a racer's screen draws what, in its body.
+pub(super) struct RaceLayout {
+    /// The racer's own board.
+    pub board: Rect,
+    /// The rival's compact board, when there is one to draw and room.
+    pub rival: Option<Rect>,
+    /// The race panel.
+    pub panel: Rect,
+}
+
+/// A racer's screen in `body`: the own board (`view`), the race panel
+/// beside it, and under the board the compact board of a rival when
+/// `rival_shown` and the body is tall enough.
+pub(super) fn race_layout(body: Rect, view: &View, rival_shown: bool) -> RaceLayout {
+    let [left, panel] = race_columns(body, view);
+    if rival_shown && left.height >= OWN_BOARD_MIN_HEIGHT + RIVAL_BOARD_HEIGHT {
+        let [board, rival] = Layout::vertical([
+            Constraint::Min(OWN_BOARD_MIN_HEIGHT),
+            Constraint::Length(RIVAL_BOARD_HEIGHT),
+        ])
+        .areas(left);
+        return RaceLayout {
+            board,
+            rival: Some(rival),
+            panel,
+        };
+    }
+    RaceLayout {
+        board: left,
+        rival: None,
+        panel,
+    }
+}
+
+/// The rival's board a racer sees under its own: only where the server
+/// sends rivals' boards (a room with open boards), the one Tab chose.
+pub fn shown_rival<'a>(state: &'a crate::race::RaceState, ui: &Ui) -> Option<(u8, &'a View)> {
+    let rivals: Vec<(u8, &View)> = state
+        .racers
+        .iter()
+        .filter(|(seat, _)| Some(**seat) != state.seat)
+        .filter_map(|(&seat, racer)| Some((seat, racer.board.as_ref()?)))
+        .collect();
+    if rivals.is_empty() {
+        return None;
+    }
+    rivals.get(ui.watched % rivals.len()).copied()
+}
+
 /// Where a race draws the player's board in a terminal of `area`.
-pub(super) fn race_board_area(area: Rect, ui: &Ui, view: &View) -> Rect {
-    race_columns(body_area(area, ui, RACE_QUIT), view)[0]
+pub(super) fn race_board_area(
+    area: Rect,
+    ui: &Ui,
+    state: &crate::race::RaceState,
+    view: &View,
+) -> Rect {
+    let rival_shown = shown_rival(state, ui).is_some();
+    race_layout(body_area(area, ui, RACE_QUIT), view, rival_shown).board
 }
 
 /// Which keys work on an online screen, from the room's state.
@@ -142,15 +206,24 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
     } else if state.racers.is_empty() {
         frame.render_widget(Paragraph::new(lobby_lines(state, now)), body);
     } else if let Some(board) = state.my_board() {
-        let [left, right] = race_columns(body, board);
+        let rival = shown_rival(state, ui);
+        let layout = race_layout(body, board, rival.is_some());
         frame.render_widget(
-            Paragraph::new(board_lines(board, ui.marks(board), left.width, left.height)),
-            left,
+            Paragraph::new(board_lines(
+                board,
+                ui.marks(board),
+                layout.board.width,
+                layout.board.height,
+            )),
+            layout.board,
         );
+        if let (Some(area), Some((seat, view))) = (layout.rival, rival) {
+            draw_rival(frame, state, seat, view, area);
+        }
         frame.render_widget(
-            Paragraph::new(race_panel_lines(state, now, right.width))
+            Paragraph::new(race_panel_lines(state, now, layout.panel.width))
                 .block(Block::default().borders(Borders::LEFT)),
-            right,
+            layout.panel,
         );
     } else {
         draw_watch(frame, state, ui, now, body);
@@ -162,6 +235,41 @@ pub fn draw_online(frame: &mut Frame, state: &crate::race::RaceState, ui: &Ui, n
             .map_or(GameKind::ThreeBlindMice, |room| room.game);
         overlay(frame, area, help_lines(game, context));
     }
+}
+
+/// A rival's board, compact, under a line with its name and progress (and
+/// how to turn to the next rival's when there are more).
+fn draw_rival(
+    frame: &mut Frame,
+    state: &crate::race::RaceState,
+    seat: u8,
+    view: &View,
+    area: Rect,
+) {
+    let rivals = state
+        .racers
+        .iter()
+        .filter(|(rival, racer)| Some(**rival) != state.seat && racer.board.is_some())
+        .count();
+    let mut title = format!(" {} · {} ", state.name_of(seat), progress_words(view));
+    if rivals > 1 {
+        title.push_str("· tab: next rival ");
+    }
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        title,
+        Style::default().add_modifier(Modifier::BOLD),
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(
+        Paragraph::new(board_lines(
+            view,
+            Marks::default(),
+            inner.width,
+            inner.height,
+        ))
+        .block(block),
+        area,
+    );
 }
 
 /// Every racer's board at the end of the race, replayed from the revealed

@@ -134,7 +134,7 @@ pub async fn run(
                 let action = match (event, &board) {
                     (Some(Event::Key(key)), _) => ui.key(key, board.as_ref(), in_lobby),
                     (Some(Event::Mouse(mouse)), Some(view)) => {
-                        match ui.mouse(&mouse, view, race_board_area(screen.area(), &ui, view)) {
+                        match ui.mouse(&mouse, view, race_board_area(screen.area(), &ui, &session.state, view)) {
                             Some(action) => action,
                             None => continue,
                         }

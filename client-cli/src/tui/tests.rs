@@ -439,6 +439,59 @@ fn watching_open_boards_side_by_side_or_one_at_a_time() {
     );
 }
 
+/// A racer in a room with open boards sees a rival's board under its own
+/// (the server sends it), with the rival's name and progress; without
+/// open boards, none. Tab turns to the next rival's, and a click still
+/// lands on the racer's own board, drawn shorter.
+#[test]
+fn a_racer_sees_a_rivals_board_under_its_own_where_boards_are_open() {
+    let (state, now, _) = racing_with(Some(0), true);
+    let screen = render(80, 30, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(
+        screen.contains(" bob · "),
+        "bob's board is named:\n{screen}"
+    );
+    assert_eq!(screen.matches("cells").count(), 2, "two boards:\n{screen}");
+    insta::assert_snapshot!("race_open_boards", screen);
+
+    assert!(screen.contains("tab: next rival"), "{screen}");
+
+    // Tab turns to Carol's board (the deal: she has not moved).
+    let tabbed = Ui {
+        watched: 1,
+        ..Ui::default()
+    };
+    assert_eq!(shown_rival(&state, &tabbed).map(|(seat, _)| seat), Some(2));
+    let screen = render(80, 30, |frame| draw_online(frame, &state, &tabbed, now));
+    assert!(screen.contains(" carol · 0/52 in suit order"), "{screen}");
+
+    // Too short for both: the racer's own board only.
+    let short = render(80, 20, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert_eq!(short.matches("cells").count(), 1, "{short}");
+
+    // The own board is drawn shorter, and clicks are read on it.
+    let area = Rect::new(0, 0, 80, 30);
+    let view = state.my_board().expect("ada's board");
+    let with_rival = race_board_area(area, &Ui::default(), &state, view);
+    let (alone, _, _) = racing_with(Some(0), false);
+    let without = race_board_area(area, &Ui::default(), &alone, view);
+    assert!(
+        with_rival.height < without.height,
+        "{with_rival:?} {without:?}"
+    );
+
+    let (state, now, _) = racing_with(Some(0), false);
+    let screen = render(80, 30, |frame| {
+        draw_online(frame, &state, &Ui::default(), now)
+    });
+    assert!(!screen.contains(" bob · "), "{screen}");
+    assert_eq!(screen.matches("cells").count(), 1, "{screen}");
+}
+
 #[test]
 fn results() {
     let (mut state, now, first) = racing(Some(0));
