@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+use patience_shared::bot::human_pace;
 pub use patience_shared::bot::{
     Alone, Bot, BotLevel, Deadline, NoDeadline, PlanLimits, play_alone, play_alone_within,
 };
@@ -23,7 +24,7 @@ use tokio::time::Instant;
 
 use self::answer::Answer;
 pub use self::think::play_alone_timed;
-use self::think::{human_pace, think_off_runtime};
+use self::think::think_off_runtime;
 use crate::config::Store;
 use crate::net::NetError;
 use crate::session::{Entry, SeatSlot, Session};

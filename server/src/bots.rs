@@ -30,7 +30,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use patience_shared::bot::{Bot, Deadline};
+use patience_shared::bot::{Bot, Deadline, human_pace};
 use patience_shared::protocol::{
     self, BotLevel, BotSeat, Phase, PlayerStatus, ServerMessage, default_bot_pace_ms,
 };
@@ -291,7 +291,7 @@ impl BotTask {
                             bot = Some(thought);
                             match chosen {
                                 Some(text) => {
-                                    let pace = human_pace(self.pace_ms, moves_played);
+                                    let pace = pace_for_move_ms(self.pace_ms, moves_played);
                                     due = Some((board_came.saturating_add(pace), text));
                                     moves_played += 1;
                                 }
@@ -357,13 +357,12 @@ async fn sleep_until(clock: &Clock, due: Option<u64>) {
     }
 }
 
-/// `pace_ms` varied by up to a third either way, the same for the same
-/// move number: people do not move like a metronome.
-fn human_pace(pace_ms: u32, move_number: u64) -> u64 {
-    let mut hash = move_number.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    hash ^= hash >> 29;
-    let thousandths = 667 + hash % 667;
-    u64::from(pace_ms) * thousandths / 1000
+/// The wait after a board before a bot at `pace_ms` sends move
+/// `move_number`, in the room clock's milliseconds: the shared
+/// [`human_pace`], varied like a person's.
+fn pace_for_move_ms(pace_ms: u32, move_number: u64) -> u64 {
+    let pace = human_pace(Duration::from_millis(u64::from(pace_ms)), move_number);
+    u64::try_from(pace.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// How long a bot at `pace_ms` may think about one move: two paces, at

@@ -42,7 +42,8 @@
 //! thread.
 //!
 //! Layout: [`BotLevel`] and its [`PlanLimits`]; [`Bot`]; [`play_alone`];
-//! `deadline.rs`, the [`Deadline`] trait; `tests.rs`.
+//! `deadline.rs`, the [`Deadline`] trait; `pace.rs`, [`human_pace`], the
+//! time between moves a runner waits; `tests.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,8 +57,10 @@ use crate::solver::hinter::{Hinter, Searchable};
 use crate::solver::{Budget, Hint, Verdict, shorten_line};
 
 mod deadline;
+mod pace;
 
 pub use deadline::{Deadline, NoDeadline};
+pub use pace::human_pace;
 
 /// How hard a bot tries: how much each plan may search, and how many
 /// guesses of the hidden cards it tries before settling for one good move.

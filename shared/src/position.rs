@@ -18,6 +18,9 @@
 //! sent home, an Ace discarded) is the move's [`Outcome`], kept with the
 //! shape: a move that completes a run still lands on its pile, and the run
 //! going home makes it the most natural move of its card.
+//!
+//! A drop that finds no move gets the rules engine's reason from
+//! [`drop_refusal`] (`position/refusal.rs`), the same for every client.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -31,6 +34,10 @@ use crate::games::three_blind_mice::{TbmMove, ThreeBlindMice};
 use crate::games::virginia_reel::{ReelMove, ReleaseTarget, VirginiaReel};
 use crate::rules::{Effect, Outcome, Rules, View, Zone};
 use crate::splitmix::SplitMix64;
+
+mod refusal;
+
+pub use refusal::{DropRefusal, drop_refusal, typed_move};
 
 /// A view that no position of its game can have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,5 +1,6 @@
 //! The documents a user or an operator reads: README.md, ARCHITECTURE.md,
-//! CHANGELOG.md, docs/*.md and deploy/README.md.
+//! CHANGELOG.md, docs/*.md, deploy/README.md and the Markdown under
+//! tests/load.
 //!
 //! They state today's facts, so they must not carry the project's working
 //! history: no issue numbers (`issue 14`, `#14`), no branch names (`h-bfs`),
@@ -59,7 +60,31 @@ fn documents() -> Vec<PathBuf> {
     in_docs.sort();
     documents.extend(in_docs);
     documents.push(PathBuf::from("deploy/README.md"));
+    documents.extend(markdown_under(&root, Path::new("tests/load")));
     documents
+}
+
+/// Every Markdown file below `folder` (relative to `root`), sorted; the
+/// packages npm installs (`node_modules`) are not ours to check.
+fn markdown_under(root: &Path, folder: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![folder.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(root.join(&folder))
+            .unwrap_or_else(|error| panic!("{} is readable: {error}", folder.display()));
+        for entry in entries {
+            let entry = entry.expect("a folder lists its entries");
+            let path = folder.join(entry.file_name());
+            let is_folder = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            if is_folder && entry.file_name() != "node_modules" {
+                folders.push(path);
+            } else if !is_folder && path.extension().is_some_and(|extension| extension == "md") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 fn is_word_byte(byte: u8) -> bool {

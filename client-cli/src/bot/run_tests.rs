@@ -49,11 +49,11 @@ use crate::thinking::think_limit;
 const PACE: Duration = Duration::from_secs(2);
 
 /// What thinking about each board costs on the runtime's clock, in
-/// milliseconds, against `human_pace(PACE, n)` of 1,333, 1,587, 1,863,
-/// 1,680, 2,393 and 1,997 ms for moves 0 to 5: moves 0, 1, 3 and 5 are
+/// milliseconds, against `human_pace(PACE, n)` of 1,334, 1,414, 2,120,
+/// 2,038, 1,574 and 1,384 ms for moves 0 to 5: moves 0, 1, 3 and 5 are
 /// thought about in less than their pace (the first in no time), moves 2
 /// and 4 in more (move 2 longer than the thinking limit even).
-const THINKING_MS: [u64; 6] = [0, 800, 6_000, 1_000, 3_000, 1_900];
+const THINKING_MS: [u64; 6] = [0, 800, 6_000, 1_000, 3_000, 1_200];
 
 /// The timer's grain: a sleep ends on the first millisecond tick at or
 /// after its deadline.

@@ -1,8 +1,8 @@
-//! The bot's thinking and pace, apart from the network loop: the planner
+//! The bot's thinking, apart from the network loop: the planner
 //! of [`patience_shared::bot`] run on a blocking thread within a
 //! wall-clock limit ([`think_off_runtime`]) or alone against a deal
-//! ([`play_alone_timed`]), and a pace varied like a person's
-//! ([`human_pace`]).
+//! ([`play_alone_timed`]). The pace between moves is the shared
+//! [`human_pace`](patience_shared::bot::human_pace).
 
 use std::time::Duration;
 
@@ -55,13 +55,4 @@ pub(super) async fn think_off_runtime(
     })
     .await
     .ok()
-}
-
-/// `pace` varied by up to a third either way, the same for the same move
-/// number: people do not move like a metronome.
-pub(super) fn human_pace(pace: Duration, move_number: u64) -> Duration {
-    let mut hash = move_number.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    hash ^= hash >> 29;
-    let factor = 2.0 / 3.0 + (hash % 1000) as f64 / 1500.0;
-    pace.mul_f64(factor)
 }

@@ -4,7 +4,9 @@
 use patience_shared::any::{AnyGame, AnyMove};
 use patience_shared::card::Card;
 use patience_shared::game::GameKind;
-use patience_shared::position::{MoveShape, guess, move_between, move_shapes, natural_move};
+use patience_shared::position::{
+    DropRefusal, MoveShape, drop_refusal, guess, move_between, move_shapes, natural_move,
+};
 use patience_shared::rules::{Effect, Rules, View, Zone};
 use ratatui::crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -440,65 +442,18 @@ impl Ui {
     }
 }
 
-/// The notation of moving the card `from` onto `to`, as a person would type
-/// it, where the game has one.
-pub(super) fn typed_move(game: GameKind, from: Spot, to: Zone) -> Option<String> {
-    let source = match (game, from.zone) {
-        (GameKind::ThreeBlindMice, Zone::Pile(pile)) => format!("{}:{}", pile + 1, from.depth + 1),
-        (GameKind::ThreeBlindMice, Zone::Cell(cell)) => format!("c{}", cell + 1),
-        (GameKind::Indian | GameKind::Midshipman, Zone::Pile(pile)) => format!("{}", pile + 1),
-        (GameKind::Indian | GameKind::Midshipman, Zone::Waste) => "w".into(),
-        (GameKind::VirginiaReel, Zone::Reserve(reserve)) => format!("r{}", reserve + 1),
-        (GameKind::VirginiaReel, Zone::Position(index)) => position_name(index),
-        _ => return None,
-    };
-    let target = match to {
-        Zone::Pile(pile) => format!("{}", pile + 1),
-        Zone::Foundation(_) if matches!(game, GameKind::Indian | GameKind::Midshipman) => {
-            "f".into()
-        }
-        Zone::Position(index) => position_name(index),
-        Zone::Discard => "x".into(),
-        _ => return None,
-    };
-    Some(format!("{source}>{target}"))
-}
-
-/// A Virginia Reel position as the notation writes it: `B4`.
-pub(super) fn position_name(index: u8) -> String {
-    format!("{}{}", char::from(b'A' + index / 8), index % 8 + 1)
-}
-
 /// Why the card at `from` cannot go to `to`, in the engine's words: the
 /// same text a typed move gets.
 pub(super) fn refusal(view: &View, from: Spot, to: Zone) -> String {
-    let unmovable = || match view.game {
-        GameKind::ThreeBlindMice => {
-            "cards move only onto piles; a finished run K to A goes home by itself".to_string()
-        }
-        GameKind::Indian | GameKind::Midshipman if from.depth > 0 => {
-            "only the top card moves".to_string()
-        }
-        _ => format!("nothing moves from {} to {to}", from.zone),
-    };
-    if view.game != GameKind::ThreeBlindMice && from.depth > 0 {
-        return unmovable();
-    }
-    let Some(text) = typed_move(view.game, from, to) else {
-        return unmovable();
-    };
     let position = match guess(view, 0) {
         Ok(position) => position,
         Err(error) => return error.to_string(),
     };
-    match position.parse_move(&text) {
-        Err(error) => error.reason,
-        Ok(mv) => match position.clone().apply(mv) {
-            Err(error) => error.to_string(),
-            // Legal after all (a Virginia Reel move that needs its refill
-            // chain typed): say how to type it.
-            Ok(_) => format!("type it with : ({text}…)"),
-        },
+    match drop_refusal(&position, from.zone, from.depth, to) {
+        DropRefusal::Refused(reason) => reason,
+        // Legal after all (a Virginia Reel move that needs its refill
+        // chain typed): say how to type it.
+        DropRefusal::NeedsTyping { typed } => format!("type it with : ({typed}…)"),
     }
 }
 

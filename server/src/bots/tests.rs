@@ -207,9 +207,10 @@ fn a_snapshot_gives_back_the_bots_own_board_and_status() {
 #[test]
 fn the_pace_varies_by_a_third_either_way_and_the_limit_is_two_paces_capped() {
     for move_number in 0..1_000 {
-        let pace = human_pace(1_500, move_number);
+        let pace = pace_for_move_ms(1_500, move_number);
         assert!((1_000..=2_000).contains(&pace), "{pace}");
     }
+    assert_eq!(pace_for_move_ms(2_000, 0), 1_334);
     assert_eq!(think_limit(0), None);
     assert_eq!(think_limit(1_500), Some(Duration::from_secs(3)));
     assert_eq!(think_limit(9_000), Some(Duration::from_secs(10)));

@@ -11,7 +11,9 @@
 
 use patience_shared::any::AnyGame;
 use patience_shared::game::GameKind;
-use patience_shared::position::{MoveShape, guess, move_between, move_shapes, natural_move};
+use patience_shared::position::{
+    DropRefusal, MoveShape, drop_refusal, guess, move_between, move_shapes, natural_move,
+};
 use patience_shared::replay::LogReplay;
 use patience_shared::rules::{Board, Effect, Rules, View, Zone};
 use patience_shared::solver::any::first_winnable_deal;
@@ -461,55 +463,15 @@ pub fn drop(spec: &PositionSpec, held: Held, to: Zone) -> Result<DropAnswer, Eng
 }
 
 /// Why `held` cannot go to `to`, in the engine's words: the text the same
-/// move typed in the notation gets.
+/// move typed in the notation gets. The page has no typing, so a move a
+/// drop cannot make is one it does not make.
 fn refusal(position: &AnyGame, held: Held, to: Zone) -> String {
-    let game = position.kind();
-    let unmovable = || match game {
-        GameKind::ThreeBlindMice => {
-            "cards move only onto piles; a finished run K to A goes home by itself".to_string()
+    match drop_refusal(position, held.from, held.depth, to) {
+        DropRefusal::Refused(reason) => reason,
+        DropRefusal::NeedsTyping { .. } => {
+            format!("nothing moves from {} to {to} in one move", held.from)
         }
-        GameKind::Indian | GameKind::Midshipman if held.depth > 0 => {
-            "only the top card moves".to_string()
-        }
-        _ => format!("nothing moves from {} to {to}", held.from),
-    };
-    if game != GameKind::ThreeBlindMice && held.depth > 0 {
-        return unmovable();
     }
-    let Some(text) = typed_move(game, held, to) else {
-        return unmovable();
-    };
-    match position.parse_move(&text) {
-        Err(error) => error.reason,
-        Ok(mv) => match position.clone().apply(mv) {
-            Err(error) => error.to_string(),
-            Ok(_) => format!("nothing moves from {} to {to} in one move", held.from),
-        },
-    }
-}
-
-/// The notation of moving `held` onto `to`, as a person would type it.
-fn typed_move(game: GameKind, held: Held, to: Zone) -> Option<String> {
-    let position_name = |index: u8| format!("{}{}", char::from(b'A' + index / 8), index % 8 + 1);
-    let source = match (game, held.from) {
-        (GameKind::ThreeBlindMice, Zone::Pile(pile)) => format!("{}:{}", pile + 1, held.depth + 1),
-        (GameKind::ThreeBlindMice, Zone::Cell(cell)) => format!("c{}", cell + 1),
-        (GameKind::Indian | GameKind::Midshipman, Zone::Pile(pile)) => format!("{}", pile + 1),
-        (GameKind::Indian | GameKind::Midshipman, Zone::Waste) => "w".into(),
-        (GameKind::VirginiaReel, Zone::Reserve(reserve)) => format!("r{}", reserve + 1),
-        (GameKind::VirginiaReel, Zone::Position(index)) => position_name(index),
-        _ => return None,
-    };
-    let target = match to {
-        Zone::Pile(pile) => format!("{}", pile + 1),
-        Zone::Foundation(_) if matches!(game, GameKind::Indian | GameKind::Midshipman) => {
-            "f".into()
-        }
-        Zone::Position(index) => position_name(index),
-        Zone::Discard => "x".into(),
-        _ => return None,
-    };
-    Some(format!("{source}>{target}"))
 }
 
 /// The first proved-winnable deal of `count` seeds from `first_seed`.
