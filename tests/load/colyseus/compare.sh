@@ -168,6 +168,7 @@ race() {
     server_pid=$!
     address=$(wait_for_address "$work/patience.out" 's/^patience-server listening on ws:\/\///p')
     echo "compare.sh: $2 (pid $server_pid) on $address" >&2
+    shift 2
     load --scenario race --url "ws://$address" --endless "$@"
     stop_server
 }
