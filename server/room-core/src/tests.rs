@@ -775,6 +775,44 @@ fn spectators_get_a_racers_latest_progress_once_a_tick_and_racers_get_every_move
 }
 
 #[test]
+fn an_event_is_encoded_once_and_every_recipient_gets_the_same_bytes() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Spectate { conn: 7 }).expect("watches");
+    room.input(Input::Spectate { conn: 8 }).expect("watches");
+    room.drain(None);
+    // Whether the frames of `outputs` to `conns` that `is` picks are one
+    // for each, and one buffer, shared.
+    let shared = |outputs: &[Output], conns: &[ConnId], is: fn(&ServerMessage) -> bool| {
+        let frames: Vec<&Bytes> = outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Send { conn, frame }
+                    if conns.contains(conn)
+                        && protocol::decode_server(frame).is_ok_and(|message| is(&message)) =>
+                {
+                    Some(frame)
+                }
+                _ => None,
+            })
+            .collect();
+        frames.len() == conns.len()
+            && frames
+                .iter()
+                .all(|frame| frame.as_ptr() == frames[0].as_ptr() && frame.len() == frames[0].len())
+    };
+    // The spectators' `progress`: one encoding for both.
+    let outputs = room.play(1, &line[0]);
+    let progress = |message: &ServerMessage| matches!(message, ServerMessage::Progress { .. });
+    assert!(shared(&outputs, &[7, 8], progress), "{outputs:?}");
+    // An event for everyone: one encoding for the racers and spectators.
+    room.input(Input::Resign { conn: 2 }).expect("resigns");
+    let outputs = room.drain(None);
+    let finished = |message: &ServerMessage| matches!(message, ServerMessage::Finished { .. });
+    assert!(shared(&outputs, &[1, 2, 7, 8], finished), "{outputs:?}");
+}
+
+#[test]
 fn without_a_proved_deal_the_room_deals_then_counts_down() {
     let mut room = Room::new(2, RoomOptions::default());
     room.join(1, "ada");
