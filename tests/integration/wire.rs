@@ -509,12 +509,12 @@ fn planted_leaks_are_caught(recordings: &[Recording], result: &RaceResult) {
         board,
     };
     // A count that looks at a card dealt face down (a King laid bare, say)
-    // is not the public one.
+    // is not the public one: one more than the deal's own.
     let counted_a_hidden_card = ServerMessage::Progress {
         seq: 1,
         seat: 0,
         progress: protocol::Progress {
-            cards_in_order: 1,
+            cards_in_order: protocol::cards_in_order(&deal.view(), &deal.view()) + 1,
             ..Default::default()
         },
         text: None,
