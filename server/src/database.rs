@@ -818,22 +818,26 @@ mod tests {
     /// What a [`Faulty`] store gets wrong.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     enum Fault {
+        None,
         BeginFails,
         CommitFails,
         CommitPanics,
         RollbackToSavepointFails,
     }
 
-    /// The SQLite store in memory, with one fault planted.
+    /// The SQLite store in memory, with one fault planted (or none), its
+    /// commits gated or not.
     struct Faulty {
         inner: SqliteStore,
         fault: Fault,
+        gate: Option<Gate>,
     }
 
     fn faulty(fault: Fault) -> Box<dyn Store> {
         Box::new(Faulty {
             inner: SqliteStore::in_memory().expect("opens"),
             fault,
+            gate: None,
         })
     }
 
@@ -853,7 +857,16 @@ mod tests {
                 Fault::CommitFails => Err(planted("commit")),
                 // Unwinds without the panic hook's report, like a panic.
                 Fault::CommitPanics => std::panic::resume_unwind(Box::new("planted panic")),
-                _ => self.inner.commit(),
+                _ => {
+                    let Some(gate) = &self.gate else {
+                        return self.inner.commit();
+                    };
+                    let _ = gate.begun.send(());
+                    let _ = gate.go.recv();
+                    let committed = self.inner.commit();
+                    gate.ended.fetch_add(1, Ordering::SeqCst);
+                    committed
+                }
             }
         }
         fn rollback(&mut self) {
@@ -1064,6 +1077,14 @@ mod tests {
         ) -> Result<crate::store::Standings, StoreError> {
             self.inner.standings(game, span, today, limit, player)
         }
+    }
+
+    /// Makes a store's commits each wait for the test's word: it says
+    /// when a commit has begun, and counts those that ended.
+    struct Gate {
+        begun: std::sync::mpsc::SyncSender<()>,
+        go: std::sync::mpsc::Receiver<()>,
+        ended: Arc<AtomicU64>,
     }
 
     /// A database thread's state, run by hand so that a test decides
@@ -1577,5 +1598,60 @@ mod tests {
         assert_eq!(stats.errors.load(Ordering::Relaxed), 0);
         // Whatever the batching, every answer came after a commit.
         assert!(stats.commits.load(Ordering::Relaxed) >= 1);
+    }
+
+    /// Waits for the gated store's next commit to begin.
+    fn commit_begins(begun: &std::sync::mpsc::Receiver<()>) {
+        begun
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a commit begins");
+    }
+
+    #[tokio::test]
+    async fn a_job_waits_through_at_most_the_commit_in_flight_and_its_own() {
+        let (begun_sender, begun) = std::sync::mpsc::sync_channel(8);
+        let (go, go_receiver) = std::sync::mpsc::sync_channel(8);
+        let ended = Arc::new(AtomicU64::new(0));
+        let store = Faulty {
+            inner: SqliteStore::in_memory().expect("opens"),
+            fault: Fault::None,
+            gate: Some(Gate {
+                begun: begun_sender,
+                go: go_receiver,
+                ended: Arc::clone(&ended),
+            }),
+        };
+        let database = Database::start(Box::new(store), 64).expect("starts");
+        // Commits a job waits through: those that end between its queueing
+        // and its answer.
+        let alone = database.queue(|_| Ok(())).await;
+        commit_begins(&begun);
+        // The first commit is in flight: these arrive during it.
+        let mut during = Vec::new();
+        for _ in 0..5 {
+            during.push(database.queue(|_| Ok(())).await);
+        }
+        let _ = go.send(());
+        at_once(alone).await.expect("committed");
+        assert_eq!(
+            ended.load(Ordering::SeqCst),
+            1,
+            "queued alone: its own commit"
+        );
+        // The next group commit begins the moment the last one ends, and
+        // takes every job that waited: none is left for a third.
+        commit_begins(&begun);
+        let _ = go.send(());
+        for answer in during {
+            at_once(answer).await.expect("committed");
+            assert_eq!(
+                ended.load(Ordering::SeqCst),
+                2,
+                "queued during a commit: that one and its own"
+            );
+        }
+        let stats = database.stats();
+        assert_eq!(stats.commits.load(Ordering::Relaxed), 2);
+        assert_eq!(stats.jobs.load(Ordering::Relaxed), 6);
     }
 }

@@ -1210,10 +1210,10 @@ pub struct Progress {
     /// Cards home: on foundations, discarded, or on Virginia Reel home piles.
     pub cards_home: u16,
     /// Cards in their winning order ([`cards_in_order`]): the cards home,
-    /// and in Three Blind Mice also the cards built in suit order down from
-    /// a King at the bottom of a pile. The one measure of how far a racer
-    /// has come, the same for every viewer: every progress bar draws it,
-    /// and the standings rank by it.
+    /// and in Three Blind Mice also the cards dealt face up that are built
+    /// in suit order down from a King at the bottom of a pile. The one
+    /// measure of how far a racer has come, the same for every viewer:
+    /// every progress bar draws it, and the standings rank by it.
     #[serde(default)]
     pub cards_in_order: u16,
     /// Complete runs home: full foundations (13 cards), and complete Virginia
@@ -1248,7 +1248,7 @@ impl Progress {
         Progress {
             moves,
             cards_home: cards_home(board),
-            cards_in_order: cards_in_order(board),
+            cards_in_order: cards_in_order(deal, board),
             runs_home: runs_home(board),
             cards_uncovered: fewer(hidden(deal, false), hidden(board, false)),
             stock_turned: fewer(hidden(deal, true), hidden(board, true)),
@@ -1808,34 +1808,49 @@ pub fn cards_home(view: &View) -> u16 {
     u16::try_from(count).unwrap_or(u16::MAX)
 }
 
-/// The cards a board has in their winning order, from what anyone may
-/// see: the cards home ([`cards_home`]), and for Three Blind Mice also
-/// every card lying in suit order down from a King at the bottom of a pile
-/// with nothing face down under it (a run leaves only once all 13 are
-/// built, so cards home alone stay at 0 for most of a race). Only face-up
-/// cards count, and only how many: two boards that differ in their
-/// face-down cards or their stock give the same count.
-pub fn cards_in_order(view: &View) -> u16 {
-    let home = cards_home(view);
-    if view.game != GameKind::ThreeBlindMice {
+/// The cards a board has in their winning order, from what every racer
+/// saw at the start: the cards home ([`cards_home`]), and for Three Blind
+/// Mice also the cards built in suit order down from a King at the bottom
+/// of a pile, counting only cards that were dealt face up (the face-up
+/// cards of `deal`, the board every racer is shown first) and stopping at
+/// the first card that was dealt face down (a run leaves only once all 13
+/// are built, so cards home alone stay at 0 for most of a race).
+///
+/// The count never looks at a card that was dealt face down, only at
+/// where the cards everyone saw at the start now lie: swap the identities
+/// of the cards dealt face down among themselves, and it stays the same.
+/// So a rival, who races the same deal and cannot yet tell those cards
+/// apart on its own board, learns nothing about them from it.
+pub fn cards_in_order(deal: &View, board: &View) -> u16 {
+    let home = cards_home(board);
+    if board.game != GameKind::ThreeBlindMice {
         return home;
     }
-    let built: usize = view
+    let mut dealt_face_up = [false; 52];
+    for card in deal.zones.iter().flat_map(|zone| &zone.face_up) {
+        if let Some(slot) = dealt_face_up.get_mut(card.index()) {
+            *slot = true;
+        }
+    }
+    let public = |card: &Card| dealt_face_up.get(card.index()).copied().unwrap_or(false);
+    let built: usize = board
         .zones
         .iter()
         .filter(|zone| matches!(zone.zone, Zone::Pile(_)) && zone.hidden == 0)
         .map(|zone| {
-            let Some(&king) = zone.face_up.first() else {
+            let Some(king) = zone.face_up.first() else {
                 return 0;
             };
-            if king.rank() != 13 {
+            if king.rank() != 13 || !public(king) {
                 return 0;
             }
             1 + zone
                 .face_up
                 .windows(2)
                 .take_while(|pair| {
-                    pair[1].suit() == king.suit() && pair[1].rank() + 1 == pair[0].rank()
+                    public(&pair[1])
+                        && pair[1].suit() == king.suit()
+                        && pair[1].rank() + 1 == pair[0].rank()
                 })
                 .count()
         })

@@ -15,7 +15,10 @@
 //!   only; a `snapshot` carries the recipient's own board alone);
 //! - every card the frame names (a card field, or a card inside any text)
 //!   is one the recipient may know at that moment;
-//! - neither the seed nor the salt appears.
+//! - neither the seed nor the salt appears;
+//! - every rival's `progress` carries the public `cards_in_order`: the one
+//!   computed from the deal as everyone saw it and that racer's board after
+//!   that many moves, which looks at no card dealt face down.
 //!
 //! The check is a function that returns what it found, so the test also
 //! plants leaks into a real recording and watches each one be caught.
@@ -29,7 +32,8 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     self, ClientMessage, ErrorCode, RaceResult, RaceSnapshot, RoomOptions, SeatBoard, ServerMessage,
 };
-use patience_shared::rules::{Effect, Rules};
+use patience_shared::replay;
+use patience_shared::rules::{Effect, Rules, View};
 use patience_shared::solver::Budget;
 use patience_shared::solver::any::first_winnable_deal;
 use patience_tests::{Client, SEED_START, SOLVER_BUDGET, seq_of, start_server};
@@ -50,6 +54,8 @@ struct Recording {
 struct Checked {
     frames: usize,
     cards: usize,
+    /// Rivals' `progress` whose counts were checked.
+    counts: usize,
 }
 
 /// Every card ever face up in one racer's game, after each of its moves:
@@ -150,6 +156,18 @@ fn check_fair_play(
         let history = &seen[&seat];
         &history[played.min(history.len() - 1)]
     };
+    // Each racer's board after each of its moves, and the deal as every
+    // racer saw it first: what a rival's counts are computed from.
+    let deal = AnyGame::deal(reveal.game, reveal.seed).view();
+    let boards: BTreeMap<u8, Vec<View>> = result
+        .logs
+        .iter()
+        .map(|log| {
+            let boards = replay::boards(AnyGame::deal(reveal.game, reveal.seed), &log.moves)
+                .map_err(|(index, error)| format!("seat {}'s move {index}: {error}", log.seat))?;
+            Ok((log.seat, boards))
+        })
+        .collect::<Result<_, String>>()?;
     let seed_text = reveal.seed.to_string();
     let mut report = BTreeMap::new();
     for recording in recordings {
@@ -184,6 +202,25 @@ fn check_fair_play(
                         "{} got a rival's move text or board: {message:?}",
                         recording.name
                     ));
+                }
+                ServerMessage::Progress { seat, progress, .. } if !whose(*seat) => {
+                    let board = boards
+                        .get(seat)
+                        .and_then(|boards| boards.get(usize::try_from(progress.moves).ok()?))
+                        .ok_or_else(|| {
+                            format!(
+                                "{} got a progress past the log: {message:?}",
+                                recording.name
+                            )
+                        })?;
+                    let public = protocol::cards_in_order(&deal, board);
+                    if progress.cards_in_order != public {
+                        return Err(format!(
+                            "{} got seat {seat}'s cards in order {}, not the public count {public}: {message:?}",
+                            recording.name, progress.cards_in_order
+                        ));
+                    }
+                    checked.counts += 1;
                 }
                 ServerMessage::Snapshot {
                     race: Some(race), ..
@@ -471,7 +508,20 @@ fn planted_leaks_are_caught(recordings: &[Recording], result: &RaceResult) {
         text,
         board,
     };
+    // A count that looks at a card dealt face down (a King laid bare, say)
+    // is not the public one: one more than the deal's own.
+    let counted_a_hidden_card = ServerMessage::Progress {
+        seq: 1,
+        seat: 0,
+        progress: protocol::Progress {
+            cards_in_order: protocol::cards_in_order(&deal.view(), &deal.view()) + 1,
+            ..Default::default()
+        },
+        text: None,
+        board: None,
+    };
     let leaks = [
+        ("carol", counted_a_hidden_card),
         (bob, progress(None, Some(deal.view()))),
         ("carol", progress(Some("s".to_string()), None)),
         (
@@ -520,6 +570,10 @@ async fn fair_play_holds_for(game: GameKind) -> BTreeMap<&'static str, Checked> 
     for (recipient, counts) in &checked {
         assert!(counts.frames > 10, "{recipient:?} checked {counts:?}");
     }
+    assert!(
+        checked["carol"].counts > 0,
+        "a spectator's progress counts were checked: {checked:?}"
+    );
     println!("{game}: frames and cards checked per recipient {checked:?}");
     planted_leaks_are_caught(&recordings, &result);
     checked

@@ -34,7 +34,7 @@ use super::frame::{
 };
 use super::input::{Action, Ui};
 use super::live::standings_lines;
-use super::screens::{bar, bold, cards_in_place, dim, help_lines, status_style};
+use super::screens::{bar, bold, dim, help_lines, status_style};
 use super::terminal::{Screen, TerminalGuard, terminal_events};
 use crate::daily::{self, Attempt, DailyError, DailyState, Opened, result_lines, start_lines};
 use crate::leaderboard::unranked_short_text;
@@ -84,10 +84,9 @@ pub fn daily_panel_lines(state: &DailyState, now: Instant, width: u16) -> Vec<Li
         .map_or(attempt.progress, |result| result.progress);
     let bar_width = usize::from(width).saturating_sub(8).clamp(4, 30);
     // Three Blind Mice counts the cards in suit order on a King, which
-    // move as the runs are built, not only the runs home.
-    let done = state
-        .board()
-        .map_or(usize::from(progress.cards_home), cards_in_place);
+    // move as the runs are built, not only the runs home: the count the
+    // server measured, as every bar draws it.
+    let done = usize::from(progress.cards_in_order);
     lines.push(Line::from(vec![
         Span::styled(
             bar(done, attempt.game.card_count(), bar_width),

@@ -22,7 +22,7 @@ use super::frame::{
 };
 use super::input::Ui;
 use super::screens::{
-    self, help_lines, lobby_lines, progress_words, race_panel_lines, results_lines,
+    self, count_words, help_lines, lobby_lines, progress_words, race_panel_lines, results_lines,
     watch_table_lines,
 };
 
@@ -56,7 +56,8 @@ pub fn draw_practice(frame: &mut Frame, screen: &PracticeScreen<'_>, ui: &Ui) {
     if let Some(state) = screen.state {
         heading.push_str(&format!("· {state} "));
     }
-    heading.push_str(&format!("· {} ", progress_words(screen.view)));
+    let deal = AnyGame::deal(screen.game, screen.seed).view();
+    heading.push_str(&format!("· {} ", progress_words(&deal, screen.view)));
     let body = framed_screen(frame, heading, ui, PRACTICE_QUIT, Context::Practice);
     let lines = board_lines(screen.view, ui.marks(screen.view), body.width, body.height);
     frame.render_widget(Paragraph::new(lines), body);
@@ -285,10 +286,14 @@ pub fn final_boards(state: &crate::race::RaceState) -> Vec<(u8, View)> {
 /// The final boards as the results show them, each with its progress in
 /// words as the race counted it (on the board its racer saw).
 fn final_boards_shown(state: &crate::race::RaceState) -> Vec<(u8, View, String)> {
+    let Some(result) = &state.result else {
+        return Vec::new();
+    };
+    let deal = AnyGame::deal(result.reveal.game, result.reveal.seed).view();
     final_positions(state)
         .into_iter()
         .map(|(seat, position)| {
-            let words = progress_words(&position.view());
+            let words = progress_words(&deal, &position.view());
             (seat, crate::replay::revealed_view(&position.board()), words)
         })
         .collect()
@@ -415,7 +420,7 @@ fn draw_watch(
         .iter()
         .filter_map(|(&seat, racer)| {
             let view = racer.board.clone()?;
-            let words = progress_words(&view);
+            let words = count_words(view.game, usize::from(racer.progress.cards_in_order));
             Some((seat, view, words))
         })
         .collect();

@@ -68,7 +68,10 @@ pub fn replay_panel_lines(replay: &Replay, cursor: &Cursor) -> Vec<Line<'static>
         )),
         Line::from(""),
         Line::from(format!("move {} / {}", cursor.step, track.steps.len())),
-        Line::from(Span::styled(progress_words(track.seen(cursor.step)), dim())),
+        Line::from(Span::styled(
+            progress_words(&track.start_seen, track.seen(cursor.step)),
+            dim(),
+        )),
     ];
     match cursor
         .step

@@ -141,11 +141,11 @@ fn clock_line(state: &RaceState, now: Instant) -> Option<Line<'static>> {
     ]))
 }
 
-/// The cards of `view` that are where a win needs them
-/// ([`cards_in_order`]): the measure every progress bar draws, for every
-/// racer and every viewer alike.
-pub fn cards_in_place(view: &View) -> usize {
-    usize::from(cards_in_order(view))
+/// The cards of `view`, a board dealt as `deal`, that are where a win
+/// needs them ([`cards_in_order`]): the measure every progress bar draws,
+/// for every racer and every viewer alike.
+pub fn cards_in_place(deal: &View, view: &View) -> usize {
+    usize::from(cards_in_order(deal, view))
 }
 
 /// What the bars of `game` count, in words.
@@ -157,12 +157,16 @@ pub fn in_order_words(game: GameKind) -> &'static str {
     }
 }
 
-/// How far a board has come, in words: "14/52 in suit order" for Three
-/// Blind Mice, "31/104 home" for the others.
-pub fn progress_words(view: &View) -> String {
-    let total = view.game.card_count();
-    let done = cards_in_place(view);
-    format!("{done}/{total} {}", in_order_words(view.game))
+/// How far a board dealt as `deal` has come, in words: "14/52 in suit
+/// order" for Three Blind Mice, "31/104 home" for the others.
+pub fn progress_words(deal: &View, view: &View) -> String {
+    count_words(view.game, cards_in_place(deal, view))
+}
+
+/// `done` cards of `game` in their winning order, in words.
+pub fn count_words(game: GameKind, done: usize) -> String {
+    let total = game.card_count();
+    format!("{done}/{total} {}", in_order_words(game))
 }
 
 /// The face-down cards a deal of `game` has outside the stock.

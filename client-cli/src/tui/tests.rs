@@ -1683,8 +1683,18 @@ fn three_blind_mice_progress_counts_cards_in_suit_order_on_a_king() {
             game: GameKind::ThreeBlindMice,
             zones,
         };
+        // A deal with every card face up: the counting, not what it skips
+        // (the rules library tests that).
+        let deal = View {
+            game: GameKind::ThreeBlindMice,
+            zones: vec![ZoneView {
+                zone: Zone::Pile(0),
+                hidden: 0,
+                face_up: (0..52).map(Card::from_index).collect(),
+            }],
+        };
         assert_eq!(
-            screens::cards_in_place(&view),
+            screens::cards_in_place(&deal, &view),
             expected,
             "{piles:?} {home:?}"
         );
@@ -1707,7 +1717,10 @@ fn the_race_panel_shows_a_three_blind_mice_board_moving() {
     let frame = render(80, 24, |frame| {
         draw_online(frame, &state, &Ui::default(), now)
     });
-    let own = screens::cards_in_place(state.my_board().expect("a board"));
+    let own = screens::cards_in_place(
+        &AnyGame::deal(GameKind::ThreeBlindMice, 1).view(),
+        state.my_board().expect("a board"),
+    );
     assert!(frame.contains(&format!("{own:>3}")), "{frame}");
 }
 

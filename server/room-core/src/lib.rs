@@ -39,6 +39,11 @@
 //! [`View`]s only: the positions (`AnyGame`) and the seed stay here until
 //! the race is over.
 //!
+//! Spectators are told racers' progress on a tick, on the core's clock
+//! ([`SPECTATOR_PROGRESS_TICK_MS`]): at most one `progress` per racer per
+//! tick, with its latest counts, and always before any other event they
+//! get. A mover's `move_accepted` and its rivals' `progress` go out at once.
+//!
 //! Fair play: every racer plays the same deal, so a card face up on one
 //! board may be face down on another. Until the race ends a racer's board
 //! and move texts go to that racer alone; everyone else gets its progress
@@ -130,6 +135,14 @@ pub struct RestoreError {
     /// What did not replay.
     pub reason: String,
 }
+
+/// How often at most the spectators are told a racer's progress. A move
+/// made less than a tick after the spectators were last told waits for the
+/// tick's end, and every move of a racer within one tick goes out as one
+/// `progress` with its latest counts; so a busy room costs a spectator one
+/// wake-up and one write per tick, not one per move. Neither the mover's
+/// `move_accepted` nor its rivals' `progress` ever waits for the tick.
+pub const SPECTATOR_PROGRESS_TICK_MS: Millis = 100;
 
 /// A connection, by its server-wide id.
 pub type ConnId = u64;
@@ -434,7 +447,10 @@ struct InFlight {
 enum Audience {
     Everyone,
     Seat(u8),
-    AllBut(u8),
+    /// Every seat but the mover's; not the spectators, who are told on
+    /// the progress tick ([`SPECTATOR_PROGRESS_TICK_MS`]).
+    Rivals(u8),
+    Spectators,
 }
 
 impl Audience {
@@ -442,13 +458,24 @@ impl Audience {
         match self {
             Audience::Everyone => true,
             Audience::Seat(only) => only == seat,
-            Audience::AllBut(mover) => mover != seat,
+            Audience::Rivals(mover) => mover != seat,
+            Audience::Spectators => false,
         }
     }
 
     fn includes_spectators(self) -> bool {
-        !matches!(self, Audience::Seat(_))
+        matches!(self, Audience::Everyone | Audience::Spectators)
     }
+}
+
+/// A racer's progress the spectators are still to be told, as of its
+/// latest move.
+struct PendingProgress {
+    seat: u8,
+    progress: Progress,
+    /// With open boards: the latest move's text and the board after it.
+    text: Option<String>,
+    board: Option<View>,
 }
 
 struct LoggedEvent {
@@ -556,6 +583,13 @@ pub struct RoomCore {
     /// The race as it ended, kept while writes from before its end are
     /// not committed: what a write made again after the end writes.
     final_race: Option<Box<LiveRace>>,
+    /// Racers' progress the spectators are still to be told, one entry
+    /// per seat (its latest), in the order the seats moved.
+    progress_pending: Vec<PendingProgress>,
+    /// When `progress_pending` goes out, if it waits for the tick.
+    progress_due: Option<Millis>,
+    /// When the spectators were last told progress.
+    progress_told_at: Option<Millis>,
     /// The series the race belongs to; this race's point is counted when
     /// it ends.
     series: Option<SeriesScore>,
@@ -631,6 +665,9 @@ impl RoomCore {
             retry_at: None,
             failures: 0,
             final_race: None,
+            progress_pending: Vec::new(),
+            progress_due: None,
+            progress_told_at: None,
             series,
             vote: None,
             rematch_tokens: Vec::new(),
@@ -815,6 +852,7 @@ impl RoomCore {
             .chain(linger)
             .chain(vote)
             .chain(store)
+            .chain(self.progress_due)
             .min()
     }
 

@@ -209,7 +209,13 @@ impl RoomCore {
             }
         });
         let (text, board) = shown.unzip();
-        self.emit(Audience::AllBut(seat_number), |seq| {
+        let for_spectators = PendingProgress {
+            seat: seat_number,
+            progress,
+            text: text.clone(),
+            board: board.clone(),
+        };
+        self.emit(Audience::Rivals(seat_number), |seq| {
             ServerMessage::Progress {
                 seq,
                 seat: seat_number,
@@ -218,6 +224,7 @@ impl RoomCore {
                 board,
             }
         });
+        self.progress_for_spectators(for_spectators);
         if won {
             self.finish(index, PlayerStatus::Won);
         } else if stuck {
@@ -378,6 +385,9 @@ impl RoomCore {
     /// Acts on every deadline that has come by `self.now`.
     pub(crate) fn act_on_deadlines(&mut self) {
         let now = self.now;
+        if self.progress_due.is_some_and(|due| now >= due) {
+            self.tell_spectators_progress();
+        }
         if let Some(since) = self.waiting_since
             && now >= since.saturating_add(self.settings.store_outage_ms)
         {

@@ -704,11 +704,112 @@ fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
             if race.boards.iter().all(|board| board.board.is_none())
     ));
     room.input(Input::CaughtUp { conn: 7 }).expect("answered");
+    room.now += SPECTATOR_PROGRESS_TICK_MS;
     let outputs = room.play(1, &line[1]);
     assert!(matches!(
         Room::to(&outputs, 7).as_slice(),
         [ServerMessage::Progress { seat: 0, .. }]
     ));
+}
+
+/// The moves counted in each `progress` for `seat` among `messages`.
+fn progress_moves(messages: &[ServerMessage], seat: u8) -> Vec<u32> {
+    messages
+        .iter()
+        .filter_map(|message| match message {
+            ServerMessage::Progress {
+                seat: of, progress, ..
+            } if *of == seat => Some(progress.moves),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn spectators_get_a_racers_latest_progress_once_a_tick_and_racers_get_every_move_at_once() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Spectate { conn: 7 }).expect("watches");
+    room.drain(None);
+    let started = room.now;
+    // The first move in a while: the spectator is told at once.
+    let outputs = room.play(1, &line[0]);
+    assert!(is_accepted(&Room::to(&outputs, 1)));
+    assert_eq!(progress_moves(&Room::to(&outputs, 2), 0), [1]);
+    assert_eq!(progress_moves(&Room::to(&outputs, 7), 0), [1]);
+    // Three more within the tick: the mover and its rival hear of each at
+    // once, the spectator of none until the tick's end.
+    for text in &line[1..4] {
+        room.now += 20;
+        let outputs = room.play(1, text);
+        assert!(is_accepted(&Room::to(&outputs, 1)), "{text}");
+        assert_eq!(progress_moves(&Room::to(&outputs, 2), 0).len(), 1);
+        assert!(Room::to(&outputs, 7).is_empty(), "{text}");
+    }
+    assert_eq!(
+        room.core.poll_timeout(),
+        Some(started + SPECTATOR_PROGRESS_TICK_MS)
+    );
+    room.advance(started + SPECTATOR_PROGRESS_TICK_MS - room.now);
+    let outputs = room.drain(None);
+    assert_eq!(
+        progress_moves(&Room::to(&outputs, 7), 0),
+        [4],
+        "the latest counts, once"
+    );
+    assert!(Room::to(&outputs, 1).is_empty() && Room::to(&outputs, 2).is_empty());
+    // A spectator sees the rest in order: the last progress before the win.
+    let mut seen = Vec::new();
+    for text in &line[4..] {
+        room.now += 1;
+        let outputs = room.play(1, text);
+        seen.extend(Room::to(&outputs, 7));
+    }
+    let finished = seen
+        .iter()
+        .position(|message| matches!(message, ServerMessage::Finished { seat: 0, .. }))
+        .expect("the win is told");
+    let told = progress_moves(&seen[..finished], 0);
+    assert_eq!(told.last().copied(), u32::try_from(line.len()).ok());
+    assert!(told.len() < line.len() - 4, "coalesced: {told:?}");
+}
+
+#[test]
+fn an_event_is_encoded_once_and_every_recipient_gets_the_same_bytes() {
+    let (seed, line) = proved();
+    let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Spectate { conn: 7 }).expect("watches");
+    room.input(Input::Spectate { conn: 8 }).expect("watches");
+    room.drain(None);
+    // Whether the frames of `outputs` to `conns` that `is` picks are one
+    // for each, and one buffer, shared.
+    let shared = |outputs: &[Output], conns: &[ConnId], is: fn(&ServerMessage) -> bool| {
+        let frames: Vec<&Bytes> = outputs
+            .iter()
+            .filter_map(|output| match output {
+                Output::Send { conn, frame }
+                    if conns.contains(conn)
+                        && protocol::decode_server(frame).is_ok_and(|message| is(&message)) =>
+                {
+                    Some(frame)
+                }
+                _ => None,
+            })
+            .collect();
+        frames.len() == conns.len()
+            && frames
+                .iter()
+                .all(|frame| frame.as_ptr() == frames[0].as_ptr() && frame.len() == frames[0].len())
+    };
+    // The spectators' `progress`: one encoding for both.
+    let outputs = room.play(1, &line[0]);
+    let progress = |message: &ServerMessage| matches!(message, ServerMessage::Progress { .. });
+    assert!(shared(&outputs, &[7, 8], progress), "{outputs:?}");
+    // An event for everyone: one encoding for the racers and spectators.
+    room.input(Input::Resign { conn: 2 }).expect("resigns");
+    let outputs = room.drain(None);
+    let finished = |message: &ServerMessage| matches!(message, ServerMessage::Finished { .. });
+    assert!(shared(&outputs, &[1, 2, 7, 8], finished), "{outputs:?}");
 }
 
 #[test]

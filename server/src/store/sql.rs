@@ -1185,8 +1185,10 @@ impl<B: Backend> Store for SqlStore<B> {
         // same as `race_ended` did without a column of its own.
         for standing in &mut standings {
             if let Some(log) = logs.iter().find(|log| log.seat == standing.seat) {
-                let board = final_position(AnyGame::deal(reveal.game, reveal.seed), &log.moves);
-                standing.progress.cards_in_order = cards_in_order(&board.view());
+                let deal = AnyGame::deal(reveal.game, reveal.seed);
+                let dealt = deal.view();
+                let board = final_position(deal, &log.moves);
+                standing.progress.cards_in_order = cards_in_order(&dealt, &board.view());
             }
         }
         Ok(Some(RaceRecord {

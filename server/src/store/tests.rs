@@ -416,12 +416,13 @@ fn races_read_back_as_written(store: &mut dyn Backend) {
             .iter()
             .find(|log| log.seat == standing.seat)
             .expect("a log per seat");
-        let board = patience_shared::replay::final_position(
-            patience_shared::any::AnyGame::deal(expected.reveal.game, expected.reveal.seed),
-            &log.moves,
+        let deal = patience_shared::any::AnyGame::deal(expected.reveal.game, expected.reveal.seed);
+        let dealt = patience_shared::rules::Rules::view(&deal);
+        let board = patience_shared::replay::final_position(deal, &log.moves);
+        standing.progress.cards_in_order = patience_shared::protocol::cards_in_order(
+            &dealt,
+            &patience_shared::rules::Rules::view(&board),
         );
-        standing.progress.cards_in_order =
-            patience_shared::protocol::cards_in_order(&patience_shared::rules::Rules::view(&board));
     }
     assert_eq!(record.result, expected);
     assert_eq!(store.race(race_id + 1).expect("reads"), None);

@@ -1543,28 +1543,59 @@ mod properties {
     }
 }
 
+/// A Three Blind Mice deal whose face-up cards are every card but
+/// `face_down` (its zones' places do not matter to the count).
+fn deal_hiding(face_down: &[&str]) -> View {
+    let hidden: Vec<Card> = face_down.iter().map(|text| card(text)).collect();
+    let face_up = (0..52)
+        .map(Card::from_index)
+        .filter(|card| !hidden.contains(card))
+        .collect();
+    View {
+        game: GameKind::ThreeBlindMice,
+        zones: vec![
+            ZoneView {
+                zone: Zone::Pile(0),
+                hidden: 0,
+                face_up,
+            },
+            ZoneView {
+                zone: Zone::Pile(7),
+                hidden: u8::try_from(hidden.len()).unwrap_or(u8::MAX),
+                face_up: Vec::new(),
+            },
+        ],
+    }
+}
+
 #[test]
 fn cards_in_order_counts_a_three_blind_mice_build_down_from_a_bare_king() {
-    let check = |zones: Vec<(Zone, u8, &[&str])>, expected: u16| {
+    // (cards dealt face down, the board's zones) → the count
+    let check = |face_down: &[&str], zones: Vec<(Zone, u8, &[&str])>, expected: u16| {
         let view = View {
             game: GameKind::ThreeBlindMice,
             ..view_of(zones)
         };
-        assert_eq!(cards_in_order(&view), expected, "{view:?}");
+        assert_eq!(
+            cards_in_order(&deal_hiding(face_down), &view),
+            expected,
+            "{face_down:?} {view:?}"
+        );
     };
-    check(vec![(Zone::Pile(0), 0, &["Kd", "Qd", "Jd"])], 3);
+    check(&[], vec![(Zone::Pile(0), 0, &["Kd", "Qd", "Jd"])], 3);
     // A card face down under the King: the build is not yet in place.
-    check(vec![(Zone::Pile(0), 1, &["Kd", "Qd"])], 0);
+    check(&[], vec![(Zone::Pile(0), 1, &["Kd", "Qd"])], 0);
     // Another suit, or a gap, ends the build.
-    check(vec![(Zone::Pile(0), 0, &["Kd", "Qh", "Jh"])], 1);
-    check(vec![(Zone::Pile(0), 0, &["Kd", "Jd"])], 1);
+    check(&[], vec![(Zone::Pile(0), 0, &["Kd", "Qh", "Jh"])], 1);
+    check(&[], vec![(Zone::Pile(0), 0, &["Kd", "Jd"])], 1);
     // Not on a King.
-    check(vec![(Zone::Pile(0), 0, &["Qd", "Jd"])], 0);
-    // Runs home count with the builds.
+    check(&[], vec![(Zone::Pile(0), 0, &["Qd", "Jd"])], 0);
+    // Runs home count with the builds, whatever cards were dealt face down.
     let run = [
         "Kc", "Qc", "Jc", "Tc", "9c", "8c", "7c", "6c", "5c", "4c", "3c", "2c", "Ac",
     ];
     check(
+        &["5c", "Jc"],
         vec![(Zone::Discard, 0, &run), (Zone::Pile(3), 0, &["Ks"])],
         14,
     );
@@ -1573,7 +1604,108 @@ fn cards_in_order_counts_a_three_blind_mice_build_down_from_a_bare_king() {
         (Zone::Pile(0), 0, &["Kd", "Qd"]),
         (Zone::Foundation(0), 0, &["Ac", "2c"]),
     ]);
-    assert_eq!(cards_in_order(&view), 2);
+    assert_eq!(cards_in_order(&view, &view), 2);
+}
+
+#[test]
+fn cards_in_order_skips_a_king_laid_bare_and_stops_at_a_card_dealt_face_down() {
+    // (cards dealt face down, the board's zones) → the count
+    let check = |face_down: &[&str], zones: Vec<(Zone, u8, &[&str])>, expected: u16| {
+        let view = View {
+            game: GameKind::ThreeBlindMice,
+            ..view_of(zones)
+        };
+        assert_eq!(
+            cards_in_order(&deal_hiding(face_down), &view),
+            expected,
+            "{face_down:?} {view:?}"
+        );
+    };
+    // A King dealt face down, laid bare at the bottom of its pile: a rival
+    // who counted it would learn where its own King lies.
+    check(&["Kd"], vec![(Zone::Pile(7), 0, &["Kd"])], 0);
+    check(&["Kd"], vec![(Zone::Pile(7), 0, &["Kd", "Qd", "Jd"])], 0);
+    // A Jack dealt face down, turned up and built on a Q-K run: the run
+    // counts up to it, and nothing after it.
+    check(
+        &["Jd"],
+        vec![(Zone::Pile(0), 0, &["Kd", "Qd", "Jd", "Td"])],
+        2,
+    );
+    // A King dealt face up moved into a pile emptied of face-down cards.
+    check(&["Jd"], vec![(Zone::Pile(8), 0, &["Kh", "Qh"])], 2);
+}
+
+/// `view` with each card in `from` replaced by the card at the same place
+/// in `to`.
+fn relabelled(view: &View, from: &[Card], to: &[Card]) -> View {
+    let mut view = view.clone();
+    for zone in &mut view.zones {
+        for card in &mut zone.face_up {
+            if let Some(at) = from.iter().position(|hidden| hidden == card) {
+                *card = to[at];
+            }
+        }
+    }
+    view
+}
+
+/// What a rival cannot tell apart, the count does not tell apart: in Three
+/// Blind Mice deals played by random legal moves, swapping the identities
+/// of the cards dealt face down among themselves leaves the count as it
+/// is, at every step.
+#[test]
+fn cards_in_order_is_the_same_whichever_card_dealt_face_down_lies_where() {
+    use crate::any::AnyGame;
+    use crate::conformance::TestRng;
+    use crate::rules::Rules;
+    let mut rng = TestRng::new(38);
+    let mut boards_with_a_card_dealt_face_down_in_place = 0;
+    for seed in 0..200 {
+        let mut game = AnyGame::deal(GameKind::ThreeBlindMice, seed);
+        let deal = game.view();
+        let face_down: Vec<Card> = (0..52)
+            .map(Card::from_index)
+            .filter(|card| !deal.zones.iter().any(|zone| zone.face_up.contains(card)))
+            .collect();
+        assert_eq!(face_down.len(), 9, "seed {seed}");
+        let mut moves = Vec::new();
+        for step in 0..200 {
+            let board = game.view();
+            let count = cards_in_order(&deal, &board);
+            if board.zones.iter().any(|zone| {
+                matches!(zone.zone, Zone::Pile(_))
+                    && zone.hidden == 0
+                    && zone
+                        .face_up
+                        .first()
+                        .is_some_and(|bottom| bottom.rank() == 13 && face_down.contains(bottom))
+            }) {
+                boards_with_a_card_dealt_face_down_in_place += 1;
+            }
+            for _ in 0..4 {
+                let mut shuffled = face_down.clone();
+                for at in (1..shuffled.len()).rev() {
+                    shuffled.swap(at, rng.below(at + 1));
+                }
+                assert_eq!(
+                    cards_in_order(&deal, &relabelled(&board, &face_down, &shuffled)),
+                    count,
+                    "seed {seed}, step {step}: {board:?}"
+                );
+            }
+            moves.clear();
+            game.legal_moves(&mut moves);
+            let Some(&mv) = moves.get(rng.below(moves.len())) else {
+                break;
+            };
+            game.apply(mv).expect("a legal move applies");
+        }
+    }
+    assert!(
+        boards_with_a_card_dealt_face_down_in_place > 0,
+        "the play lays bare a King dealt face down somewhere"
+    );
 }
 
 #[test]
