@@ -252,7 +252,16 @@ fn draw_rival(
         .iter()
         .filter(|(rival, racer)| Some(**rival) != state.seat && racer.board.is_some())
         .count();
-    let mut title = format!(" {} · {} ", state.name_of(seat), progress_words(view));
+    // The server's public count, as every other bar shows it.
+    let done = state
+        .racers
+        .get(&seat)
+        .map_or(0, |racer| usize::from(racer.progress.cards_in_order));
+    let mut title = format!(
+        " {} · {} ",
+        state.name_of(seat),
+        count_words(view.game, done)
+    );
     if rivals > 1 {
         title.push_str("· tab: next rival ");
     }
