@@ -42,6 +42,7 @@ pub mod failover;
 pub mod leaderboard_feed;
 pub mod listener;
 pub mod lobby;
+pub mod matchmaking;
 pub mod metrics;
 pub mod open_files;
 pub mod outbox;
