@@ -249,5 +249,6 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::LobbyPage { .. } => "lobby_page",
         ServerMessage::RematchOffer { .. } => "rematch_offer",
         ServerMessage::RematchReady { .. } => "rematch_ready",
+        ServerMessage::QuickRaceWait { .. } => "quick_race_wait",
     }
 }

@@ -15,6 +15,7 @@ use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::matchmaking::Ratings;
 
 /// Everything the server can be told. Field names are the TOML keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,6 +191,10 @@ pub struct Config {
     /// or flags.
     #[serde(skip)]
     pub clock: Clock,
+    /// Where quick race reads players' ratings: nobody is rated unless a
+    /// test gives estimates. Not a setting of files or flags.
+    #[serde(skip)]
+    pub ratings: Ratings,
 }
 
 impl Default for Config {
@@ -262,6 +267,7 @@ impl Default for Config {
             node_lease_ms: 10_000,
             failover_scan_ms: 10_000,
             clock: Clock::system(),
+            ratings: Ratings::default(),
         }
     }
 }

@@ -1,21 +1,137 @@
-//! Quick race by rating, the rule alone: which waiting players may meet,
-//! and when a waiting player is offered a bot. Pure: the times are
-//! arguments (milliseconds waited, on whatever clock the caller keeps),
-//! so the rule is tested on a virtual clock.
+//! Quick race by rating: which waiting players may meet, when a waiting
+//! player is offered a bot, and where a player's rating comes from. The
+//! rule is pure: the times are arguments (milliseconds waited, on whatever
+//! clock the caller keeps), so it is tested on a virtual clock.
 //!
 //! Players are matched on their estimate `mu` (not the conservative figure
 //! shown, which is low for every new player whatever their skill). A
 //! player's window is `mu` ± [`half_width`]: [`START_HALF_WIDTH`] at
-//! first (about one skill class, `rating::BETA`), wider by
-//! [`GROWTH_PER_STEP`] every [`STEP_MS`], and open to anyone after
-//! [`OPEN_AFTER_MS`]. Two players may meet when their estimates differ
-//! by no more than the wider of their two windows: a player who has
-//! waited long is not kept waiting for a newcomer's narrow window. After
-//! [`BOT_OFFER_AFTER_MS`] a player still waiting is offered a marked bot
-//! (or to keep waiting).
+//! first (about one skill class), wider by [`GROWTH_PER_STEP`] every
+//! [`STEP_MS`], and open to anyone after [`OPEN_AFTER_MS`]. Two players
+//! may meet when their estimates differ by no more than the wider of their
+//! two windows: a player who has waited long is not kept waiting for a
+//! newcomer's narrow window. After [`BOT_OFFER_AFTER_MS`] a player still
+//! waiting is offered a marked bot (or to keep waiting); keeping waiting
+//! withdraws the offer until another [`BOT_OFFER_AFTER_MS`] has passed.
 //!
-//! Not yet wired into the quick-race handler: the cluster's advert holds
-//! one waiting room per game today.
+//! Ratings are read through [`RatingLookup`], one small interface, so that
+//! matching does not care where they are kept; a player it does not know
+//! (a guest, or anyone before their first rated race) has the estimate of
+//! a new player, [`UNRATED_MU`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use patience_shared::game::GameKind;
+
+use crate::store::PlayerId;
+
+/// The estimate of a player who has no rating: a new player's `mu`.
+pub const UNRATED_MU: f64 = 25.0;
+
+/// The uncertainty of a player who has no rating: a new player's `sigma`.
+pub const UNRATED_SIGMA: f64 = 25.0 / 3.0;
+
+/// Where quick race reads a waiting player's rating.
+pub trait RatingLookup: Send + Sync + fmt::Debug {
+    /// The estimate `mu` of the player (registered as `player`, if so,
+    /// and named `name`) at `game`; `None` if they have no rating.
+    fn estimate(&self, player: Option<PlayerId>, name: &str, game: GameKind) -> Option<f64>;
+}
+
+/// No ratings: everyone is a new player.
+#[derive(Debug, Default)]
+pub struct Unrated;
+
+impl RatingLookup for Unrated {
+    fn estimate(&self, _: Option<PlayerId>, _: &str, _: GameKind) -> Option<f64> {
+        None
+    }
+}
+
+/// Estimates by display name, set in advance: for tests, which race
+/// players of far ratings without racing them up first.
+#[cfg(any(test, feature = "test-support"))]
+#[derive(Debug, Default)]
+pub struct EstimatesByName(pub std::collections::BTreeMap<String, f64>);
+
+#[cfg(any(test, feature = "test-support"))]
+impl RatingLookup for EstimatesByName {
+    fn estimate(&self, _: Option<PlayerId>, name: &str, _: GameKind) -> Option<f64> {
+        self.0.get(name).copied()
+    }
+}
+
+/// The server's rating lookup, shared: [`Unrated`] unless set.
+#[derive(Clone, Debug)]
+pub struct Ratings(Arc<dyn RatingLookup>);
+
+impl Ratings {
+    /// Ratings read through `lookup`.
+    pub fn new(lookup: Arc<dyn RatingLookup>) -> Ratings {
+        Ratings(lookup)
+    }
+
+    /// The estimate quick race matches on: the player's, or a new
+    /// player's.
+    pub fn estimate(&self, player: Option<PlayerId>, name: &str, game: GameKind) -> f64 {
+        self.0
+            .estimate(player, name, game)
+            .filter(|mu| mu.is_finite())
+            .unwrap_or(UNRATED_MU)
+    }
+}
+
+impl Default for Ratings {
+    fn default() -> Ratings {
+        Ratings(Arc::new(Unrated))
+    }
+}
+
+impl PartialEq for Ratings {
+    fn eq(&self, other: &Ratings) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Ratings {}
+
+/// A player waiting alone in a quick race's room: what others matching
+/// read of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Waiter {
+    /// Their estimate.
+    pub mu: f64,
+    /// When they began waiting, on the server's clock.
+    pub since_ms: u64,
+}
+
+impl Waiter {
+    /// Whether this waiter and `other` may race each other at `now_ms`.
+    pub fn meets(&self, other: &Waiter, now_ms: u64) -> bool {
+        may_meet(
+            self.mu,
+            now_ms.saturating_sub(self.since_ms),
+            other.mu,
+            now_ms.saturating_sub(other.since_ms),
+        )
+    }
+}
+
+/// The window a player who has waited `waited_ms` is told of: whole
+/// rating points either side, `None` once open to anyone.
+pub fn shown_window(waited_ms: u64) -> Option<u8> {
+    let width = half_width(waited_ms);
+    // Finite widths are whole numbers below 20: the cast loses nothing.
+    width.is_finite().then(|| width.round().clamp(0.0, 255.0) as u8)
+}
+
+/// When a waiter who began at `since_ms` is next looked at after `now_ms`:
+/// the next step of their window.
+pub fn next_step_ms(since_ms: u64, now_ms: u64) -> u64 {
+    let waited = now_ms.saturating_sub(since_ms);
+    since_ms.saturating_add((waited / STEP_MS + 1) * STEP_MS)
+}
 
 /// The window's half-width when a player starts waiting.
 pub const START_HALF_WIDTH: f64 = 4.0;
@@ -24,7 +140,7 @@ pub const START_HALF_WIDTH: f64 = 4.0;
 pub const GROWTH_PER_STEP: f64 = 2.0;
 
 /// How often the window widens.
-pub const STEP_MS: u64 = 10_000;
+pub const STEP_MS: u64 = patience_shared::protocol::QUICK_RACE_STEP_MS;
 
 /// After this long the window is open to anyone.
 pub const OPEN_AFTER_MS: u64 = 60_000;
@@ -86,6 +202,50 @@ mod tests {
         // Far apart: only once one window is open.
         assert!(!may_meet(10.0, 59_999, 40.0, 0));
         assert!(may_meet(10.0, 60_000, 40.0, 0));
+    }
+
+    #[test]
+    fn waiters_meet_by_their_waits_at_the_time_asked() {
+        let low = Waiter {
+            mu: 15.0,
+            since_ms: 1_000,
+        };
+        let high = Waiter {
+            mu: 35.0,
+            since_ms: 1_000,
+        };
+        // Twenty apart: a window of 20 is never reached by steps (14 at
+        // 50 s), so they meet when the first window opens, at 60 s.
+        assert!(!low.meets(&high, 1_000));
+        assert!(!high.meets(&low, 60_999));
+        assert!(low.meets(&high, 61_000));
+    }
+
+    #[test]
+    fn the_window_shown_is_whole_points_until_open() {
+        assert_eq!(shown_window(0), Some(4));
+        assert_eq!(shown_window(20_000), Some(8));
+        assert_eq!(shown_window(OPEN_AFTER_MS), None);
+    }
+
+    #[test]
+    fn a_waiter_is_looked_at_each_step_of_their_own_wait() {
+        assert_eq!(next_step_ms(5_000, 5_000), 15_000);
+        assert_eq!(next_step_ms(5_000, 14_999), 15_000);
+        assert_eq!(next_step_ms(5_000, 15_000), 25_000);
+    }
+
+    #[test]
+    fn an_unknown_or_broken_rating_is_a_new_players() {
+        let ratings = Ratings::new(Arc::new(EstimatesByName(
+            [("ada".to_string(), 31.5), ("bob".to_string(), f64::NAN)]
+                .into_iter()
+                .collect(),
+        )));
+        assert_eq!(ratings.estimate(None, "ada", GameKind::Indian), 31.5);
+        assert_eq!(ratings.estimate(None, "bob", GameKind::Indian), UNRATED_MU);
+        assert_eq!(ratings.estimate(None, "cy", GameKind::Indian), UNRATED_MU);
+        assert_eq!(Ratings::default().estimate(None, "ada", GameKind::Indian), UNRATED_MU);
     }
 
     #[test]

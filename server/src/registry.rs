@@ -81,6 +81,21 @@ impl Registry {
         rooms
     }
 
+    /// Players seated in this node's rooms of `game`: those waiting in
+    /// public rooms whose race has not begun, and those racing.
+    pub fn players_of(&self, game: GameKind) -> PlayerCounts {
+        let mut counts = PlayerCounts::default();
+        for room in self.rooms.iter().filter(|room| room.summary.game == game) {
+            let players = u32::from(room.summary.players());
+            if room.summary.public && room.summary.is_forming() {
+                counts.waiting = counts.waiting.saturating_add(players);
+            } else if room.summary.is_racing() {
+                counts.racing = counts.racing.saturating_add(players);
+            }
+        }
+        counts
+    }
+
     /// This node's open public rooms still forming (of `game`, or of
     /// every game), as the lobby lists them.
     pub fn lobby(&self, game: Option<GameKind>) -> Vec<LobbyRoom> {
@@ -130,6 +145,25 @@ impl Registry {
     pub fn room_for_token(&self, hash: &TokenHash) -> Option<RoomHandle> {
         let code = self.tokens.get(hash).map(|code| Arc::clone(&code))?;
         self.rooms.get(&code).map(|room| room.clone())
+    }
+}
+
+/// How many players wait for a game's races and how many race it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlayerCounts {
+    /// Seated in public rooms whose race has not begun.
+    pub waiting: u32,
+    /// Seated in rooms whose race runs.
+    pub racing: u32,
+}
+
+impl PlayerCounts {
+    /// The two counts added.
+    pub fn plus(self, other: PlayerCounts) -> PlayerCounts {
+        PlayerCounts {
+            waiting: self.waiting.saturating_add(other.waiting),
+            racing: self.racing.saturating_add(other.racing),
+        }
     }
 }
 

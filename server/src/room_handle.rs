@@ -14,6 +14,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotLevel, LobbyRoom, Phase};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::matchmaking::Waiter;
 use crate::outbox::ConnectionHandle;
 use crate::secrets::TokenHash;
 use crate::store::PlayerId;
@@ -170,6 +171,9 @@ pub struct RoomSummary {
     /// The room as the lobby lists it, for a public room (the actor sets
     /// it with each change).
     listing: Mutex<Option<LobbyRoom>>,
+    /// The player who opened it for a quick race and waits in it, whose
+    /// rating window decides who may join it.
+    waiter: Mutex<Option<Waiter>>,
 }
 
 impl RoomSummary {
@@ -182,7 +186,38 @@ impl RoomSummary {
             phase: AtomicU8::new(Phase::Lobby as u8),
             players: AtomicU8::new(0),
             listing: Mutex::new(None),
+            waiter: Mutex::new(None),
         }
+    }
+
+    /// Records who waits in this quick race's room (`None`: nobody's
+    /// window bars anyone from it).
+    pub fn set_waiter(&self, waiter: Option<Waiter>) {
+        *self.waiter.lock().unwrap_or_else(PoisonError::into_inner) = waiter;
+    }
+
+    /// Who waits in this quick race's room, if a rating window guards it.
+    pub fn waiter(&self) -> Option<Waiter> {
+        *self.waiter.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the room's race has not begun yet (waiting, dealing or
+    /// counting down).
+    pub fn is_forming(&self) -> bool {
+        let phase = self.phase.load(Ordering::Relaxed);
+        [Phase::Lobby, Phase::Dealing, Phase::Countdown]
+            .iter()
+            .any(|&forming| phase == forming as u8)
+    }
+
+    /// Whether the room's race is running.
+    pub fn is_racing(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) == Phase::Racing as u8
+    }
+
+    /// Whether the room waits in its lobby, before any countdown.
+    pub fn is_waiting(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) == Phase::Lobby as u8
     }
 
     /// Records the room as the lobby lists it.

@@ -238,6 +238,15 @@ pub enum ClientMessage {
         /// `true` to accept (or to propose), `false` to decline.
         accept: bool,
     },
+    /// While waiting alone for a quick race, the answer to the offer of
+    /// [`ServerMessage::QuickRaceWait`]'s `bot_offer`: race a marked server
+    /// bot now (`bot: true`: the sender leaves the waiting room for a
+    /// private room with the bot), or keep waiting (`bot: false`: the offer
+    /// is withdrawn, the wait and its window go on).
+    QuickRaceAnswer {
+        /// `true` to race a bot now, `false` to keep waiting.
+        bot: bool,
+    },
 }
 
 /// A seat for a bot the server runs, asked for in
@@ -614,7 +623,33 @@ pub enum ServerMessage {
         /// The secret that takes the seat in the new room.
         resume_token: String,
     },
+    /// To a player waiting alone in a quick race's room: how long they
+    /// have waited, how wide their rating window is, whether a bot is
+    /// offered, and how many players wait and race this game. Sent when
+    /// the wait begins and every [`QUICK_RACE_STEP_MS`] after it.
+    QuickRaceWait {
+        /// The game.
+        game: GameKind,
+        /// Milliseconds waited.
+        waited_ms: u64,
+        /// Rating points either side of the player's estimate that a rival
+        /// may be; absent once the window is open to anyone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<u8>,
+        /// Whether a marked server bot is offered: answer with
+        /// [`ClientMessage::QuickRaceAnswer`].
+        bot_offer: bool,
+        /// Players seated in public rooms of this game whose race has not
+        /// begun (the recipient among them).
+        waiting: u32,
+        /// Players seated in rooms of this game whose race runs.
+        racing: u32,
+    },
 }
+
+/// How often a quick race's waiter hears [`ServerMessage::QuickRaceWait`],
+/// and how often its rating window widens.
+pub const QUICK_RACE_STEP_MS: u64 = 10_000;
 
 /// The open public rooms still forming, as [`ServerMessage::LobbyPage`]
 /// lists them.

@@ -17,6 +17,7 @@ mod hostile;
 mod inspect;
 mod load;
 mod lobby;
+mod matchmaking;
 mod outage;
 mod postgres;
 mod race;

@@ -258,6 +258,7 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             },
         ),
         ("rematch", ClientMessage::Rematch { accept: true }),
+        ("quick_race_answer", ClientMessage::QuickRaceAnswer { bot: true }),
     ]
 }
 
@@ -790,6 +791,17 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 seq: 17,
                 code: "M3QT9A".to_string(),
                 resume_token: "9f8e7d6c5b4a39281706f5e4d3c2b1a0".to_string(),
+            },
+        ),
+        (
+            "quick_race_wait",
+            ServerMessage::QuickRaceWait {
+                game: GameKind::Indian,
+                waited_ms: 90_000,
+                window: None,
+                bot_offer: true,
+                waiting: 3,
+                racing: 12,
             },
         ),
     ]
