@@ -148,8 +148,8 @@ use tokio_util::sync::CancellationToken;
 
 use self::lease::{LeaseBook, RENEW_BATCH};
 use self::pending::{FLUSH_BATCH, Taken, Write};
-use crate::metrics::{Metrics, bump};
 use crate::matchmaking::Waiter;
+use crate::metrics::{Metrics, bump};
 use crate::registry::{PlayerCounts, Registry, new_room_code};
 use crate::room_handle::Command;
 use crate::secrets::{TokenHash, new_secret};
@@ -423,7 +423,11 @@ fn parse_waiter(value: &str, code: &str) -> Option<Waiter> {
     if parts.next()? != code {
         return None;
     }
-    let mu = parts.next()?.parse::<f64>().ok().filter(|mu| mu.is_finite())?;
+    let mu = parts
+        .next()?
+        .parse::<f64>()
+        .ok()
+        .filter(|mu| mu.is_finite())?;
     let since_ms = parts.next()?.parse().ok()?;
     Some(Waiter { mu, since_ms })
 }
@@ -927,7 +931,9 @@ impl Cluster {
     /// The lobby's rooms on the other live nodes, as each published them at
     /// its last renewal (at most a third of a lease ago).
     pub async fn lobby_elsewhere(&self) -> Result<Vec<LobbyRoom>, ClusterError> {
-        let bodies = self.published_elsewhere("lobby", &lobby_key(&self.inner.node_id)).await?;
+        let bodies = self
+            .published_elsewhere("lobby", &lobby_key(&self.inner.node_id))
+            .await?;
         Ok(bodies
             .into_iter()
             .filter_map(|body| rmp_serde::from_slice::<Vec<LobbyRoom>>(&body).ok())
@@ -950,7 +956,11 @@ impl Cluster {
     }
 
     /// What the other live nodes published under `{kind}:{node}`.
-    async fn published_elsewhere(&self, kind: &str, own: &str) -> Result<Vec<Vec<u8>>, ClusterError> {
+    async fn published_elsewhere(
+        &self,
+        kind: &str,
+        own: &str,
+    ) -> Result<Vec<Vec<u8>>, ClusterError> {
         let mut redis = self.redis();
         let mut keys = Vec::new();
         let mut cursor = 0u64;

@@ -123,7 +123,9 @@ impl Waiter {
 pub fn shown_window(waited_ms: u64) -> Option<u8> {
     let width = half_width(waited_ms);
     // Finite widths are whole numbers below 20: the cast loses nothing.
-    width.is_finite().then(|| width.round().clamp(0.0, 255.0) as u8)
+    width
+        .is_finite()
+        .then(|| width.round().clamp(0.0, 255.0) as u8)
 }
 
 /// When a waiter who began at `since_ms` is next looked at after `now_ms`:
@@ -245,7 +247,10 @@ mod tests {
         assert_eq!(ratings.estimate(None, "ada", GameKind::Indian), 31.5);
         assert_eq!(ratings.estimate(None, "bob", GameKind::Indian), UNRATED_MU);
         assert_eq!(ratings.estimate(None, "cy", GameKind::Indian), UNRATED_MU);
-        assert_eq!(Ratings::default().estimate(None, "ada", GameKind::Indian), UNRATED_MU);
+        assert_eq!(
+            Ratings::default().estimate(None, "ada", GameKind::Indian),
+            UNRATED_MU
+        );
     }
 
     #[test]

@@ -11,16 +11,14 @@ use patience_cli::config::Store;
 use patience_cli::session::{Entry, Session};
 use patience_cli::tui::online::{self, Ending};
 use patience_server::clock::Clock;
-use patience_server::matchmaking::{
-    BOT_OFFER_AFTER_MS, EstimatesByName, Ratings, STEP_MS,
-};
+use patience_server::matchmaking::{BOT_OFFER_AFTER_MS, EstimatesByName, Ratings, STEP_MS};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
 use patience_tests::{Client, DAY_START, start_server};
 use ratatui::crossterm::event::KeyCode;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
-use crate::lobby::{TestScreen, press, until_drawn};
+use crate::lobby::{PATIENCE, TestScreen, press, until_drawn};
 
 const GAME: GameKind = GameKind::ThreeBlindMice;
 
@@ -60,6 +58,20 @@ async fn next_wait(client: &mut Client) -> (u64, Option<u8>, bool, u32, u32) {
             ..
         } => (waited_ms, window, bot_offer, waiting, racing),
         _ => unreachable!("recv_until returns what it waited for"),
+    }
+}
+
+/// Waits until a frame drawn no longer holds `text`.
+async fn until_gone(frames: &mut watch::Receiver<String>, text: &str) {
+    let waiting = async {
+        while frames.borrow_and_update().contains(text) {
+            if frames.changed().await.is_err() {
+                panic!("the screen ended still drawing {text:?}");
+            }
+        }
+    };
+    if tokio::time::timeout(PATIENCE, waiting).await.is_err() {
+        panic!("the screen kept drawing {text:?}:\n{}", *frames.borrow());
     }
 }
 
@@ -110,7 +122,9 @@ async fn far_ratings_wait_apart_until_their_windows_widen_then_meet() {
     assert_eq!(joined, (kept_room.clone(), Some(1)));
     if !left {
         mover
-            .recv_until(|message| matches!(message, ServerMessage::Left { code } if *code == left_room))
+            .recv_until(
+                |message| matches!(message, ServerMessage::Left { code } if *code == left_room),
+            )
             .await;
     }
     let update = stays
@@ -136,7 +150,12 @@ async fn a_waiting_player_declines_the_bot_then_races_it_in_the_terminal() {
         let mut screen = screen;
         online::run(&mut screen, &mut events, session, notes).await
     });
-    until_drawn(&mut frames, "ada", "waiting 0s, rivals within 4 rating points").await;
+    until_drawn(
+        &mut frames,
+        "ada",
+        "waiting 0s, rivals within 4 rating points",
+    )
+    .await;
     until_drawn(&mut frames, "ada", "1 waiting, 0 racing").await;
 
     clock.advance(BOT_OFFER_AFTER_MS);
@@ -144,8 +163,8 @@ async fn a_waiting_player_declines_the_bot_then_races_it_in_the_terminal() {
     press(&keys, KeyCode::Char('w')).await;
     // Keeping waiting withdraws the offer and nothing else: the wait is
     // still counted from the start, and the window stays open.
-    until_drawn(&mut frames, "ada", "waiting 90s, open to any rival").await;
-    assert!(!frames.borrow().contains("Press b to race"));
+    until_gone(&mut frames, "Press b to race").await;
+    assert!(frames.borrow().contains("waiting 90s, open to any rival"));
 
     clock.advance(BOT_OFFER_AFTER_MS);
     until_drawn(&mut frames, "ada", "Press b to race a server bot now").await;
@@ -155,7 +174,7 @@ async fn a_waiting_player_declines_the_bot_then_races_it_in_the_terminal() {
 
     press(&keys, KeyCode::Char('q')).await;
     press(&keys, KeyCode::Char('y')).await;
-    let ending = tokio::time::timeout(crate::lobby::PATIENCE, playing)
+    let ending = tokio::time::timeout(PATIENCE, playing)
         .await
         .expect("the screen ends")
         .expect("the screen's task ends")
@@ -173,7 +192,8 @@ async fn a_bot_is_refused_to_whoever_was_not_offered_one() {
     let clock = Clock::virtual_at(DAY_START);
     let server = start_server(|config| config.clock = clock.clone()).await;
     let mut ada = Client::hello(&server, "ada").await;
-    ada.send(&ClientMessage::QuickRaceAnswer { bot: true }).await;
+    ada.send(&ClientMessage::QuickRaceAnswer { bot: true })
+        .await;
     assert!(matches!(
         ada.recv().await,
         ServerMessage::Error {
@@ -183,7 +203,8 @@ async fn a_bot_is_refused_to_whoever_was_not_offered_one() {
     ));
     quick_race(&mut ada).await;
     next_wait(&mut ada).await;
-    ada.send(&ClientMessage::QuickRaceAnswer { bot: true }).await;
+    ada.send(&ClientMessage::QuickRaceAnswer { bot: true })
+        .await;
     assert!(matches!(
         ada.recv_until(|message| matches!(message, ServerMessage::Error { .. }))
             .await,

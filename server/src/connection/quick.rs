@@ -118,7 +118,11 @@ impl Session {
     /// The answer to the bot's offer: a private room with the bot, or the
     /// offer withdrawn until another [`BOT_OFFER_AFTER_MS`] has passed.
     pub(super) async fn quick_race_answer(&mut self, bot: bool) {
-        let offered = self.quick_wait.as_deref().filter(|wait| wait.offered).copied();
+        let offered = self
+            .quick_wait
+            .as_deref()
+            .filter(|wait| wait.offered)
+            .copied();
         let Some(wait) = offered.filter(|_| self.waits_alone()) else {
             return self.error(
                 ErrorCode::InvalidRequest,
@@ -194,11 +198,7 @@ impl Session {
             return false;
         };
         self.leave_waiting_room().await;
-        if self
-            .try_enter(&target, self.join_command())
-            .await
-            .is_ok()
-        {
+        if self.try_enter(&target, self.join_command()).await.is_ok() {
             self.room = Some(target);
             return true;
         }

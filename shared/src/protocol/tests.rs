@@ -258,7 +258,10 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             },
         ),
         ("rematch", ClientMessage::Rematch { accept: true }),
-        ("quick_race_answer", ClientMessage::QuickRaceAnswer { bot: true }),
+        (
+            "quick_race_answer",
+            ClientMessage::QuickRaceAnswer { bot: true },
+        ),
     ]
 }
 
