@@ -33,7 +33,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Quick race: join a public room of GAME, or open one.
+    /// Quick race: join a public room of GAME whose waiting player is near
+    /// your rating, or open one and wait (a bot is offered after 90 s).
     Play {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,

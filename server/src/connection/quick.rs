@@ -1,8 +1,8 @@
 //! A quick racer waiting alone in the room it opened: told of its wait at
 //! each step of its rating window ([`ServerMessage::QuickRaceWait`]),
 //! moved into an older waiter's room once their windows meet, and offered
-//! a marked bot after [`BOT_OFFER_AFTER_MS`] (the rule is
-//! [`crate::matchmaking`]'s).
+//! a marked bot after `quick_race_bot_offer_ms` (by default
+//! [`matchmaking::BOT_OFFER_AFTER_MS`]; the rule is [`crate::matchmaking`]'s).
 //!
 //! A move is the waiter leaving its own room (`left`) and joining the
 //! other (`room_joined`); the two rooms answer each on their own, so a
@@ -13,7 +13,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotLevel, BotSeat, ErrorCode, RoomOptions, ServerMessage};
 
 use super::Session;
-use crate::matchmaking::{self, BOT_OFFER_AFTER_MS, Waiter};
+use crate::matchmaking::{self, Waiter};
 use crate::registry::PlayerCounts;
 use crate::room_handle::Command;
 
@@ -55,7 +55,9 @@ impl Session {
         self.quick_wait = Some(Box::new(QuickWait {
             game,
             waiter,
-            offer_at_ms: waiter.since_ms.saturating_add(BOT_OFFER_AFTER_MS),
+            offer_at_ms: waiter
+                .since_ms
+                .saturating_add(self.shared.config.quick_race_bot_offer_ms),
             offered: false,
             next_step_ms: matchmaking::next_step_ms(waiter.since_ms, now),
         }));
@@ -116,7 +118,7 @@ impl Session {
     }
 
     /// The answer to the bot's offer: a private room with the bot, or the
-    /// offer withdrawn until another [`BOT_OFFER_AFTER_MS`] has passed.
+    /// offer withdrawn until the offer's wait has passed again.
     pub(super) async fn quick_race_answer(&mut self, bot: bool) {
         let offered = self
             .quick_wait
@@ -133,7 +135,7 @@ impl Session {
         if !bot {
             if let Some(wait) = self.quick_wait.as_deref_mut() {
                 wait.offered = false;
-                wait.offer_at_ms = now.saturating_add(BOT_OFFER_AFTER_MS);
+                wait.offer_at_ms = now.saturating_add(self.shared.config.quick_race_bot_offer_ms);
             }
             return self.tell_quick_wait(now).await;
         }
