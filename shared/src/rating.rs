@@ -39,8 +39,8 @@ pub const PROVISIONAL_SIGMA: f64 = 6.0;
 /// How fast the uncertainty grows back with inactivity: the variance
 /// (`sigma` squared) grows by this much per day without a rated race of
 /// the game, up to a new player's. A settled `sigma` of 2 is back to 3
-/// after about four months idle, and provisional again after about a
-/// year and a half.
+/// after about four months idle, and provisional again after about two
+/// years (800 days).
 pub const IDLE_VARIANCE_PER_DAY: f64 = 0.04;
 
 /// Milliseconds in a day, the unit of [`IDLE_VARIANCE_PER_DAY`].
