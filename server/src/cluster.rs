@@ -27,7 +27,8 @@
 //!   the store.
 //! - `quick:{game}` → the one room advertised for quick races of that game.
 //! - `lobby:{id}` → the node's open public rooms still forming (a
-//!   MessagePack list of `LobbyRoom`), rewritten at each renewal with a
+//!   MessagePack list of `ListedRoom`: each room with its seats' players),
+//!   rewritten at each renewal with a
 //!   lease, so that a lobby asked of any node lists every node's rooms.
 //!
 //! ## Quick race across nodes
@@ -127,7 +128,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LobbyRoom, to_hex};
+use patience_shared::protocol::to_hex;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -136,7 +137,7 @@ use self::lease::{LeaseBook, RENEW_BATCH};
 use self::pending::{FLUSH_BATCH, Taken, Write};
 use crate::metrics::{Metrics, bump};
 use crate::registry::{Registry, new_room_code};
-use crate::room_handle::Command;
+use crate::room_handle::{Command, ListedRoom};
 use crate::secrets::{TokenHash, new_secret};
 
 /// Pages of `SCAN` read for the lobby's keys at most.
@@ -837,7 +838,7 @@ impl Cluster {
 
     /// The lobby's rooms on the other live nodes, as each published them at
     /// its last renewal (at most a third of a lease ago).
-    pub async fn lobby_elsewhere(&self) -> Result<Vec<LobbyRoom>, ClusterError> {
+    pub async fn lobby_elsewhere(&self) -> Result<Vec<ListedRoom>, ClusterError> {
         let mut redis = self.redis();
         let own = lobby_key(&self.inner.node_id);
         let mut keys = Vec::new();
@@ -870,7 +871,7 @@ impl Cluster {
         Ok(bodies
             .into_iter()
             .flatten()
-            .filter_map(|body| rmp_serde::from_slice::<Vec<LobbyRoom>>(&body).ok())
+            .filter_map(|body| rmp_serde::from_slice::<Vec<ListedRoom>>(&body).ok())
             .flatten()
             .collect())
     }

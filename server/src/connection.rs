@@ -21,6 +21,7 @@
 //! - `records`: a day's leaderboard page and a stored race's replay.
 //! - `follow`: days followed live, and a finished race's boards.
 //! - `lobby`: the open public rooms, and a racer's answer to a rematch.
+//! - `ratings`: a game's rating list and a player's rating history.
 //! - `tournament`: past days, a player's records, weekly and monthly
 //!   standings.
 //!
@@ -47,6 +48,7 @@ mod dispatch;
 mod follow;
 mod lobby;
 mod lookup;
+mod ratings;
 mod records;
 mod rooms;
 mod tournament;

@@ -21,6 +21,7 @@ mod outage;
 mod postgres;
 mod race;
 mod race_page;
+mod ratings;
 mod restart;
 mod resume;
 mod slow;

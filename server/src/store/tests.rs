@@ -834,6 +834,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
             time_limit_ms: Some(600_000),
             open_boards: false,
             best_of: None,
+            rated: false,
         },
         owner: Some(0),
         seed: 42,
