@@ -250,5 +250,7 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::RematchOffer { .. } => "rematch_offer",
         ServerMessage::RematchReady { .. } => "rematch_ready",
         ServerMessage::QuickRaceWait { .. } => "quick_race_wait",
+        ServerMessage::RatingsPage { .. } => "ratings_page",
+        ServerMessage::RatingHistoryPage { .. } => "rating_history_page",
     }
 }

@@ -675,6 +675,8 @@ impl RaceState {
             | ServerMessage::SignedIn { .. }
             | ServerMessage::SignedOut
             | ServerMessage::LobbyPage { .. }
+            | ServerMessage::RatingsPage { .. }
+            | ServerMessage::RatingHistoryPage { .. }
             | ServerMessage::AttemptReplay { .. } => {}
             ServerMessage::RematchOffer { offer, .. } => {
                 notes.push(self.rematch_note(&offer));

@@ -33,7 +33,8 @@
 //! - `counts:{id}` → how many players wait for and race each game on the
 //!   node (a MessagePack list), rewritten at each renewal with a lease.
 //! - `lobby:{id}` → the node's open public rooms still forming (a
-//!   MessagePack list of `LobbyRoom`), rewritten at each renewal with a
+//!   MessagePack list of `ListedRoom`: each room with its seats' players),
+//!   rewritten at each renewal with a
 //!   lease, so that a lobby asked of any node lists every node's rooms.
 //!
 //! ## Quick race across nodes
@@ -141,7 +142,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LobbyRoom, to_hex};
+use patience_shared::protocol::to_hex;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -151,7 +152,7 @@ use self::pending::{FLUSH_BATCH, Taken, Write};
 use crate::matchmaking::Waiter;
 use crate::metrics::{Metrics, bump};
 use crate::registry::{PlayerCounts, Registry, new_room_code};
-use crate::room_handle::Command;
+use crate::room_handle::{Command, ListedRoom};
 use crate::secrets::{TokenHash, new_secret};
 
 /// Pages of `SCAN` read for the lobby's keys at most.
@@ -930,13 +931,13 @@ impl Cluster {
 
     /// The lobby's rooms on the other live nodes, as each published them at
     /// its last renewal (at most a third of a lease ago).
-    pub async fn lobby_elsewhere(&self) -> Result<Vec<LobbyRoom>, ClusterError> {
+    pub async fn lobby_elsewhere(&self) -> Result<Vec<ListedRoom>, ClusterError> {
         let bodies = self
             .published_elsewhere("lobby", &lobby_key(&self.inner.node_id))
             .await?;
         Ok(bodies
             .into_iter()
-            .filter_map(|body| rmp_serde::from_slice::<Vec<LobbyRoom>>(&body).ok())
+            .filter_map(|body| rmp_serde::from_slice::<Vec<ListedRoom>>(&body).ok())
             .flatten()
             .collect())
     }

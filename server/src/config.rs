@@ -194,8 +194,8 @@ pub struct Config {
     /// or flags.
     #[serde(skip)]
     pub clock: Clock,
-    /// Where quick race reads players' ratings: nobody is rated unless a
-    /// test gives estimates. Not a setting of files or flags.
+    /// Where quick race reads players' ratings: the store's, unless a test
+    /// gives estimates in advance. Not a setting of files or flags.
     #[serde(skip)]
     pub ratings: Ratings,
 }

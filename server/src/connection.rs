@@ -23,6 +23,7 @@
 //! - `records`: a day's leaderboard page and a stored race's replay.
 //! - `follow`: days followed live, and a finished race's boards.
 //! - `lobby`: the open public rooms, and a racer's answer to a rematch.
+//! - `ratings`: a game's rating list and a player's rating history.
 //! - `tournament`: past days, a player's records, weekly and monthly
 //!   standings.
 //!
@@ -50,6 +51,7 @@ mod follow;
 mod lobby;
 mod lookup;
 mod quick;
+mod ratings;
 mod records;
 mod rooms;
 mod tournament;

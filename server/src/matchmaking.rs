@@ -14,10 +14,11 @@
 //! waiting is offered a marked bot (or to keep waiting); keeping waiting
 //! withdraws the offer until another [`BOT_OFFER_AFTER_MS`] has passed.
 //!
-//! Ratings are read through [`RatingLookup`], one small interface, so that
-//! matching does not care where they are kept; a player it does not know
-//! (a guest, or anyone before their first rated race) has the estimate of
-//! a new player, [`UNRATED_MU`].
+//! A player's estimate is the rating kept in the store (its `mu` after
+//! the idle time since the player's last rated race), read as the player
+//! asks; a player with none (a guest, or anyone before their first rated
+//! race) has the estimate of a new player, [`UNRATED_MU`]. Tests give
+//! estimates in advance instead, through [`RatingLookup`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -27,26 +28,13 @@ use patience_shared::game::GameKind;
 use crate::store::PlayerId;
 
 /// The estimate of a player who has no rating: a new player's `mu`.
-pub const UNRATED_MU: f64 = 25.0;
+pub const UNRATED_MU: f64 = patience_shared::rating::INITIAL_MU;
 
-/// The uncertainty of a player who has no rating: a new player's `sigma`.
-pub const UNRATED_SIGMA: f64 = 25.0 / 3.0;
-
-/// Where quick race reads a waiting player's rating.
+/// Estimates given in advance, instead of the store's ratings.
 pub trait RatingLookup: Send + Sync + fmt::Debug {
     /// The estimate `mu` of the player (registered as `player`, if so,
-    /// and named `name`) at `game`; `None` if they have no rating.
+    /// and named `name`) at `game`; `None` if it gives none.
     fn estimate(&self, player: Option<PlayerId>, name: &str, game: GameKind) -> Option<f64>;
-}
-
-/// No ratings: everyone is a new player.
-#[derive(Debug, Default)]
-pub struct Unrated;
-
-impl RatingLookup for Unrated {
-    fn estimate(&self, _: Option<PlayerId>, _: &str, _: GameKind) -> Option<f64> {
-        None
-    }
 }
 
 /// Estimates by display name, set in advance: for tests, which race
@@ -62,35 +50,39 @@ impl RatingLookup for EstimatesByName {
     }
 }
 
-/// The server's rating lookup, shared: [`Unrated`] unless set.
-#[derive(Clone, Debug)]
-pub struct Ratings(Arc<dyn RatingLookup>);
+/// Where quick race reads estimates: the store's ratings (the default), or
+/// a [`RatingLookup`] set in advance.
+#[derive(Clone, Debug, Default)]
+pub struct Ratings(Option<Arc<dyn RatingLookup>>);
 
 impl Ratings {
-    /// Ratings read through `lookup`.
+    /// Estimates read through `lookup` instead of the store.
     pub fn new(lookup: Arc<dyn RatingLookup>) -> Ratings {
-        Ratings(lookup)
+        Ratings(Some(lookup))
     }
 
-    /// The estimate quick race matches on: the player's, or a new
-    /// player's.
-    pub fn estimate(&self, player: Option<PlayerId>, name: &str, game: GameKind) -> f64 {
+    /// The estimate given in advance for this player, if estimates are
+    /// and one is; `None`: read the store.
+    pub fn given(&self, player: Option<PlayerId>, name: &str, game: GameKind) -> Option<f64> {
         self.0
+            .as_ref()?
             .estimate(player, name, game)
             .filter(|mu| mu.is_finite())
-            .unwrap_or(UNRATED_MU)
     }
-}
 
-impl Default for Ratings {
-    fn default() -> Ratings {
-        Ratings(Arc::new(Unrated))
+    /// Whether estimates are given in advance.
+    pub fn are_given(&self) -> bool {
+        self.0.is_some()
     }
 }
 
 impl PartialEq for Ratings {
     fn eq(&self, other: &Ratings) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(mine), Some(theirs)) => Arc::ptr_eq(mine, theirs),
+            _ => false,
+        }
     }
 }
 
@@ -238,19 +230,20 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_or_broken_rating_is_a_new_players() {
+    fn estimates_given_in_advance_are_finite_or_none() {
         let ratings = Ratings::new(Arc::new(EstimatesByName(
             [("ada".to_string(), 31.5), ("bob".to_string(), f64::NAN)]
                 .into_iter()
                 .collect(),
         )));
-        assert_eq!(ratings.estimate(None, "ada", GameKind::Indian), 31.5);
-        assert_eq!(ratings.estimate(None, "bob", GameKind::Indian), UNRATED_MU);
-        assert_eq!(ratings.estimate(None, "cy", GameKind::Indian), UNRATED_MU);
+        assert_eq!(ratings.given(None, "ada", GameKind::Indian), Some(31.5));
+        assert_eq!(ratings.given(None, "bob", GameKind::Indian), None);
+        assert_eq!(ratings.given(None, "cy", GameKind::Indian), None);
         assert_eq!(
-            Ratings::default().estimate(None, "ada", GameKind::Indian),
-            UNRATED_MU
+            Ratings::default().given(None, "ada", GameKind::Indian),
+            None
         );
+        assert_eq!(UNRATED_MU, 25.0);
     }
 
     #[test]

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LobbyRoom, ROOM_CODE_ALPHABET};
+use patience_shared::protocol::ROOM_CODE_ALPHABET;
 use rand::RngExt as _;
 
 use crate::outbox::ConnectionHandle;
-use crate::room_handle::RoomHandle;
+use crate::room_handle::{ListedRoom, RoomHandle};
 use crate::secrets::TokenHash;
 use crate::store::AttemptKey;
 
@@ -98,7 +98,7 @@ impl Registry {
 
     /// This node's open public rooms still forming (of `game`, or of
     /// every game), as the lobby lists them.
-    pub fn lobby(&self, game: Option<GameKind>) -> Vec<LobbyRoom> {
+    pub fn lobby(&self, game: Option<GameKind>) -> Vec<ListedRoom> {
         self.rooms
             .iter()
             .filter(|room| game.is_none_or(|game| room.summary.game == game))

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotLevel, LobbyRoom, Phase};
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::matchmaking::Waiter;
@@ -170,10 +171,22 @@ pub struct RoomSummary {
     players: AtomicU8,
     /// The room as the lobby lists it, for a public room (the actor sets
     /// it with each change).
-    listing: Mutex<Option<LobbyRoom>>,
+    listing: Mutex<Option<ListedRoom>>,
     /// The player who opened it for a quick race and waits in it, whose
     /// rating window decides who may join it.
     waiter: Mutex<Option<Waiter>>,
+}
+
+/// A room as the lobby lists it, with the registered player of each seat,
+/// which the lobby turns into their ratings (the ids themselves go to no
+/// client). Nodes of a cluster publish their rooms in this form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedRoom {
+    /// The room, its `ratings` not yet filled in.
+    pub room: LobbyRoom,
+    /// The registered player of each of `room.players`, in order; `None`
+    /// for a guest or a bot.
+    pub seat_players: Vec<Option<PlayerId>>,
 }
 
 impl RoomSummary {
@@ -221,13 +234,13 @@ impl RoomSummary {
     }
 
     /// Records the room as the lobby lists it.
-    pub fn set_listing(&self, listing: Option<LobbyRoom>) {
+    pub fn set_listing(&self, listing: Option<ListedRoom>) {
         *self.listing.lock().unwrap_or_else(PoisonError::into_inner) = listing;
     }
 
     /// The room as the lobby lists it, while it is open public and still
     /// forming: waiting, dealing or counting down with a seat free.
-    pub fn lobby_listing(&self) -> Option<LobbyRoom> {
+    pub fn lobby_listing(&self) -> Option<ListedRoom> {
         if !self.open_for_quick_race(self.game) {
             return None;
         }

@@ -22,6 +22,7 @@ mod outage;
 mod postgres;
 mod race;
 mod race_page;
+mod ratings;
 mod restart;
 mod resume;
 mod slow;

@@ -34,13 +34,37 @@ pub(super) struct QuickWait {
 }
 
 impl Session {
-    /// The estimate quick race matches this connection's player on.
-    pub(super) fn quick_estimate(&self, game: GameKind) -> f64 {
+    /// The estimate quick race matches this connection's player on: its
+    /// rating's `mu` at `game` now (after idle time), or a new player's.
+    pub(super) async fn quick_estimate(&self, game: GameKind) -> f64 {
         let player = self.player.as_ref().map(|player| player.id);
-        self.shared
-            .config
-            .ratings
-            .estimate(player, &self.name, game)
+        let ratings = &self.shared.config.ratings;
+        if ratings.are_given() {
+            return ratings
+                .given(player, &self.name, game)
+                .unwrap_or(matchmaking::UNRATED_MU);
+        }
+        let Some(player) = player else {
+            return matchmaking::UNRATED_MU;
+        };
+        let now_ms = self.shared.clock.now_ms();
+        let stored = self
+            .shared
+            .database
+            .call(move |store| store.ratings_of(game, &[player]))
+            .await;
+        match stored {
+            Ok(rows) => rows
+                .first()
+                .map(|row| row.rating.at(row.last_race_ms, now_ms).mu)
+                .filter(|mu| mu.is_finite())
+                .unwrap_or(matchmaking::UNRATED_MU),
+            Err(error) => {
+                // A quick race still finds a rival: as a new player.
+                tracing::warn!(%error, "a quick racer's rating could not be read");
+                matchmaking::UNRATED_MU
+            }
+        }
     }
 
     /// Begins the wait of a quick racer alone in the room it just opened,

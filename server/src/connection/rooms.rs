@@ -330,6 +330,15 @@ impl Session {
             );
             return false;
         }
+        if options.rated && (options.undo_allowed || options.open_boards) {
+            // A take-back, or a rival's board in view, is not the race the
+            // others ran: such a race cannot count.
+            self.error(
+                ErrorCode::InvalidRequest,
+                "a rated room allows no undo and no open_boards",
+            );
+            return false;
+        }
         if !self.shared.pool.deals(game) {
             self.game_unavailable(game.slug());
             return false;
@@ -406,7 +415,7 @@ impl Session {
             return self.game_unavailable(game.slug());
         }
         let me = Waiter {
-            mu: self.quick_estimate(game),
+            mu: self.quick_estimate(game).await,
             since_ms,
         };
         if self.join_waiting_room(game, &me).await {
