@@ -37,10 +37,12 @@ const screenshots = path.join(target, 'web-screenshots');
 const cleanups = [];
 const scratch = mkdtempSync(path.join(tmpdir(), 'patience-quick-'));
 cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+const data = path.join(scratch, 'data');
+mkdirSync(data);
 
 async function startServer() {
   const child = spawn(serverBinary, [
-    '--listen', '127.0.0.1:0', '--no-admin',
+    '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
     '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
     '--quick-race-bot-offer-ms', '1500',
   ], {
