@@ -245,7 +245,9 @@ impl Session {
             waited_ms,
             window: matchmaking::shown_window(waited_ms),
             bot_offer: wait.offered,
-            waiting: counts.waiting,
+            // The recipient waits, even if its room's summary has not yet
+            // caught up with the seat it just took.
+            waiting: counts.waiting.max(1),
             racing: counts.racing,
         });
     }
