@@ -19,7 +19,7 @@ use crate::daily::{self, Opened};
 use crate::net::{Connection, NetError};
 use crate::replay::{Cursor, Replay};
 use crate::session::{Entry, Session};
-use crate::{leaderboard, live, plain, tournament};
+use crate::{leaderboard, live, plain, ratings, tournament};
 
 /// Whether to use the line mode: asked for, or no terminal to draw on.
 fn use_plain(asked: bool) -> bool {
@@ -102,6 +102,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
             undo,
             open_boards,
             best_of,
+            rated,
             online,
         } => online_command(
             Entry::Create {
@@ -114,6 +115,7 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                     time_limit_ms: None,
                     open_boards,
                     best_of,
+                    rated,
                 },
                 bots: Vec::new(),
             },
@@ -201,6 +203,33 @@ pub fn run_client(command: Command) -> anyhow::Result<()> {
                 Ok(())
             })
         }
+        Command::Ratings {
+            game,
+            limit,
+            json,
+            server,
+        } => runtime()?.block_on(async {
+            let store = Store::from_environment();
+            let (list, warnings) = ratings::fetch_list(&server, &store, game, limit)
+                .await
+                .with_context(|| format!("asking {server} for the ratings"))?;
+            print_answer(&warnings, json, &list, ratings::list_text);
+            Ok(())
+        }),
+        Command::Rating {
+            game,
+            name,
+            limit,
+            json,
+            server,
+        } => runtime()?.block_on(async {
+            let store = Store::from_environment();
+            let (history, warnings) = ratings::fetch_history(&server, &store, game, name, limit)
+                .await
+                .with_context(|| format!("asking {server} for the rating"))?;
+            print_answer(&warnings, json, &history, ratings::history_text);
+            Ok(())
+        }),
         Command::Replay {
             race_id,
             server,

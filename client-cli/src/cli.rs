@@ -33,7 +33,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Quick race: join a public room of GAME, or open one.
+    /// Quick race: join a public room of GAME whose waiting player is near
+    /// your rating, or open one and wait (a bot is offered after 90 s).
     Play {
         /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
         game: GameKind,
@@ -75,6 +76,10 @@ pub enum Command {
         /// by the first to win a majority of N races (1 to 9).
         #[arg(long, value_name = "N")]
         best_of: Option<u8>,
+        /// Count the room's races for ratings (no undo, no open boards).
+        /// Public rooms are rated without it, unless they allow undo.
+        #[arg(long, conflicts_with_all = ["undo", "open_boards"])]
+        rated: bool,
         /// Server, name, plain.
         #[command(flatten)]
         online: Online,
@@ -256,6 +261,44 @@ pub enum Command {
         #[arg(long)]
         limit: Option<u32>,
         /// Print the standings as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Show GAME's rating list, best first, with your own row.
+    ///
+    /// A rating is per player and game, from rated races (quick races and
+    /// public rooms, and rooms created with --rated; never with undo, open
+    /// boards, a bot's seat or one account in two seats): the winners rank
+    /// by finish order and everyone who did not win ties for last. The
+    /// figure is μ − 3σ (the skill estimate less three times its
+    /// uncertainty); `?` marks a provisional one. The list holds players
+    /// with a rated race of the game in the last 90 days.
+    Ratings {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// Rows from the top (the server caps it).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The race server's WebSocket URL.
+        #[arg(long, env = "PATIENCE_SERVER", default_value = DEFAULT_SERVER)]
+        server: String,
+    },
+    /// Show a player's rating at GAME and its history (default: yours).
+    Rating {
+        /// three-blind-mice (tbm), indian, midshipman or virginia-reel (vr).
+        game: GameKind,
+        /// The player (default: the account stored for the server).
+        name: Option<String>,
+        /// Rated races to list, newest first (the server caps it).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Print the rating and history as JSON.
         #[arg(long)]
         json: bool,
         /// The race server's WebSocket URL.

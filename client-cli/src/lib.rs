@@ -25,6 +25,8 @@
 //!   and beside the daily attempt).
 //! - [`tournament`]: past days, a player's records and the weekly and
 //!   monthly standings (`leaderboard --days`, `stats`, `standings`).
+//! - [`ratings`]: `ratings` and `rating`, a game's rating list and a
+//!   player's rating with its history.
 //! - [`replay`]: `replay`, a finished race played back from its logs.
 
 pub mod account;
@@ -41,6 +43,7 @@ pub mod live;
 pub mod net;
 pub mod plain;
 pub mod race;
+pub mod ratings;
 pub mod replay;
 pub mod session;
 pub mod solve;

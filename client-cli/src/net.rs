@@ -249,5 +249,8 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::LobbyPage { .. } => "lobby_page",
         ServerMessage::RematchOffer { .. } => "rematch_offer",
         ServerMessage::RematchReady { .. } => "rematch_ready",
+        ServerMessage::QuickRaceWait { .. } => "quick_race_wait",
+        ServerMessage::RatingsPage { .. } => "ratings_page",
+        ServerMessage::RatingHistoryPage { .. } => "rating_history_page",
     }
 }

@@ -134,6 +134,40 @@ pub struct RaceState {
     /// The new room of an accepted rematch and the token of this client's
     /// seat in it, until the session takes the seat.
     pub rematch_ready: Option<(String, String)>,
+    /// While this client waits alone for a quick race: its wait as the
+    /// server last told it.
+    pub quick_wait: Option<QuickWait>,
+}
+
+/// A quick race's wait, as [`ServerMessage::QuickRaceWait`] tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuickWait {
+    /// Milliseconds waited when it was told.
+    pub waited_ms: u64,
+    /// Rating points either side; `None`: open to anyone.
+    pub window: Option<u8>,
+    /// A bot is offered.
+    pub bot_offer: bool,
+    /// Players waiting for this game (this client among them).
+    pub waiting: u32,
+    /// Players racing this game.
+    pub racing: u32,
+}
+
+impl QuickWait {
+    /// The wait in words: how long, how wide, who else is about.
+    pub fn line(&self) -> String {
+        let window = match self.window {
+            Some(points) => format!("rivals within {points} rating points"),
+            None => "open to any rival".to_string(),
+        };
+        format!(
+            "waiting {}s, {window} · {} waiting, {} racing",
+            self.waited_ms / 1000,
+            self.waiting,
+            self.racing
+        )
+    }
 }
 
 /// How far this client's race clock may drift from the server's before an
@@ -282,6 +316,8 @@ impl RaceState {
                 resume_token,
                 ..
             } => {
+                // A quick racer moved to a rival's room waits no more.
+                self.quick_wait = None;
                 notes.push(match seat {
                     Some(seat) => format!(
                         "joined room {} ({}) in seat {}",
@@ -337,6 +373,9 @@ impl RaceState {
                     if let Some(racer) = self.racers.get_mut(&player.seat) {
                         racer.status = player.status;
                     }
+                }
+                if room.players.len() > 1 || room.phase != Phase::Lobby {
+                    self.quick_wait = None;
                 }
                 self.room = Some(room);
             }
@@ -565,6 +604,40 @@ impl RaceState {
             ServerMessage::Left { code } if self.rematch_ready.is_some() => {
                 notes.push(format!("left room {code} for the rematch"));
             }
+            // A quick racer leaving its own room for a rival's (or for a
+            // bot's) hears `left` of the room it waited in, before or after
+            // `room_joined` of the new one.
+            ServerMessage::Left { code }
+                if self.quick_wait.is_some()
+                    || self.room.as_ref().is_some_and(|room| room.code != code) =>
+            {
+                self.quick_wait = None;
+                notes.push(format!("left room {code} for a rival's"));
+            }
+            ServerMessage::QuickRaceWait {
+                waited_ms,
+                window,
+                bot_offer,
+                waiting,
+                racing,
+                ..
+            } => {
+                let newly_offered =
+                    bot_offer && !self.quick_wait.as_ref().is_some_and(|wait| wait.bot_offer);
+                let wait = QuickWait {
+                    waited_ms,
+                    window,
+                    bot_offer,
+                    waiting,
+                    racing,
+                };
+                notes.push(if newly_offered {
+                    "no rival yet: b races a bot now, w keeps waiting".to_string()
+                } else {
+                    wait.line()
+                });
+                self.quick_wait = Some(wait);
+            }
             ServerMessage::Left { code } => {
                 notes.push(format!("left room {code}"));
                 self.closed = Some(format!("left room {code}"));
@@ -602,6 +675,8 @@ impl RaceState {
             | ServerMessage::SignedIn { .. }
             | ServerMessage::SignedOut
             | ServerMessage::LobbyPage { .. }
+            | ServerMessage::RatingsPage { .. }
+            | ServerMessage::RatingHistoryPage { .. }
             | ServerMessage::AttemptReplay { .. } => {}
             ServerMessage::RematchOffer { offer, .. } => {
                 notes.push(self.rematch_note(&offer));
@@ -647,6 +722,12 @@ impl RaceState {
                 )
             }
         }
+    }
+
+    /// Whether this client waits alone for a quick race and is offered a
+    /// bot.
+    pub fn bot_offered(&self) -> bool {
+        self.quick_wait.as_ref().is_some_and(|wait| wait.bot_offer) && self.closed.is_none()
     }
 
     /// Whether this client may answer a rematch: a racer of a race that is

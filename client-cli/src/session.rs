@@ -688,6 +688,11 @@ impl Link {
             ServerMessage::Resumed { seq, .. } => Some(seq),
             _ => None,
         };
+        if let ServerMessage::RoomJoined { seq, .. } = &message {
+            // A quick racer moved to a rival's room: its events are
+            // numbered afresh, and a resume asks from there.
+            self.connection.set_last_seq(*seq);
+        }
         let mut notes = self.state.apply(message, Instant::now());
         let mut caught_up = false;
         if let Some(resumed) = resumed {

@@ -52,6 +52,7 @@ fn decode_seeds() -> Vec<Vec<u8>> {
                 time_limit_ms: Some(600_000),
                 open_boards: false,
                 best_of: None,
+                rated: false,
             },
             bots: Vec::new(),
         },

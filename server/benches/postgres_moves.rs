@@ -36,6 +36,7 @@ fn race(code: String) -> LiveRace {
             time_limit_ms: Some(600_000),
             open_boards: false,
             best_of: None,
+            rated: false,
         },
         owner: Some(0),
         seed: 42,

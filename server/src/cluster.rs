@@ -26,16 +26,31 @@
 //!   resuming player to the owner. Only the token's hash is kept, as in
 //!   the store.
 //! - `quick:{game}` → the one room advertised for quick races of that game.
+//! - `waiter:{game}` → who waits in it: the room's code, the waiter's
+//!   rating estimate and when the wait began (Unix ms), with the
+//!   advertisement's lease; trusted only while it names the advertised
+//!   room. Without it an advertised room is open to anyone.
+//! - `counts:{id}` → how many players wait for and race each game on the
+//!   node (a MessagePack list), rewritten at each renewal with a lease.
 //! - `lobby:{id}` → the node's open public rooms still forming (a
-//!   MessagePack list of `LobbyRoom`), rewritten at each renewal with a
+//!   MessagePack list of `ListedRoom`: each room with its seats' players),
+//!   rewritten at each renewal with a
 //!   lease, so that a lobby asked of any node lists every node's rooms.
 //!
 //! ## Quick race across nodes
 //! A node asked for a quick race seats the player in a waiting public room
-//! of its own if it has one (no Redis call). Otherwise it reads the
-//! advertisement: a room owned by another live node gets the player a
+//! of its own if it has one whose waiter's rating window meets the
+//! player's ([`matchmaking`](crate::matchmaking); no Redis call).
+//! Otherwise it reads the advertisement and its waiter: a room owned by
+//! another live node whose waiter meets the player gets the player a
 //! `redirect` to that node, where the repeated `quick_race` finds the room
-//! local and joins it. Failing that, the node claims a code and advertises
+//! local and joins it. A live waiter out of the player's reach leaves the
+//! advertisement as it is: the player waits in an unadvertised room of
+//! this node, which later quick races of this node find, and its waiter
+//! moves into an older waiter's room of this node once their windows
+//! meet. A waiter is not moved across nodes: two waiters out of each
+//! other's reach on two nodes meet only through a third player's request
+//! that reaches the advertised one. Failing that, the node claims a code and advertises
 //! it **before** opening the room, with one script that sets the
 //! advertisement only if none is there (or the one there is the stale one
 //! the node just read: a room full, racing, closed or ownerless) and
@@ -127,16 +142,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LobbyRoom, to_hex};
+use patience_shared::protocol::to_hex;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use self::lease::{LeaseBook, RENEW_BATCH};
 use self::pending::{FLUSH_BATCH, Taken, Write};
+use crate::matchmaking::Waiter;
 use crate::metrics::{Metrics, bump};
-use crate::registry::{Registry, new_room_code};
-use crate::room_handle::Command;
+use crate::registry::{PlayerCounts, Registry, new_room_code};
+use crate::room_handle::{Command, ListedRoom};
 use crate::secrets::{TokenHash, new_secret};
 
 /// Pages of `SCAN` read for the lobby's keys at most.
@@ -262,6 +278,26 @@ pub struct Settings {
     pub lease_ms: u64,
 }
 
+/// The room advertised for quick races of a game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advert {
+    /// Its code.
+    pub code: String,
+    /// Where it is.
+    pub owner: Owner,
+    /// Who waits in it, if Redis has it.
+    pub waiter: Option<Waiter>,
+}
+
+impl Advert {
+    /// Whether its waiter's rating window meets `player`'s at `now_ms`; an
+    /// advert without a waiter is open to anyone.
+    pub fn meets(&self, player: &Waiter, now_ms: u64) -> bool {
+        self.waiter
+            .is_none_or(|waiter| waiter.meets(player, now_ms))
+    }
+}
+
 /// Where a room is, as Redis says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Owner {
@@ -366,6 +402,35 @@ fn lobby_key(node_id: &str) -> String {
 
 fn quick_key(game: GameKind) -> String {
     format!("{PREFIX}quick:{}", game.slug())
+}
+
+fn waiter_key(game: GameKind) -> String {
+    format!("{PREFIX}waiter:{}", game.slug())
+}
+
+fn counts_key(node_id: &str) -> String {
+    format!("{PREFIX}counts:{node_id}")
+}
+
+/// The advertised waiter, as kept beside the advertisement: the room's
+/// code (the waiter is trusted only while it names the advertised room),
+/// the estimate and the wait's start.
+fn waiter_value(code: &str, waiter: &Waiter) -> String {
+    format!("{code} {} {}", waiter.mu, waiter.since_ms)
+}
+
+fn parse_waiter(value: &str, code: &str) -> Option<Waiter> {
+    let mut parts = value.split(' ');
+    if parts.next()? != code {
+        return None;
+    }
+    let mu = parts
+        .next()?
+        .parse::<f64>()
+        .ok()
+        .filter(|mu| mu.is_finite())?;
+    let since_ms = parts.next()?.parse().ok()?;
+    Some(Waiter { mu, since_ms })
 }
 
 /// A room code as clients may type it, as it is kept.
@@ -576,17 +641,15 @@ impl Cluster {
         .await
     }
 
-    /// The room advertised for quick races of `game`, if one is, and where
-    /// it is.
-    pub async fn advertised(
-        &self,
-        game: GameKind,
-    ) -> Result<Option<(String, Owner)>, ClusterError> {
+    /// The room advertised for quick races of `game`, if one is, where it
+    /// is, and who waits in it.
+    pub async fn advertised(&self, game: GameKind) -> Result<Option<Advert>, ClusterError> {
         let mut redis = self.redis();
-        let code: Option<String> = self
+        let (code, waiter): (Option<String>, Option<String>) = self
             .call(
-                redis::cmd("GET")
+                redis::cmd("MGET")
                     .arg(quick_key(game))
+                    .arg(waiter_key(game))
                     .query_async(&mut redis),
             )
             .await?;
@@ -594,18 +657,25 @@ impl Cluster {
             return Ok(None);
         };
         let owner = self.owner(&code).await?;
-        Ok(Some((code, owner)))
+        let waiter = waiter.and_then(|value| parse_waiter(&value, &code));
+        Ok(Some(Advert {
+            code,
+            owner,
+            waiter,
+        }))
     }
 
     /// Advertises this node's room `code` (claimed, about to open) for
-    /// quick races of `game`, if no room is advertised or the one
-    /// advertised is `stale`; whether it now is. When it is not, another
-    /// room was advertised first, and the caller goes there.
+    /// quick races of `game`, with `waiter` waiting in it, if no room is
+    /// advertised or the one advertised is `stale`; whether it now is.
+    /// When it is not, another room was advertised first, and the caller
+    /// goes there.
     pub async fn advertise(
         &self,
         game: GameKind,
         code: &Arc<str>,
         stale: Option<&str>,
+        waiter: &Waiter,
     ) -> Result<bool, ClusterError> {
         let lease = self.lease_ms();
         let mut redis = self.redis();
@@ -618,6 +688,15 @@ impl Cluster {
         let advertised: String = self.call(invocation.invoke_async(&mut redis)).await?;
         let ours = advertised == **code;
         if ours {
+            self.call(
+                redis::cmd("SET")
+                    .arg(waiter_key(game))
+                    .arg(waiter_value(code, waiter))
+                    .arg("PX")
+                    .arg(lease)
+                    .query_async::<()>(&mut redis),
+            )
+            .await?;
             self.with_book(|book| book.advertise(game, Arc::clone(code)));
         }
         Ok(ours)
@@ -815,8 +894,23 @@ impl Cluster {
     /// Publishes this node's part of the lobby (its open public rooms
     /// still forming) for the other nodes, for a lease.
     async fn publish_lobby(&self, registry: &Registry) -> Result<(), ClusterError> {
-        let rooms = registry.lobby(None);
+        let counts: Vec<(GameKind, PlayerCounts)> = GameKind::ALL
+            .into_iter()
+            .map(|game| (game, registry.players_of(game)))
+            .filter(|(_, counts)| *counts != PlayerCounts::default())
+            .collect();
         let mut redis = self.redis();
+        let counts_body = patience_shared::protocol::encode(&counts);
+        self.call(
+            redis::cmd("SET")
+                .arg(counts_key(&self.inner.node_id))
+                .arg(counts_body)
+                .arg("PX")
+                .arg(self.lease_ms())
+                .query_async::<()>(&mut redis),
+        )
+        .await?;
+        let rooms = registry.lobby(None);
         let key = lobby_key(&self.inner.node_id);
         if rooms.is_empty() {
             return self
@@ -837,9 +931,38 @@ impl Cluster {
 
     /// The lobby's rooms on the other live nodes, as each published them at
     /// its last renewal (at most a third of a lease ago).
-    pub async fn lobby_elsewhere(&self) -> Result<Vec<LobbyRoom>, ClusterError> {
+    pub async fn lobby_elsewhere(&self) -> Result<Vec<ListedRoom>, ClusterError> {
+        let bodies = self
+            .published_elsewhere("lobby", &lobby_key(&self.inner.node_id))
+            .await?;
+        Ok(bodies
+            .into_iter()
+            .filter_map(|body| rmp_serde::from_slice::<Vec<ListedRoom>>(&body).ok())
+            .flatten()
+            .collect())
+    }
+
+    /// The players waiting for and racing `game` on the other live nodes,
+    /// as each counted them at its last renewal.
+    pub async fn players_elsewhere(&self, game: GameKind) -> Result<PlayerCounts, ClusterError> {
+        let bodies = self
+            .published_elsewhere("counts", &counts_key(&self.inner.node_id))
+            .await?;
+        Ok(bodies
+            .into_iter()
+            .filter_map(|body| rmp_serde::from_slice::<Vec<(GameKind, PlayerCounts)>>(&body).ok())
+            .flatten()
+            .filter(|(counted, _)| *counted == game)
+            .fold(PlayerCounts::default(), |sum, (_, counts)| sum.plus(counts)))
+    }
+
+    /// What the other live nodes published under `{kind}:{node}`.
+    async fn published_elsewhere(
+        &self,
+        kind: &str,
+        own: &str,
+    ) -> Result<Vec<Vec<u8>>, ClusterError> {
         let mut redis = self.redis();
-        let own = lobby_key(&self.inner.node_id);
         let mut keys = Vec::new();
         let mut cursor = 0u64;
         // Bounded: a cluster has a handful of nodes, each one key.
@@ -849,7 +972,7 @@ impl Cluster {
                     redis::cmd("SCAN")
                         .arg(cursor)
                         .arg("MATCH")
-                        .arg(format!("{PREFIX}lobby:*"))
+                        .arg(format!("{PREFIX}{kind}:*"))
                         .arg("COUNT")
                         .arg(100)
                         .query_async(&mut redis),
@@ -867,12 +990,7 @@ impl Cluster {
         let bodies: Vec<Option<Vec<u8>>> = self
             .call(redis::cmd("MGET").arg(&keys).query_async(&mut redis))
             .await?;
-        Ok(bodies
-            .into_iter()
-            .flatten()
-            .filter_map(|body| rmp_serde::from_slice::<Vec<LobbyRoom>>(&body).ok())
-            .flatten()
-            .collect())
+        Ok(bodies.into_iter().flatten().collect())
     }
 
     /// One renewal of everything this node holds.
@@ -917,7 +1035,15 @@ impl Cluster {
                 let mut invocation = self.inner.renew.prepare_invoke();
                 invocation.key(quick_key(game)).arg(&*code).arg(lease);
                 let kept: Vec<i64> = self.call(invocation.invoke_async(&mut redis)).await?;
-                if !matches!(kept.as_slice(), [1 | 2]) {
+                if matches!(kept.as_slice(), [1 | 2]) {
+                    self.call(
+                        redis::cmd("PEXPIRE")
+                            .arg(waiter_key(game))
+                            .arg(lease)
+                            .query_async::<()>(&mut redis),
+                    )
+                    .await?;
+                } else {
                     self.with_book(|book| book.withdraw(game));
                 }
             } else {

@@ -15,6 +15,7 @@ use patience_shared::game::GameKind;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::matchmaking::Ratings;
 
 /// Everything the server can be told. Field names are the TOML keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +77,9 @@ pub struct Config {
     pub countdown_ms: u64,
     /// Seats of the rooms quick race opens.
     pub quick_race_seats: u8,
+    /// How long a quick racer waits alone before a bot is offered (and
+    /// again after each "keep waiting").
+    pub quick_race_bot_offer_ms: u64,
     /// A race's time limit unless the room sets one.
     pub default_time_limit_ms: u64,
     /// The longest time limit a room may set.
@@ -190,6 +194,10 @@ pub struct Config {
     /// or flags.
     #[serde(skip)]
     pub clock: Clock,
+    /// Where quick race reads players' ratings: the store's, unless a test
+    /// gives estimates in advance. Not a setting of files or flags.
+    #[serde(skip)]
+    pub ratings: Ratings,
 }
 
 impl Default for Config {
@@ -219,6 +227,7 @@ impl Default for Config {
             handshake_timeout_ms: 10_000,
             countdown_ms: 5_000,
             quick_race_seats: 4,
+            quick_race_bot_offer_ms: crate::matchmaking::BOT_OFFER_AFTER_MS,
             default_time_limit_ms: 30 * 60 * 1000,
             max_time_limit_ms: 3 * 60 * 60 * 1000,
             grace_period_ms: 60_000,
@@ -262,6 +271,7 @@ impl Default for Config {
             node_lease_ms: 10_000,
             failover_scan_ms: 10_000,
             clock: Clock::system(),
+            ratings: Ratings::default(),
         }
     }
 }
@@ -422,6 +432,10 @@ pub struct Cli {
     /// Countdown before a race, in milliseconds.
     #[arg(long, env = "PATIENCE_COUNTDOWN_MS")]
     pub countdown_ms: Option<u64>,
+    /// How long a quick racer waits alone before a bot is offered, in
+    /// milliseconds.
+    #[arg(long, env = "PATIENCE_QUICK_RACE_BOT_OFFER_MS")]
+    pub quick_race_bot_offer_ms: Option<u64>,
     /// Default race time limit, in milliseconds.
     #[arg(long, env = "PATIENCE_TIME_LIMIT_MS")]
     pub default_time_limit_ms: Option<u64>,
@@ -551,6 +565,10 @@ impl Cli {
         }
         set(&mut config.countdown_ms, self.countdown_ms);
         set(
+            &mut config.quick_race_bot_offer_ms,
+            self.quick_race_bot_offer_ms,
+        );
+        set(
             &mut config.default_time_limit_ms,
             self.default_time_limit_ms,
         );
@@ -641,6 +659,10 @@ impl Config {
         anyhow::ensure!(
             (2..=8).contains(&self.quick_race_seats),
             "quick_race_seats must be between 2 and 8"
+        );
+        anyhow::ensure!(
+            self.quick_race_bot_offer_ms > 0,
+            "quick_race_bot_offer_ms must be at least 1"
         );
         anyhow::ensure!(!self.deal_games.is_empty(), "deal_games names no game");
         anyhow::ensure!(self.deal_pool_size > 0, "deal_pool_size must be at least 1");

@@ -13,6 +13,8 @@
 //!   handler; it decides nothing else.
 //! - `rooms`: creating, joining, spectating, resuming and leaving rooms,
 //!   quick race, and the room business forwarded to the room's actor.
+//! - `quick`: a quick racer waiting alone: the rating window's steps, the
+//!   move to a waiter it now meets, the bot offer and its answer.
 //! - `lookup`: where a room code or a resume token leads in a cluster: a
 //!   room here, one taken over here, or a `redirect` to the node that has
 //!   it.
@@ -21,6 +23,7 @@
 //! - `records`: a day's leaderboard page and a stored race's replay.
 //! - `follow`: days followed live, and a finished race's boards.
 //! - `lobby`: the open public rooms, and a racer's answer to a rematch.
+//! - `ratings`: a game's rating list and a player's rating history.
 //! - `tournament`: past days, a player's records, weekly and monthly
 //!   standings.
 //!
@@ -47,6 +50,8 @@ mod dispatch;
 mod follow;
 mod lobby;
 mod lookup;
+mod quick;
+mod ratings;
 mod records;
 mod rooms;
 mod tournament;
@@ -78,6 +83,9 @@ struct Session {
     following: Option<Box<Following>>,
     messages: TokenBucket,
     moves: TokenBucket,
+    /// While this connection waits alone in the quick race's room it
+    /// opened (boxed: most connections never do).
+    quick_wait: Option<Box<quick::QuickWait>>,
 }
 
 impl Session {
@@ -98,6 +106,7 @@ impl Session {
             following: None,
             messages,
             moves,
+            quick_wait: None,
         }
     }
 

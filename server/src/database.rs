@@ -1003,6 +1003,31 @@ mod tests {
         fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
             self.inner.record_race(race)
         }
+        fn ratings_of(
+            &mut self,
+            game: GameKind,
+            players: &[crate::store::PlayerId],
+        ) -> Result<Vec<crate::store::StoredRating>, StoreError> {
+            self.inner.ratings_of(game, players)
+        }
+        fn record_ratings(&mut self, race: &crate::store::RatedRace) -> Result<bool, StoreError> {
+            self.inner.record_ratings(race)
+        }
+        fn ratings_since(
+            &mut self,
+            game: GameKind,
+            since_ms: u64,
+        ) -> Result<Vec<crate::store::StoredRating>, StoreError> {
+            self.inner.ratings_since(game, since_ms)
+        }
+        fn rating_history(
+            &mut self,
+            player: crate::store::PlayerLookup<'_>,
+            game: GameKind,
+            limit: u32,
+        ) -> Result<Option<crate::store::RatingHistory>, StoreError> {
+            self.inner.rating_history(player, game, limit)
+        }
         fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
             self.inner.race(race_id)
         }

@@ -21,6 +21,7 @@
 //!   attempts) behind a small trait, SQLite by default, PostgreSQL with
 //!   `--database-url`;
 //! - [`database`]: the thread that owns the store and commits in batches;
+//! - [`ratings`]: a rated race's rating changes, the rating list;
 //! - [`daily`]: the deal of the day and players' attempts at it;
 //! - [`metrics`] and [`admin`]: `/metrics` and `/healthz`;
 //! - [`web`]: the web page, over plain HTTP on the WebSocket port.
@@ -42,9 +43,11 @@ pub mod failover;
 pub mod leaderboard_feed;
 pub mod listener;
 pub mod lobby;
+pub mod matchmaking;
 pub mod metrics;
 pub mod open_files;
 pub mod outbox;
+pub mod ratings;
 pub mod registry;
 pub mod rematch;
 pub mod room;

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{LobbyRoom, ROOM_CODE_ALPHABET};
+use patience_shared::protocol::ROOM_CODE_ALPHABET;
 use rand::RngExt as _;
 
 use crate::outbox::ConnectionHandle;
-use crate::room_handle::RoomHandle;
+use crate::room_handle::{ListedRoom, RoomHandle};
 use crate::secrets::TokenHash;
 use crate::store::AttemptKey;
 
@@ -81,9 +81,24 @@ impl Registry {
         rooms
     }
 
+    /// Players seated in this node's rooms of `game`: those waiting in
+    /// public rooms whose race has not begun, and those racing.
+    pub fn players_of(&self, game: GameKind) -> PlayerCounts {
+        let mut counts = PlayerCounts::default();
+        for room in self.rooms.iter().filter(|room| room.summary.game == game) {
+            let players = u32::from(room.summary.players());
+            if room.summary.public && room.summary.is_forming() {
+                counts.waiting = counts.waiting.saturating_add(players);
+            } else if room.summary.is_racing() {
+                counts.racing = counts.racing.saturating_add(players);
+            }
+        }
+        counts
+    }
+
     /// This node's open public rooms still forming (of `game`, or of
     /// every game), as the lobby lists them.
-    pub fn lobby(&self, game: Option<GameKind>) -> Vec<LobbyRoom> {
+    pub fn lobby(&self, game: Option<GameKind>) -> Vec<ListedRoom> {
         self.rooms
             .iter()
             .filter(|room| game.is_none_or(|game| room.summary.game == game))
@@ -130,6 +145,25 @@ impl Registry {
     pub fn room_for_token(&self, hash: &TokenHash) -> Option<RoomHandle> {
         let code = self.tokens.get(hash).map(|code| Arc::clone(&code))?;
         self.rooms.get(&code).map(|room| room.clone())
+    }
+}
+
+/// How many players wait for a game's races and how many race it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlayerCounts {
+    /// Seated in public rooms whose race has not begun.
+    pub waiting: u32,
+    /// Seated in rooms whose race runs.
+    pub racing: u32,
+}
+
+impl PlayerCounts {
+    /// The two counts added.
+    pub fn plus(self, other: PlayerCounts) -> PlayerCounts {
+        PlayerCounts {
+            waiting: self.waiting.saturating_add(other.waiting),
+            racing: self.racing.saturating_add(other.racing),
+        }
     }
 }
 

@@ -56,9 +56,10 @@ use crate::database::{Database, Sequence};
 use crate::deal_pool::DealPool;
 use crate::metrics::{Metrics, bump, gauge};
 use crate::outbox::{ConnectionHandle, SendFailure};
+use crate::ratings;
 use crate::registry::Registry;
 use crate::room_handle::{
-    Command, INBOX_CAPACITY, OpenRematch, Refusal, RematchPlan, RoomHandle, RoomSummary,
+    Command, INBOX_CAPACITY, ListedRoom, OpenRematch, Refusal, RematchPlan, RoomHandle, RoomSummary,
 };
 use crate::secrets::fresh_seed;
 use crate::store::{LiveRace, NewRace};
@@ -642,9 +643,11 @@ impl Actor {
                     phase,
                     players,
                     listing,
+                    seat_players,
                 } => {
                     self.summary.set(phase, players);
-                    self.summary.set_listing(listing);
+                    self.summary
+                        .set_listing(listing.map(|room| ListedRoom { room, seat_players }));
                 }
                 Output::OpenRematch(plan) => self.open_rematch(plan),
             }
@@ -659,12 +662,18 @@ impl Actor {
     fn store_result(&mut self, race: Box<NewRace>) {
         let code = Arc::clone(&self.code);
         let epoch = self.core.epoch();
+        let rated = self.core.is_rated();
         let metrics = Arc::clone(&self.context.metrics);
         let database = self.context.database.clone();
         self.storing.push_back(Box::pin(async move {
             let stored = database
                 .call(move |store| {
                     let race_id = store.record_race(&race)?;
+                    // In the same job: the race and its rating changes
+                    // commit together, once.
+                    if rated {
+                        ratings::apply(store, race_id, &race)?;
+                    }
                     store.end_live_race(&code, epoch)?;
                     Ok(race_id)
                 })

@@ -12,8 +12,10 @@ use std::time::Instant;
 
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotLevel, LobbyRoom, Phase};
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::matchmaking::Waiter;
 use crate::outbox::ConnectionHandle;
 use crate::secrets::TokenHash;
 use crate::store::PlayerId;
@@ -169,7 +171,22 @@ pub struct RoomSummary {
     players: AtomicU8,
     /// The room as the lobby lists it, for a public room (the actor sets
     /// it with each change).
-    listing: Mutex<Option<LobbyRoom>>,
+    listing: Mutex<Option<ListedRoom>>,
+    /// The player who opened it for a quick race and waits in it, whose
+    /// rating window decides who may join it.
+    waiter: Mutex<Option<Waiter>>,
+}
+
+/// A room as the lobby lists it, with the registered player of each seat,
+/// which the lobby turns into their ratings (the ids themselves go to no
+/// client). Nodes of a cluster publish their rooms in this form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedRoom {
+    /// The room, its `ratings` not yet filled in.
+    pub room: LobbyRoom,
+    /// The registered player of each of `room.players`, in order; `None`
+    /// for a guest or a bot.
+    pub seat_players: Vec<Option<PlayerId>>,
 }
 
 impl RoomSummary {
@@ -182,17 +199,48 @@ impl RoomSummary {
             phase: AtomicU8::new(Phase::Lobby as u8),
             players: AtomicU8::new(0),
             listing: Mutex::new(None),
+            waiter: Mutex::new(None),
         }
     }
 
+    /// Records who waits in this quick race's room (`None`: nobody's
+    /// window bars anyone from it).
+    pub fn set_waiter(&self, waiter: Option<Waiter>) {
+        *self.waiter.lock().unwrap_or_else(PoisonError::into_inner) = waiter;
+    }
+
+    /// Who waits in this quick race's room, if a rating window guards it.
+    pub fn waiter(&self) -> Option<Waiter> {
+        *self.waiter.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the room's race has not begun yet (waiting, dealing or
+    /// counting down).
+    pub fn is_forming(&self) -> bool {
+        let phase = self.phase.load(Ordering::Relaxed);
+        [Phase::Lobby, Phase::Dealing, Phase::Countdown]
+            .iter()
+            .any(|&forming| phase == forming as u8)
+    }
+
+    /// Whether the room's race is running.
+    pub fn is_racing(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) == Phase::Racing as u8
+    }
+
+    /// Whether the room waits in its lobby, before any countdown.
+    pub fn is_waiting(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) == Phase::Lobby as u8
+    }
+
     /// Records the room as the lobby lists it.
-    pub fn set_listing(&self, listing: Option<LobbyRoom>) {
+    pub fn set_listing(&self, listing: Option<ListedRoom>) {
         *self.listing.lock().unwrap_or_else(PoisonError::into_inner) = listing;
     }
 
     /// The room as the lobby lists it, while it is open public and still
     /// forming: waiting, dealing or counting down with a seat free.
-    pub fn lobby_listing(&self) -> Option<LobbyRoom> {
+    pub fn lobby_listing(&self) -> Option<ListedRoom> {
         if !self.open_for_quick_race(self.game) {
             return None;
         }

@@ -26,6 +26,7 @@
 mod backend;
 mod columns;
 pub mod postgres;
+pub mod ratings;
 pub mod sql;
 pub mod sqlite;
 pub mod tally;
@@ -39,6 +40,7 @@ use patience_shared::protocol::{
     Unranked,
 };
 
+pub use ratings::{HistoryRow, RatedRace, RatingChange, RatingHistory, StoredRating};
 pub use tally::PeriodSpan;
 
 use crate::signup::SavedBucket;
@@ -516,6 +518,33 @@ pub trait Store: Send {
 
     /// Stores a finished race; returns its id.
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError>;
+    /// The stored ratings at `game` of those of `players` who have one.
+    fn ratings_of(
+        &mut self,
+        game: GameKind,
+        players: &[PlayerId],
+    ) -> Result<Vec<StoredRating>, StoreError>;
+    /// Keeps a rated race's changes: a history row per racer, and each
+    /// racer's rating. Writes nothing and answers `false` if the race's
+    /// changes were kept already, so a race is rated once however often
+    /// it is applied.
+    fn record_ratings(&mut self, race: &RatedRace) -> Result<bool, StoreError>;
+    /// Every rating at `game` whose last rated race ended at or after
+    /// `since_ms`, in no particular order.
+    fn ratings_since(
+        &mut self,
+        game: GameKind,
+        since_ms: u64,
+    ) -> Result<Vec<StoredRating>, StoreError>;
+    /// A player's rating at `game` and its history, newest first (at most
+    /// `limit` rows); `None` if there is no such player. The rating is
+    /// `None` for a player with no rated race of the game.
+    fn rating_history(
+        &mut self,
+        player: PlayerLookup<'_>,
+        game: GameKind,
+        limit: u32,
+    ) -> Result<Option<RatingHistory>, StoreError>;
     /// A finished race.
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError>;
 

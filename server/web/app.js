@@ -350,6 +350,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   const state = {
     room: null, race: null, result: null, countdownUntil: null, replay: null, ended: false,
     seat: null, token: null, lastSeq: 0, joinOnReady: false, mine: null, rematch: null, clock: raceClock(),
+    quickWait: null,
   };
   const header = h('div', { id: 'room-header' });
   const seatControls = h('div', { class: 'toolbar', id: 'seat-controls' });
@@ -423,9 +424,27 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
         }
       }
     }
+    if (state.quickWait && state.seat !== null && phase === 'lobby') controls.push(...quickWaitControls(state.quickWait));
     if (state.rematch) controls.push(h('p', { class: 'meta', id: 'rematch-status', 'data-status': state.rematch.status }, rematchText(state.rematch)));
     replaceChildren(seatControls, controls);
     seatPanel.hidden = !controls.length && state.seat === null;
+  }
+
+  // A quick race's wait: how long, the rating window, who else is about,
+  // and once no rival came in time, the bot's offer.
+  function quickWaitControls(wait) {
+    const seconds = Math.floor(Number(wait.waited_ms) / 1000);
+    const window = wait.window === null || wait.window === undefined
+      ? 'open to any rival' : `rivals within ${wait.window} rating points`;
+    const controls = [h('p', { class: 'meta', id: 'quick-wait', 'data-waiting': wait.waiting, 'data-racing': wait.racing },
+      `Waiting ${seconds} s, ${window}. `,
+      h('span', { id: 'quick-counts' }, `${wait.waiting} waiting, ${wait.racing} racing ${gameOf(state.room.game).title}.`))];
+    if (wait.bot_offer) {
+      controls.push(h('p', { class: 'notice', id: 'bot-offer' }, 'No rival yet. Race a server bot now, or keep waiting.'),
+        h('button', { type: 'button', class: 'primary', id: 'race-bot', onclick: () => connection.raw({ type: 'quick_race_answer', bot: true }) }, 'Race a bot'),
+        h('button', { type: 'button', id: 'keep-waiting', onclick: () => connection.raw({ type: 'quick_race_answer', bot: false }) }, 'Keep waiting'));
+    }
+    return controls;
   }
 
   async function takeSeat() {
@@ -667,11 +686,27 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
       });
     },
     event(message) {
+      if (message.type === 'room_joined' && message.room.code !== code && message.seat !== null && message.seat !== undefined) {
+        // A quick racer moved to a rival's room (or a bot's): that room's
+        // page takes the seat with its token, as after a reload.
+        saveSeat(code, null);
+        saveSeat(message.room.code, { token: message.resume_token, seq: message.seq ?? 0 });
+        location.replace(`/room/${message.room.code}`);
+        return;
+      }
+      if (message.type === 'left' && message.code === code && state.quickWait) {
+        // Leaving the waiting room for a rival's: the new room's page follows.
+        return;
+      }
       if (typeof message.seq === 'number' && message.seq > state.lastSeq) {
         state.lastSeq = message.seq;
         remember();
       }
       switch (message.type) {
+        case 'quick_race_wait':
+          state.quickWait = message;
+          renderSeat();
+          break;
         case 'room_joined':
           state.room = message.room;
           if (message.seat !== null && message.seat !== undefined) {
@@ -696,6 +731,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
           break;
         case 'room_update':
           state.room = message.room;
+          if (message.room.players.length > 1 || message.room.phase !== 'lobby') state.quickWait = null;
           renderAll();
           break;
         case 'move_accepted': {

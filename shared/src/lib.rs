@@ -22,6 +22,7 @@ pub mod games;
 pub mod module_graph;
 pub mod position;
 pub mod protocol;
+pub mod rating;
 pub mod replay;
 pub mod rules;
 #[cfg(test)]

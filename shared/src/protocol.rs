@@ -238,6 +238,35 @@ pub enum ClientMessage {
         /// `true` to accept (or to propose), `false` to decline.
         accept: bool,
     },
+    /// While waiting alone for a quick race, the answer to the offer of
+    /// [`ServerMessage::QuickRaceWait`]'s `bot_offer`: race a marked server
+    /// bot now (`bot: true`: the sender leaves the waiting room for a
+    /// private room with the bot), or keep waiting (`bot: false`: the offer
+    /// is withdrawn, the wait and its window go on).
+    QuickRaceAnswer {
+        /// `true` to race a bot now, `false` to keep waiting.
+        bot: bool,
+    },
+    /// A game's rating list, best first: [`ServerMessage::RatingsPage`].
+    Ratings {
+        /// The game.
+        game: GameKind,
+        /// Rows wanted from the top (the server caps it); `None` for its default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// A player's rating at `game` and its rated races, newest first:
+    /// [`ServerMessage::RatingHistoryPage`].
+    RatingHistory {
+        /// The game.
+        game: GameKind,
+        /// The player's name; `None` for the authenticated player.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// Races wanted (the server caps it); `None` for its default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
 }
 
 /// A seat for a bot the server runs, asked for in
@@ -316,6 +345,18 @@ pub struct RoomOptions {
     /// `None` (the default) is a single race.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_of: Option<u8>,
+    /// Whether a private room's races count for ratings: chosen at
+    /// creation, and refused with `undo_allowed` or `open_boards`. Public
+    /// rooms (quick race's) are rated without it, unless they allow undo.
+    /// Absent when false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rated: bool,
+}
+
+/// For serde: a `false` flag is left out, so messages without it keep
+/// their bytes.
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// The most races a series may be the best of.
@@ -614,7 +655,97 @@ pub enum ServerMessage {
         /// The secret that takes the seat in the new room.
         resume_token: String,
     },
+    /// To a player waiting alone in a quick race's room: how long they
+    /// have waited, how wide their rating window is, whether a bot is
+    /// offered, and how many players wait and race this game. Sent when
+    /// the wait begins and every [`QUICK_RACE_STEP_MS`] after it.
+    QuickRaceWait {
+        /// The game.
+        game: GameKind,
+        /// Milliseconds waited.
+        waited_ms: u64,
+        /// Rating points either side of the player's estimate that a rival
+        /// may be; absent once the window is open to anyone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<u8>,
+        /// Whether a marked server bot is offered: answer with
+        /// [`ClientMessage::QuickRaceAnswer`].
+        bot_offer: bool,
+        /// Players seated in public rooms of this game whose race has not
+        /// begun (the recipient among them).
+        waiting: u32,
+        /// Players seated in rooms of this game whose race runs.
+        racing: u32,
+    },
+    /// A game's rating list: the answer to [`ClientMessage::Ratings`].
+    RatingsPage {
+        /// The game.
+        game: GameKind,
+        /// Players on the list (those with a rated race of the game in
+        /// the last 90 days).
+        players: u32,
+        /// The top rows, best first.
+        rows: Vec<RatingRow>,
+        /// The asker's row, if the asker is signed in and rated at the game.
+        own: Option<RatingRow>,
+    },
+    /// A player's rating and its history: the answer to
+    /// [`ClientMessage::RatingHistory`].
+    RatingHistoryPage {
+        /// The game.
+        game: GameKind,
+        /// The player's name, as registered.
+        name: String,
+        /// The rating now; `None` before the player's first rated race of
+        /// the game.
+        rating: Option<RatingRow>,
+        /// Rated races, newest first.
+        races: Vec<RatingHistoryEntry>,
+    },
 }
+
+/// One player's rating at one game, as shown: figures in whole
+/// hundredths (the protocol has no floats), see [`crate::rating`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RatingRow {
+    /// The place on the game's rating list; `None` off the list (no rated
+    /// race in 90 days) or where no list was asked for.
+    pub rank: Option<u32>,
+    /// The player's name.
+    pub name: String,
+    /// The figure shown, `mu - 3 sigma`, in hundredths.
+    pub rating: i32,
+    /// The estimate `mu`, in hundredths.
+    pub mu: i32,
+    /// The uncertainty `sigma`, in hundredths: it grows with idle days.
+    pub sigma: i32,
+    /// Rated races played at the game.
+    pub races: u32,
+    /// Whether the rating is still provisional (`sigma` above 6).
+    pub provisional: bool,
+}
+
+/// One rated race in a player's history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RatingHistoryEntry {
+    /// The race, for [`ClientMessage::Replay`].
+    pub race_id: u64,
+    /// When it ended: Unix milliseconds.
+    pub at_ms: u64,
+    /// The player's place among the rated racers: the winners 1, 2...
+    /// in finish order, everyone who did not win tied after them.
+    pub place: u8,
+    /// How many racers were rated.
+    pub racers: u8,
+    /// The figure shown (`mu - 3 sigma`) going in, in hundredths.
+    pub before: i32,
+    /// The figure shown after the race, in hundredths.
+    pub after: i32,
+}
+
+/// How often a quick race's waiter hears [`ServerMessage::QuickRaceWait`],
+/// and how often its rating window widens.
+pub const QUICK_RACE_STEP_MS: u64 = 10_000;
 
 /// The open public rooms still forming, as [`ServerMessage::LobbyPage`]
 /// lists them.
@@ -644,6 +775,21 @@ pub struct LobbyRoom {
     /// The series the room's race belongs to, if it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<SeriesScore>,
+    /// Each player's rating at the room's game, in `players`' order:
+    /// `None` for a guest's or a bot's seat. Left out when no seat is a
+    /// registered player's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratings: Vec<Option<SeatRating>>,
+}
+
+/// A waiting player's rating as the lobby shows it, in whole hundredths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatRating {
+    /// The figure shown, `mu - 3 sigma` (0 for a player with no rated
+    /// race of the game yet).
+    pub rating: i32,
+    /// Whether the rating is still provisional.
+    pub provisional: bool,
 }
 
 /// How often a client showing the lobby asks for it again, in milliseconds.
@@ -1602,7 +1748,7 @@ pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
 /// The client messages with a `game` field: a game name that is not one of
 /// [`GameKind`]'s is `game_unavailable`, not a malformed message, so that a
 /// client asking for a game this protocol lacks is told so.
-const GAME_MESSAGES: [&str; 9] = [
+const GAME_MESSAGES: [&str; 11] = [
     "create_room",
     "quick_race",
     "daily_play",
@@ -1612,6 +1758,8 @@ const GAME_MESSAGES: [&str; 9] = [
     "daily_days",
     "standings",
     "lobby",
+    "ratings",
+    "rating_history",
 ];
 
 /// Decodes in two steps, so that what is wrong is told from the `type` tag

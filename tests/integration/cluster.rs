@@ -272,6 +272,56 @@ async fn a_quick_race_meets_players_who_came_to_different_nodes() {
     assert_eq!(bob.race_started().await, ada_commitment, "one race");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quick_racer_hears_how_many_wait_and_race_on_every_node() {
+    let redis = RedisProcess::start();
+    let data = SharedStore::new();
+    let (a, _) = node(&redis, &data, &[]);
+    let (b, _) = node(&redis, &data, &[]);
+    // cid and dan race at B, in a private room.
+    let mut cid = Client::hello_to(b.address, "cid").await;
+    let (code, _) = cid.create_room(2, RoomOptions::default()).await;
+    let mut dan = Client::hello_to(b.address, "dan").await;
+    dan.join_room(&code).await;
+    cid.race_started().await;
+    dan.race_started().await;
+
+    // ada waits at A. B's counts reach A with B's next renewal: until then
+    // ada asks again (each new wait is told at once).
+    let quick = ClientMessage::QuickRace {
+        game: GameKind::ThreeBlindMice,
+    };
+    let mut ada = Client::hello_to(a.address, "ada").await;
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        ada.send(&quick).await;
+        let counts = match ada
+            .recv_until(|message| matches!(message, ServerMessage::QuickRaceWait { .. }))
+            .await
+        {
+            ServerMessage::QuickRaceWait {
+                waiting, racing, ..
+            } => (waiting, racing),
+            _ => unreachable!("recv_until returns what it waited for"),
+        };
+        if counts == (1, 2) {
+            break;
+        }
+        assert_eq!(
+            counts,
+            (1, 0),
+            "ada alone waits; B's racers, once published"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "B's racers were never counted at A"
+        );
+        ada.send(&ClientMessage::Leave).await;
+        ada.recv_until(|message| matches!(message, ServerMessage::Left { .. }))
+            .await;
+    }
+}
+
 /// `GET path` on an admin port, the whole answer.
 fn http_get(address: SocketAddr, path: &str) -> String {
     use std::io::{Read as _, Write as _};

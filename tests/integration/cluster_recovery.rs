@@ -12,7 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use patience_server::cluster::{Cluster, Owner, Settings};
+use patience_server::cluster::{Advert, Cluster, Owner, Settings};
+use patience_server::matchmaking::Waiter;
 use patience_server::metrics::Metrics;
 use patience_server::registry::Registry;
 use patience_shared::game::GameKind;
@@ -319,42 +320,73 @@ async fn of_two_quick_race_rooms_advertised_at_once_one_is_and_a_stale_one_is_re
     let a_code = a.claim_new_code(&registry).await.expect("a code");
     let b_code = b.claim_new_code(&registry).await.expect("a code");
     let game = GameKind::ThreeBlindMice;
+    // Each room's waiter: its rating's estimate and when its wait began.
+    let a_waiter = Waiter {
+        mu: 21.5,
+        since_ms: 1_000,
+    };
+    let b_waiter = Waiter {
+        mu: 30.0,
+        since_ms: 2_000,
+    };
     let (a_won, b_won) = tokio::join!(
-        a.advertise(game, &a_code, None),
-        b.advertise(game, &b_code, None)
+        a.advertise(game, &a_code, None, &a_waiter),
+        b.advertise(game, &b_code, None, &b_waiter)
     );
     let (a_won, b_won) = (a_won.expect("asks"), b_won.expect("asks"));
     assert!(a_won != b_won, "exactly one is advertised: {a_won} {b_won}");
-    let (winner_code, winner_url, loser, loser_code) = if a_won {
-        (&a_code, "ws://node-a.test:7878", &b, &b_code)
+    let (winner_code, winner_url, winner_waiter, loser, loser_code, loser_waiter) = if a_won {
+        (
+            &a_code,
+            "ws://node-a.test:7878",
+            a_waiter,
+            &b,
+            &b_code,
+            b_waiter,
+        )
     } else {
-        (&b_code, "ws://node-b.test:7878", &a, &a_code)
+        (
+            &b_code,
+            "ws://node-b.test:7878",
+            b_waiter,
+            &a,
+            &a_code,
+            a_waiter,
+        )
     };
-    // The other node learns which, and where: it sends its player there.
+    // The other node learns which, where, and who waits there: it sends
+    // its player there if their rating windows meet.
     assert_eq!(
         loser.advertised(game).await.expect("asks"),
-        Some((
-            winner_code.to_string(),
-            Owner::Elsewhere {
+        Some(Advert {
+            code: winner_code.to_string(),
+            owner: Owner::Elsewhere {
                 url: winner_url.to_string()
-            }
-        ))
+            },
+            waiter: Some(winner_waiter),
+        })
     );
     // A room replaces the advertised one only if it names it as stale.
     assert!(
         !loser
-            .advertise(game, loser_code, Some("ZZZZZZ"))
+            .advertise(game, loser_code, Some("ZZZZZZ"), &loser_waiter)
             .await
             .expect("asks")
     );
     assert!(
         loser
-            .advertise(game, loser_code, Some(winner_code))
+            .advertise(game, loser_code, Some(winner_code), &loser_waiter)
             .await
             .expect("asks")
     );
     assert_eq!(
         redis.cli(&["GET", "patience:quick:three-blind-mice"]),
         **loser_code
+    );
+    let advert = a.advertised(game).await.expect("asks");
+    assert_eq!(
+        advert.map(|advert| advert.waiter),
+        Some(Some(loser_waiter)),
+        "the new room's waiter replaces the old"
     );
 }

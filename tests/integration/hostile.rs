@@ -618,6 +618,7 @@ async fn a_spectator_that_falls_behind_is_coalesced_to_the_latest_state() {
         time_limit_ms: None,
         open_boards: true,
         best_of: None,
+        rated: false,
     };
     let (mut ada, _bob, code, _, _) = two_player_race(&server, options).await;
     let lazy = lazy_spectator(&server, code, &mut ada).await;
@@ -634,6 +635,7 @@ async fn a_player_that_cannot_keep_up_is_disconnected_and_may_resume() {
         time_limit_ms: None,
         open_boards: false,
         best_of: None,
+        rated: false,
     };
     let mut ada = Client::hello(&server, "ada").await;
     let mut bob = Client::connect_with_small_buffer(&server).await;

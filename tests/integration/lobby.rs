@@ -21,17 +21,17 @@ use tokio::sync::{mpsc, watch};
 
 /// Longest a wait for one frame or message may take: a safety net, never a
 /// way to pass time.
-const PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The terminal UI's screen in these tests: a `TestBackend` that publishes
 /// each frame it draws, as text.
-struct TestScreen {
+pub(crate) struct TestScreen {
     terminal: Terminal<TestBackend>,
     frames: watch::Sender<String>,
 }
 
 impl TestScreen {
-    fn new() -> (TestScreen, watch::Receiver<String>) {
+    pub(crate) fn new() -> (TestScreen, watch::Receiver<String>) {
         let (frames, receiver) = watch::channel(String::new());
         let terminal = Terminal::new(TestBackend::new(110, 34)).expect("a test terminal");
         (TestScreen { terminal, frames }, receiver)
@@ -62,7 +62,7 @@ impl Screen for TestScreen {
 }
 
 /// Waits until a frame drawn holds `text`.
-async fn until_drawn(frames: &mut watch::Receiver<String>, who: &str, text: &str) {
+pub(crate) async fn until_drawn(frames: &mut watch::Receiver<String>, who: &str, text: &str) {
     let waiting = async {
         while !frames.borrow_and_update().contains(text) {
             if frames.changed().await.is_err() {
@@ -78,7 +78,7 @@ async fn until_drawn(frames: &mut watch::Receiver<String>, who: &str, text: &str
     }
 }
 
-async fn press(keys: &mpsc::Sender<Event>, code: KeyCode) {
+pub(crate) async fn press(keys: &mpsc::Sender<Event>, code: KeyCode) {
     let key = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
     keys.send(key).await.expect("the screen takes keys");
 }

@@ -266,6 +266,7 @@ fn limited() -> RoomOptions {
         time_limit_ms: Some(LIMIT_MS),
         open_boards: false,
         best_of: None,
+        rated: false,
     }
 }
 
@@ -347,6 +348,7 @@ async fn undo_takes_back_a_move_when_the_room_allows_it() {
         time_limit_ms: None,
         open_boards: false,
         best_of: None,
+        rated: false,
     };
     let (mut ada, mut bob, _, _, _) = two_player_race(&server, options).await;
     ada.send(&ClientMessage::Undo).await;

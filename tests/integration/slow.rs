@@ -49,6 +49,7 @@ fn undo_room() -> RoomOptions {
         time_limit_ms: None,
         open_boards: false,
         best_of: None,
+        rated: false,
     }
 }
 

@@ -433,7 +433,7 @@ pub async fn run_on(
                     _ => continue,
                 };
                 let message = match action {
-                    Action::None | Action::StartEarly | Action::Rematch(_) => None,
+                    Action::None | Action::StartEarly | Action::Rematch(_) | Action::QuickRaceAnswer(_) => None,
                     Action::Suspend => {
                         screen.suspend().context("suspending")?;
                         None

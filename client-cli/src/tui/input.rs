@@ -36,6 +36,9 @@ pub enum Action {
     Suspend,
     /// After a race: accept (or propose) a rematch, or decline it.
     Rematch(bool),
+    /// Waiting for a quick race, offered a bot: race it (`true`), or keep
+    /// waiting.
+    QuickRaceAnswer(bool),
 }
 
 /// The cursor, the picked card, the command line and the overlays.
@@ -66,6 +69,9 @@ pub struct Ui {
     /// The race is over and this racer may answer a rematch: `r` accepts
     /// (or proposes), `n` declines. Set as `quit_resigns` is.
     pub may_rematch: bool,
+    /// Waiting alone for a quick race, a bot is offered: `b` races it, `w`
+    /// keeps waiting. Set as `quit_resigns` is.
+    pub bot_offered: bool,
     /// Watch mode: which racer is shown when boards do not fit side by side.
     pub watched: usize,
     /// The card the last move turned up.
@@ -133,6 +139,7 @@ impl Ui {
         self.leaving_is_free = !state.can_move();
         self.quit_resigns = state.can_move();
         self.may_rematch = state.may_rematch();
+        self.bot_offered = state.bot_offered();
     }
 
     /// Shows the solver's next move on the board and says it in words.
@@ -266,6 +273,8 @@ impl Ui {
             KeyCode::Char('s') if in_lobby => return Action::StartEarly,
             KeyCode::Char('r') if self.may_rematch => return Action::Rematch(true),
             KeyCode::Char('n') if self.may_rematch => return Action::Rematch(false),
+            KeyCode::Char('b') if self.bot_offered => return Action::QuickRaceAnswer(true),
+            KeyCode::Char('w') if self.bot_offered => return Action::QuickRaceAnswer(false),
             KeyCode::Esc => {
                 self.picked = None;
                 self.message = None;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, LobbyPage, LobbyRoom, Phase, ServerMessage};
+use patience_shared::rating::show_hundredths;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
@@ -89,7 +90,8 @@ impl LobbyList {
 }
 
 /// One room as a line: its number (a key for the first nine), code, game,
-/// seats taken of seats, who is in, and its series.
+/// seats taken of seats, who is in (with each registered player's rating
+/// at the game, `?` while provisional), and its series.
 pub fn room_line(index: usize, room: &LobbyRoom) -> String {
     let number = if index < PICKABLE {
         format!("{}.", index + 1)
@@ -107,12 +109,32 @@ pub fn room_line(index: usize, room: &LobbyRoom) -> String {
         room.game.title(),
         room.players.len(),
         room.max_players,
-        room.players.join(", "),
+        seated(room),
     );
     if let Some(series) = &room.series {
         line.push_str(&format!("  (series: {})", series.line()));
     }
     line
+}
+
+/// The players of a room, each registered one followed by their rating:
+/// "ada (3.4?), Bot 1".
+fn seated(room: &LobbyRoom) -> String {
+    room.players
+        .iter()
+        .enumerate()
+        .map(
+            |(index, name)| match room.ratings.get(index).copied().flatten() {
+                Some(rating) => format!(
+                    "{name} ({}{})",
+                    show_hundredths(rating.rating),
+                    if rating.provisional { "?" } else { "" }
+                ),
+                None => name.clone(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Asks for the lobby and waits for its page.
@@ -212,7 +234,7 @@ fn draw(frame: &mut ratatui::Frame, list: &LobbyList) {
 
 #[cfg(test)]
 mod tests {
-    use patience_shared::protocol::SeriesScore;
+    use patience_shared::protocol::{SeatRating, SeriesScore};
 
     use super::*;
 
@@ -224,6 +246,7 @@ mod tests {
             players: players.iter().map(|name| name.to_string()).collect(),
             phase: Phase::Lobby,
             series: None,
+            ratings: Vec::new(),
         }
     }
 
@@ -264,6 +287,23 @@ mod tests {
                 "1. K7PQ3M  Indian           1/4  ada",
                 "2. M3QT9A  Indian           2/4  bob, cy  starting  (series: ada 1 (best of 3))",
             ]
+        );
+        // Registered players show their rating; a guest or a bot none.
+        let mut rated = room("Q2W3E4", &["ada", "Bot 1", "bea"]);
+        rated.ratings = vec![
+            Some(SeatRating {
+                rating: 344,
+                provisional: true,
+            }),
+            None,
+            Some(SeatRating {
+                rating: 1844,
+                provisional: false,
+            }),
+        ];
+        assert_eq!(
+            list(vec![rated]).lines(),
+            ["1. Q2W3E4  Indian           3/4  ada (3.4?), Bot 1, bea (18.4)"]
         );
         assert_eq!(
             list(Vec::new()).lines(),

@@ -153,6 +153,7 @@ pub async fn run(
                     Action::StartEarly => Some(ClientMessage::StartEarly),
                     Action::Resign => Some(ClientMessage::Resign),
                     Action::Rematch(accept) => Some(ClientMessage::Rematch { accept }),
+                    Action::QuickRaceAnswer(bot) => Some(ClientMessage::QuickRaceAnswer { bot }),
                     Action::Hint => {
                         ui.say("hints are for practice only", true);
                         None

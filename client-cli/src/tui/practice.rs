@@ -132,7 +132,8 @@ pub fn practice_loop(
             _ => continue,
         };
         match action {
-            Action::None | Action::StartEarly | Action::Rematch(_) => {}
+            Action::None | Action::StartEarly | Action::Rematch(_) | Action::QuickRaceAnswer(_) => {
+            }
             Action::Suspend => screen.suspend().context("suspending")?,
             Action::Resign => ui.say("practice has nothing to resign: q leaves", true),
             Action::Quit => return Ok(end),

@@ -113,6 +113,15 @@ pub fn lobby_lines(state: &RaceState, now: Instant) -> Vec<Line<'static>> {
         }
         _ => lines.push(Line::from("Waiting for players.")),
     }
+    if let Some(wait) = &state.quick_wait {
+        lines.push(Line::from(Span::styled(wait.line(), dim())));
+        if wait.bot_offer {
+            lines.push(Line::from(Span::styled(
+                "No rival yet. Press b to race a server bot now, or w to keep waiting.",
+                bold().fg(Color::Yellow),
+            )));
+        }
+    }
     lines
 }
 

@@ -107,6 +107,7 @@ pub fn exercise(data: &[u8]) -> Reached {
         time_limit_ms: Some(60_000),
         open_boards: first & 8 != 0,
         best_of: None,
+        rated: false,
     };
     let params = RoomParams {
         code: Arc::from("FUZZED"),

@@ -21,7 +21,8 @@
 //! daily attempt is a room of one seat with its own store calls and
 //! messages, [`daily::DailyCore`], judged by the same [`judge`] on the
 //! same clock. The records a store keeps are in [`records`], the secrets' hash in
-//! [`secrets`], what a room counts in [`metrics`]. The fuzzing harness
+//! [`secrets`], what a room counts in [`metrics`], which races and racers
+//! count for ratings in [`rated`]. The fuzzing harness
 //! (`fuzzing`) is compiled only with the `fuzzing` feature.
 //!
 //! Time is in milliseconds of the server's clock.
@@ -418,6 +419,10 @@ pub enum Output {
         players: u8,
         /// The room as the lobby lists it: public rooms only.
         listing: Option<LobbyRoom>,
+        /// The registered player of each seat of the listing, in its
+        /// `players`' order (`None` for a guest or a bot), so that the
+        /// lobby can show their ratings.
+        seat_players: Vec<Option<PlayerId>>,
     },
     /// Every racer accepted a rematch: open its room, with these seats
     /// taken, and answer [`Input::RematchOpened`].
@@ -862,10 +867,19 @@ impl RoomCore {
         if self.outputs.is_empty() && self.changed && !self.closed {
             self.changed = false;
             let listing = self.params.public.then(|| self.listing());
+            let seat_players = if listing.is_some() {
+                self.seats
+                    .iter()
+                    .map(|seat| seat.player.filter(|_| seat.bot.is_none()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             self.out(Output::Summary {
                 phase: self.phase,
                 players: u8::try_from(self.seats.len()).unwrap_or(u8::MAX),
                 listing,
+                seat_players,
             });
             let room = self.info();
             self.emit(Audience::Everyone, |seq| ServerMessage::RoomUpdate {
@@ -929,6 +943,12 @@ impl RoomCore {
     /// writes the shell makes itself: the race's result.
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// Whether the room's races count for ratings
+    /// ([`rated::room_is_rated`]).
+    pub fn is_rated(&self) -> bool {
+        rated::room_is_rated(self.params.public, &self.params.options)
     }
 
     /// A race kept in the store, running again at `now` with the clock it
@@ -1048,6 +1068,7 @@ impl RoomCore {
 pub mod daily;
 pub mod judge;
 pub mod metrics;
+pub mod rated;
 pub mod records;
 pub mod secrets;
 

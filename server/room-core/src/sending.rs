@@ -40,6 +40,8 @@ impl RoomCore {
             players: self.seats.iter().map(|seat| seat.name.clone()).collect(),
             phase: self.phase,
             series: self.series.clone(),
+            // Filled in by the lobby, which reads the store.
+            ratings: Vec::new(),
         }
     }
 

@@ -105,6 +105,11 @@ impl Session {
             ClientMessage::SignOut => self.sign_out().await,
             ClientMessage::Lobby { game } => self.lobby(game).await,
             ClientMessage::Rematch { accept } => self.rematch(accept).await,
+            ClientMessage::QuickRaceAnswer { bot } => Box::pin(self.quick_race_answer(bot)).await,
+            ClientMessage::Ratings { game, limit } => self.ratings(game, limit).await,
+            ClientMessage::RatingHistory { game, name, limit } => {
+                self.rating_history(game, name, limit).await
+            }
         }
     }
 

@@ -11,7 +11,14 @@ use crate::room_handle::Command;
 impl Session {
     pub(super) async fn lobby(&mut self, game: Option<GameKind>) {
         let shared = &self.shared;
-        let page = crate::lobby::page(&shared.registry, shared.cluster.as_ref(), game).await;
+        let page = crate::lobby::page(
+            &shared.registry,
+            shared.cluster.as_ref(),
+            &shared.database,
+            game,
+            shared.clock.now_ms(),
+        )
+        .await;
         self.reply(&ServerMessage::LobbyPage { page });
     }
 

@@ -1,7 +1,8 @@
 //! Rooms: creating one (its code claimed in the cluster, its bots seated),
 //! joining, spectating, resuming a seat, leaving, quick race (a waiting
-//! room here, the one the cluster advertises, or a room opened and
-//! advertised here), and the room business forwarded to the room's actor
+//! room here or the one the cluster advertises, if its waiter's rating
+//! window meets the player's, or a room opened here to wait in), and the
+//! room business forwarded to the room's actor
 //! (moves, undo, resign, start early). A daily attempt's moves, undo and
 //! resign go to the attempt instead.
 
@@ -15,7 +16,9 @@ use tokio::sync::{mpsc, oneshot};
 use super::Session;
 use super::lookup::TokenElsewhere;
 use crate::bots;
-use crate::cluster::Owner;
+use crate::cluster::{Advert, Owner};
+use crate::matchmaking::Waiter;
+use crate::metrics::bump;
 use crate::outbox::ConnectionHandle;
 use crate::room;
 use crate::room_handle::{Command, Refusal, RoomHandle};
@@ -55,7 +58,8 @@ impl Session {
 
     pub(super) async fn quick_race(&mut self, game: GameKind) {
         if self.not_in_room() {
-            self.find_quick_race(game).await;
+            let now = self.shared.clock.now_ms();
+            self.find_quick_race_since(game, now).await;
         }
     }
 
@@ -92,6 +96,7 @@ impl Session {
                     reply,
                 })
                 .await;
+                self.resume_quick_wait().await;
             }
             None => self.error(
                 ErrorCode::InvalidResumeToken,
@@ -101,6 +106,7 @@ impl Session {
     }
 
     pub(super) async fn leave(&mut self) {
+        self.end_quick_wait();
         if let Some(room) = self.room.take() {
             let command = Command::Leave {
                 conn_id: self.handle.id,
@@ -171,7 +177,7 @@ impl Session {
 
     /// The command that seats this connection in a room, under the name
     /// others see and with the registered player if there is one.
-    fn join_command(
+    pub(super) fn join_command(
         &self,
     ) -> impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command + use<>
     {
@@ -207,7 +213,7 @@ impl Session {
         self.room.is_none()
     }
 
-    async fn open_new_room(
+    pub(super) async fn open_new_room(
         &mut self,
         game: GameKind,
         max_players: u8,
@@ -316,6 +322,15 @@ impl Session {
             );
             return false;
         }
+        if options.rated && (options.undo_allowed || options.open_boards) {
+            // A take-back, or a rival's board in view, is not the race the
+            // others ran: such a race cannot count.
+            self.error(
+                ErrorCode::InvalidRequest,
+                "a rated room allows no undo and no open_boards",
+            );
+            return false;
+        }
         if !self.shared.pool.deals(game) {
             self.game_unavailable(game.slug());
             return false;
@@ -378,25 +393,32 @@ impl Session {
         self.enter(room, self.join_command()).await;
     }
 
-    /// Seats the client in a quick race of `game`: a waiting room here, or
-    /// the one room the cluster advertises (the client is sent to its
-    /// node), or a room opened here and advertised. Opening is decided in
-    /// Redis, at once ([`Cluster::advertise`]): of two nodes asked at the
-    /// same moment, one advertises its room and the other sends its player
-    /// there, so they meet.
-    async fn find_quick_race(&mut self, game: GameKind) {
+    /// Seats the client in a quick race of `game`, as a player waiting
+    /// since `since_ms`: a waiting room here whose waiter's rating window
+    /// meets this player's, or the room the cluster advertises if its
+    /// waiter's does (the client is sent to its node), or a room opened
+    /// here (and advertised, if no live room is), in which the player
+    /// waits. Opening is decided in Redis, at once
+    /// ([`Cluster::advertise`]): of two nodes asked at the same moment, one
+    /// advertises its room and the other sends its player there, so they
+    /// meet.
+    pub(super) async fn find_quick_race_since(&mut self, game: GameKind, since_ms: u64) {
         if !self.shared.pool.deals(game) {
             return self.game_unavailable(game.slug());
         }
-        if self.join_waiting_room(game).await {
+        let me = Waiter {
+            mu: self.quick_estimate(game).await,
+            since_ms,
+        };
+        if self.join_waiting_room(game, &me).await {
             return;
         }
         let seats = self.shared.config.quick_race_seats;
         let options = RoomOptions::default();
         let Some(cluster) = self.shared.cluster.clone() else {
-            return self
-                .open_new_room(game, seats, true, options, true, Vec::new())
+            self.open_new_room(game, seats, true, options, true, Vec::new())
                 .await;
+            return self.begin_quick_wait(game, me).await;
         };
         if !self.may_open_room(game, seats, true, &options) {
             return;
@@ -408,15 +430,31 @@ impl Session {
                 cluster.release(code);
             }
         };
+        let mut advertise = true;
         for _ in 0..QUICK_RACE_TRIES {
+            let now = self.shared.clock.now_ms();
             let stale = match cluster.advertised(game).await {
                 Ok(None) => None,
-                Ok(Some((_, Owner::Elsewhere { url }))) => {
+                Ok(Some(advert)) if !advert.meets(&me, now) && advert.owner != Owner::Nobody => {
+                    // A live waiter out of this player's reach: this one
+                    // waits in a room of its own, unadvertised, where
+                    // quick races of this node find it.
+                    advertise = false;
+                    break;
+                }
+                Ok(Some(Advert {
+                    owner: Owner::Elsewhere { url },
+                    ..
+                })) => {
                     give_back(&claimed);
                     return self.redirect(url);
                 }
-                Ok(Some((code, Owner::Here))) => {
-                    if self.join_waiting_room(game).await {
+                Ok(Some(Advert {
+                    code,
+                    owner: Owner::Here,
+                    ..
+                })) => {
+                    if self.join_waiting_room(game, &me).await {
                         give_back(&claimed);
                         return;
                     }
@@ -430,7 +468,7 @@ impl Session {
                     Some(code)
                 }
                 // Its node is gone.
-                Ok(Some((code, Owner::Nobody))) => Some(code),
+                Ok(Some(Advert { code, .. })) => Some(code),
                 Err(error) => {
                     tracing::warn!(%error, "the quick-race advertisement could not be read");
                     give_back(&claimed);
@@ -450,11 +488,11 @@ impl Session {
                     code
                 }
             };
-            match cluster.advertise(game, &code, stale.as_deref()).await {
+            match cluster.advertise(game, &code, stale.as_deref(), &me).await {
                 Ok(true) => {
-                    return self
-                        .open_room(Some(code), game, seats, true, true, options)
+                    self.open_room(Some(code), game, seats, true, true, options)
                         .await;
+                    return self.begin_quick_wait(game, me).await;
                 }
                 // Another room was advertised first: the next look finds it.
                 Ok(false) => {}
@@ -468,18 +506,33 @@ impl Session {
                 }
             }
         }
-        // The advertisement changed under every look: a room of this
-        // request's own, which quick races here still find.
-        tracing::warn!("the quick-race advertisement kept changing; a room opens unadvertised");
+        if advertise {
+            // The advertisement changed under every look: a room of this
+            // request's own, which quick races here still find.
+            tracing::warn!("the quick-race advertisement kept changing; a room opens unadvertised");
+        }
+        if claimed.is_none() {
+            claimed = self.claim_code(&cluster).await;
+            if claimed.is_none() {
+                return;
+            }
+        }
         self.open_room(claimed, game, seats, true, true, options)
             .await;
+        self.begin_quick_wait(game, me).await;
     }
 
     /// Seats the client in a room of this node waiting for quick racers of
-    /// `game`, the fullest first; whether one took it.
-    async fn join_waiting_room(&mut self, game: GameKind) -> bool {
+    /// `game` whose waiter's window meets `me` (or that has no waiter),
+    /// the fullest first; whether one took it.
+    async fn join_waiting_room(&mut self, game: GameKind, me: &Waiter) -> bool {
+        let now = self.shared.clock.now_ms();
         for room in self.shared.registry.quick_race_candidates(game) {
-            if self.try_enter(&room, self.join_command()).await.is_ok() {
+            let meets = room
+                .summary
+                .waiter()
+                .is_none_or(|waiter| waiter.meets(me, now));
+            if meets && self.try_enter(&room, self.join_command()).await.is_ok() {
                 self.room = Some(room);
                 return true;
             }
@@ -499,7 +552,7 @@ impl Session {
         }
     }
 
-    async fn try_enter(
+    pub(super) async fn try_enter(
         &self,
         room: &RoomHandle,
         command: impl FnOnce(ConnectionHandle, oneshot::Sender<Result<(), Refusal>>) -> Command,
@@ -566,6 +619,9 @@ impl Session {
     /// Tells the room this connection is gone.
     pub(super) async fn disconnected(&mut self) {
         self.leave_daily();
+        // The room keeps its waiter's window while the seat is held: a
+        // resume takes the wait back.
+        self.quick_wait = None;
         if let Some(room) = self.room.take() {
             self.tell(
                 &room,

@@ -227,6 +227,7 @@ async fn run(
             break;
         }
         let daily_deadline = session.daily_deadline();
+        let quick_look = session.quick_look_at();
         let next_close = session.next_close();
         let next = tokio::select! {
             biased;
@@ -256,6 +257,10 @@ async fn run(
                 if let Some((game, _)) = next_close {
                     Box::pin(session.send_final_page(game)).await;
                 }
+                continue;
+            }
+            () = maybe(quick_look.map(|at| Box::pin(shared.clock.sleep_until(at)))) => {
+                Box::pin(session.on_quick_look()).await;
                 continue;
             }
             () = maybe(daily_deadline.map(|at| Box::pin(shared.clock.sleep_until(at)))) => {

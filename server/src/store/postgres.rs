@@ -299,6 +299,36 @@ CREATE INDEX registration_buckets_by_time ON registration_buckets (updated_ms);
 ALTER TABLE players ADD COLUMN name_key TEXT;
 CREATE UNIQUE INDEX players_by_name_key ON players (name_key);
 "#,
+    r#"
+-- Ratings (patience_shared::rating): one row per player and game, the
+-- rating after the player's last rated race of it.
+CREATE TABLE ratings (
+    player_id    BIGINT NOT NULL REFERENCES players (id),
+    game         TEXT NOT NULL,
+    mu           DOUBLE PRECISION NOT NULL,
+    sigma        DOUBLE PRECISION NOT NULL,
+    races        BIGINT NOT NULL,
+    last_race_ms BIGINT NOT NULL,
+    PRIMARY KEY (player_id, game)
+);
+CREATE INDEX ratings_by_game ON ratings (game, last_race_ms);
+-- Each rated race's change of each rated racer; a race's rows are written
+-- together, once.
+CREATE TABLE rating_history (
+    race_id      BIGINT NOT NULL REFERENCES races (id),
+    player_id    BIGINT NOT NULL REFERENCES players (id),
+    game         TEXT NOT NULL,
+    at_ms        BIGINT NOT NULL,
+    place        BIGINT NOT NULL,
+    racers       BIGINT NOT NULL,
+    mu_before    DOUBLE PRECISION NOT NULL,
+    sigma_before DOUBLE PRECISION NOT NULL,
+    mu_after     DOUBLE PRECISION NOT NULL,
+    sigma_after  DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (race_id, player_id)
+);
+CREATE INDEX rating_history_by_player ON rating_history (player_id, game, at_ms);
+"#,
 ];
 
 /// The name a session prepares [`LIVE_MOVE_SQL`] under.

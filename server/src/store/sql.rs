@@ -15,6 +15,7 @@ use patience_shared::protocol::{
     self, BotLevel, DaySummary, LeaderboardRow, MoveLog, PlayerRecord, PlayerStatus, Progress,
     RaceRecord, RaceResult, Reveal, Standing, StandingRow, cards_in_order,
 };
+use patience_shared::rating::Rating;
 use patience_shared::replay::final_position;
 use patience_shared::rules::Rules as _;
 
@@ -23,8 +24,9 @@ use super::columns::{OPEN, decode_log, encode_log, int, parse_bot, parse_game, p
 use super::tally::{self, DayAttempt, RecordCounters, Totals};
 use super::{
     Attempt, AttemptFinish, AttemptKey, DailyDeal, DaysFound, Eligibility, ExpiredAttempt,
-    Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId, PlayerLookup, Rank,
-    Standings, Store, StoreError, TokenHash,
+    HistoryRow, Leaderboard, LiveMove, LiveRace, NewRace, PeriodSpan, Player, PlayerId,
+    PlayerLookup, Rank, RatedRace, RatingHistory, Standings, Store, StoreError, StoredRating,
+    TokenHash,
 };
 use crate::signup::SavedBucket;
 
@@ -70,6 +72,76 @@ const STANDING: &str = "t.points DESC, t.wins DESC, t.win_time_ms, t.player_id";
 
 /// The rows of a day's podium.
 const PODIUM: u32 = 3;
+
+/// The columns of `ratings r JOIN players p`, in the order
+/// [`stored_rating`] reads them.
+const RATING_COLUMNS: &str = "r.player_id, p.name, r.mu, r.sigma, r.races, r.last_race_ms";
+
+fn stored_rating(row: &dyn Row) -> Result<StoredRating, StoreError> {
+    Ok(StoredRating {
+        player: row.uint(0)?,
+        name: row.text(1)?,
+        rating: Rating {
+            mu: row.real(2)?,
+            sigma: row.real(3)?,
+        },
+        races: count(row, 4)?,
+        last_race_ms: row.uint(5)?,
+    })
+}
+
+fn history_row(row: &dyn Row) -> Result<HistoryRow, StoreError> {
+    Ok(HistoryRow {
+        race_id: row.uint(0)?,
+        at_ms: row.uint(1)?,
+        place: count(row, 2)?,
+        racers: count(row, 3)?,
+        before: Rating {
+            mu: row.real(4)?,
+            sigma: row.real(5)?,
+        },
+        after: Rating {
+            mu: row.real(6)?,
+            sigma: row.real(7)?,
+        },
+    })
+}
+
+/// One player's stored rating at `game`, if the player has one.
+fn rating_of<B: Backend>(
+    backend: &mut B,
+    game: GameKind,
+    player: PlayerId,
+) -> Result<Option<StoredRating>, StoreError> {
+    backend.query_opt(
+        &format!(
+            "SELECT {RATING_COLUMNS} FROM ratings r JOIN players p ON p.id = r.player_id
+             WHERE r.player_id = $1 AND r.game = $2"
+        ),
+        &[Param::uint(player), Param::game(game)],
+        stored_rating,
+    )
+}
+
+/// A player's id and registered name.
+fn find_player<B: Backend>(
+    backend: &mut B,
+    player: PlayerLookup<'_>,
+) -> Result<Option<(u64, String)>, StoreError> {
+    let read = |row: &dyn Row| Ok((row.uint(0)?, row.text(1)?));
+    match player {
+        PlayerLookup::Id(id) => backend.query_opt(
+            "SELECT id, name FROM players WHERE id = $1",
+            &[Param::uint(id)],
+            read,
+        ),
+        PlayerLookup::Name(name) => backend.query_opt(
+            &format!("SELECT id, name FROM players WHERE {}", B::NAME_MATCHES),
+            &[Param::text(name)],
+            read,
+        ),
+    }
+}
 
 fn record_counters(row: &dyn Row) -> Result<RecordCounters, StoreError> {
     Ok(RecordCounters {
@@ -939,20 +1011,7 @@ impl<B: Backend> Store for SqlStore<B> {
         &mut self,
         player: PlayerLookup<'_>,
     ) -> Result<Option<PlayerRecord>, StoreError> {
-        let read = |row: &dyn Row| Ok((row.uint(0)?, row.text(1)?));
-        let found = match player {
-            PlayerLookup::Id(id) => self.backend.query_opt(
-                "SELECT id, name FROM players WHERE id = $1",
-                &[Param::uint(id)],
-                read,
-            )?,
-            PlayerLookup::Name(name) => self.backend.query_opt(
-                &format!("SELECT id, name FROM players WHERE {}", B::NAME_MATCHES),
-                &[Param::text(name)],
-                read,
-            )?,
-        };
-        let Some((id, name)) = found else {
+        let Some((id, name)) = find_player(&mut self.backend, player)? else {
             return Ok(None);
         };
         let through =
@@ -1121,6 +1180,105 @@ impl<B: Backend> Store for SqlStore<B> {
     fn record_race(&mut self, race: &NewRace) -> Result<u64, StoreError> {
         self.backend
             .atomically(|backend| insert_race(backend, race))
+    }
+
+    fn ratings_of(
+        &mut self,
+        game: GameKind,
+        players: &[PlayerId],
+    ) -> Result<Vec<StoredRating>, StoreError> {
+        let mut found = Vec::with_capacity(players.len());
+        for player in players {
+            found.extend(rating_of(&mut self.backend, game, *player)?);
+        }
+        Ok(found)
+    }
+
+    fn record_ratings(&mut self, race: &RatedRace) -> Result<bool, StoreError> {
+        self.backend.atomically(|backend| {
+            let rated_before = backend.query_one(
+                "SELECT EXISTS (SELECT 1 FROM rating_history WHERE race_id = $1)",
+                &[Param::uint(race.race_id)],
+                |row| row.boolean(0),
+            )?;
+            if rated_before {
+                return Ok(false);
+            }
+            let racers = i64::try_from(race.changes.len()).unwrap_or(i64::MAX);
+            for change in &race.changes {
+                backend.execute(
+                    "INSERT INTO rating_history (race_id, player_id, game, at_ms, place, racers,
+                                                 mu_before, sigma_before, mu_after, sigma_after)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    &[
+                        Param::uint(race.race_id),
+                        Param::uint(change.player),
+                        Param::game(race.game),
+                        Param::uint(race.ended_at_ms),
+                        Param::int(change.place),
+                        Param::int(racers),
+                        Param::Real(change.before.mu),
+                        Param::Real(change.before.sigma),
+                        Param::Real(change.after.mu),
+                        Param::Real(change.after.sigma),
+                    ],
+                )?;
+                backend.execute(
+                    "INSERT INTO ratings (player_id, game, mu, sigma, races, last_race_ms)
+                     VALUES ($1, $2, $3, $4, 1, $5)
+                     ON CONFLICT (player_id, game) DO UPDATE SET
+                         mu = excluded.mu, sigma = excluded.sigma,
+                         races = ratings.races + 1, last_race_ms = excluded.last_race_ms",
+                    &[
+                        Param::uint(change.player),
+                        Param::game(race.game),
+                        Param::Real(change.after.mu),
+                        Param::Real(change.after.sigma),
+                        Param::uint(race.ended_at_ms),
+                    ],
+                )?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn ratings_since(
+        &mut self,
+        game: GameKind,
+        since_ms: u64,
+    ) -> Result<Vec<StoredRating>, StoreError> {
+        self.backend.query(
+            &format!(
+                "SELECT {RATING_COLUMNS} FROM ratings r JOIN players p ON p.id = r.player_id
+                 WHERE r.game = $1 AND r.last_race_ms >= $2"
+            ),
+            &[Param::game(game), Param::uint(since_ms)],
+            stored_rating,
+        )
+    }
+
+    fn rating_history(
+        &mut self,
+        player: PlayerLookup<'_>,
+        game: GameKind,
+        limit: u32,
+    ) -> Result<Option<RatingHistory>, StoreError> {
+        let Some((id, name)) = find_player(&mut self.backend, player)? else {
+            return Ok(None);
+        };
+        let current = rating_of(&mut self.backend, game, id)?;
+        let rows = self.backend.query(
+            "SELECT race_id, at_ms, place, racers, mu_before, sigma_before, mu_after, sigma_after
+             FROM rating_history WHERE player_id = $1 AND game = $2
+             ORDER BY at_ms DESC, race_id DESC LIMIT $3",
+            &[Param::uint(id), Param::game(game), Param::int(limit)],
+            history_row,
+        )?;
+        Ok(Some(RatingHistory {
+            name,
+            current,
+            rows,
+        }))
     }
 
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {

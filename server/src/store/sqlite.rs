@@ -269,6 +269,36 @@ CREATE INDEX registration_buckets_by_time ON registration_buckets (updated_ms);
 ALTER TABLE players ADD COLUMN name_key TEXT;
 CREATE UNIQUE INDEX players_by_name_key ON players (name_key);
 "#,
+    r#"
+-- Ratings (patience_shared::rating): one row per player and game, the
+-- rating after the player's last rated race of it.
+CREATE TABLE ratings (
+    player_id    INTEGER NOT NULL REFERENCES players (id),
+    game         TEXT NOT NULL,
+    mu           REAL NOT NULL,
+    sigma        REAL NOT NULL,
+    races        INTEGER NOT NULL,
+    last_race_ms INTEGER NOT NULL,
+    PRIMARY KEY (player_id, game)
+) WITHOUT ROWID;
+CREATE INDEX ratings_by_game ON ratings (game, last_race_ms);
+-- Each rated race's change of each rated racer; a race's rows are written
+-- together, once.
+CREATE TABLE rating_history (
+    race_id      INTEGER NOT NULL REFERENCES races (id),
+    player_id    INTEGER NOT NULL REFERENCES players (id),
+    game         TEXT NOT NULL,
+    at_ms        INTEGER NOT NULL,
+    place        INTEGER NOT NULL,
+    racers       INTEGER NOT NULL,
+    mu_before    REAL NOT NULL,
+    sigma_before REAL NOT NULL,
+    mu_after     REAL NOT NULL,
+    sigma_after  REAL NOT NULL,
+    PRIMARY KEY (race_id, player_id)
+) WITHOUT ROWID;
+CREATE INDEX rating_history_by_player ON rating_history (player_id, game, at_ms);
+"#,
 ];
 
 /// The SQLite store: the store's queries ([`SqlStore`]) on a

@@ -1,8 +1,8 @@
 //! The contract of [`Store`], one suite for every backend: uniqueness, one
 //! attempt per player and day, moves in order, atomic finishes, calls that
 //! fail inside a transaction, the ranking, races read back as written,
-//! running races kept move by move, the supply of proved deals, and
-//! damaged records.
+//! running races kept move by move, the supply of proved deals, ratings
+//! and their history, and damaged records.
 //!
 //! Each test is a function of a [`Backend`] (a store, and the raw SQL a
 //! test uses to look behind it); [`on_every_backend!`] runs each one on a
@@ -15,6 +15,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{
     BotLevel, MoveLog, PlayerStatus, Progress, RaceResult, Reveal, RoomOptions, Standing, Unranked,
 };
+use patience_shared::rating::Rating;
 
 use super::*;
 
@@ -88,6 +89,8 @@ on_every_backend!(
     a_sign_in_code_signs_in_once_before_it_expires_and_a_new_one_voids_the_old,
     names_that_look_alike_are_one_name,
     registration_buckets_are_kept_one_per_address_newest_first,
+    a_races_rating_changes_are_kept_once_and_read_back,
+    the_rating_history_is_newest_first_and_names_are_found_whatever_their_case,
 );
 
 pub(crate) fn hash(byte: u8) -> TokenHash {
@@ -832,6 +835,7 @@ pub(crate) fn live_race(code: &str, logs: [&[&str]; 2]) -> LiveRace {
             time_limit_ms: Some(600_000),
             open_boards: false,
             best_of: None,
+            rated: false,
         },
         owner: Some(0),
         seed: 42,
@@ -1568,5 +1572,126 @@ fn the_races_of_nodes_whose_lease_ended_are_orphaned_until_claimed(store: &mut d
     assert_eq!(
         store.orphaned_races(15_000).expect("scans"),
         ["AAAAAA", "CCCCCC"]
+    );
+}
+
+/// The game of the ratings tests.
+const RATED_GAME: GameKind = GameKind::ThreeBlindMice;
+
+fn rating_change(player: PlayerId, mu: f64, place: u8) -> RatingChange {
+    RatingChange {
+        player,
+        before: Rating::new(),
+        after: Rating { mu, sigma: 8.0 },
+        place,
+    }
+}
+
+/// A stored race to hang rating changes on (their key refers to it).
+fn stored_race(store: &mut dyn Backend, player: PlayerId) -> u64 {
+    let race = race_of("ada", player, PlayerStatus::Won, Default::default());
+    store.record_race(&race).expect("stores")
+}
+
+fn a_races_rating_changes_are_kept_once_and_read_back(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 1).expect("registers").id;
+    let bob = store.register("bob", &hash(2), 2).expect("registers").id;
+    let race_id = stored_race(store, ada);
+    let race = RatedRace {
+        race_id,
+        game: RATED_GAME,
+        ended_at_ms: 5_000,
+        changes: vec![rating_change(ada, 27.5, 1), rating_change(bob, 22.5, 2)],
+    };
+    assert!(store.record_ratings(&race).expect("keeps"));
+    // Again, even with other figures: nothing is written twice.
+    let again = RatedRace {
+        changes: vec![rating_change(ada, 40.0, 1), rating_change(bob, 10.0, 2)],
+        ..race.clone()
+    };
+    assert!(!store.record_ratings(&again).expect("answers"));
+    let mut read = store.ratings_of(RATED_GAME, &[ada, bob]).expect("reads");
+    read.sort_by_key(|rating| rating.player);
+    assert_eq!(
+        read,
+        [
+            StoredRating {
+                player: ada,
+                name: "ada".to_string(),
+                rating: Rating {
+                    mu: 27.5,
+                    sigma: 8.0
+                },
+                races: 1,
+                last_race_ms: 5_000,
+            },
+            StoredRating {
+                player: bob,
+                name: "bob".to_string(),
+                rating: Rating {
+                    mu: 22.5,
+                    sigma: 8.0
+                },
+                races: 1,
+                last_race_ms: 5_000,
+            },
+        ]
+    );
+    // Another game has no rating yet; the active list is by time.
+    assert!(
+        store
+            .ratings_of(GameKind::Indian, &[ada])
+            .expect("reads")
+            .is_empty()
+    );
+    assert_eq!(
+        store.ratings_since(RATED_GAME, 5_000).expect("reads").len(),
+        2
+    );
+    assert!(
+        store
+            .ratings_since(RATED_GAME, 5_001)
+            .expect("reads")
+            .is_empty()
+    );
+}
+
+fn the_rating_history_is_newest_first_and_names_are_found_whatever_their_case(
+    store: &mut dyn Backend,
+) {
+    let ada = store.register("Ada", &hash(1), 1).expect("registers").id;
+    let bob = store.register("bob", &hash(2), 2).expect("registers").id;
+    for (index, at_ms) in [1_000u64, 2_000, 3_000].into_iter().enumerate() {
+        let race_id = stored_race(store, ada);
+        let mu = 25.0 + index as f64;
+        let race = RatedRace {
+            race_id,
+            game: RATED_GAME,
+            ended_at_ms: at_ms,
+            changes: vec![rating_change(ada, mu, 1), rating_change(bob, 50.0 - mu, 2)],
+        };
+        assert!(store.record_ratings(&race).expect("keeps"));
+    }
+    let history = store
+        .rating_history(PlayerLookup::Name("ADA"), RATED_GAME, 2)
+        .expect("reads")
+        .expect("found");
+    assert_eq!(history.name, "Ada");
+    let times: Vec<u64> = history.rows.iter().map(|row| row.at_ms).collect();
+    assert_eq!(times, [3_000, 2_000]);
+    assert_eq!((history.rows[0].place, history.rows[0].racers), (1, 2));
+    let current = history.current.expect("rated");
+    assert_eq!((current.races, current.rating.mu), (3, 27.0));
+    // A player with no rated race of the game, and no player at all.
+    let none = store
+        .rating_history(PlayerLookup::Id(bob), GameKind::Indian, 5)
+        .expect("reads")
+        .expect("found");
+    assert_eq!((none.current, none.rows.len()), (None, 0));
+    assert!(
+        store
+            .rating_history(PlayerLookup::Name("nobody"), RATED_GAME, 5)
+            .expect("reads")
+            .is_none()
     );
 }

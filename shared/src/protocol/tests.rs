@@ -114,6 +114,7 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
                     time_limit_ms: Some(600_000),
                     open_boards: false,
                     best_of: None,
+                    rated: false,
                 },
                 bots: Vec::new(),
             },
@@ -258,6 +259,38 @@ pub(crate) fn client_examples() -> Vec<(&'static str, ClientMessage)> {
             },
         ),
         ("rematch", ClientMessage::Rematch { accept: true }),
+        (
+            "quick_race_answer",
+            ClientMessage::QuickRaceAnswer { bot: true },
+        ),
+        (
+            "create_room_rated",
+            ClientMessage::CreateRoom {
+                game: GameKind::ThreeBlindMice,
+                max_players: 2,
+                public: false,
+                options: RoomOptions {
+                    rated: true,
+                    ..RoomOptions::default()
+                },
+                bots: Vec::new(),
+            },
+        ),
+        (
+            "ratings",
+            ClientMessage::Ratings {
+                game: GameKind::ThreeBlindMice,
+                limit: Some(10),
+            },
+        ),
+        (
+            "rating_history",
+            ClientMessage::RatingHistory {
+                game: GameKind::ThreeBlindMice,
+                name: None,
+                limit: Some(20),
+            },
+        ),
     ]
 }
 
@@ -755,6 +788,30 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                         players: vec!["ada".to_string()],
                         phase: Phase::Lobby,
                         series: None,
+                        ratings: Vec::new(),
+                    }],
+                    refresh_ms: LOBBY_REFRESH_MS,
+                },
+            },
+        ),
+        (
+            "lobby_page_rated",
+            ServerMessage::LobbyPage {
+                page: LobbyPage {
+                    rooms: vec![LobbyRoom {
+                        code: "K7PQ3M".to_string(),
+                        game: GameKind::Indian,
+                        max_players: 4,
+                        players: vec!["ada".to_string(), "Bot 1".to_string()],
+                        phase: Phase::Lobby,
+                        series: None,
+                        ratings: vec![
+                            Some(SeatRating {
+                                rating: 344,
+                                provisional: true,
+                            }),
+                            None,
+                        ],
                     }],
                     refresh_ms: LOBBY_REFRESH_MS,
                 },
@@ -792,7 +849,72 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
                 resume_token: "9f8e7d6c5b4a39281706f5e4d3c2b1a0".to_string(),
             },
         ),
+        (
+            "quick_race_wait",
+            ServerMessage::QuickRaceWait {
+                game: GameKind::Indian,
+                waited_ms: 90_000,
+                window: None,
+                bot_offer: true,
+                waiting: 3,
+                racing: 12,
+            },
+        ),
+        (
+            "ratings_page",
+            ServerMessage::RatingsPage {
+                game: GameKind::ThreeBlindMice,
+                players: 2,
+                rows: vec![rating_row(), rating_row_of_grace()],
+                own: Some(rating_row_of_grace()),
+            },
+        ),
+        (
+            "rating_history_page",
+            ServerMessage::RatingHistoryPage {
+                game: GameKind::ThreeBlindMice,
+                name: "ada".to_string(),
+                rating: Some(RatingRow {
+                    rank: None,
+                    ..rating_row()
+                }),
+                races: vec![RatingHistoryEntry {
+                    race_id: 731,
+                    at_ms: 1_764_547_200_000,
+                    place: 1,
+                    racers: 2,
+                    before: 0,
+                    after: 344,
+                }],
+            },
+        ),
     ]
+}
+
+/// A first race won against another new player: mu 27.64, sigma 8.07.
+fn rating_row() -> RatingRow {
+    RatingRow {
+        rank: Some(1),
+        name: "ada".to_string(),
+        rating: 344,
+        mu: 2764,
+        sigma: 807,
+        races: 1,
+        provisional: true,
+    }
+}
+
+/// The same race lost.
+fn rating_row_of_grace() -> RatingRow {
+    RatingRow {
+        rank: Some(2),
+        name: "grace".to_string(),
+        rating: -183,
+        mu: 2236,
+        sigma: 807,
+        races: 1,
+        provisional: true,
+    }
 }
 
 fn leaderboard_row() -> LeaderboardRow {
@@ -1456,6 +1578,7 @@ mod properties {
                                 time_limit_ms,
                                 open_boards,
                                 best_of: None,
+                                rated: false,
                             },
                             bots: Vec::new(),
                         }
