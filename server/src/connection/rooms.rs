@@ -18,7 +18,6 @@ use super::lookup::TokenElsewhere;
 use crate::bots;
 use crate::cluster::{Advert, Owner};
 use crate::matchmaking::Waiter;
-use crate::metrics::bump;
 use crate::outbox::ConnectionHandle;
 use crate::room;
 use crate::room_handle::{Command, Refusal, RoomHandle};
