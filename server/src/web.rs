@@ -145,7 +145,8 @@ fn is_game(name: &str) -> bool {
 /// files for `GET`, `405` for any other method, `404` for any other path.
 /// The page's routes (`/`, `/days/GAME`, `/room/CODE`, `/race/ID`,
 /// `/practice`, `/practice/GAME`, `/race/GAME`, `/daily/GAME`, `/account`,
-/// `/lobby`) all get the page, which reads its path to know what to show.
+/// `/lobby`, `/ratings`, `/ratings/GAME`) all get the page, which reads its
+/// path to know what to show.
 pub fn respond(request: &Request) -> Response {
     if request.method != "GET" {
         let mut refused = Response::error(405, "Method Not Allowed", b"only GET is served\n");
@@ -168,7 +169,7 @@ fn route(path: &str) -> Option<Response> {
         "/practice.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, PRACTICE_JS)),
         "/race.js" => return Some(Response::file(JAVASCRIPT, REVALIDATE, RACE_JS)),
         "/engine.wasm" => return Some(Response::file(WASM, REVALIDATE, ENGINE_WASM)),
-        "/practice" | "/account" | "/lobby" => return page(),
+        "/practice" | "/account" | "/lobby" | "/ratings" => return page(),
         "/style.css" => return Some(Response::file(CSS, REVALIDATE, STYLE_CSS)),
         "/favicon.svg" => return Some(Response::file(SVG, REVALIDATE, FAVICON_SVG)),
         "/vendor/msgpack-3.1.3.min.js" => {
@@ -179,7 +180,7 @@ fn route(path: &str) -> Option<Response> {
     }
     let (section, rest) = path.strip_prefix('/')?.split_once('/')?;
     match section {
-        "days" if is_game(rest) => page(),
+        "days" | "ratings" if is_game(rest) => page(),
         "room" if is_room_code(rest) => page(),
         "practice" | "race" | "daily" if is_game(rest) => page(),
         "race" if is_race_id(rest) => page(),

@@ -1,5 +1,6 @@
 // Patience Race's web page: today's leaderboards live (`/`), past days of a
-// game (`/days/GAME`), a room watched as a spectator (`/room/CODE`), and
+// game (`/days/GAME`), a game's ratings (`/ratings/GAME`), the lobby with
+// its players' ratings (`/lobby`), a room watched as a spectator (`/room/CODE`), and
 // practice on the rules engine in the page (`/practice`, practice.js).
 // Everything comes over the race protocol's WebSocket; the page keeps to
 // what a spectator is sent: during a race, progress counts only (boards
@@ -82,6 +83,8 @@ function parseRoute(path) {
     const players = /^[2-8]$/.test(query.get('players') ?? '') ? Number(query.get('players')) : null;
     return { name: 'race', game: race[1], private: query.has('private'), public: query.has('public'), bestOf, players, bot, pace };
   }
+  const ratings = /^\/ratings(?:\/([a-z-]+))?$/.exec(path);
+  if (ratings && (!ratings[1] || gameOf(ratings[1]))) return { name: 'ratings', game: ratings[1] ?? GAMES[0].slug };
   const days = /^\/days\/([a-z-]+)$/.exec(path);
   if (days && gameOf(days[1])) return { name: 'days', game: days[1] };
   return { name: 'today' };
@@ -93,6 +96,7 @@ function markNavigation(route) {
   document.getElementById('nav-practice').toggleAttribute('aria-current', route.name === 'practice');
   document.getElementById('nav-account').toggleAttribute('aria-current', route.name === 'account');
   document.getElementById('nav-lobby').toggleAttribute('aria-current', route.name === 'lobby');
+  document.getElementById('nav-ratings').toggleAttribute('aria-current', route.name === 'ratings');
   for (const link of document.querySelectorAll('[aria-current]')) {
     if (link.hasAttribute('aria-current')) link.setAttribute('aria-current', 'page');
   }
@@ -269,6 +273,98 @@ function daysView(connection, slug) {
   };
 }
 
+// ----- Ratings -----
+
+// A rating's figure: whole hundredths on the wire, one decimal here.
+function ratingFigure(hundredths) {
+  return (Math.round(Number(hundredths) / 10) / 10).toFixed(1);
+}
+
+function ratingText(row) {
+  return `${ratingFigure(row.rating)}${row.provisional ? '?' : ''}`;
+}
+
+// `/ratings/GAME`: the game's rating list, best first, one's own row
+// marked (and added below the top rows when it is not among them), and
+// one's own rating and rated races when signed in.
+function ratingsView(connection, slug) {
+  const game = gameOf(slug);
+  const list = h('div', { id: 'ratings', 'aria-live': 'polite' }, h('p', { class: 'meta' }, 'Loading…'));
+  const own = h('div', { id: 'own-rating' });
+  replaceChildren(main,
+    h('h1', {}, `Ratings: ${game.title}`),
+    h('nav', { class: 'tabs', 'aria-label': 'Games' }, GAMES.map((other) =>
+      h('a', { href: `/ratings/${other.slug}`, 'aria-current': other.slug === slug ? 'page' : null }, other.title))),
+    h('section', { class: 'panel' }, list,
+      h('p', { class: 'meta' },
+        'Rated: quick races and public rooms, and rooms created rated; never with undo, open boards, a bot or one account in two seats. The winners place by finish order, everyone else ties for last. ',
+        'The rating is μ − 3σ (the skill estimate less three times its uncertainty); ? marks a provisional one. ',
+        'Players with a rated race in the last 90 days.')),
+    h('section', { class: 'panel' }, own));
+
+  function row(entry, mine) {
+    return h('tr', { class: mine ? 'own' : null, 'data-name': entry.name, 'data-rank': entry.rank ?? '' },
+      h('td', { class: 'num' }, entry.rank ?? '–'), h('td', { class: 'name' }, entry.name),
+      h('td', { class: 'num rating' }, ratingText(entry)),
+      h('td', { class: 'num hide-narrow' }, ratingFigure(entry.mu)),
+      h('td', { class: 'num hide-narrow' }, ratingFigure(entry.sigma)),
+      h('td', { class: 'num' }, entry.races));
+  }
+
+  function showList(page) {
+    if (!page.rows.length) {
+      replaceChildren(list, h('p', { class: 'meta' }, 'Nobody has a rated race of this game yet.'));
+      return;
+    }
+    const mine = page.own?.name;
+    const rows = page.rows.map((entry) => row(entry, entry.name === mine));
+    if (page.own && !page.rows.some((entry) => entry.name === mine)) rows.push(row(page.own, true));
+    replaceChildren(list, h('div', { class: 'table-wrap' }, h('table', {},
+      h('thead', {}, h('tr', {},
+        h('th', { class: 'num' }, '#'), h('th', {}, 'Player'), h('th', { class: 'num' }, 'Rating'),
+        h('th', { class: 'num hide-narrow' }, 'μ'), h('th', { class: 'num hide-narrow' }, 'σ'),
+        h('th', { class: 'num' }, 'Races'))),
+      h('tbody', {}, rows))));
+  }
+
+  function showOwn(page) {
+    if (!page.rating) {
+      replaceChildren(own, h('p', { class: 'meta' }, `${page.name}: no rated race of this game yet.`));
+      return;
+    }
+    replaceChildren(own,
+      h('p', { id: 'own-rating-line' }, h('strong', {}, page.name), ` · rating ${ratingText(page.rating)}`,
+        ` (μ ${ratingFigure(page.rating.mu)}, σ ${ratingFigure(page.rating.sigma)}) after ${page.rating.races} rated race${page.rating.races === 1 ? '' : 's'}`,
+        page.rating.provisional ? ' · provisional' : ''),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'rating-history' },
+        h('thead', {}, h('tr', {},
+          h('th', { class: 'num' }, 'Race'), h('th', { class: 'num' }, 'Place'),
+          h('th', { class: 'num' }, 'Before'), h('th', { class: 'num' }, 'After'))),
+        h('tbody', {}, page.races.map((race) => h('tr', {},
+          h('td', { class: 'num' }, race.race_id), h('td', { class: 'num' }, `${race.place} of ${race.racers}`),
+          h('td', { class: 'num' }, ratingFigure(race.before)), h('td', { class: 'num' }, ratingFigure(race.after))))))));
+  }
+
+  let signedIn = false;
+  return {
+    signedIn() { signedIn = true; },
+    ready() {
+      connection.request({ type: 'ratings', game: slug, limit: 50 }, ['ratings_page']).then((answer) => {
+        if (answer.type === 'error') replaceChildren(list, errorBox(`Could not load the ratings: ${answer.message}`));
+        else showList(answer);
+      });
+      if (!signedIn) {
+        replaceChildren(own, h('p', { class: 'meta' }, h('a', { href: '/account' }, 'Register or sign in'), ' to be rated.'));
+        return;
+      }
+      connection.request({ type: 'rating_history', game: slug }, ['rating_history_page']).then((answer) => {
+        if (answer.type !== 'error') showOwn(answer);
+      });
+    },
+    event() {},
+  };
+}
+
 // ----- A room, as a spectator -----
 
 // The seat a tab holds in a room: its resume token and the last event
@@ -305,6 +401,16 @@ function seriesLine(series) {
 
 // ----- The lobby: open public rooms, one click to take a seat -----
 
+// A room's players, each registered one with their rating at the room's
+// game (`?` while provisional): `ada (3.4?), Bot 1`.
+function seatedPlayers(room) {
+  const ratings = room.ratings ?? [];
+  return room.players.map((name, index) => {
+    const rating = ratings[index];
+    return rating ? `${name} (${ratingText(rating)})` : name;
+  }).join(', ');
+}
+
 function lobbyView(connection) {
   const list = h('div', { id: 'lobby-rooms', 'aria-live': 'polite' });
   replaceChildren(main, h('h1', {}, 'Open rooms'),
@@ -328,7 +434,7 @@ function lobbyView(connection) {
         h('td', { class: 'reveal' }, room.code),
         h('td', {}, gameOf(room.game)?.title ?? room.game),
         h('td', { class: 'num' }, `${room.players.length}/${room.max_players}`),
-        h('td', {}, room.players.join(', ')),
+        h('td', {}, seatedPlayers(room)),
         h('td', {}, seriesLine(room.series) ?? ''),
         h('td', {}, h('a', { class: 'button primary', id: `join-${room.code}`, href: `/room/${room.code}?join` }, 'Join'))))))));
   }
@@ -1411,6 +1517,7 @@ else if (route.name === 'daily') {
   view = dailyView(connection, route.game, Engine.compile().then((module) => Engine.create(module)));
 }
 else if (route.name === 'days') view = daysView(connection, route.game);
+else if (route.name === 'ratings') view = ratingsView(connection, route.game);
 else view = todayView(connection);
 if (route.name === 'days') document.getElementById('nav-days').href = `/days/${route.game}`;
 if (route.name !== 'practice') connection.open();
