@@ -3,63 +3,18 @@
 //! player in it; two players race, both press `r` on the results, and race
 //! again in a new room with the series' score carried on.
 
-use std::time::Duration;
-
 use patience_cli::config::Store;
 use patience_cli::net::Connection;
 use patience_cli::session::{Entry, Session};
-use patience_cli::tui::Screen;
 use patience_cli::tui::lobby;
 use patience_cli::tui::online::{self, Ending};
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, RoomOptions, ServerMessage};
 use patience_tests::start_server;
-use ratatui::Terminal;
-use ratatui::backend::{Backend as _, TestBackend};
+
+use crate::screen::{PATIENCE, TestScreen};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::{mpsc, watch};
-
-/// Longest a wait for one frame or message may take: a safety net, never a
-/// way to pass time.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
-
-/// The terminal UI's screen in these tests: a `TestBackend` that publishes
-/// each frame it draws, as text.
-pub(crate) struct TestScreen {
-    terminal: Terminal<TestBackend>,
-    frames: watch::Sender<String>,
-}
-
-impl TestScreen {
-    pub(crate) fn new() -> (TestScreen, watch::Receiver<String>) {
-        let (frames, receiver) = watch::channel(String::new());
-        let terminal = Terminal::new(TestBackend::new(110, 34)).expect("a test terminal");
-        (TestScreen { terminal, frames }, receiver)
-    }
-}
-
-impl Screen for TestScreen {
-    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut ratatui::Frame)) -> std::io::Result<()> {
-        let Ok(_) = self.terminal.draw(render);
-        self.frames
-            .send_replace(self.terminal.backend().to_string());
-        Ok(())
-    }
-
-    fn area(&self) -> ratatui::layout::Rect {
-        let size = self.terminal.backend().size().unwrap_or_default();
-        ratatui::layout::Rect::new(0, 0, size.width, size.height)
-    }
-
-    fn clear(&mut self) -> std::io::Result<()> {
-        let Ok(()) = self.terminal.clear();
-        Ok(())
-    }
-
-    fn suspend(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Waits until a frame drawn holds `text`.
 pub(crate) async fn until_drawn(frames: &mut watch::Receiver<String>, who: &str, text: &str) {
@@ -118,7 +73,7 @@ async fn the_lobby_lists_a_public_room_and_one_key_seats_a_second_player_in_it()
         .expect("ada's room");
 
     let mut connection = Connection::open(&url, "bob").await.expect("bob connects");
-    let (screen, mut frames) = TestScreen::new();
+    let (screen, mut frames) = TestScreen::new(110, 34);
     let (keys, mut events) = mpsc::channel(16);
     let picking = tokio::spawn(async move {
         let mut screen = screen;
@@ -203,13 +158,13 @@ async fn two_racers_accept_a_rematch_and_race_again_with_the_series_score_carrie
         .await
         .expect("bob joins");
 
-    let (ada_screen, mut ada_frames) = TestScreen::new();
+    let (ada_screen, mut ada_frames) = TestScreen::new(110, 34);
     let (ada_keys, mut ada_events) = mpsc::channel(64);
     let ada_loop = tokio::spawn(async move {
         let mut screen = ada_screen;
         online::run(&mut screen, &mut ada_events, ada, ada_notes).await
     });
-    let (bob_screen, mut bob_frames) = TestScreen::new();
+    let (bob_screen, mut bob_frames) = TestScreen::new(110, 34);
     let (bob_keys, mut bob_events) = mpsc::channel(64);
     let bob_loop = tokio::spawn(async move {
         let mut screen = bob_screen;

@@ -18,7 +18,8 @@ use patience_tests::{Client, DAY_START, start_server};
 use ratatui::crossterm::event::KeyCode;
 use tokio::sync::{mpsc, watch};
 
-use crate::lobby::{PATIENCE, TestScreen, press, until_drawn};
+use crate::lobby::{press, until_drawn};
+use crate::screen::{PATIENCE, TestScreen};
 
 const GAME: GameKind = GameKind::ThreeBlindMice;
 
@@ -144,7 +145,7 @@ async fn a_waiting_player_declines_the_bot_then_races_it_in_the_terminal() {
     let (session, notes) = Session::start(&url, "ada", Entry::Quick(GAME), Store::none())
         .await
         .expect("ada waits for a quick race");
-    let (screen, mut frames) = TestScreen::new();
+    let (screen, mut frames) = TestScreen::new(110, 34);
     let (keys, mut events) = mpsc::channel(16);
     let playing = tokio::spawn(async move {
         let mut screen = screen;

@@ -18,12 +18,11 @@ use std::time::{Duration, Instant};
 
 use patience_cli::config::Store;
 use patience_cli::session::{Entry, Session};
-use patience_cli::tui::Screen;
 use patience_cli::tui::online::{self, Ending};
 use patience_shared::protocol::{ClientMessage, RoomInfo, RoomOptions, ServerMessage};
 use patience_tests::{Client, ServerProcess, binary, free_port, spawn_patience};
-use ratatui::Terminal;
-use ratatui::backend::{Backend as _, TestBackend};
+
+use crate::screen::TestScreen;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::{mpsc, watch};
 
@@ -31,36 +30,6 @@ use tokio::sync::{mpsc, watch};
 /// client's longest pause between two attempts, so a client that keeps
 /// trying is never cut short; a safety net, never a way to pass time.
 const PATIENCE: Duration = Duration::from_secs(30);
-
-/// The terminal UI's screen in this test: a `TestBackend` that publishes
-/// each frame it draws, as text.
-struct TestScreen {
-    terminal: Terminal<TestBackend>,
-    frames: watch::Sender<String>,
-}
-
-impl Screen for TestScreen {
-    fn draw_frame(&mut self, render: &mut dyn FnMut(&mut ratatui::Frame)) -> std::io::Result<()> {
-        let Ok(_) = self.terminal.draw(render);
-        self.frames
-            .send_replace(self.terminal.backend().to_string());
-        Ok(())
-    }
-
-    fn area(&self) -> ratatui::layout::Rect {
-        let size = self.terminal.backend().size().unwrap_or_default();
-        ratatui::layout::Rect::new(0, 0, size.width, size.height)
-    }
-
-    fn clear(&mut self) -> std::io::Result<()> {
-        let Ok(()) = self.terminal.clear();
-        Ok(())
-    }
-
-    fn suspend(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Waits until the terminal UI has drawn a frame for which `wanted` holds.
 async fn until_drawn(
@@ -247,11 +216,7 @@ async fn a_race_rides_out_a_server_restart(stop: Stop, restart_after_try: u32) {
     let (carol, notes) = Session::start(&url, "carol", Entry::Join(code.clone()), carol_store)
         .await
         .expect("carol joins");
-    let (frames, mut carol_frames) = watch::channel(String::new());
-    let screen = TestScreen {
-        terminal: Terminal::new(TestBackend::new(100, 30)).expect("a test terminal"),
-        frames,
-    };
+    let (screen, mut carol_frames) = TestScreen::new(100, 30);
     let (carol_keys, mut carol_events) = mpsc::channel::<Event>(64);
     let carol_loop = tokio::spawn(async move {
         let mut screen = screen;

@@ -15,13 +15,22 @@ use tokio::task::JoinHandle;
 
 /// The longest a wait for a frame may take: a safety net, never a way to
 /// pass time.
-const PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A `TestBackend` of a given size that publishes each frame it draws, as
 /// text.
 pub struct TestScreen {
     terminal: Terminal<TestBackend>,
     frames: watch::Sender<String>,
+}
+
+impl TestScreen {
+    /// A screen of `width` × `height`, and the frames it will draw.
+    pub fn new(width: u16, height: u16) -> (TestScreen, watch::Receiver<String>) {
+        let (frames, receiver) = watch::channel(String::new());
+        let terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+        (TestScreen { terminal, frames }, receiver)
+    }
 }
 
 impl Screen for TestScreen {
@@ -65,16 +74,12 @@ impl OnScreen {
         width: u16,
         height: u16,
     ) -> OnScreen {
-        let (frames_sender, frames) = watch::channel(String::new());
-        let terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+        let (mut screen, frames) = TestScreen::new(width, height);
         let (keys, mut events) = mpsc::channel(64);
-        let running = tokio::spawn(async move {
-            let mut screen = TestScreen {
-                terminal,
-                frames: frames_sender,
-            };
-            online::run(&mut screen, &mut events, session, notes).await
-        });
+        let running =
+            tokio::spawn(
+                async move { online::run(&mut screen, &mut events, session, notes).await },
+            );
         OnScreen {
             keys,
             frames,
