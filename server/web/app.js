@@ -473,6 +473,7 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   replaceChildren(main, h('h1', {}, `Room ${code}`), h('section', { class: 'panel' }, header, racers), seatPanel, results, replayArea);
   let countdownTimer = null;
   let clockTimer = null;
+  let quickWaitTimer = null;
 
   function remember() {
     if (state.token) saveSeat(code, { token: state.token, seq: state.lastSeq });
@@ -538,12 +539,27 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
 
   // A quick race's wait: how long, the rating window, who else is about,
   // and once no rival came in time, the bot's offer.
+  // The server tells the wait at each step of the window; between two,
+  // the page counts on from the last, once a second.
+  function quickWaited(wait) {
+    return `Waiting ${Math.floor((Number(wait.waited_ms) + performance.now() - wait.receivedAt) / 1000)} s`;
+  }
+
+  function tickQuickWait() {
+    const waited = document.getElementById('quick-waited');
+    if (!state.quickWait) {
+      clearInterval(quickWaitTimer);
+      quickWaitTimer = null;
+    } else if (waited) {
+      waited.textContent = quickWaited(state.quickWait);
+    }
+  }
+
   function quickWaitControls(wait) {
-    const seconds = Math.floor(Number(wait.waited_ms) / 1000);
     const window = wait.window === null || wait.window === undefined
       ? 'open to any rival' : `rivals within ${wait.window} rating points`;
     const controls = [h('p', { class: 'meta', id: 'quick-wait', 'data-waiting': wait.waiting, 'data-racing': wait.racing },
-      `Waiting ${seconds} s, ${window}. `,
+      h('span', { id: 'quick-waited' }, quickWaited(wait)), `, ${window}. `,
       h('span', { id: 'quick-counts' }, `${wait.waiting} waiting, ${wait.racing} racing ${gameOf(state.room.game).title}.`))];
     if (wait.bot_offer) {
       controls.push(h('p', { class: 'notice', id: 'bot-offer' }, 'No rival yet. Race a server bot now, or keep waiting.'),
@@ -810,8 +826,9 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
       }
       switch (message.type) {
         case 'quick_race_wait':
-          state.quickWait = message;
+          state.quickWait = { ...message, receivedAt: performance.now() };
           renderSeat();
+          if (quickWaitTimer === null) quickWaitTimer = setInterval(tickQuickWait, 1000);
           break;
         case 'room_joined':
           state.room = message.room;
