@@ -16,73 +16,16 @@
 // Every wait is on a condition (DOM, a message, a process); none on time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
+import { checkFairPlay, PATIENCE_MS, screenshots, setUp, step, wire } from './harness.mjs';
 
-import { checkFairPlay, CHROMIUM_ARGS, PATIENCE_MS, runTest, step, wire } from './harness.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const target = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, 'target');
-const serverBinary = process.env.PATIENCE_SERVER_BIN ?? path.join(target, 'debug', 'patience-server');
-const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const screenshots = path.join(target, 'web-screenshots');
-
-const cleanups = [];
-const scratch = mkdtempSync(path.join(tmpdir(), 'patience-quick-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
-const data = path.join(scratch, 'data');
-mkdirSync(data);
-
-async function startServer() {
-  const child = spawn(serverBinary, [
-    '--listen', '127.0.0.1:0', '--no-admin', '--data', data,
-    '--games', 'three-blind-mice', '--countdown-ms', '1000', '--deal-pool-size', '2',
-    '--quick-race-bot-offer-ms', '1500',
-  ], {
-    env: { ...process.env, RUST_LOG: 'warn', PATIENCE_DAILY_SECRET: '5e'.repeat(32) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => new Promise((resolve) => {
-    if (child.exitCode !== null) resolve();
-    else {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    }
-  }));
-  const lines = createInterface({ input: child.stdout });
-  const first = await new Promise((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`patience-server exited (${code}) before printing its address`)));
-  });
-  const address = /ws:\/\/(\S+)/.exec(first)?.[1];
-  assert.ok(address, `an address in ${JSON.stringify(first)}`);
-  return address;
-}
+const test = setUp('quick');
 
 async function main() {
-  mkdirSync(screenshots, { recursive: true });
-  const base = `http://${await startServer()}`;
+  const { base } = await test.startServer({ args: ['--countdown-ms', '1000', '--quick-race-bot-offer-ms', '1500'] });
   step(`server at ${base}`);
-  const pageErrors = [];
-  const profile = mkdtempSync(path.join(scratch, 'chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 390, height: 844 },
-  });
-  cleanups.push(() => context.close());
-  context.on('weberror', (error) => pageErrors.push(String(error.error())));
-  context.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
-  });
+  const context = await test.launch({ viewport: { width: 390, height: 844 } });
 
   step('a quick race: the waiting view shows the wait, the window and the counts');
   const page = await context.newPage();
@@ -119,7 +62,6 @@ async function main() {
   await page.waitForSelector('#results', { timeout: PATIENCE_MS });
   await page.waitForSelector('#standings .bot-mark[data-bot="normal"]');
   checkFairPlay(pageWire.frames, 0, 'the player');
-  assert.deepEqual(pageErrors, [], 'the page logged errors');
 }
 
-await runTest('quick', main, cleanups);
+await test.run(main);
