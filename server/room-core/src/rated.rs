@@ -71,5 +71,46 @@ pub fn rated_racers(
     Ok(racers)
 }
 
+/// A race's result made up for tests: each racer's seat, status and bot
+/// level, best first, on a Three Blind Mice deal with no moves.
+#[cfg(any(test, feature = "test-support"))]
+pub fn made_up_result(
+    racers: &[(
+        u8,
+        PlayerStatus,
+        Option<patience_shared::protocol::BotLevel>,
+    )],
+) -> RaceResult {
+    use patience_shared::game::GameKind;
+    use patience_shared::protocol::{MoveLog, Progress, Reveal, Standing};
+    RaceResult {
+        race_id: None,
+        standings: (1u8..)
+            .zip(racers)
+            .map(|(rank, (seat, status, bot))| Standing {
+                rank,
+                seat: *seat,
+                name: format!("seat {seat}"),
+                status: *status,
+                progress: Progress::default(),
+                bot: *bot,
+            })
+            .collect(),
+        reveal: Reveal {
+            game: GameKind::ThreeBlindMice,
+            seed: 7,
+            salt: "00112233445566778899aabbccddeeff".to_string(),
+        },
+        logs: racers
+            .iter()
+            .map(|(seat, ..)| MoveLog {
+                seat: *seat,
+                moves: Vec::new(),
+            })
+            .collect(),
+        open_boards: false,
+    }
+}
+
 #[cfg(test)]
 mod tests;

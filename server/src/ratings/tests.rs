@@ -3,48 +3,16 @@
 //! lobby's figure on the virtual clock.
 
 use patience_shared::game::GameKind;
-use patience_shared::protocol::{
-    BotLevel, MoveLog, PlayerStatus, Progress, RaceResult, Reveal, Standing,
-};
+use patience_shared::protocol::{BotLevel, PlayerStatus};
 use patience_shared::rating::{DAY_MS, INITIAL_SIGMA, Rating};
 
 use super::*;
 use crate::store::PlayerLookup;
 use crate::store::sqlite::SqliteStore;
 use crate::store::tests::hash;
+use patience_room_core::rated::made_up_result as result;
 
 const ENDED_MS: u64 = 1_796_083_200_000;
-
-/// A race's result: each racer's seat, status and bot level, best first.
-fn result(racers: &[(u8, PlayerStatus, Option<BotLevel>)]) -> RaceResult {
-    RaceResult {
-        race_id: None,
-        standings: (1u8..)
-            .zip(racers)
-            .map(|(rank, (seat, status, bot))| Standing {
-                rank,
-                seat: *seat,
-                name: format!("seat {seat}"),
-                status: *status,
-                progress: Progress::default(),
-                bot: *bot,
-            })
-            .collect(),
-        reveal: Reveal {
-            game: GameKind::ThreeBlindMice,
-            seed: 7,
-            salt: "00112233445566778899aabbccddeeff".to_string(),
-        },
-        logs: racers
-            .iter()
-            .map(|(seat, ..)| MoveLog {
-                seat: *seat,
-                moves: Vec::new(),
-            })
-            .collect(),
-        open_boards: false,
-    }
-}
 
 fn new_race(
     racers: &[(u8, PlayerStatus, Option<BotLevel>)],

@@ -1,40 +1,9 @@
 //! Which rooms are rated and which of their racers count.
 
-use patience_shared::game::GameKind;
-use patience_shared::protocol::{BotLevel, MoveLog, Progress, Reveal, Standing};
+use patience_shared::protocol::BotLevel;
 
+use super::made_up_result as result;
 use super::*;
-
-/// A race's result: each racer's seat, status and bot level, best first.
-fn result(racers: &[(u8, PlayerStatus, Option<BotLevel>)]) -> RaceResult {
-    RaceResult {
-        race_id: None,
-        standings: (1u8..)
-            .zip(racers)
-            .map(|(rank, (seat, status, bot))| Standing {
-                rank,
-                seat: *seat,
-                name: format!("seat {seat}"),
-                status: *status,
-                progress: Progress::default(),
-                bot: *bot,
-            })
-            .collect(),
-        reveal: Reveal {
-            game: GameKind::ThreeBlindMice,
-            seed: 7,
-            salt: "00112233445566778899aabbccddeeff".to_string(),
-        },
-        logs: racers
-            .iter()
-            .map(|(seat, ..)| MoveLog {
-                seat: *seat,
-                moves: Vec::new(),
-            })
-            .collect(),
-        open_boards: false,
-    }
-}
 
 #[test]
 fn registered_people_count_and_bots_and_guests_do_not() {
