@@ -12,7 +12,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, RoomOptions, ServerMessage};
 use patience_tests::start_server;
 
-use crate::screen::{PATIENCE, TestScreen};
+use crate::screen::{PATIENCE, TestScreen, open_private_room};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::{mpsc, watch};
 
@@ -134,26 +134,7 @@ async fn two_racers_accept_a_rematch_and_race_again_with_the_series_score_carrie
         best_of: Some(3),
         ..RoomOptions::default()
     };
-    let (ada, ada_notes) = Session::start(
-        &url,
-        "ada",
-        Entry::Create {
-            game: GameKind::ThreeBlindMice,
-            players: 2,
-            public: false,
-            options,
-            bots: Vec::new(),
-        },
-        Store::none(),
-    )
-    .await
-    .expect("ada opens a room");
-    let code = ada
-        .state
-        .room
-        .as_ref()
-        .map(|room| room.code.clone())
-        .expect("ada's room");
+    let (ada, ada_notes, code) = open_private_room(&url, "ada", options).await;
     let (bob, bob_notes) = Session::start(&url, "bob", Entry::Join(code), Store::none())
         .await
         .expect("bob joins");

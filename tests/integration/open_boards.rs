@@ -6,11 +6,10 @@
 use patience_cli::config::Store;
 use patience_cli::session::{Entry, Session};
 use patience_cli::tui::online::Ending;
-use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, RoomOptions, ServerMessage};
 use patience_tests::{Client, first_deal, start_server};
 
-use crate::screen::OnScreen;
+use crate::screen::{OnScreen, open_private_room};
 
 /// How many boards a frame draws: each Three Blind Mice board has one
 /// line of cells.
@@ -27,26 +26,7 @@ async fn open_boards_show_a_racer_its_rivals_board_and_a_watcher_every_board() {
         open_boards: true,
         ..RoomOptions::default()
     };
-    let (ada, ada_notes) = Session::start(
-        &url,
-        "ada",
-        Entry::Create {
-            game: GameKind::ThreeBlindMice,
-            players: 2,
-            public: false,
-            options,
-            bots: Vec::new(),
-        },
-        Store::none(),
-    )
-    .await
-    .expect("ada opens a room with open boards");
-    let code = ada
-        .state
-        .room
-        .as_ref()
-        .map(|room| room.code.clone())
-        .expect("ada's room");
+    let (ada, ada_notes, code) = open_private_room(&url, "ada", options).await;
     let (carol, carol_notes) =
         Session::start(&url, "carol", Entry::Watch(code.clone()), Store::none())
             .await

@@ -4,9 +4,12 @@
 
 use std::time::Duration;
 
-use patience_cli::session::Session;
+use patience_cli::config::Store;
+use patience_cli::session::{Entry, Session};
 use patience_cli::tui::Screen;
 use patience_cli::tui::online::{self, Ending};
+use patience_shared::game::GameKind;
+use patience_shared::protocol::RoomOptions;
 use ratatui::Terminal;
 use ratatui::backend::{Backend as _, TestBackend};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -139,4 +142,34 @@ impl OnScreen {
             .expect("the loop's task ends")
             .expect("the loop ends well")
     }
+}
+
+/// `name` opens a private Three Blind Mice room of two with `options`;
+/// returns the session, what starting it said, and the room's code.
+pub async fn open_private_room(
+    url: &str,
+    name: &str,
+    options: RoomOptions,
+) -> (Session, Vec<String>, String) {
+    let (session, notes) = Session::start(
+        url,
+        name,
+        Entry::Create {
+            game: GameKind::ThreeBlindMice,
+            players: 2,
+            public: false,
+            options,
+            bots: Vec::new(),
+        },
+        Store::none(),
+    )
+    .await
+    .expect("a room opens");
+    let code = session
+        .state
+        .room
+        .as_ref()
+        .map(|room| room.code.clone())
+        .expect("the room's code");
+    (session, notes, code)
 }
