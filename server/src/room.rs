@@ -348,7 +348,7 @@ impl Actor {
         let shutdown = self.context.shutdown.clone();
         let clock = self.context.clock.clone();
         // A restored race has its tokens to register before anything else.
-        self.carry_out().await;
+        self.carry_out();
         while !self.core.is_closed() {
             let deadline = self.core.poll_timeout();
             tokio::select! {
@@ -377,7 +377,7 @@ impl Actor {
                     self.core.on_timeout(clock.now_ms());
                 }
             }
-            self.carry_out().await;
+            self.carry_out();
         }
         self.context.registry.remove(&self.code);
         // At shutdown the lease is kept until the cluster leaves, all at
@@ -583,6 +583,10 @@ impl Actor {
         if answer.is_err() && fresh {
             self.connections.remove(&id);
         }
+        // The join's frames (`room_joined`, the snapshot) are queued before
+        // it is answered, so that whatever the connection sends once it
+        // hears the answer follows them.
+        self.carry_out();
         let _ = reply.send(answer);
     }
 
@@ -592,7 +596,7 @@ impl Actor {
     }
 
     /// Does what the core asks, in its order, until it asks nothing more.
-    async fn carry_out(&mut self) {
+    fn carry_out(&mut self) {
         while let Some(output) = self.core.poll_output() {
             match output {
                 Output::Send { conn, frame } => self.send(conn, frame),
