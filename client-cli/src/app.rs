@@ -627,8 +627,10 @@ fn online_command(
     runtime()?.block_on(async move {
         let mut notes = choice.notes;
         let mut started = Session::start(&online.server, &name, choice.entry, store.clone()).await;
-        if let (Err(NetError::NotAdmitted { message, .. }), Some(entry)) =
-            (&started, choice.instead)
+        if let (
+            Err(NetError::NotAdmitted { message, .. } | NetError::RoomClosed { message, .. }),
+            Some(entry),
+        ) = (&started, choice.instead)
         {
             // The seat is gone and its room will not seat us anew: the
             // command typed goes on.
@@ -637,9 +639,9 @@ fn online_command(
         }
         let (mut session, started_notes) = started.map_err(|error| match error {
             // These say what went wrong, and where, on their own.
-            NetError::Unreachable { .. } | NetError::NotAdmitted { .. } => {
-                anyhow::Error::new(error)
-            }
+            NetError::Unreachable { .. }
+            | NetError::NotAdmitted { .. }
+            | NetError::RoomClosed { .. } => anyhow::Error::new(error),
             other => anyhow::Error::new(other).context(format!("connecting to {}", online.server)),
         })?;
         notes.extend(started_notes);

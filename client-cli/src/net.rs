@@ -57,6 +57,16 @@ pub enum NetError {
         /// Its words.
         message: String,
     },
+    /// The room has closed after its race, which the server keeps: its
+    /// words say where its results and replay stay
+    /// ([`crate::race::closed_room_text`]).
+    #[error("{message}")]
+    RoomClosed {
+        /// The race, for `patience replay`.
+        race_id: u64,
+        /// What to tell the player.
+        message: String,
+    },
     /// The server answered the handshake with something else.
     #[error("the server answered hello with {0}")]
     Unexpected(String),
@@ -217,6 +227,7 @@ pub fn message_name(message: &ServerMessage) -> &'static str {
         ServerMessage::Welcome { .. } => "welcome",
         ServerMessage::Error { .. } => "error",
         ServerMessage::RoomJoined { .. } => "room_joined",
+        ServerMessage::RoomClosed { .. } => "room_closed",
         ServerMessage::RoomUpdate { .. } => "room_update",
         ServerMessage::Countdown { .. } => "countdown",
         ServerMessage::RaceStarted { .. } => "race_started",

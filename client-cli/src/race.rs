@@ -189,6 +189,21 @@ pub fn page_address(server: &str) -> Option<String> {
     (!authority.is_empty()).then(|| format!("{web_scheme}://{authority}"))
 }
 
+/// What a player who asked for a room that has closed after its race is
+/// told: where the race's results and replay stay, on the page (`page`,
+/// when the server's address gives one) and in the terminal.
+pub fn closed_room_text(code: &str, race_id: u64, page: Option<&str>) -> String {
+    let terminal = format!("`patience replay {race_id}`");
+    match page {
+        Some(page) => format!(
+            "room {code} has closed after its race; its results and replay stay at {page} and in {terminal}"
+        ),
+        None => format!(
+            "room {code} has closed after its race; its results and replay stay in {terminal}"
+        ),
+    }
+}
+
 impl RaceState {
     /// Nothing seen yet, of a race on the server at `server` (its
     /// WebSocket URL).
@@ -309,6 +324,14 @@ impl RaceState {
                 } else if code.is_fatal() && !(code.is_resumable() && self.seat.is_some()) {
                     self.closed = Some(message);
                 }
+            }
+            // A spectator that watches again after a drop, once the room
+            // has closed.
+            ServerMessage::RoomClosed { code, race_id } => {
+                let page = self.race_page(race_id);
+                let text = closed_room_text(&code, race_id, page.as_deref());
+                notes.push(text.clone());
+                self.closed = Some(text);
             }
             ServerMessage::RoomJoined {
                 room,

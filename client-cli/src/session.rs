@@ -416,6 +416,13 @@ impl Session {
                     ServerMessage::Error { code, message } => {
                         return Err(NetError::NotAdmitted { code, message });
                     }
+                    ServerMessage::RoomClosed { code, race_id } => {
+                        let page = crate::race::page_address(server)
+                            .map(|address| format!("{address}/race/{race_id}"));
+                        let message =
+                            crate::race::closed_room_text(&code, race_id, page.as_deref());
+                        return Err(NetError::RoomClosed { race_id, message });
+                    }
                     message => {
                         let joined = matches!(message, ServerMessage::RoomJoined { .. });
                         let (more, replayed) = link.absorb(message);
@@ -1215,6 +1222,38 @@ mod tests {
                 }
                 Err(other) => panic!("{entry:?}: expected a refusal, got {other}"),
                 Ok(_) => panic!("{entry:?}: expected a refusal, got a session"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_closed_rooms_join_and_watch_end_at_once_naming_its_race_and_its_page() {
+        let (url, _) = crate::fake_server::start(|message| match message {
+            ClientMessage::JoinRoom { code } | ClientMessage::Spectate { code } => {
+                vec![ServerMessage::RoomClosed {
+                    code: code.to_string(),
+                    race_id: 731,
+                }]
+            }
+            _ => Vec::new(),
+        })
+        .await;
+        let page = crate::race::page_address(&url).expect("a ws:// address has a page");
+        for entry in [Entry::Join("K7PQ3M".into()), Entry::Watch("K7PQ3M".into())] {
+            match Session::start(&url, "ada", entry.clone(), Store::none()).await {
+                Err(NetError::RoomClosed { race_id, message }) => {
+                    assert_eq!(race_id, 731, "{entry:?}");
+                    assert_eq!(
+                        message,
+                        format!(
+                            "room K7PQ3M has closed after its race; its results and replay \
+                             stay at {page}/race/731 and in `patience replay 731`"
+                        ),
+                        "{entry:?}"
+                    );
+                }
+                Err(other) => panic!("{entry:?}: expected the closed room's race, got {other}"),
+                Ok(_) => panic!("{entry:?}: expected the closed room's race, got a session"),
             }
         }
     }

@@ -74,6 +74,7 @@ fn play_day(store: &mut SqliteStore, day: u64, date: &str) {
         };
         let race = NewRace {
             daily: Some(date.to_string()),
+            room_code: None,
             ended_at_ms: progress.elapsed_ms,
             result: RaceResult {
                 race_id: None,

@@ -614,6 +614,7 @@ impl Play {
     fn race(&self, status: PlayerStatus, progress: Progress, now_ms: u64) -> NewRace {
         NewRace {
             daily: Some(self.key.date.clone()),
+            room_code: None,
             ended_at_ms: now_ms,
             result: RaceResult {
                 race_id: None,

@@ -1031,6 +1031,9 @@ mod tests {
         fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {
             self.inner.race(race_id)
         }
+        fn race_of_room(&mut self, code: &str) -> Result<Option<u64>, StoreError> {
+            self.inner.race_of_room(code)
+        }
         fn save_live_race(&mut self, room: &LiveRace) -> Result<(), StoreError> {
             self.inner.save_live_race(room)
         }
@@ -1159,6 +1162,7 @@ mod tests {
     fn race(seats: &[u8]) -> NewRace {
         NewRace {
             daily: None,
+            room_code: None,
             ended_at_ms: 1_000,
             result: RaceResult {
                 race_id: None,

@@ -547,6 +547,8 @@ pub trait Store: Send {
     ) -> Result<Option<RatingHistory>, StoreError>;
     /// A finished race.
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError>;
+    /// The latest finished race raced in the room `code`, if any.
+    fn race_of_room(&mut self, code: &str) -> Result<Option<u64>, StoreError>;
 
     /// Keeps a running race's room as it stands (seats, tokens, statuses,
     /// clock, and each seat's moves so far) under its code, replacing what

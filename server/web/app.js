@@ -583,8 +583,10 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   }
 
   function join() {
-    connection.request({ type: 'join_room', code }, ['room_joined']).then((answer) => {
-      if (answer.type === 'error') {
+    connection.request({ type: 'join_room', code }, ['room_joined', 'room_closed']).then((answer) => {
+      if (answer.type === 'room_closed') {
+        roomOver(answer.race_id);
+      } else if (answer.type === 'error') {
         say(`No seat: ${answer.message}`, 'error');
         spectate();
       }
@@ -592,20 +594,23 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
   }
 
   function spectate() {
-    connection.request({ type: 'spectate', code }, ['room_joined']).then((answer) => {
-      if (answer.type === 'error') {
-        const raceId = answer.code === 'room_not_found' ? rememberedRoomRace(code) : null;
-        if (raceId !== null) {
-          replaceChildren(header, h('p', { class: 'notice', id: 'room-over' },
-            `The race of room ${code} is over, and the room has closed. `,
-            h('a', { href: raceLink(raceId), id: 'race-link' }, 'Its results and replay stay on the race\'s page →')));
-        } else {
-          replaceChildren(header, errorBox(answer.code === 'room_not_found'
-            ? `No room has the code ${code} (or it has closed).`
-            : `Cannot watch this room: ${answer.message}`));
-        }
+    connection.request({ type: 'spectate', code }, ['room_joined', 'room_closed']).then((answer) => {
+      if (answer.type === 'room_closed') {
+        roomOver(answer.race_id);
+      } else if (answer.type === 'error') {
+        replaceChildren(header, errorBox(answer.code === 'room_not_found'
+          ? `No room has the code ${code}.`
+          : `Cannot watch this room: ${answer.message}`));
       }
     });
+  }
+
+  // The room has closed after its race, which the server keeps: the
+  // room's link leads to the race's page.
+  function roomOver(raceId) {
+    replaceChildren(header, h('p', { class: 'notice', id: 'room-over' },
+      `The race of room ${code} is over, and the room has closed. `,
+      h('a', { href: raceLink(raceId), id: 'race-link' }, 'Its results and replay stay on the race\'s page →')));
   }
 
   function rematchText(offer) {
@@ -754,7 +759,6 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
     stopClock();
     state.mine?.stop();
     saveSeat(code, null);
-    if (result.race_id !== null && result.race_id !== undefined) rememberRoomRace(code, result.race_id);
     document.body.dataset.raceEnded = 'true';
     state.result = result;
     renderAll();
@@ -953,29 +957,6 @@ function roomView(connection, code, enginePromise, joinAsked = false) {
 // The lasting page of a finished race.
 function raceLink(raceId) {
   return `/race/${raceId}`;
-}
-
-// A room's finished race, remembered by this browser, so that the room's
-// link still leads to the race once the room has closed.
-function roomRaceKey(code) {
-  return `patience-room-race-${code}`;
-}
-
-function rememberRoomRace(code, raceId) {
-  try {
-    localStorage.setItem(roomRaceKey(code), String(raceId));
-  } catch {
-    // Storage refused: the room's page cannot point to the race later.
-  }
-}
-
-function rememberedRoomRace(code) {
-  try {
-    const stored = localStorage.getItem(roomRaceKey(code));
-    return /^[1-9][0-9]{0,19}$/.test(stored ?? '') ? stored : null;
-  } catch {
-    return null;
-  }
 }
 
 // The results of a finished race: the standings, the deal revealed and

@@ -400,6 +400,17 @@ pub enum ServerMessage {
         /// Never shown to anyone else; replaced on each use.
         resume_token: Option<String>,
     },
+    /// The answer to [`ClientMessage::JoinRoom`] or
+    /// [`ClientMessage::Spectate`] when the room has closed after a race:
+    /// its latest race, kept for good, for [`ClientMessage::Replay`] and
+    /// the race's page (`/race/ID`). A code no kept race was raced under is
+    /// refused with [`ErrorCode::RoomNotFound`].
+    RoomClosed {
+        /// The room's code.
+        code: String,
+        /// The room's latest race.
+        race_id: u64,
+    },
     /// The room's players, owner or phase changed.
     RoomUpdate {
         /// Room event number.

@@ -92,7 +92,27 @@ async fn a_finished_race_keeps_its_page_after_its_room_and_a_restart() {
         ServerMessage::BoardsReplay { replay } => assert_eq!(replay.seats.len(), 2),
         other => panic!("expected boards_replay, got {other:?}"),
     }
-    visitor.send(&ClientMessage::JoinRoom { code }).await;
+    // The room's code leads to its race, for a seat or to watch; a code
+    // nothing was raced under is refused.
+    for ask in [
+        ClientMessage::JoinRoom { code: code.clone() },
+        ClientMessage::Spectate { code: code.clone() },
+    ] {
+        visitor.send(&ask).await;
+        assert_eq!(
+            visitor.recv().await,
+            ServerMessage::RoomClosed {
+                code: code.clone(),
+                race_id
+            },
+            "{ask:?}"
+        );
+    }
+    visitor
+        .send(&ClientMessage::Spectate {
+            code: "ZZZZZZ".to_string(),
+        })
+        .await;
     assert_eq!(visitor.next_error().await, ErrorCode::RoomNotFound);
 
     // Paths the site does not have: its own page, 404, with the way back.

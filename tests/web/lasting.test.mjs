@@ -4,7 +4,8 @@
 // resign; the results link to `/race/ID`, whose page shows the same
 // standings, the commitment the race started with (computed from the
 // reveal) and the replay, with the cards that lay face down shown face up.
-// Once the room has closed, its link points to the race's page. A daily
+// Once the room has closed, its link points to the race's page, in a
+// browser that never saw the race (the server names the room's race). A daily
 // attempt's page stays shut while its day runs: the page is told
 // `replay_not_yet` and gets no board and no seed. A bad path gets the
 // site's own 404 page, whose link leads back home. The server's start
@@ -82,8 +83,9 @@ async function main() {
   assert.ok(width <= 390, `the race's page is ${width}px wide in a 390px window`);
   await phonePage.screenshot({ path: path.join(screenshots, 'race-page-390.png'), fullPage: true });
 
-  step('once the room has closed, its link points to the race\'s page');
-  const again = await desktop.newPage();
+  step('once the room has closed, its link points to the race\'s page, in a browser that never saw it');
+  const stranger = await test.launch({ viewport: { width: 1280, height: 900 } });
+  const again = await stranger.newPage();
   let over = false;
   while (!over) {
     await again.goto(room);

@@ -333,6 +333,7 @@ impl RoomCore {
         tracing::info!("race ended");
         let stored = NewRace {
             daily: None,
+            room_code: Some(self.params.code.to_string()),
             ended_at_ms: self.now,
             result: result.clone(),
             players: self

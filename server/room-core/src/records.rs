@@ -26,6 +26,9 @@ pub struct CorruptRace(pub String);
 pub struct NewRace {
     /// For a daily attempt, its UTC date.
     pub daily: Option<String>,
+    /// The code of the room it was raced in (`None` for a daily attempt):
+    /// a link to the room leads to the race once the room has closed.
+    pub room_code: Option<String>,
     /// When it ended: Unix milliseconds.
     pub ended_at_ms: u64,
     /// Standings, reveal and logs; its `race_id` is ignored.

@@ -44,7 +44,8 @@ impl Session {
 
     /// The room `code`, for a join or a spectator: open here, or taken
     /// over here (its node is gone); `None` once the client was sent to
-    /// the node that owns it, or told that no room has the code.
+    /// the node that owns it, told which kept race the closed room raced
+    /// last (`room_closed`), or told that no room has the code.
     pub(super) async fn room_anywhere(&self, code: &str) -> Option<RoomHandle> {
         if let Some(room) = self.shared.registry.room(code) {
             return Some(room);
@@ -59,11 +60,34 @@ impl Session {
                 Found::Nowhere => {}
             }
         }
-        self.error(
-            ErrorCode::RoomNotFound,
-            format!("no room has the code {code}"),
-        );
+        match self.race_of_closed_room(code).await {
+            Some(race_id) => self.reply(&ServerMessage::RoomClosed {
+                code: code.to_string(),
+                race_id,
+            }),
+            None => self.error(
+                ErrorCode::RoomNotFound,
+                format!("no room has the code {code}"),
+            ),
+        }
         None
+    }
+
+    /// The latest kept race of a room no node has open any more. A room's
+    /// race is kept before its result is announced, so a room that closed
+    /// after its race always finds it. When the store cannot answer, the
+    /// client hears `room_not_found`, as for a code never used.
+    async fn race_of_closed_room(&self, code: &str) -> Option<u64> {
+        let code = code.to_string();
+        let found = self
+            .shared
+            .database
+            .call(move |store| store.race_of_room(&code))
+            .await;
+        found.unwrap_or_else(|error| {
+            tracing::warn!(%error, "the race of a closed room could not be read");
+            None
+        })
     }
 
     /// When no room here knows a resume token, asks the cluster which room

@@ -20,6 +20,7 @@ fn new_race(
 ) -> NewRace {
     NewRace {
         daily: None,
+        room_code: None,
         ended_at_ms: ENDED_MS,
         result: result(racers),
         players: players.to_vec(),

@@ -329,6 +329,13 @@ CREATE TABLE rating_history (
 );
 CREATE INDEX rating_history_by_player ON rating_history (player_id, game, at_ms);
 "#,
+    r#"
+-- The room a race was raced in, so that the room's link leads to the
+-- race once the room has closed; NULL for daily attempts and for races
+-- stored before.
+ALTER TABLE races ADD COLUMN room_code TEXT;
+CREATE INDEX races_by_room_code ON races (room_code, id);
+"#,
 ];
 
 /// The name a session prepares [`LIVE_MOVE_SQL`] under.

@@ -249,8 +249,8 @@ fn key_older_names<B: Backend>(backend: &mut B) -> Result<(), StoreError> {
 fn insert_race<B: Backend>(backend: &mut B, race: &NewRace) -> Result<u64, StoreError> {
     let reveal = &race.result.reveal;
     let race_id = backend.query_one(
-        "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms, open_boards)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO races (game, seed, salt, daily_date, ended_at_ms, open_boards, room_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         &[
             Param::game(reveal.game),
             Param::uint(reveal.seed),
@@ -258,6 +258,7 @@ fn insert_race<B: Backend>(backend: &mut B, race: &NewRace) -> Result<u64, Store
             Param::Text(race.daily.as_deref()),
             Param::uint(race.ended_at_ms),
             Param::Bool(race.result.open_boards),
+            Param::Text(race.room_code.as_deref()),
         ],
         |row| row.uint(0),
     )?;
@@ -1279,6 +1280,14 @@ impl<B: Backend> Store for SqlStore<B> {
             current,
             rows,
         }))
+    }
+
+    fn race_of_room(&mut self, code: &str) -> Result<Option<u64>, StoreError> {
+        self.backend.query_opt(
+            "SELECT id FROM races WHERE room_code = $1 ORDER BY id DESC LIMIT 1",
+            &[Param::text(code)],
+            |row| row.uint(0),
+        )
     }
 
     fn race(&mut self, race_id: u64) -> Result<Option<RaceRecord>, StoreError> {

@@ -299,6 +299,13 @@ CREATE TABLE rating_history (
 ) WITHOUT ROWID;
 CREATE INDEX rating_history_by_player ON rating_history (player_id, game, at_ms);
 "#,
+    r#"
+-- The room a race was raced in, so that the room's link leads to the
+-- race once the room has closed; NULL for daily attempts and for races
+-- stored before.
+ALTER TABLE races ADD COLUMN room_code TEXT;
+CREATE INDEX races_by_room_code ON races (room_code, id);
+"#,
 ];
 
 /// The SQLite store: the store's queries ([`SqlStore`]) on a

@@ -67,6 +67,7 @@ on_every_backend!(
     the_first_secret_and_the_first_daily_deal_stay,
     an_attempt_begins_once_takes_moves_in_order_and_finishes_once,
     races_read_back_as_written,
+    a_rooms_code_finds_its_latest_race_and_a_daily_has_no_room,
     a_race_whose_players_cannot_be_stored_leaves_no_race,
     calls_refused_inside_a_transaction_leave_it_usable,
     leaderboards_rank_won_then_time_then_moves,
@@ -116,6 +117,7 @@ pub(crate) fn race_of(
 ) -> NewRace {
     NewRace {
         daily: Some(DATE.to_string()),
+        room_code: None,
         ended_at_ms: 1_796_083_200_000 + progress.elapsed_ms,
         result: RaceResult {
             race_id: None,
@@ -429,6 +431,30 @@ fn races_read_back_as_written(store: &mut dyn Backend) {
     }
     assert_eq!(record.result, expected);
     assert_eq!(store.race(race_id + 1).expect("reads"), None);
+}
+
+fn a_rooms_code_finds_its_latest_race_and_a_daily_has_no_room(store: &mut dyn Backend) {
+    let ada = store.register("ada", &hash(1), 0).expect("registers");
+    let mut raced = |room_code: Option<&str>| {
+        let mut race = race_of("ada", ada.id, PlayerStatus::Won, Progress::default());
+        race.daily = room_code.is_none().then(|| DATE.to_string());
+        race.room_code = room_code.map(str::to_string);
+        store.record_race(&race).expect("stores")
+    };
+    let first = raced(Some("K7PQ3X"));
+    let elsewhere = raced(Some("M69D3P"));
+    let daily = raced(None);
+    // A room that raced again after its first race (a quick race's room
+    // re-forms): the code leads to its latest race.
+    let again = raced(Some("K7PQ3X"));
+    assert!(first < elsewhere && elsewhere < daily && daily < again);
+    assert_eq!(store.race_of_room("K7PQ3X").expect("reads"), Some(again));
+    assert_eq!(
+        store.race_of_room("M69D3P").expect("reads"),
+        Some(elsewhere)
+    );
+    assert_eq!(store.race_of_room("ZZZZZZ").expect("reads"), None);
+    assert_eq!(store.race_of_room("").expect("reads"), None);
 }
 
 fn a_race_whose_players_cannot_be_stored_leaves_no_race(store: &mut dyn Backend) {

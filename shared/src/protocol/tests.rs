@@ -850,6 +850,13 @@ pub(crate) fn server_examples() -> Vec<(&'static str, ServerMessage)> {
             },
         ),
         (
+            "room_closed",
+            ServerMessage::RoomClosed {
+                code: "K7PQ3M".to_string(),
+                race_id: 731,
+            },
+        ),
+        (
             "quick_race_wait",
             ServerMessage::QuickRaceWait {
                 game: GameKind::Indian,
