@@ -30,7 +30,7 @@ use tracing::Instrument as _;
 
 use super::Session;
 use crate::config::millis;
-use crate::metrics::{bump, gauge};
+use crate::metrics::{Metrics, bump, gauge};
 use crate::outbox::{ConnectionHandle, OutboxReceiver, outbox};
 use crate::state::Shared;
 use crate::web;
@@ -193,7 +193,8 @@ async fn run(
             sink,
             outbox_receiver,
             handle.clone(),
-            Arc::clone(shared),
+            shared.shutdown.clone(),
+            Arc::clone(&shared.metrics),
             WriterTimings {
                 heartbeat: millis(config.heartbeat_interval_ms),
                 write_timeout: millis(config.write_timeout_ms),
@@ -435,14 +436,17 @@ enum Written {
 /// outbox stalled: the room's next frame for this client is refused as
 /// full, so a player is kicked `too_slow` and a spectator is coalesced. The
 /// write itself goes on waiting: a client that reads again unstalls it.
-async fn write_loop(
-    mut sink: Sink,
+async fn write_loop<S>(
+    mut sink: S,
     mut outbox: OutboxReceiver,
     handle: ConnectionHandle,
-    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+    metrics: Arc<Metrics>,
     timings: WriterTimings,
-) -> Sink {
-    let shutdown = shared.shutdown.clone();
+) -> S
+where
+    S: futures::Sink<Message, Error = WsError> + Unpin,
+{
     let heartbeat = timings.heartbeat;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -489,7 +493,7 @@ async fn write_loop(
                 }
                 sink.flush().await
             };
-            let watched = watch_write(write, &outbox, &shared, timings.write_timeout, &mut stop);
+            let watched = watch_write(write, &outbox, &metrics, timings.write_timeout, &mut stop);
             match watched.await {
                 Written::Done(written) => written?,
                 Written::Stop => break,
@@ -579,7 +583,7 @@ struct Stop<'pin, 'token> {
 async fn watch_write(
     write: impl Future<Output = Result<(), WsError>>,
     outbox: &OutboxReceiver,
-    shared: &Shared,
+    metrics: &Metrics,
     write_timeout: Duration,
     stop: &mut Stop<'_, '_>,
 ) -> Written {
@@ -600,7 +604,7 @@ async fn watch_write(
             () = &mut stalled_at, if !stalled => {
                 stalled = true;
                 outbox.set_stalled();
-                bump(&shared.metrics.write_stalls);
+                bump(&metrics.write_stalls);
                 tracing::debug!(?write_timeout, "the socket takes no writes: stalled");
             }
         }
@@ -662,6 +666,103 @@ impl TokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A socket that takes every frame at once and records, for each
+    /// flush, how many frames were fed since the one before.
+    #[derive(Debug, Default)]
+    struct Recorder {
+        flushes: std::sync::Mutex<Vec<usize>>,
+        flushed: tokio::sync::Notify,
+    }
+
+    impl Recorder {
+        fn frames_flushed(&self) -> usize {
+            self.flushes
+                .lock()
+                .map_or(0, |flushes| flushes.iter().sum())
+        }
+
+        async fn until_flushed(&self, frames: usize) {
+            while self.frames_flushed() < frames {
+                self.flushed.notified().await;
+            }
+        }
+    }
+
+    /// The writer's end of a [`Recorder`].
+    struct RecordingSink(Arc<Recorder>, usize);
+
+    impl futures::Sink<Message> for RecordingSink {
+        type Error = WsError;
+
+        fn poll_ready(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<Result<(), WsError>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn start_send(mut self: Pin<&mut Self>, _: Message) -> Result<(), WsError> {
+            self.1 += 1;
+            Ok(())
+        }
+
+        fn poll_flush(
+            mut self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<Result<(), WsError>> {
+            let fed = std::mem::take(&mut self.1);
+            if let Ok(mut flushes) = self.0.flushes.lock() {
+                flushes.push(fed);
+            }
+            self.0.flushed.notify_one();
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_close(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<Result<(), WsError>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn frames_queued_together_are_flushed_once_per_batch_not_once_per_frame() {
+        let (handle, receiver) = outbox(1, 64, 1 << 20);
+        let recorder = Arc::new(Recorder::default());
+        let shutdown = CancellationToken::new();
+        let frame = || Bytes::from_static(&[0x81, 0xa4, 0x74, 0x79, 0x70, 0x65]);
+        // Queued before the writer first wakes: more than one batch.
+        for _ in 0..40 {
+            assert!(handle.send(frame()).is_ok());
+        }
+        let writer = tokio::spawn(write_loop(
+            RecordingSink(Arc::clone(&recorder), 0),
+            receiver,
+            handle.clone(),
+            shutdown.clone(),
+            Arc::new(Metrics::default()),
+            WriterTimings {
+                // No ping within the test.
+                heartbeat: Duration::from_secs(3600),
+                write_timeout: Duration::from_secs(3600),
+                farewell_timeout: Duration::from_secs(1),
+            },
+        ));
+        recorder.until_flushed(40).await;
+        // Three frames of one event (a move's answer and two broadcasts),
+        // queued while the writer sleeps.
+        for _ in 0..3 {
+            assert!(handle.send(frame()).is_ok());
+        }
+        recorder.until_flushed(43).await;
+        handle.close_quietly();
+        let sink = writer.await.expect("the writer ends");
+        let flushes = sink.0.flushes.lock().map(|flushes| flushes.clone());
+        // Then the close frame, sent on its own.
+        assert_eq!(flushes.ok(), Some(vec![MAX_BATCH, 40 - MAX_BATCH, 3, 1]));
+    }
 
     #[test]
     fn a_token_bucket_allows_its_burst_then_refuses() {
