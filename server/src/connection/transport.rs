@@ -77,16 +77,19 @@ pub async fn serve(
             handshake_timeout
         };
         let reading = web_or_upgrade(&shared, stream, head_timeout, over_cap);
-        let Some(stream) = Box::pin(reading).await else {
+        let Some(Upgrade { socket, accept }) = Box::pin(reading).await else {
             return;
         };
         let handshake = Box::pin(web::upgrade(
-            stream.socket,
-            &stream.accept,
+            socket,
+            &accept,
             websocket_config(&shared.config),
         ));
         let left = handshake_timeout.saturating_sub(started.elapsed());
-        let socket = match tokio::time::timeout(left, handshake).await {
+        let handshaken = tokio::time::timeout(left, handshake).await;
+        // Sent: not kept for the life of the connection.
+        drop(accept);
+        let socket = match handshaken {
             Ok(Ok(socket)) => socket,
             Ok(Err(error)) => {
                 tracing::debug!(%error, "websocket handshake failed");
