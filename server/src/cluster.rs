@@ -45,12 +45,14 @@
 //! another live node whose waiter meets the player gets the player a
 //! `redirect` to that node, where the repeated `quick_race` finds the room
 //! local and joins it. A live waiter out of the player's reach leaves the
-//! advertisement as it is: the player waits in an unadvertised room of
-//! this node, which later quick races of this node find, and its waiter
-//! moves into an older waiter's room of this node once their windows
-//! meet. A waiter is not moved across nodes: two waiters out of each
-//! other's reach on two nodes meet only through a third player's request
-//! that reaches the advertised one. Failing that, the node claims a code and advertises
+//! advertisement as it is: the player is sent to the advertised room's
+//! node (or, there, waits) in an unadvertised room beside it, which later
+//! quick races of that node find, and its waiter moves into an older
+//! waiter's room of that node once their windows meet. So a game's
+//! waiters gather on one node; a waiter is never moved across nodes. Once
+//! the advertised room fills (or its node is gone), the next look of a
+//! waiter left behind advertises that waiter's room. Failing all of that,
+//! the node claims a code and advertises
 //! it **before** opening the room, with one script that sets the
 //! advertisement only if none is there (or the one there is the stale one
 //! the node just read: a room full, racing, closed or ownerless) and

@@ -2,19 +2,25 @@
 //! ratings are far apart wait apart until their windows widen enough, then
 //! one moves into the other's room; a player nobody came for is offered a
 //! marked bot after the documented wait, declines it in the terminal
-//! client, and races it when offered again. Ratings are given by name
-//! (`EstimatesByName`), as if both had raced before.
+//! client, and races it when offered again. On two cluster nodes, a
+//! player out of reach of the advertised waiter is sent to its node and
+//! meets it there once their windows widen, and a waiter left behind is
+//! advertised in turn. Ratings are given by name (`EstimatesByName`), as
+//! if each had raced before.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use patience_cli::config::Store;
 use patience_cli::session::{Entry, Session};
 use patience_cli::tui::online::{self, Ending};
+use patience_server::Server;
 use patience_server::clock::Clock;
 use patience_server::matchmaking::{BOT_OFFER_AFTER_MS, EstimatesByName, Ratings, STEP_MS};
+use patience_server::store::postgres::ScratchDatabase;
 use patience_shared::game::GameKind;
 use patience_shared::protocol::{ClientMessage, ServerMessage};
-use patience_tests::{Client, DAY_START, start_server};
+use patience_tests::{Client, DAY_START, RedisProcess, free_port, start_server};
 use ratatui::crossterm::event::KeyCode;
 use tokio::sync::{mpsc, watch};
 
@@ -215,4 +221,97 @@ async fn a_bot_is_refused_to_whoever_was_not_offered_one() {
         }
     ));
     server.shutdown().await;
+}
+
+/// A cluster node in this process, on the test's Redis, database and
+/// virtual clock, with the players' estimates given by name.
+async fn cluster_node(
+    redis: &RedisProcess,
+    database: &ScratchDatabase,
+    clock: &Clock,
+    estimates: &[(&str, f64)],
+) -> (Server, String) {
+    let port = free_port();
+    let url = format!("ws://127.0.0.1:{port}");
+    let server = start_server(|config| {
+        config.listen = SocketAddr::from(([127, 0, 0, 1], port));
+        config.public_url = Some(url.clone());
+        config.redis_url = Some(redis.url());
+        config.database_url = Some(database.url().parse().expect("a database URL"));
+        config.clock = clock.clone();
+        config.ratings = ratings(estimates);
+        // A room of two is full once two meet: no third waiter joins its
+        // countdown.
+        config.quick_race_seats = 2;
+    })
+    .await;
+    (server, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn far_ratings_asked_at_two_nodes_wait_on_one_and_meet_and_a_waiter_left_is_advertised() {
+    let redis = RedisProcess::start();
+    let database = ScratchDatabase::create();
+    let clock = Clock::virtual_at(DAY_START);
+    let estimates = [("ada", 20.0), ("bob", 30.0), ("eve", 80.0)];
+    let (a, a_url) = cluster_node(&redis, &database, &clock, &estimates).await;
+    let (b, _) = cluster_node(&redis, &database, &clock, &estimates).await;
+    let advertised = || redis.cli(&["GET", "patience:quick:three-blind-mice"]);
+
+    let mut ada = Client::hello(&a, "ada").await;
+    let adas_room = quick_race(&mut ada).await;
+    next_wait(&mut ada).await;
+    assert_eq!(advertised(), adas_room, "A advertises ada's room");
+    // bob asks at B, out of ada's window: he is sent to A to wait there.
+    let mut bob_at_b = Client::hello(&b, "bob").await;
+    bob_at_b
+        .send(&ClientMessage::QuickRace { game: GAME })
+        .await;
+    assert_eq!(
+        bob_at_b.recv().await,
+        ServerMessage::Redirect { url: a_url.clone() }
+    );
+    let mut bob = Client::hello(&a, "bob").await;
+    let bobs_room = quick_race(&mut bob).await;
+    assert_ne!(bobs_room, adas_room, "bob waits in a room of his own");
+    next_wait(&mut bob).await;
+    // eve, far from both, waits at A too, unadvertised.
+    let mut eve = Client::hello(&a, "eve").await;
+    let eves_room = quick_race(&mut eve).await;
+    next_wait(&mut eve).await;
+    assert_eq!(advertised(), adas_room);
+
+    // At 30 s ada's and bob's windows meet (10 points apart): one moves.
+    for _ in 0..3 {
+        clock.advance(STEP_MS);
+    }
+    let (stays, kept_room) = if adas_room < bobs_room {
+        (&mut ada, adas_room.clone())
+    } else {
+        (&mut bob, bobs_room.clone())
+    };
+    stays
+        .recv_until(|message| {
+            matches!(message, ServerMessage::RoomUpdate { room, .. }
+                if room.code == kept_room && room.players.len() == 2)
+        })
+        .await;
+    // Its countdown runs on the virtual clock too.
+    clock.advance(1_000);
+    stays
+        .recv_until(|message| matches!(message, ServerMessage::RaceStarted { .. }))
+        .await;
+
+    // The advertised room races: at eve's next look her room is advertised,
+    // so that a quick race asked at any node finds her.
+    clock.advance(STEP_MS - 1_000);
+    loop {
+        let (waited, ..) = next_wait(&mut eve).await;
+        if waited >= 4 * STEP_MS {
+            break;
+        }
+    }
+    assert_eq!(advertised(), eves_room, "kept {kept_room}");
+    a.shutdown().await;
+    b.shutdown().await;
 }

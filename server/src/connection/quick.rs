@@ -13,6 +13,7 @@ use patience_shared::game::GameKind;
 use patience_shared::protocol::{BotLevel, BotSeat, ErrorCode, RoomOptions, ServerMessage};
 
 use super::Session;
+use crate::cluster::Owner;
 use crate::matchmaking::{self, Waiter};
 use crate::registry::PlayerCounts;
 use crate::room_handle::Command;
@@ -130,6 +131,7 @@ impl Session {
         if self.move_to_a_match(&wait, now).await {
             return;
         }
+        self.advertise_if_unadvertised(&wait).await;
         if let Some(wait) = self.quick_wait.as_deref_mut() {
             if now >= wait.offer_at_ms {
                 wait.offered = true;
@@ -191,8 +193,12 @@ impl Session {
     }
 
     /// Leaves the waiting room for another: the room answers `left`.
+    ///
+    /// The room keeps its waiter's window until it closes: a waiter who
+    /// looks at the same moment must not take the room being left for one
+    /// open to anyone and move into it, while this one moves into theirs.
     async fn leave_waiting_room(&mut self) {
-        self.end_quick_wait();
+        self.quick_wait = None;
         if let Some(room) = self.room.take() {
             let conn_id = self.handle.id;
             let _ = room.commands.send(Command::Leave { conn_id }).await;
@@ -231,6 +237,44 @@ impl Session {
         // It filled meanwhile: wait on, in a room of this player's own.
         self.find_quick_race_since(wait.game, me.since_ms).await;
         true
+    }
+
+    /// In a cluster, advertises the waiter's room if the game has no live
+    /// advertisement (none, its node gone, or its room here no longer
+    /// open for quick races): the waiters left behind when the advertised
+    /// room filled are found again by quick races asked at any node.
+    async fn advertise_if_unadvertised(&mut self, wait: &QuickWait) {
+        let (Some(cluster), Some(own)) = (self.shared.cluster.clone(), self.room.clone()) else {
+            return;
+        };
+        let stale = match cluster.advertised(wait.game).await {
+            Ok(None) => None,
+            Ok(Some(advert)) => {
+                let live = match advert.owner {
+                    Owner::Here => self
+                        .shared
+                        .registry
+                        .room(&advert.code)
+                        .is_some_and(|room| room.summary.open_for_quick_race(wait.game)),
+                    Owner::Elsewhere { .. } => true,
+                    Owner::Nobody => false,
+                };
+                if live || advert.code == *own.code {
+                    return;
+                }
+                Some(advert.code)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the quick-race advertisement could not be read");
+                return;
+            }
+        };
+        if let Err(error) = cluster
+            .advertise(wait.game, &own.code, stale.as_deref(), &wait.waiter)
+            .await
+        {
+            tracing::warn!(%error, "a waiting quick-race room could not be advertised");
+        }
     }
 
     /// Tells the waiter its wait, its window, the offer and the counts.

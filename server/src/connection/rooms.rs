@@ -435,9 +435,14 @@ impl Session {
             let stale = match cluster.advertised(game).await {
                 Ok(None) => None,
                 Ok(Some(advert)) if !advert.meets(&me, now) && advert.owner != Owner::Nobody => {
-                    // A live waiter out of this player's reach: this one
-                    // waits in a room of its own, unadvertised, where
-                    // quick races of this node find it.
+                    // A live waiter out of this player's reach. This one
+                    // waits beside it, on its node, in a room of its own,
+                    // unadvertised: the node's looks at its waiters move
+                    // the later one once their windows meet.
+                    if let Owner::Elsewhere { url } = advert.owner {
+                        give_back(&claimed);
+                        return self.redirect(url);
+                    }
                     advertise = false;
                     break;
                 }
