@@ -85,6 +85,10 @@ export function checkFairPlay(frames, seat, who) {
 // Returns whether a move was made.
 export async function dragAMove(page) {
   const before = Number(await page.textContent('#my-seat-moves').catch(() => '0'));
+  // The board's foot in sight: a place below the window cannot be dropped
+  // on (the pointer lands on nothing and the card stays picked).
+  await page.locator('#my-board').evaluate((board) => board.scrollIntoView({ block: 'end' }));
+  const viewport = page.viewportSize();
   // Every face-up card that can be picked, top cards first.
   const cards = page.locator('#my-board [data-depth].face');
   const count = await cards.count();
@@ -95,8 +99,9 @@ export async function dragAMove(page) {
     await page.mouse.down();
     await page.mouse.move(box.x + 20, box.y + 25, { steps: 3 });
     const target = page.locator('#my-board .zone.target').first();
-    if (await target.count()) {
-      const spot = await target.boundingBox();
+    const spot = (await target.count()) ? await target.boundingBox() : null;
+    const inSight = spot && spot.y >= 0 && spot.y + 6 < viewport.height && spot.x >= 0 && spot.x + spot.width / 2 < viewport.width;
+    if (inSight) {
       await page.mouse.move(spot.x + spot.width / 2, spot.y + 6, { steps: 5 });
       await page.mouse.up();
       await page.waitForFunction((moves) => (Number(document.querySelector('#my-seat-moves')?.textContent ?? 0) > moves
