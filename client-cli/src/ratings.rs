@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::account::{self, AccountError, Anonymous, connect_signed_in_if_stored};
 use crate::config::Store;
 use crate::net::{Connection, message_name};
-use crate::tournament::TournamentError;
+use crate::tournament::{TournamentError, ranked_lines};
 
 /// A game's rating list as the server sent it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -175,21 +175,14 @@ pub fn list_text(list: &RatingList) -> String {
         ),
         String::new(),
     ];
-    let own_name = list.own.as_ref().map(|row| row.name.as_str());
-    if list.rows.is_empty() {
-        lines.push("nobody has a rated race of this game yet".into());
-    } else {
-        lines.push(LIST_HEADER.into());
-        for row in &list.rows {
-            lines.push(row_text(row, own_name == Some(row.name.as_str())));
-        }
-    }
-    if let Some(own) = &list.own
-        && !list.rows.iter().any(|row| row.name == own.name)
-    {
-        lines.push("   ⋮".into());
-        lines.push(row_text(own, true));
-    }
+    lines.extend(ranked_lines(
+        &list.rows,
+        list.own.as_ref(),
+        |row| &row.name,
+        row_text,
+        LIST_HEADER,
+        "nobody has a rated race of this game yet",
+    ));
     lines.push(String::new());
     lines.push(explanation());
     lines.join("\n")

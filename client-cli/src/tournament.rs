@@ -301,21 +301,14 @@ pub fn standings_text(page: &StandingsPage) -> String {
         ),
         String::new(),
     ];
-    let own_name = page.own.as_ref().map(|row| row.name.as_str());
-    if page.rows.is_empty() {
-        lines.push("nobody has a ranked attempt in it yet".into());
-    } else {
-        lines.push(STANDINGS_HEADER.into());
-        for row in &page.rows {
-            lines.push(standing_text(row, own_name == Some(row.name.as_str())));
-        }
-    }
-    if let Some(own) = &page.own
-        && !page.rows.iter().any(|row| row.name == own.name)
-    {
-        lines.push("   ⋮".into());
-        lines.push(standing_text(own, true));
-    }
+    lines.extend(ranked_lines(
+        &page.rows,
+        page.own.as_ref(),
+        |row| &row.name,
+        standing_text,
+        STANDINGS_HEADER,
+        "nobody has a ranked attempt in it yet",
+    ));
     lines.push(String::new());
     if page.live {
         lines.push(
@@ -367,6 +360,37 @@ pub fn parse_month(text: &str) -> Result<String, String> {
     } else {
         Err(format!("{text:?} is not a month written YYYY-MM (2026-12)"))
     }
+}
+
+/// A ranked list as lines: `header` and a line per row, the asker's
+/// marked (or `empty` without rows); then the asker's own row below a `⋮`
+/// when it is not among them. `line` draws a row, marked or not.
+pub(crate) fn ranked_lines<R>(
+    rows: &[R],
+    own: Option<&R>,
+    name: fn(&R) -> &str,
+    line: fn(&R, bool) -> String,
+    header: &str,
+    empty: &str,
+) -> Vec<String> {
+    let own_name = own.map(name);
+    let mut lines = Vec::with_capacity(rows.len() + 3);
+    if rows.is_empty() {
+        lines.push(empty.to_string());
+    } else {
+        lines.push(header.to_string());
+        lines.extend(
+            rows.iter()
+                .map(|row| line(row, own_name == Some(name(row)))),
+        );
+    }
+    if let Some(own) = own
+        && !rows.iter().any(|row| Some(name(row)) == own_name)
+    {
+        lines.push("   ⋮".into());
+        lines.push(line(own, true));
+    }
+    lines
 }
 
 #[cfg(test)]
