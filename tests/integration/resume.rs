@@ -54,9 +54,10 @@ async fn a_dropped_player_resumes_mid_race_and_gets_the_events_it_missed() {
     }
     let (mut ada, new_token) = resume(&server, &ada_token, last_seq).await;
     assert_ne!(new_token, ada_token, "each use replaces the token");
-    // The missed events follow, in order: Ada's drop, then Bob's two moves.
+    // The missed events follow, in order: Ada's drop, then Bob's two moves
+    // (one `progress`, or two if they were a tick apart).
     let mut progress = Vec::new();
-    while progress.len() < 2 {
+    while progress.last() != Some(&2) {
         let message = ada.recv().await;
         if let Some(seq) = seq_of(&message) {
             missed_seqs.push(seq);
@@ -70,7 +71,10 @@ async fn a_dropped_player_resumes_mid_race_and_gets_the_events_it_missed() {
             progress.push(counts.moves);
         }
     }
-    assert_eq!(progress, [1, 2], "Bob's two moves, as counts");
+    assert!(
+        progress == [1, 2] || progress == [2],
+        "Bob's two moves, as counts: {progress:?}"
+    );
     assert!(missed_seqs.iter().all(|&seq| seq > last_seq));
     assert!(missed_seqs.windows(2).all(|pair| pair[0] < pair[1]));
     // Ada plays on from where she was.

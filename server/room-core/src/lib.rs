@@ -40,10 +40,11 @@
 //! [`View`]s only: the positions (`AnyGame`) and the seed stay here until
 //! the race is over.
 //!
-//! Spectators are told racers' progress on a tick, on the core's clock
-//! ([`SPECTATOR_PROGRESS_TICK_MS`]): at most one `progress` per racer per
-//! tick, with its latest counts, and always before any other event they
-//! get. A mover's `move_accepted` and its rivals' `progress` go out at once.
+//! Everyone but a mover (its rivals and the spectators) is told its
+//! progress on a tick, on the core's clock ([`PROGRESS_TICK_MS`]): at most
+//! one `progress` per racer per tick, with its latest counts, encoded once
+//! for all of them, and always before any event meant for everyone. A
+//! mover's `move_accepted` goes out at once.
 //!
 //! Fair play: every racer plays the same deal, so a card face up on one
 //! board may be face down on another. Until the race ends a racer's board
@@ -137,13 +138,15 @@ pub struct RestoreError {
     pub reason: String,
 }
 
-/// How often at most the spectators are told a racer's progress. A move
-/// made less than a tick after the spectators were last told waits for the
-/// tick's end, and every move of a racer within one tick goes out as one
-/// `progress` with its latest counts; so a busy room costs a spectator one
-/// wake-up and one write per tick, not one per move. Neither the mover's
-/// `move_accepted` nor its rivals' `progress` ever waits for the tick.
-pub const SPECTATOR_PROGRESS_TICK_MS: Millis = 100;
+/// How often at most a racer's rivals and the spectators are told its
+/// progress. A move made less than a tick after the room last told
+/// progress waits for the tick's end, and every move of a racer within one
+/// tick goes out as one `progress` with its latest counts; the racers that
+/// moved within a tick go out together. So a busy room costs each of its
+/// connections at most one wake-up and one write of progress per tick,
+/// however fast its racers move, and a quiet room tells a move at once.
+/// The mover's own `move_accepted` never waits for the tick.
+pub const PROGRESS_TICK_MS: Millis = 100;
 
 /// A connection, by its server-wide id.
 pub type ConnId = u64;
@@ -452,10 +455,9 @@ struct InFlight {
 enum Audience {
     Everyone,
     Seat(u8),
-    /// Every seat but the mover's; not the spectators, who are told on
-    /// the progress tick ([`SPECTATOR_PROGRESS_TICK_MS`]).
-    Rivals(u8),
-    Spectators,
+    /// Every seat but the mover's, and the spectators: whom a racer's
+    /// progress is told on the tick ([`PROGRESS_TICK_MS`]).
+    Others(u8),
 }
 
 impl Audience {
@@ -463,18 +465,17 @@ impl Audience {
         match self {
             Audience::Everyone => true,
             Audience::Seat(only) => only == seat,
-            Audience::Rivals(mover) => mover != seat,
-            Audience::Spectators => false,
+            Audience::Others(mover) => mover != seat,
         }
     }
 
     fn includes_spectators(self) -> bool {
-        matches!(self, Audience::Everyone | Audience::Spectators)
+        matches!(self, Audience::Everyone | Audience::Others(_))
     }
 }
 
-/// A racer's progress the spectators are still to be told, as of its
-/// latest move.
+/// A racer's progress its rivals and the spectators are still to be told,
+/// as of its latest move.
 struct PendingProgress {
     seat: u8,
     progress: Progress,
@@ -588,12 +589,12 @@ pub struct RoomCore {
     /// The race as it ended, kept while writes from before its end are
     /// not committed: what a write made again after the end writes.
     final_race: Option<Box<LiveRace>>,
-    /// Racers' progress the spectators are still to be told, one entry
-    /// per seat (its latest), in the order the seats moved.
+    /// Racers' progress the others are still to be told, one entry per
+    /// seat (its latest), in the order the seats moved.
     progress_pending: Vec<PendingProgress>,
     /// When `progress_pending` goes out, if it waits for the tick.
     progress_due: Option<Millis>,
-    /// When the spectators were last told progress.
+    /// When the room last told progress.
     progress_told_at: Option<Millis>,
     /// The series the race belongs to; this race's point is counted when
     /// it ends.

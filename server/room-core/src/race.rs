@@ -167,9 +167,10 @@ impl RoomCore {
         self.after_change(index, UNDO_TEXT.to_string(), Vec::new());
     }
 
-    /// Acknowledges a played move to its mover, tells everyone else the
-    /// mover's progress (and, with open boards only, the move and the
-    /// board), and ends the player's race if it is won or stuck.
+    /// Acknowledges a played move to its mover at once, tells everyone else
+    /// the mover's progress on the tick (and, with open boards only, the
+    /// move and the board), and ends the player's race if it is won or
+    /// stuck.
     fn after_change(&mut self, index: usize, text: String, effects: Vec<Effect>) {
         let elapsed_ms = self.elapsed_ms();
         let Some(deal) = self.race.as_ref().map(|race| &race.deal) else {
@@ -209,22 +210,12 @@ impl RoomCore {
             }
         });
         let (text, board) = shown.unzip();
-        let for_spectators = PendingProgress {
+        self.progress_for_others(PendingProgress {
             seat: seat_number,
             progress,
-            text: text.clone(),
-            board: board.clone(),
-        };
-        self.emit(Audience::Rivals(seat_number), |seq| {
-            ServerMessage::Progress {
-                seq,
-                seat: seat_number,
-                progress,
-                text,
-                board,
-            }
+            text,
+            board,
         });
-        self.progress_for_spectators(for_spectators);
         if won {
             self.finish(index, PlayerStatus::Won);
         } else if stuck {
@@ -387,7 +378,7 @@ impl RoomCore {
     pub(crate) fn act_on_deadlines(&mut self) {
         let now = self.now;
         if self.progress_due.is_some_and(|due| now >= due) {
-            self.tell_spectators_progress();
+            self.tell_progress();
         }
         if let Some(since) = self.waiting_since
             && now >= since.saturating_add(self.settings.store_outage_ms)

@@ -45,28 +45,25 @@ impl RoomCore {
         }
     }
 
-    /// Numbers, encodes once, logs and delivers an event. Progress the
-    /// spectators are still to be told goes out before any other event
-    /// they get, so that they see every event in the order it happened.
+    /// Numbers, encodes once, logs and delivers an event. Progress still
+    /// waiting for the tick goes out before any event meant for everyone,
+    /// so that nobody learns of a racer's end (`finished`, `race_ended`)
+    /// before the moves that led to it.
     pub(crate) fn emit(&mut self, audience: Audience, build: impl FnOnce(u64) -> ServerMessage) {
         if audience == Audience::Everyone && !self.progress_pending.is_empty() {
-            self.tell_spectators_progress();
+            self.tell_progress();
         }
         if self.seq >= self.seq_at_last_write + SEQ_CHECKPOINT {
             self.keep_race();
         }
         self.seq += 1;
         let frame = Bytes::from(protocol::encode(&build(self.seq)));
-        // Spectators never resume from the log (they get a snapshot), so
-        // an event for them alone is not kept.
-        if audience != Audience::Spectators {
-            self.log.push_back(LoggedEvent {
-                seq: self.seq,
-                audience,
-                frame: frame.clone(),
-            });
-            self.log_bytes += frame.len();
-        }
+        self.log.push_back(LoggedEvent {
+            seq: self.seq,
+            audience,
+            frame: frame.clone(),
+        });
+        self.log_bytes += frame.len();
         while self.log.len() > self.settings.event_log_capacity
             || (self.log_bytes > self.settings.event_log_bytes && self.log.len() > 1)
         {
@@ -112,13 +109,10 @@ impl RoomCore {
         }
     }
 
-    /// Notes a racer's latest progress for the spectators: told at once if
-    /// they were last told a tick ago or more, otherwise at the tick's end
-    /// with whatever moves came meanwhile.
-    pub(crate) fn progress_for_spectators(&mut self, pending: PendingProgress) {
-        if self.spectators.is_empty() {
-            return;
-        }
+    /// Notes a racer's latest progress for everyone else: told at once if
+    /// the room last told progress a tick ago or more, otherwise at the
+    /// tick's end with whatever moves came meanwhile.
+    pub(crate) fn progress_for_others(&mut self, pending: PendingProgress) {
         match self
             .progress_pending
             .iter_mut()
@@ -130,19 +124,20 @@ impl RoomCore {
         if self.progress_due.is_some() {
             return;
         }
-        let due = self.progress_told_at.map_or(self.now, |told| {
-            told.saturating_add(SPECTATOR_PROGRESS_TICK_MS)
-        });
+        let due = self
+            .progress_told_at
+            .map_or(self.now, |told| told.saturating_add(PROGRESS_TICK_MS));
         if due <= self.now {
-            self.tell_spectators_progress();
+            self.tell_progress();
         } else {
             self.progress_due = Some(due);
         }
     }
 
-    /// Tells the spectators every racer's progress that waits, one
-    /// `progress` per racer.
-    pub(crate) fn tell_spectators_progress(&mut self) {
+    /// Tells every racer's progress that waits, one `progress` per racer
+    /// to its rivals and the spectators; they go out one after the other,
+    /// so that each connection's writer sends them in one write.
+    pub(crate) fn tell_progress(&mut self) {
         self.progress_due = None;
         let pending = std::mem::take(&mut self.progress_pending);
         if pending.is_empty() {
@@ -156,7 +151,7 @@ impl RoomCore {
             board,
         } in pending
         {
-            self.emit(Audience::Spectators, |seq| ServerMessage::Progress {
+            self.emit(Audience::Others(seat), |seq| ServerMessage::Progress {
                 seq,
                 seat,
                 progress,

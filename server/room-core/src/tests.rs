@@ -627,10 +627,13 @@ fn the_event_log_is_bounded_in_bytes_as_well_as_in_events() {
         .expect("answered");
     room.drain(None);
     let seen = room.core.seq;
-    // Each move is logged twice (Bob's `move_accepted` with his board, and
-    // his `progress`): far fewer than 64 events, far more than 2,000 bytes.
+    // Each move a tick apart is logged twice (Bob's `move_accepted` with
+    // his board, and his `progress`): far fewer than 64 events, far more
+    // than 2,000 bytes.
     for _ in 0..10 {
+        room.now += PROGRESS_TICK_MS;
         room.play(2, &line[0]);
+        room.now += PROGRESS_TICK_MS;
         room.input(Input::Undo { conn: 2 }).expect("answered");
         room.drain(None);
     }
@@ -704,7 +707,7 @@ fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
             if race.boards.iter().all(|board| board.board.is_none())
     ));
     room.input(Input::CaughtUp { conn: 7 }).expect("answered");
-    room.now += SPECTATOR_PROGRESS_TICK_MS;
+    room.now += PROGRESS_TICK_MS;
     let outputs = room.play(1, &line[1]);
     assert!(matches!(
         Room::to(&outputs, 7).as_slice(),
@@ -726,52 +729,97 @@ fn progress_moves(messages: &[ServerMessage], seat: u8) -> Vec<u32> {
 }
 
 #[test]
-fn spectators_get_a_racers_latest_progress_once_a_tick_and_racers_get_every_move_at_once() {
+fn rivals_and_spectators_get_a_racers_latest_progress_once_a_tick_and_the_mover_every_ack_at_once()
+{
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
     room.input(Input::Spectate { conn: 7 }).expect("watches");
     room.drain(None);
     let started = room.now;
-    // The first move in a while: the spectator is told at once.
+    // The first move in a while: its rival and the spectator are told at
+    // once, with one frame.
     let outputs = room.play(1, &line[0]);
     assert!(is_accepted(&Room::to(&outputs, 1)));
     assert_eq!(progress_moves(&Room::to(&outputs, 2), 0), [1]);
     assert_eq!(progress_moves(&Room::to(&outputs, 7), 0), [1]);
-    // Three more within the tick: the mover and its rival hear of each at
-    // once, the spectator of none until the tick's end.
+    assert_eq!(frames_to(&outputs, 2), frames_to(&outputs, 7));
+    // Three more within the tick: the mover hears of each at once, the
+    // others of none until the tick's end.
     for text in &line[1..4] {
         room.now += 20;
         let outputs = room.play(1, text);
         assert!(is_accepted(&Room::to(&outputs, 1)), "{text}");
-        assert_eq!(progress_moves(&Room::to(&outputs, 2), 0).len(), 1);
+        assert!(Room::to(&outputs, 2).is_empty(), "{text}");
         assert!(Room::to(&outputs, 7).is_empty(), "{text}");
     }
-    assert_eq!(
-        room.core.poll_timeout(),
-        Some(started + SPECTATOR_PROGRESS_TICK_MS)
-    );
-    room.advance(started + SPECTATOR_PROGRESS_TICK_MS - room.now);
+    // Bob moves too: his progress waits for the same tick.
+    let outputs = room.play(2, &line[0]);
+    assert!(is_accepted(&Room::to(&outputs, 2)));
+    assert!(Room::to(&outputs, 1).is_empty() && Room::to(&outputs, 7).is_empty());
+    assert_eq!(room.core.poll_timeout(), Some(started + PROGRESS_TICK_MS));
+    room.advance(started + PROGRESS_TICK_MS - room.now);
     let outputs = room.drain(None);
     assert_eq!(
         progress_moves(&Room::to(&outputs, 7), 0),
         [4],
         "the latest counts, once"
     );
-    assert!(Room::to(&outputs, 1).is_empty() && Room::to(&outputs, 2).is_empty());
-    // A spectator sees the rest in order: the last progress before the win.
-    let mut seen = Vec::new();
+    assert_eq!(progress_moves(&Room::to(&outputs, 7), 1), [1]);
+    assert_eq!(progress_moves(&Room::to(&outputs, 2), 0), [4]);
+    assert_eq!(progress_moves(&Room::to(&outputs, 1), 1), [1]);
+    assert!(progress_moves(&Room::to(&outputs, 1), 0).is_empty());
+    // Everyone sees the rest in order: the last progress before the win.
+    let mut seen_by_rival = Vec::new();
+    let mut seen_by_spectator = Vec::new();
     for text in &line[4..] {
         room.now += 1;
         let outputs = room.play(1, text);
-        seen.extend(Room::to(&outputs, 7));
+        seen_by_rival.extend(Room::to(&outputs, 2));
+        seen_by_spectator.extend(Room::to(&outputs, 7));
     }
-    let finished = seen
+    for seen in [seen_by_rival, seen_by_spectator] {
+        let finished = seen
+            .iter()
+            .position(|message| matches!(message, ServerMessage::Finished { seat: 0, .. }))
+            .expect("the win is told");
+        let told = progress_moves(&seen[..finished], 0);
+        assert_eq!(told.last().copied(), u32::try_from(line.len()).ok());
+        assert!(told.len() < line.len() - 4, "coalesced: {told:?}");
+    }
+}
+
+#[test]
+fn a_rival_who_resumes_gets_the_progress_told_on_the_tick_from_the_log() {
+    let (seed, line) = proved();
+    let (mut room, _, bob_token) = Room::racing(RoomOptions::default(), seed);
+    room.input(Input::Disconnected { conn: 2 })
+        .expect("answered");
+    room.drain(None);
+    let seen = room.core.seq;
+    room.play(1, &line[0]);
+    room.now += 10;
+    room.play(1, &line[1]);
+    room.advance(PROGRESS_TICK_MS);
+    room.drain(None);
+    room.input(Input::Resume {
+        conn: 9,
+        token: token_hash(&bob_token),
+        last_seq: seen,
+    })
+    .expect("resumes");
+    let told = Room::to(&room.drain(None), 9);
+    assert_eq!(progress_moves(&told, 0), [1, 2], "{told:?}");
+}
+
+/// The encoded frames `outputs` send to `conn`.
+fn frames_to(outputs: &[Output], conn: ConnId) -> Vec<Bytes> {
+    outputs
         .iter()
-        .position(|message| matches!(message, ServerMessage::Finished { seat: 0, .. }))
-        .expect("the win is told");
-    let told = progress_moves(&seen[..finished], 0);
-    assert_eq!(told.last().copied(), u32::try_from(line.len()).ok());
-    assert!(told.len() < line.len() - 4, "coalesced: {told:?}");
+        .filter_map(|output| match output {
+            Output::Send { conn: to, frame } if *to == conn => Some(frame.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
