@@ -92,6 +92,11 @@ pub struct Config {
     pub event_log_capacity: usize,
     /// The most bytes a room's kept events may take (older ones go first).
     pub event_log_bytes: usize,
+    /// How often a racer's rivals and the spectators are told its progress:
+    /// at most one `progress` per racer per tick, with its latest counts
+    /// ([`Settings::progress_tick_ms`](crate::room::core::Settings::progress_tick_ms)).
+    /// A longer tick costs fewer writes per move and shows rivals later.
+    pub progress_tick_ms: u64,
     /// Proved deals kept ready per game, at least.
     pub deal_pool_size: usize,
     /// Proved deals kept ready per game at most, however many the last
@@ -241,6 +246,7 @@ impl Default for Config {
             // rather than one per move), so a longer log would buy resumes
             // nothing and cost every racing room its memory.
             event_log_bytes: 8 * 1024,
+            progress_tick_ms: crate::room::core::DEFAULT_PROGRESS_TICK_MS,
             deal_pool_size: 3,
             deal_pool_max: 500,
             deal_games: GameKind::ALL.to_vec(),
@@ -675,6 +681,10 @@ impl Config {
             self.event_log_bytes > 0,
             "event_log_bytes must be at least 1"
         );
+        anyhow::ensure!(
+            (1..=10_000).contains(&self.progress_tick_ms),
+            "progress_tick_ms must be between 1 and 10000"
+        );
         if let Some(secret) = &self.daily_secret {
             anyhow::ensure!(
                 parse_secret(secret).is_some(),
@@ -971,6 +981,20 @@ mod tests {
         );
         check("host=db PASSWORD=x", "host=db PASSWORD=***");
         check("host=db passwordless=1", "host=db passwordless=1");
+    }
+
+    #[test]
+    fn the_progress_tick_comes_from_the_file_and_is_at_least_a_millisecond() {
+        assert_eq!(Config::default().progress_tick_ms, 100);
+        let check = |text: &str| {
+            let config: Config = toml::from_str(text).expect("parses");
+            config.validate().map(|()| config.progress_tick_ms)
+        };
+        assert_eq!(check("progress_tick_ms = 250").ok(), Some(250));
+        for refused in ["progress_tick_ms = 0", "progress_tick_ms = 60000"] {
+            let error = check(refused).expect_err(refused);
+            assert!(error.to_string().contains("progress_tick_ms"), "{error}");
+        }
     }
 
     #[test]

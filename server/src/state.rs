@@ -97,6 +97,7 @@ impl Shared {
                 event_log_capacity: config.event_log_capacity,
                 event_log_bytes: config.event_log_bytes,
                 store_outage_ms: config.store_outage_ms,
+                progress_tick_ms: config.progress_tick_ms,
             },
             rematches: self.rematches.clone(),
         }

@@ -129,6 +129,7 @@ pub fn exercise(data: &[u8]) -> Reached {
         // Within the clock's steps: rooms ride out failed writes and
         // close when they fail too long.
         store_outage_ms: 60_000,
+        progress_tick_ms: crate::DEFAULT_PROGRESS_TICK_MS,
     };
     let mut harness = Harness {
         core: RoomCore::new(

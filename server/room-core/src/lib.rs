@@ -41,9 +41,10 @@
 //! the race is over.
 //!
 //! Everyone but a mover (its rivals and the spectators) is told its
-//! progress on a tick, on the core's clock ([`PROGRESS_TICK_MS`]): at most
-//! one `progress` per racer per tick, with its latest counts, encoded once
-//! for all of them, and always before any event meant for everyone. A
+//! progress on the room's tick ([`Settings::progress_tick_ms`], counted
+//! from the race's start on the core's clock): at the end of the tick in
+//! which it moved, one `progress` per racer with its latest counts, encoded
+//! once for all of them, and always before any event meant for everyone. A
 //! mover's `move_accepted` goes out at once.
 //!
 //! Fair play: every racer plays the same deal, so a card face up on one
@@ -138,15 +139,10 @@ pub struct RestoreError {
     pub reason: String,
 }
 
-/// How often at most a racer's rivals and the spectators are told its
-/// progress. A move made less than a tick after the room last told
-/// progress waits for the tick's end, and every move of a racer within one
-/// tick goes out as one `progress` with its latest counts; the racers that
-/// moved within a tick go out together. So a busy room costs each of its
-/// connections at most one wake-up and one write of progress per tick,
-/// however fast its racers move, and a quiet room tells a move at once.
-/// The mover's own `move_accepted` never waits for the tick.
-pub const PROGRESS_TICK_MS: Millis = 100;
+/// The progress tick a server uses unless configured otherwise
+/// ([`Settings::progress_tick_ms`]): ten times a second, faster than a
+/// person reads a rival's counts.
+pub const DEFAULT_PROGRESS_TICK_MS: Millis = 100;
 
 /// A connection, by its server-wide id.
 pub type ConnId = u64;
@@ -181,6 +177,15 @@ pub struct Settings {
     /// How long a running race waits for a store whose writes fail before
     /// its room closes (0: at the first failure).
     pub store_outage_ms: u64,
+    /// How often a racer's rivals and the spectators are told its progress
+    /// (at least 1): its moves within one tick of the room's race (ticks
+    /// counted from the race's start) go out at the tick's end as one
+    /// `progress` with its latest counts, and every racer who moved within
+    /// it goes out together. So a room costs each of its connections at
+    /// most one wake-up and one write of progress per tick, however many
+    /// moves its racers make, and rooms started at different times tick at
+    /// different times. The mover's own `move_accepted` never waits.
+    pub progress_tick_ms: Millis,
 }
 
 /// The shortest time a room waits for the answer to a write before it
@@ -456,7 +461,7 @@ enum Audience {
     Everyone,
     Seat(u8),
     /// Every seat but the mover's, and the spectators: whom a racer's
-    /// progress is told on the tick ([`PROGRESS_TICK_MS`]).
+    /// progress is told on the tick ([`Settings::progress_tick_ms`]).
     Others(u8),
 }
 
@@ -592,10 +597,8 @@ pub struct RoomCore {
     /// Racers' progress the others are still to be told, one entry per
     /// seat (its latest), in the order the seats moved.
     progress_pending: Vec<PendingProgress>,
-    /// When `progress_pending` goes out, if it waits for the tick.
+    /// When `progress_pending` goes out: the end of the tick it waits for.
     progress_due: Option<Millis>,
-    /// When the room last told progress.
-    progress_told_at: Option<Millis>,
     /// The series the race belongs to; this race's point is counted when
     /// it ends.
     series: Option<SeriesScore>,
@@ -673,7 +676,6 @@ impl RoomCore {
             final_race: None,
             progress_pending: Vec::new(),
             progress_due: None,
-            progress_told_at: None,
             series,
             vote: None,
             rematch_tokens: Vec::new(),

@@ -109,9 +109,9 @@ impl RoomCore {
         }
     }
 
-    /// Notes a racer's latest progress for everyone else: told at once if
-    /// the room last told progress a tick ago or more, otherwise at the
-    /// tick's end with whatever moves came meanwhile.
+    /// Notes a racer's latest progress for everyone else, to be told at
+    /// the end of the race's current tick with whatever moves come
+    /// meanwhile.
     pub(crate) fn progress_for_others(&mut self, pending: PendingProgress) {
         match self
             .progress_pending
@@ -121,16 +121,11 @@ impl RoomCore {
             Some(waiting) => *waiting = pending,
             None => self.progress_pending.push(pending),
         }
-        if self.progress_due.is_some() {
-            return;
-        }
-        let due = self
-            .progress_told_at
-            .map_or(self.now, |told| told.saturating_add(PROGRESS_TICK_MS));
-        if due <= self.now {
-            self.tell_progress();
-        } else {
-            self.progress_due = Some(due);
+        if self.progress_due.is_none() {
+            let tick = self.settings.progress_tick_ms.max(1);
+            let start = self.race.as_ref().map_or(self.now, |race| race.started);
+            let ticks_done = self.now.saturating_sub(start) / tick;
+            self.progress_due = Some(start.saturating_add((ticks_done + 1).saturating_mul(tick)));
         }
     }
 
@@ -143,7 +138,6 @@ impl RoomCore {
         if pending.is_empty() {
             return;
         }
-        self.progress_told_at = Some(self.now);
         for PendingProgress {
             seat,
             progress,

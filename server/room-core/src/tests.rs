@@ -33,6 +33,7 @@ fn settings() -> Settings {
         event_log_capacity: 64,
         event_log_bytes: 1 << 20,
         store_outage_ms: OUTAGE,
+        progress_tick_ms: DEFAULT_PROGRESS_TICK_MS,
     }
 }
 
@@ -204,6 +205,12 @@ impl Room {
         assert_eq!(room.core.phase(), Phase::Racing);
         room.drain(None);
         (room, ada, bob)
+    }
+
+    /// A progress tick longer than any race, for tests of other deadlines:
+    /// [`RoomCore::poll_timeout`] then gives theirs.
+    fn progress_tick_out_of_the_way(&mut self) {
+        self.core.settings.progress_tick_ms = 100 * LIMIT;
     }
 
     fn play(&mut self, conn: ConnId, text: &str) -> Vec<Output> {
@@ -631,9 +638,9 @@ fn the_event_log_is_bounded_in_bytes_as_well_as_in_events() {
     // his board, and his `progress`): far fewer than 64 events, far more
     // than 2,000 bytes.
     for _ in 0..10 {
-        room.now += PROGRESS_TICK_MS;
+        room.now += DEFAULT_PROGRESS_TICK_MS;
         room.play(2, &line[0]);
-        room.now += PROGRESS_TICK_MS;
+        room.now += DEFAULT_PROGRESS_TICK_MS;
         room.input(Input::Undo { conn: 2 }).expect("answered");
         room.drain(None);
     }
@@ -690,7 +697,9 @@ fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
     assert_eq!(room.drain(None), vec![Output::FellBehind { conn: 7 }]);
     room.input(Input::Overflow { conn: 7 }).expect("answered");
     assert_eq!(room.drain(None), vec![]);
-    let outputs = room.play(1, &line[0]);
+    room.play(1, &line[0]);
+    room.advance(DEFAULT_PROGRESS_TICK_MS);
+    let outputs = room.drain(None);
     // Behind: no event, a catch-up snapshot instead (for the shell to send
     // when the outbox has room).
     assert!(Room::to(&outputs, 7).is_empty());
@@ -707,8 +716,10 @@ fn a_spectator_who_falls_behind_skips_events_then_gets_one_snapshot() {
             if race.boards.iter().all(|board| board.board.is_none())
     ));
     room.input(Input::CaughtUp { conn: 7 }).expect("answered");
-    room.now += PROGRESS_TICK_MS;
-    let outputs = room.play(1, &line[1]);
+    room.now += DEFAULT_PROGRESS_TICK_MS;
+    room.play(1, &line[1]);
+    room.advance(DEFAULT_PROGRESS_TICK_MS);
+    let outputs = room.drain(None);
     assert!(matches!(
         Room::to(&outputs, 7).as_slice(),
         [ServerMessage::Progress { seat: 0, .. }]
@@ -729,50 +740,54 @@ fn progress_moves(messages: &[ServerMessage], seat: u8) -> Vec<u32> {
 }
 
 #[test]
-fn rivals_and_spectators_get_a_racers_latest_progress_once_a_tick_and_the_mover_every_ack_at_once()
-{
+fn rivals_and_spectators_get_a_racers_latest_progress_at_the_end_of_its_tick_and_the_mover_every_ack_at_once()
+ {
+    const TICK: Millis = DEFAULT_PROGRESS_TICK_MS;
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
     room.input(Input::Spectate { conn: 7 }).expect("watches");
     room.drain(None);
-    let started = room.now;
-    // The first move in a while: its rival and the spectator are told at
-    // once, with one frame.
-    let outputs = room.play(1, &line[0]);
-    assert!(is_accepted(&Room::to(&outputs, 1)));
-    assert_eq!(progress_moves(&Room::to(&outputs, 2), 0), [1]);
-    assert_eq!(progress_moves(&Room::to(&outputs, 7), 0), [1]);
-    assert_eq!(frames_to(&outputs, 2), frames_to(&outputs, 7));
-    // Three more within the tick: the mover hears of each at once, the
-    // others of none until the tick's end.
-    for text in &line[1..4] {
-        room.now += 20;
-        let outputs = room.play(1, text);
-        assert!(is_accepted(&Room::to(&outputs, 1)), "{text}");
-        assert!(Room::to(&outputs, 2).is_empty(), "{text}");
-        assert!(Room::to(&outputs, 7).is_empty(), "{text}");
+    let started = room.core.race.as_ref().expect("racing").started;
+    // Ticks are counted from the race's start: a move 30 ms into the third
+    // tick is told at its end.
+    room.now = started + 2 * TICK + 30;
+    let end_of_tick = started + 3 * TICK;
+    // Four moves by Ada and one by Bob within the tick: each mover hears of
+    // its own at once, everyone else of none until the tick's end.
+    for (conn, text) in [
+        (1, &line[0]),
+        (1, &line[1]),
+        (2, &line[0]),
+        (1, &line[2]),
+        (1, &line[3]),
+    ] {
+        let outputs = room.play(conn, text);
+        assert!(is_accepted(&Room::to(&outputs, conn)), "{text}");
+        assert_eq!(Room::to(&outputs, 3 - conn), [], "{text}");
+        assert_eq!(Room::to(&outputs, 7), [], "{text}");
+        assert_eq!(room.core.poll_timeout(), Some(end_of_tick));
+        room.now += 10;
     }
-    // Bob moves too: his progress waits for the same tick.
-    let outputs = room.play(2, &line[0]);
-    assert!(is_accepted(&Room::to(&outputs, 2)));
-    assert!(Room::to(&outputs, 1).is_empty() && Room::to(&outputs, 7).is_empty());
-    assert_eq!(room.core.poll_timeout(), Some(started + PROGRESS_TICK_MS));
-    room.advance(started + PROGRESS_TICK_MS - room.now);
+    room.advance(end_of_tick - room.now);
     let outputs = room.drain(None);
-    assert_eq!(
-        progress_moves(&Room::to(&outputs, 7), 0),
-        [4],
-        "the latest counts, once"
-    );
+    // The latest counts, once per racer, one frame shared by its rival and
+    // the spectator.
+    assert_eq!(progress_moves(&Room::to(&outputs, 7), 0), [4]);
     assert_eq!(progress_moves(&Room::to(&outputs, 7), 1), [1]);
     assert_eq!(progress_moves(&Room::to(&outputs, 2), 0), [4]);
     assert_eq!(progress_moves(&Room::to(&outputs, 1), 1), [1]);
-    assert!(progress_moves(&Room::to(&outputs, 1), 0).is_empty());
-    // Everyone sees the rest in order: the last progress before the win.
+    assert_eq!(progress_moves(&Room::to(&outputs, 1), 0), []);
+    assert_eq!(progress_moves(&Room::to(&outputs, 2), 1), []);
+    assert_eq!(frames_to(&outputs, 2)[0], frames_to(&outputs, 7)[0]);
+    // A move on the tick's last instant waits for the next one.
+    room.now = started + 4 * TICK;
+    room.play(1, &line[4]);
+    assert_eq!(room.core.poll_timeout(), Some(started + 5 * TICK));
+    // The others see the rest in order: the last counts before the win.
     let mut seen_by_rival = Vec::new();
     let mut seen_by_spectator = Vec::new();
-    for text in &line[4..] {
-        room.now += 1;
+    for text in &line[5..] {
+        room.now += 7;
         let outputs = room.play(1, text);
         seen_by_rival.extend(Room::to(&outputs, 2));
         seen_by_spectator.extend(Room::to(&outputs, 7));
@@ -784,7 +799,7 @@ fn rivals_and_spectators_get_a_racers_latest_progress_once_a_tick_and_the_mover_
             .expect("the win is told");
         let told = progress_moves(&seen[..finished], 0);
         assert_eq!(told.last().copied(), u32::try_from(line.len()).ok());
-        assert!(told.len() < line.len() - 4, "coalesced: {told:?}");
+        assert!(told.len() < line.len() - 5, "coalesced: {told:?}");
     }
 }
 
@@ -797,9 +812,11 @@ fn a_rival_who_resumes_gets_the_progress_told_on_the_tick_from_the_log() {
     room.drain(None);
     let seen = room.core.seq;
     room.play(1, &line[0]);
-    room.now += 10;
+    room.advance(DEFAULT_PROGRESS_TICK_MS);
     room.play(1, &line[1]);
-    room.advance(PROGRESS_TICK_MS);
+    room.now += 1;
+    room.play(1, &line[2]);
+    room.advance(DEFAULT_PROGRESS_TICK_MS);
     room.drain(None);
     room.input(Input::Resume {
         conn: 9,
@@ -808,7 +825,7 @@ fn a_rival_who_resumes_gets_the_progress_told_on_the_tick_from_the_log() {
     })
     .expect("resumes");
     let told = Room::to(&room.drain(None), 9);
-    assert_eq!(progress_moves(&told, 0), [1, 2], "{told:?}");
+    assert_eq!(progress_moves(&told, 0), [1, 3], "{told:?}");
 }
 
 /// The encoded frames `outputs` send to `conn`.
@@ -849,10 +866,12 @@ fn an_event_is_encoded_once_and_every_recipient_gets_the_same_bytes() {
                 .iter()
                 .all(|frame| frame.as_ptr() == frames[0].as_ptr() && frame.len() == frames[0].len())
     };
-    // The spectators' `progress`: one encoding for both.
-    let outputs = room.play(1, &line[0]);
+    // Ada's `progress`: one encoding for her rival and both spectators.
+    room.play(1, &line[0]);
+    room.advance(DEFAULT_PROGRESS_TICK_MS);
+    let outputs = room.drain(None);
     let progress = |message: &ServerMessage| matches!(message, ServerMessage::Progress { .. });
-    assert!(shared(&outputs, &[7, 8], progress), "{outputs:?}");
+    assert!(shared(&outputs, &[2, 7, 8], progress), "{outputs:?}");
     // An event for everyone: one encoding for the racers and spectators.
     room.input(Input::Resign { conn: 2 }).expect("resigns");
     let outputs = room.drain(None);
@@ -1672,6 +1691,7 @@ fn a_room_that_waits_for_the_store_past_its_bound_closes_and_its_race_resumes_fr
 fn the_race_clock_stands_still_while_the_room_waits_for_the_store() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.progress_tick_out_of_the_way();
     let deadline = START + COUNTDOWN + LIMIT;
     room.keeps = false;
     room.now += 1_000;
@@ -1731,6 +1751,7 @@ fn kicks_both_saying(outputs: &[Output], why: &str) -> bool {
 fn a_write_the_store_never_answers_closes_the_room_at_the_outage_bound() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.progress_tick_out_of_the_way();
     room.keeps = false;
     room.now += 1_000;
     let sent_at = room.now;
@@ -1776,6 +1797,7 @@ fn a_write_the_store_never_answers_closes_the_room_at_the_outage_bound() {
 fn a_slow_write_answered_within_the_bound_keeps_the_room_and_the_next_counts_afresh() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.progress_tick_out_of_the_way();
     room.keeps = false;
     room.now += 1_000;
     room.play(1, &line[0]);
@@ -1793,6 +1815,7 @@ fn a_slow_write_answered_within_the_bound_keeps_the_room_and_the_next_counts_afr
 fn with_no_outage_allowed_an_unanswered_write_still_gets_its_floor() {
     let (seed, line) = proved();
     let (mut room, _, _) = Room::racing(RoomOptions::default(), seed);
+    room.progress_tick_out_of_the_way();
     room.core.settings.store_outage_ms = 0;
     room.keeps = false;
     room.now += 1_000;
