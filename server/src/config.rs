@@ -246,7 +246,7 @@ impl Default for Config {
             // rather than one per move), so a longer log would buy resumes
             // nothing and cost every racing room its memory.
             event_log_bytes: 8 * 1024,
-            progress_tick_ms: crate::room::core::DEFAULT_PROGRESS_TICK_MS,
+            progress_tick_ms: patience_room_core::DEFAULT_PROGRESS_TICK_MS,
             deal_pool_size: 3,
             deal_pool_max: 500,
             deal_games: GameKind::ALL.to_vec(),

@@ -19,6 +19,10 @@
 #     move written to an SQLite file at synchronous = FULL
 #   SERVER_CPU [0]  LOAD_CPU [1]  the cores (taskset -c) the server under test
 #     and the load tool are pinned to; empty to pin neither
+#   COUNT_SYSCALLS [1 if perf is installed]  count each server's system calls
+#     and context switches over the window (perf stat, which needs
+#     kernel.perf_event_paranoid <= 1 or root): figures per move that do not
+#     move with the machine's load as CPU time does
 #   NO_BUILD=1   use the release binaries already built
 #   PATIENCE_SERVER, PATIENCE_LOAD, PATIENCE_ECHO  other binaries to run
 # Extra flags are passed to every run of patience-load.
@@ -50,6 +54,11 @@ servers=${SERVERS:-patience echo colyseus}
 store=${STORE:-memory}
 server_cpu=${SERVER_CPU-0}
 load_cpu=${LOAD_CPU-1}
+if command -v perf > /dev/null 2>&1; then
+    count_syscalls=${COUNT_SYSCALLS:-1}
+else
+    count_syscalls=${COUNT_SYSCALLS:-0}
+fi
 
 case " $servers " in
 *" baseline "*)
@@ -137,7 +146,28 @@ wait_for_address() {
     return 1
 }
 
+# Counts the server's system calls and context switches over the load's
+# window, in the background, into $work/counts (perf's CSV). The count
+# keeps the caller's stdout open, so a "$(...)" around the load returns
+# only once it is written.
+start_counting() {
+    rm -f "$work/counts"
+    if [ "$count_syscalls" = 1 ]; then
+        (sleep "$warmup_s" && perf stat -x, -e raw_syscalls:sys_enter,context-switches \
+            -p "$server_pid" -- sleep "$duration_s" 2> "$work/counts") &
+    fi
+}
+
+# Prints the last count as "syscalls context-switches" (or nothing).
+counted() {
+    if [ "$count_syscalls" = 1 ]; then
+        awk -F, '$3 == "raw_syscalls:sys_enter" { s = $1 } $3 == "context-switches" { c = $1 }
+            END { if (s != "" && c != "") print s, c }' "$work/counts" 2>/dev/null
+    fi
+}
+
 load() {
+    start_counting
     (on_core "$load_cpu" "$load_binary" --rooms "$rooms" --players "$players" \
         --spectators "$spectators" --move-interval-ms "$move_interval_ms" \
         --warmup-s "$warmup_s" --duration-s "$duration_s" --server-pid "$server_pid" "$@")
@@ -174,6 +204,7 @@ race() {
 }
 
 lines=
+counts=
 for server in $servers; do
     case "$server" in
     patience)
@@ -208,11 +239,13 @@ for server in $servers; do
     echo "$line"
     lines="$lines$server $line
 "
+    counts="$counts$server $(counted)
+"
 done
 
 # Side by side, for people (node is here anyway). Echo's figures are per
 # round trip; "x echo" is a server's CPU per move in echo round trips.
-LINES=$lines node --input-type=module -e '
+LINES=$lines COUNTS=$counts WINDOW_S=$duration_s node --input-type=module -e '
 const rows = process.env.LINES.trim().split("\n").map((row) => {
   const space = row.indexOf(" ");
   return [row.slice(0, space), JSON.parse(row.slice(space + 1))];
@@ -222,9 +255,16 @@ const fixed = (value, digits) => (value == null ? "-" : value.toFixed(digits));
 const echo = rows.find(([name]) => name === "echo")?.[1];
 const echoUs = echo?.server?.cpu_us_per_accepted_move;
 const echoRate = echo?.moves_accepted_per_s;
-console.error("server      moves/s  % echo  cpu us/move  (w/o prover)  x echo  cpu share  p99 ack ms  p99 opp ms  p99 spec ms  errors  disconnects  load");
+// Per server: [system calls, context switches] over the window, if counted.
+const counts = new Map(process.env.COUNTS.trim().split("\n").map((row) => {
+  const [name, syscalls, switches] = row.trim().split(/\s+/);
+  return [name, syscalls == null ? null : [Number(syscalls), Number(switches)]];
+}));
+console.error("server      moves/s  % echo  cpu us/move  (w/o prover)  x echo  cpu share  p99 ack ms  p99 opp ms  p99 spec ms  errors  disconnects  load  syscalls/move  switches/move");
 for (const [name, line] of rows) {
   const server = line.server ?? {};
+  const moves = line.moves_accepted_per_s * Number(process.env.WINDOW_S);
+  const counted = counts.get(name);
   const perMove = server.cpu_us_per_accepted_move_without_deal_prover;
   console.error([
     name.padEnd(10),
@@ -240,6 +280,8 @@ for (const [name, line] of rows) {
     String(line.errors).padStart(7),
     String(line.disconnects).padStart(12),
     String(line.load_average_start?.[0] ?? "-").padStart(5),
+    (counted && moves ? fixed(counted[0] / moves, 2) : "-").padStart(14),
+    (counted && moves ? fixed(counted[1] / moves, 2) : "-").padStart(14),
   ].join(" "));
 }
 '
