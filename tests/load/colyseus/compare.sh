@@ -23,6 +23,8 @@
 #     and context switches over the window (perf stat, which needs
 #     kernel.perf_event_paranoid <= 1 or root): figures per move that do not
 #     move with the machine's load as CPU time does
+#   PATIENCE_SETTINGS  more lines for the settings file of patience-server
+#     (not the baseline's), e.g. "progress_tick_ms = 250"
 #   NO_BUILD=1   use the release binaries already built
 #   PATIENCE_SERVER, PATIENCE_LOAD, PATIENCE_ECHO  other binaries to run
 # Extra flags are passed to every run of patience-load.
@@ -179,9 +181,13 @@ message_burst = 100000
 moves_per_second = 100000
 move_burst = 100000
 EOF
+cp "$work/load.toml" "$work/patience.toml"
+printf '%s\n' "${PATIENCE_SETTINGS:-}" >> "$work/patience.toml"
 
-# Runs patience-server binary $1 under the label $2; prints its JSON line.
+# Runs patience-server binary $1 under the label $2 with the settings file
+# $3; prints its JSON line.
 race() {
+    settings=$3
     if [ "$store" = sqlite ]; then
         rm -rf "$work/data"
         mkdir "$work/data"
@@ -191,14 +197,14 @@ race() {
     fi
     # $where is one flag, or a flag and a path without spaces (mktemp's).
     # shellcheck disable=SC2086
-    RUST_LOG=${RUST_LOG:-warn} on_core "$server_cpu" "$1" --config "$work/load.toml" \
+    RUST_LOG=${RUST_LOG:-warn} on_core "$server_cpu" "$1" --config "$settings" \
         --listen 127.0.0.1:0 --no-admin $where --games tbm --max-connections 20000 \
         --deal-pool-size "$rooms" --countdown-ms 3000 --max-rooms 5000 \
         > "$work/patience.out" 2> "$work/patience.err" &
     server_pid=$!
     address=$(wait_for_address "$work/patience.out" 's/^patience-server listening on ws:\/\///p')
     echo "compare.sh: $2 (pid $server_pid) on $address" >&2
-    shift 2
+    shift 3
     load --scenario race --url "ws://$address" --endless "$@"
     stop_server
 }
@@ -208,10 +214,10 @@ counts=
 for server in $servers; do
     case "$server" in
     patience)
-        line=$(race "$server_binary" patience-server "$@")
+        line=$(race "$server_binary" patience-server "$work/patience.toml" "$@")
         ;;
     baseline)
-        line=$(race "$BASELINE_SERVER" baseline "$@")
+        line=$(race "$BASELINE_SERVER" baseline "$work/load.toml" "$@")
         ;;
     echo)
         on_core "$server_cpu" "$echo_binary" --listen 127.0.0.1:0 \
